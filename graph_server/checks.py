@@ -1,0 +1,149 @@
+"""Structural checks over an argument graph (pure reads).
+
+Each function takes the store's ``MultiDiGraph`` and a conclusion id and returns
+plain sorted Python data. Support checks run on the supports+assumes view;
+attacks edges never count as support.
+"""
+
+from __future__ import annotations
+
+from itertools import islice
+
+import networkx as nx
+
+from graph_server.betweenness import edge_betweenness_to_target
+from graph_server.views import (
+    SUPER_SOURCE,
+    augmented_view,
+    givens,
+    live_nodes,
+    reachable_from,
+    support_view,
+)
+
+MAX_CYCLES_REPORTED = 10
+UNSUPPORTED_OK_TYPES = frozenset({"given", "assumption"})
+
+
+def orphans(view: nx.DiGraph) -> list[str]:
+    """Claims with no incoming support that are neither givens nor assumptions. O(V)."""
+    return sorted(
+        n
+        for n, data in view.nodes(data=True)
+        if view.in_degree(n) == 0 and data["type"] not in UNSUPPORTED_OK_TYPES
+    )
+
+
+def floating_assumptions(view: nx.DiGraph) -> list[str]:
+    """Assumptions with no incoming support: declared premises nobody backs. O(V)."""
+    return sorted(
+        n
+        for n, data in view.nodes(data=True)
+        if view.in_degree(n) == 0 and data["type"] == "assumption"
+    )
+
+
+def cycles(view: nx.DiGraph, limit: int = MAX_CYCLES_REPORTED) -> list[list[str]]:
+    """Up to ``limit`` simple cycles, each rotated to start at its smallest id, sorted.
+
+    Enumeration stops after ``limit`` cycles, so the cost is bounded by
+    O((V + E) * (limit + 1)) (Johnson's algorithm per cycle found).
+    """
+    found = islice(nx.simple_cycles(view), limit)
+    rotated = []
+    for cycle in found:
+        start = cycle.index(min(cycle))
+        rotated.append(cycle[start:] + cycle[:start])
+    return sorted(rotated)
+
+
+def evidence_reach(graph: nx.MultiDiGraph, view: nx.DiGraph) -> set[str]:
+    """Live nodes reachable from a live given along live support edges. O(V + E)."""
+    live = live_nodes(graph)
+    return reachable_from(view.subgraph(live), givens(graph, live))
+
+
+def refuted_but_feeding(graph: nx.MultiDiGraph, view: nx.DiGraph, conclusion: str) -> list[str]:
+    """Refuted claims that still have a support path to the conclusion. O(V + E)."""
+    upstream = nx.ancestors(view, conclusion)
+    return sorted(n for n in upstream if graph.nodes[n]["refuted"])
+
+
+def check_structure(graph: nx.MultiDiGraph, conclusion: str) -> dict[str, object]:
+    """All structural checks for one conclusion, as the public payload.
+
+    ``unreachable_conclusion`` is judged on live claims only: a conclusion whose
+    every route to evidence crosses a refuted claim is unreachable.
+    """
+    view = support_view(graph)
+    return {
+        "orphans": orphans(view),
+        "assumptions": floating_assumptions(view),
+        "cycles": cycles(view),
+        "unreachable_conclusion": conclusion not in evidence_reach(graph, view),
+        "refuted_but_feeding": refuted_but_feeding(graph, view, conclusion),
+    }
+
+
+def critical_links(graph: nx.MultiDiGraph, conclusion: str) -> dict[str, object]:
+    """Where the live argument for ``conclusion`` is thinnest.
+
+    - ``min_cut_nodes``: a minimum set of claims whose removal disconnects the
+      conclusion from all evidence (its size equals the support width, Menger).
+    - ``bridge_edges``: support edges lying on every evidence path.
+    - ``ranked``: every edge on some evidence path (it starts downstream of a
+      live given and ends upstream of the conclusion), with its shortest-path
+      betweenness from the givens to the conclusion (0 when it only lies on longer
+      paths) and the weakest confidence among the edge and its two endpoints;
+      least confident first, then most central.
+
+    The super-source never appears. Complexity: O(V * E) for the cut, O(P * (V + E))
+    for bridges where P is the length of one evidence path, O(V + E) for ranking.
+    """
+    view = augmented_view(graph, conclusion)
+    if conclusion not in view or not nx.has_path(view, SUPER_SOURCE, conclusion):
+        return {"min_cut_nodes": [], "bridge_edges": [], "ranked": []}
+    cut = nx.minimum_node_cut(view, SUPER_SOURCE, conclusion)
+    return {
+        "min_cut_nodes": sorted(cut),
+        "bridge_edges": _bridge_edges(view, conclusion),
+        "ranked": _ranked_edges(view, conclusion),
+    }
+
+
+def _bridge_edges(view: nx.DiGraph, conclusion: str) -> list[list[str]]:
+    # An edge on every path is in particular on this one, so only its edges are tried.
+    path = nx.shortest_path(view, SUPER_SOURCE, conclusion)
+    bridges = []
+    for src, dst in zip(path, path[1:], strict=False):
+        if src == SUPER_SOURCE:
+            continue
+        data = view.edges[src, dst]
+        view.remove_edge(src, dst)
+        if not nx.has_path(view, SUPER_SOURCE, conclusion):
+            bridges.append([src, dst])
+        view.add_edge(src, dst, **data)
+    return sorted(bridges)
+
+
+def _ranked_edges(view: nx.DiGraph, conclusion: str) -> list[dict[str, object]]:
+    sources = list(view.successors(SUPER_SOURCE))
+    evidence = view.subgraph(n for n in view if n != SUPER_SOURCE)
+    scores = edge_betweenness_to_target(evidence, sources, conclusion)
+    downstream_of_evidence = reachable_from(evidence, sources)
+    upstream_of_conclusion = nx.ancestors(evidence, conclusion) | {conclusion}
+    ranked = []
+    for src, dst in evidence.edges:
+        if src not in downstream_of_evidence or dst not in upstream_of_conclusion:
+            continue
+        score = scores.get((src, dst), 0.0)
+        weakest = min(
+            view.edges[src, dst]["confidence"],
+            view.nodes[src]["confidence"],
+            view.nodes[dst]["confidence"],
+        )
+        ranked.append(
+            {"edge": [src, dst], "betweenness": round(score, 6), "min_confidence_on_edge": weakest}
+        )
+    ranked.sort(key=lambda r: (r["min_confidence_on_edge"], -r["betweenness"], r["edge"]))
+    return ranked

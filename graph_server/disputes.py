@@ -1,0 +1,50 @@
+"""Where re-interrogation should go: contradictions and single-run load-bearing claims."""
+
+from __future__ import annotations
+
+import networkx as nx
+
+from graph_server.views import attack_pairs, givens, live_nodes, reachable_from, support_view
+
+
+def contradiction_pairs(graph: nx.MultiDiGraph) -> list[list[str]]:
+    """Live pairs that attack each other in both directions, each as ``[a, b]`` with a < b.
+
+    Covers the pairs created by the dedup guards and any mutual attacks a caller
+    asserted. Pairs where either side is already refuted are settled and left out.
+    O(E log E).
+    """
+    live = live_nodes(graph)
+    attacks = set(attack_pairs(graph))
+    return sorted(
+        [a, b] for a, b in attacks if a < b and (b, a) in attacks and a in live and b in live
+    )
+
+
+def isolated_load_bearing(graph: nx.MultiDiGraph, conclusion: str) -> list[dict[str, object]]:
+    """Live claims asserted by a single run that the conclusion leans on.
+
+    A claim leans on the conclusion's support when it lies on an evidence route:
+    reachable from a live given and able to reach the conclusion along live
+    support edges (``on_path``). In acyclic graphs this is exactly "on some
+    given-to-conclusion simple path"; with cycles it may include a few more
+    claims, which errs toward checking more. Live attackers of on-path claims
+    (or of the conclusion) are load-bearing too (``on_path`` false): if they hold, the route breaks.
+    The conclusion itself is the thing being judged and is not listed.
+
+    Returns ``[{"id", "run_count", "on_path"}]`` sorted by id. O(V + E).
+    """
+    live = live_nodes(graph)
+    view = support_view(graph, live)
+    on_path: set[str] = set()
+    if conclusion in view:
+        upstream = nx.ancestors(view, conclusion)
+        on_path = upstream & reachable_from(view, givens(graph, live))
+    leaned_on = on_path | {conclusion}
+    attackers = {src for src, dst in attack_pairs(graph) if dst in leaned_on and src in live}
+    suspects = []
+    for node in sorted((on_path | attackers) - {conclusion}):
+        run_count = len(graph.nodes[node]["run_ids"])
+        if run_count == 1:
+            suspects.append({"id": node, "run_count": run_count, "on_path": node in on_path})
+    return suspects

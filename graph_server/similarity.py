@@ -1,0 +1,224 @@
+"""Claim normalisation and exact candidate search for near-duplicate claims.
+
+Two claims are *similar* when the Jaccard index of their normalised token sets
+reaches ``jaccard_threshold`` OR ``rapidfuzz.fuzz.ratio`` of their normalised
+strings reaches ``ratio_threshold`` (on a 0-1 scale). rapidfuzz replaces the
+design's ``difflib`` ratio: it is the same Indel-based similarity family,
+implemented in C++ with a score cut-off, and is roughly two orders of magnitude
+faster.
+
+Finding similar pairs does not compare every pair. Both searches are exact
+filters, so the pairs found are exactly those a full pairwise loop would find:
+
+- Jaccard uses prefix filtering: with tokens ordered rarest-first, two sets with
+  Jaccard >= t share a token among the first ``|x| - ceil(t*|x|) + 1`` of either.
+- The ratio search compares a claim only with claims whose length allows the
+  score: ``ratio <= 2*min(la, lb) / (la + lb)``, so a claim is checked against the
+  length window ``[la, la * (2 - r) / r]`` of a length-sorted list.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from bisect import bisect_right
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rapidfuzz import fuzz, process
+
+STOPWORDS = frozenset(
+    {
+        "a",
+        "an",
+        "the",
+        "is",
+        "are",
+        "was",
+        "were",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "that",
+        "this",
+        "it",
+        "and",
+    }
+)
+NEGATIONS = frozenset({"not", "no", "never", "cannot", "n't", "without", "false"})
+# Auxiliaries carry tense/modality, not content: "X runs Linux" and "X does not run
+# Linux" must land on the same guard key, so they are ignored by the guards only.
+AUXILIARIES = frozenset(
+    {
+        "do",
+        "does",
+        "did",
+        "has",
+        "have",
+        "had",
+        "will",
+        "would",
+        "can",
+        "could",
+        "shall",
+        "should",
+        "may",
+        "might",
+        "must",
+        "be",
+        "been",
+        "being",
+    }
+)
+
+_THOUSANDS = re.compile(r"(?<![\d.])(\d{1,3})((?:,\d{3})+)(?![\d,])")
+_CONTRACTION = re.compile(r"n['’]t\b")
+_NUMBER = re.compile(r"^\d+(?:\.\d+)?%?$")
+_TOKEN_CHARS = re.compile(r"n't|\d+(?:\.\d+)?%?|[^\W_]+")
+
+
+@dataclass(frozen=True)
+class ClaimKey:
+    """Everything dedup needs to know about one claim text."""
+
+    text: str
+    """Normalised claim: lowercased, NFC, punctuation and stopwords removed."""
+    tokens: frozenset[str]
+    negations: int
+    numbers: tuple[str, ...]
+    """Sorted numeric tokens, canonicalised (``84,200`` -> ``84200``, ``5.50`` -> ``5.5``)."""
+    content: frozenset[str]
+    """Stemmed tokens minus negations, auxiliaries and numbers: the guards' key."""
+
+
+def claim_key(claim: str) -> ClaimKey:
+    """Normalise one claim. O(len(claim))."""
+    words = tokenize(claim)
+    numbers = tuple(sorted(_canonical_number(w) for w in words if _NUMBER.match(w)))
+    content = frozenset(
+        _stem(w)
+        for w in words
+        if w not in NEGATIONS and w not in AUXILIARIES and not _NUMBER.match(w)
+    )
+    return ClaimKey(
+        text=" ".join(words),
+        tokens=frozenset(words),
+        negations=sum(1 for w in words if w in NEGATIONS),
+        numbers=numbers,
+        content=content,
+    )
+
+
+def normalize(claim: str) -> str:
+    """The normalised string compared by the ratio test."""
+    return " ".join(tokenize(claim))
+
+
+def tokenize(claim: str) -> list[str]:
+    """Lowercase NFC tokens with thousands separators removed and stopwords dropped.
+
+    Punctuation is dropped except a decimal point inside a number and a trailing
+    ``%``; ``n't`` is split off as its own (negation) token.
+    """
+    text = unicodedata.normalize("NFC", claim).lower()
+    text = _THOUSANDS.sub(lambda m: m.group(1) + m.group(2).replace(",", ""), text)
+    text = _CONTRACTION.sub(" n't", text)
+    return [w for w in _TOKEN_CHARS.findall(text) if w not in STOPWORDS]
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    """Token-set Jaccard index; 0.0 when both are empty."""
+    union = len(a | b)
+    return len(a & b) / union if union else 0.0
+
+
+def is_similar(a: ClaimKey, b: ClaimKey, jaccard_threshold: float, ratio_threshold: float) -> bool:
+    """The similarity rule itself, for one pair (the search below must agree with it)."""
+    if not a.tokens or not b.tokens:
+        return False
+    if jaccard(a.tokens, b.tokens) >= jaccard_threshold:
+        return True
+    return fuzz.ratio(a.text, b.text) >= ratio_threshold * 100.0
+
+
+def similar_pairs(
+    keys: Sequence[ClaimKey], jaccard_threshold: float, ratio_threshold: float
+) -> set[tuple[int, int]]:
+    """All index pairs ``(i, j)``, ``i < j``, whose claims are similar.
+
+    Exactly the pairs a pairwise ``is_similar`` loop returns, found in roughly
+    O(n * w) where w is the candidate window size instead of O(n^2).
+    """
+    usable = [i for i, key in enumerate(keys) if key.tokens]
+    pairs = _jaccard_pairs(keys, usable, jaccard_threshold)
+    pairs |= _ratio_pairs(keys, usable, ratio_threshold)
+    return pairs
+
+
+def _jaccard_pairs(
+    keys: Sequence[ClaimKey], usable: list[int], threshold: float
+) -> set[tuple[int, int]]:
+    frequency = Counter(token for i in usable for token in keys[i].tokens)
+    index: dict[str, list[int]] = defaultdict(list)
+    pairs: set[tuple[int, int]] = set()
+    for i in usable:
+        ordered = sorted(keys[i].tokens, key=lambda t: (frequency[t], t))
+        # The epsilon keeps ceil(0.7 * 10) at 7 despite binary floating point.
+        prefix = len(ordered) - math.ceil(threshold * len(ordered) - 1e-9) + 1
+        seen: set[int] = set()
+        for token in ordered[: max(prefix, 1)]:
+            for j in index[token]:
+                if j not in seen:
+                    seen.add(j)
+                    if jaccard(keys[i].tokens, keys[j].tokens) >= threshold:
+                        pairs.add((j, i))
+            index[token].append(i)
+    return pairs
+
+
+def _ratio_pairs(
+    keys: Sequence[ClaimKey], usable: list[int], threshold: float
+) -> set[tuple[int, int]]:
+    by_length = sorted(usable, key=lambda i: (len(keys[i].text), i))
+    lengths = [len(keys[i].text) for i in by_length]
+    texts = [keys[i].text for i in by_length]
+    stretch = (2.0 - threshold) / threshold if threshold > 0 else math.inf
+    cutoff = threshold * 100.0
+    pairs: set[tuple[int, int]] = set()
+    for position, i in enumerate(by_length):
+        end = bisect_right(lengths, lengths[position] * stretch + 1e-9)
+        window = texts[position + 1 : end]
+        if not window:
+            continue
+        matches = process.extract(
+            texts[position], window, scorer=fuzz.ratio, score_cutoff=cutoff, limit=None
+        )
+        for _text, _score, offset in matches:
+            j = by_length[position + 1 + offset]
+            pairs.add((min(i, j), max(i, j)))
+    return pairs
+
+
+def _canonical_number(token: str) -> str:
+    if "." not in token:
+        return token
+    whole, _, rest = token.partition(".")
+    percent = "%" if rest.endswith("%") else ""
+    fraction = rest.rstrip("%").rstrip("0")
+    return f"{whole}.{fraction}{percent}" if fraction else f"{whole}{percent}"
+
+
+def _stem(word: str) -> str:
+    # Deliberately crude: enough to equate "runs"/"run" or "servers"/"server" for
+    # the guards, never used for the similarity scores themselves.
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith("sses"):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word

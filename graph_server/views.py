@@ -1,0 +1,92 @@
+"""Read-only networkx views of a stored argument graph.
+
+The store keeps one ``networkx.MultiDiGraph`` per graph: node attributes hold the
+claim fields, and each edge is keyed by its relation (``supports``, ``attacks``,
+``assumes``) so a pair of nodes carries at most one edge per relation.
+
+The structural checks never look at that multigraph directly. They work on
+plain ``DiGraph`` views built here, with nodes and edges inserted in sorted
+order so every algorithm that iterates the view (cycle enumeration, flow
+augmenting paths, cut selection) behaves identically for identical content,
+whatever order the caller ingested it in.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+
+import networkx as nx
+
+SUPER_SOURCE = "__S__"
+"""Virtual node linked to every live given; never reported to callers."""
+
+SUPPORT_RELATIONS = frozenset({"supports", "assumes"})
+INFINITE_CAPACITY = 1e9
+
+
+def live_nodes(graph: nx.MultiDiGraph) -> set[str]:
+    """Nodes not marked refuted. O(V)."""
+    return {n for n, refuted in graph.nodes(data="refuted") if not refuted}
+
+
+def givens(graph: nx.MultiDiGraph, among: Iterable[str] | None = None) -> list[str]:
+    """Sorted ids of ``type == "given"`` nodes, optionally restricted to ``among``. O(V)."""
+    pool = graph.nodes if among is None else among
+    return sorted(n for n in pool if graph.nodes[n]["type"] == "given")
+
+
+def support_view(graph: nx.MultiDiGraph, keep: Iterable[str] | None = None) -> nx.DiGraph:
+    """Collapse supports/assumes edges into a DiGraph, attacks excluded.
+
+    Parallel support and assumes edges between one pair become a single edge whose
+    ``confidence`` is the larger of the two. ``keep`` restricts the view to those
+    nodes (e.g. only live nodes); by default every node is kept. O(V log V + E log E).
+    """
+    kept = set(graph.nodes) if keep is None else set(keep)
+    view = nx.DiGraph()
+    for node in sorted(kept):
+        view.add_node(node, **graph.nodes[node])
+    best: dict[tuple[str, str], float] = {}
+    for src, dst, relation, confidence in graph.edges(keys=True, data="confidence"):
+        if relation not in SUPPORT_RELATIONS or src not in kept or dst not in kept:
+            continue
+        pair = (src, dst)
+        best[pair] = max(confidence, best.get(pair, 0.0))
+    for (src, dst), confidence in sorted(best.items()):
+        view.add_edge(src, dst, confidence=confidence)
+    return view
+
+
+def attack_pairs(graph: nx.MultiDiGraph) -> list[tuple[str, str]]:
+    """Sorted (attacker, target) pairs of every attacks edge. O(E log E)."""
+    return sorted(
+        (src, dst) for src, dst, relation in graph.edges(keys=True) if relation == "attacks"
+    )
+
+
+def augmented_view(graph: nx.MultiDiGraph, conclusion: str) -> nx.DiGraph:
+    """Live support view plus a virtual super-source feeding every live given.
+
+    Refuted nodes are dropped entirely. The conclusion itself is never linked from
+    the super-source, even when it is a given, so its width counts the evidence
+    that leads *to* it rather than the claim vouching for itself. O(V log V + E log E).
+    """
+    view = support_view(graph, live_nodes(graph))
+    sources = [given for given in givens(graph, view.nodes) if given != conclusion]
+    view.add_node(SUPER_SOURCE)
+    for given in sources:
+        view.add_edge(SUPER_SOURCE, given, confidence=1.0)
+    return view
+
+
+def reachable_from(view: nx.DiGraph, sources: Iterable[str]) -> set[str]:
+    """Every node reachable from any of ``sources`` (sources included). O(V + E)."""
+    reached = set(sources)
+    frontier = deque(reached)
+    while frontier:
+        for successor in view.successors(frontier.popleft()):
+            if successor not in reached:
+                reached.add(successor)
+                frontier.append(successor)
+    return reached

@@ -7,7 +7,7 @@ attacks edges never count as support.
 
 from __future__ import annotations
 
-from itertools import islice
+from itertools import islice, pairwise
 
 import networkx as nx
 
@@ -115,7 +115,7 @@ def _bridge_edges(view: nx.DiGraph, conclusion: str) -> list[list[str]]:
     # An edge on every path is in particular on this one, so only its edges are tried.
     path = nx.shortest_path(view, SUPER_SOURCE, conclusion)
     bridges = []
-    for src, dst in zip(path, path[1:], strict=False):
+    for src, dst in pairwise(path):
         if src == SUPER_SOURCE:
             continue
         data = view.edges[src, dst]

@@ -33,13 +33,14 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import networkx as nx
 
 from graph_server.similarity import ClaimKey, claim_key, similar_pairs
 
+PairFinder = Callable[[Sequence[ClaimKey], float, float], set[tuple[int, int]]]
 TYPE_PRECEDENCE = ("conclusion", "given", "inference", "assumption")
 _DIGITS = re.compile(r"(\d+)")
 
@@ -79,12 +80,16 @@ def plan_merges(
     jaccard_threshold: float,
     ratio_threshold: float,
     focus: Iterable[str] | None = None,
+    find_pairs: PairFinder = similar_pairs,
 ) -> MergePlan:
     """Decide which nodes merge and which pairs contradict. Pure read.
 
     ``focus`` limits new merges and contradictions to pairs involving at least one
     of those nodes (used when a fresh ingest is deduplicated against the graph);
-    constraints between all nodes still apply. Complexity: the similarity search
+    constraints between all nodes still apply. ``find_pairs`` is the similarity
+    search; the default is the indexed search, and
+    :func:`graph_server.similarity.pairwise_similar_pairs` gives the O(n^2)
+    reference used to check it. Complexity: the similarity search
     plus O(P log P) for P candidate pairs.
     """
     nodes = sorted(graph.nodes, key=lambda n: assertion_order(graph, n))
@@ -104,7 +109,7 @@ def plan_merges(
     )
     mergeable: set[tuple[int, int]] = set()
     apart: set[tuple[int, int]] = set()
-    for i, j in similar_pairs(keys, jaccard_threshold, ratio_threshold):
+    for i, j in find_pairs(keys, jaccard_threshold, ratio_threshold):
         pair = _ordered(owner[i], owner[j])
         if pair[0] == pair[1]:
             continue

@@ -159,6 +159,21 @@ def similar_pairs(
     return pairs
 
 
+def pairwise_similar_pairs(
+    keys: Sequence[ClaimKey], jaccard_threshold: float, ratio_threshold: float
+) -> set[tuple[int, int]]:
+    """Reference implementation of :func:`similar_pairs`: every pair, O(n^2).
+
+    Kept as the oracle for tests and the benchmark baseline.
+    """
+    return {
+        (i, j)
+        for i in range(len(keys))
+        for j in range(i + 1, len(keys))
+        if is_similar(keys[i], keys[j], jaccard_threshold, ratio_threshold)
+    }
+
+
 def _jaccard_pairs(
     keys: Sequence[ClaimKey], usable: list[int], threshold: float
 ) -> set[tuple[int, int]]:

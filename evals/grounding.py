@@ -27,6 +27,7 @@ Grading precedence (first rule that fires wins; see docs/screen.md for the reaso
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import unicodedata
@@ -335,3 +336,174 @@ def load_items(path: Path) -> list[Item]:
     if not items:
         raise ItemsFileError(path, [ItemError("the file holds no items")])
     return items
+
+
+# --------------------------------------------------------------------------------------------
+# The prompt. Bump PROMPT_VERSION whenever the wording changes: it is part of `item_sha`, so
+# results obtained with an older prompt are not reused by a resumed run.
+
+PROMPT_VERSION = "screen-v1"
+ABSTAIN_REPLY = "NOT IN DOCUMENT"
+_SYSTEM_PROMPT = (
+    "You answer questions about a document. Use only the information in the document, even "
+    "where it disagrees with what you believe to be true; do not add outside knowledge. Reply "
+    "with the answer alone, in a few words. If the document does not contain the answer, reply "
+    f"exactly: {ABSTAIN_REPLY}"
+)
+
+
+def screen_messages(item: Item) -> list[dict[str, str]]:
+    """The chat messages sent for one item (system instruction, then document and question)."""
+    user = f"Document:\n{item.document}\n\nQuestion: {item.question}"
+    return [{"role": "system", "content": _SYSTEM_PROMPT}, {"role": "user", "content": user}]
+
+
+def item_sha(item: Item) -> str:
+    """Short content hash of what the model sees for `item` (prompt version, document, question).
+
+    A stored answer is reused only while this hash is unchanged; the regexes are not part of it
+    because grading is recomputed from the stored answer text.
+    """
+    payload = json.dumps([PROMPT_VERSION, item.document, item.question], ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+
+
+# --------------------------------------------------------------------------------------------
+# Per-model summary and the default-model rule.
+
+
+@dataclass(frozen=True)
+class ModelSummary:
+    """Screen figures for one model over one item selection.
+
+    Percentages are over `graded` items; `leak_rate` and `correct_abstention_rate` are over
+    graded unanswerable items (None when there are none). Costs: `cost_usd` is the total of
+    every recorded call for these items (retries of failed calls included), None when any of
+    them has unknown cost; `cost_usd_known` is the known part (a lower bound).
+    """
+
+    model: str
+    items: int
+    graded: int
+    failed: int
+    counts: Mapping[str, int]
+    unanswerable: int
+    leaks: int
+    correct_abstentions: int
+    cost_usd: float | None
+    cost_usd_known: float
+    calls_cost_unknown: int
+    price_per_token: float | None
+
+    def pct(self, grade: str) -> float | None:
+        return 100.0 * self.counts.get(grade, 0) / self.graded if self.graded else None
+
+    @property
+    def complete(self) -> bool:
+        return self.graded == self.items
+
+    @property
+    def leak_rate(self) -> float | None:
+        return self.leaks / self.unanswerable if self.unanswerable else None
+
+    @property
+    def correct_abstention_rate(self) -> float | None:
+        return self.correct_abstentions / self.unanswerable if self.unanswerable else None
+
+    @property
+    def cost_per_grounded(self) -> float | None:
+        grounded = self.counts.get("grounded", 0)
+        if self.cost_usd is None or grounded == 0:
+            return None
+        return self.cost_usd / grounded
+
+
+def summarise(
+    model: str,
+    items: Sequence[Item],
+    rows: Iterable[Mapping[str, Any]],
+    *,
+    price_per_token: float | None = None,
+) -> ModelSummary:
+    """Summarise result rows (dicts as written to results.jsonl) for `model` over `items`.
+
+    Per item, the answer used is the latest successful row whose ``item_sha`` matches the item;
+    it is re-graded with the current regexes. Every row for a selected item counts towards cost.
+    `price_per_token` (prompt + completion, for the tie-break) is carried through. O(rows).
+    """
+    wanted = {it.id: item_sha(it) for it in items}
+    latest: dict[str, Mapping[str, Any]] = {}
+    cost_known, cost_unknown = 0.0, 0
+    for row in rows:
+        if row.get("model") != model or row.get("item_id") not in wanted:
+            continue
+        cost = row.get("cost_usd")
+        if isinstance(cost, int | float) and not isinstance(cost, bool):
+            cost_known += float(cost)
+        else:
+            cost_unknown += 1
+        usable = row.get("error") is None and isinstance(row.get("answer"), str)
+        if usable and row.get("item_sha") == wanted[row["item_id"]]:
+            latest[row["item_id"]] = row
+    counts = dict.fromkeys(GRADES, 0)
+    unanswerable = leaks = abstentions = 0
+    for it in items:
+        used = latest.get(it.id)
+        if used is None:
+            continue
+        grade = grade_answer(it, used["answer"]).grade
+        counts[grade] += 1
+        if it.expected == "abstain":
+            unanswerable += 1
+            leaks += grade == "memorized"
+            abstentions += grade == "abstain"
+    graded = len(latest)
+    return ModelSummary(
+        model=model,
+        items=len(items),
+        graded=graded,
+        failed=len(items) - graded,
+        counts=counts,
+        unanswerable=unanswerable,
+        leaks=leaks,
+        correct_abstentions=abstentions,
+        cost_usd=None if cost_unknown else cost_known,
+        cost_usd_known=cost_known,
+        calls_cost_unknown=cost_unknown,
+        price_per_token=price_per_token,
+    )
+
+
+def choose_default(
+    summaries: Sequence[ModelSummary], max_leak_rate: float
+) -> tuple[str | None, dict[str, str]]:
+    """The default-model rule: highest grounded% among models whose leak rate on unanswerable
+    items is strictly below `max_leak_rate`; ties go to the lower prompt+completion price per
+    token (unknown price ranks last), then to the model id. Only models graded on every item
+    (and with at least one unanswerable item) are eligible.
+
+    Returns (winner or None, {model: why it is not eligible} for the others that are excluded).
+    """
+    excluded: dict[str, str] = {}
+    eligible: list[ModelSummary] = []
+    for s in summaries:
+        leak = s.leak_rate
+        if not s.complete:
+            excluded[s.model] = f"graded {s.graded} of {s.items} items"
+        elif leak is None:
+            excluded[s.model] = "no unanswerable items, so the leak rate is unknown"
+        elif leak >= max_leak_rate:
+            excluded[s.model] = f"leak rate {leak:.2f} is not below {max_leak_rate:.2f}"
+        else:
+            eligible.append(s)
+    if not eligible:
+        return None, excluded
+    best = min(
+        eligible,
+        key=lambda s: (
+            -s.counts.get("grounded", 0) / s.items,
+            s.price_per_token if s.price_per_token is not None else float("inf"),
+            s.model,
+        ),
+    )
+    return best.model, excluded

@@ -27,6 +27,7 @@ from pydantic import BeforeValidator, Field
 from typing_extensions import TypedDict
 
 from graph_server.store import GraphStore
+from graph_server.validation import StoreLimits
 
 SERVER_NAME = "logic-graph"
 
@@ -45,6 +46,10 @@ checks tell you where it is weak. A typical session:
 Graph ids are yours to choose; graphs live in memory until delete_graph."""
 
 log = logging.getLogger("graph_server.server")
+
+# The schema advertises the store's default limits so a model learns them up front;
+# the store still enforces its own limits on every call.
+_LIMITS = StoreLimits()
 
 ToolFn = Callable[..., dict[str, Any]]
 
@@ -70,6 +75,7 @@ GraphId = Annotated[
     str,
     Field(
         min_length=1,
+        max_length=_LIMITS.max_id_chars,
         coerce_numbers_to_str=True,
         description="Name of the graph to work on; any non-empty string you choose, "
         "e.g. 'cron-question'. Graphs are independent of each other.",
@@ -79,6 +85,7 @@ NodeId = Annotated[
     str,
     Field(
         min_length=1,
+        max_length=_LIMITS.max_id_chars,
         coerce_numbers_to_str=True,
         description="Id of a node in this graph, e.g. 'r1:n4' (unique within the graph).",
     ),
@@ -87,6 +94,7 @@ ConclusionId = Annotated[
     str,
     Field(
         min_length=1,
+        max_length=_LIMITS.max_id_chars,
         coerce_numbers_to_str=True,
         description="Id of the node to analyse as the conclusion (normally the node "
         "of type 'conclusion').",
@@ -106,10 +114,17 @@ RunId = Annotated[
     str,
     Field(
         min_length=1,
+        max_length=_LIMITS.max_id_chars,
         coerce_numbers_to_str=True,
         description="Provenance tag naming the reasoning run that produced an item, "
         "e.g. 'r2'. Claims asserted by several runs are corroborated.",
     ),
+]
+
+RunIds = Annotated[
+    list[RunId] | RunId,
+    BeforeValidator(_decode_json_text),
+    Field(description="Runs that asserted this item (a list, or one run id). Optional."),
 ]
 
 
@@ -121,6 +136,7 @@ class NodeSpec(TypedDict):
         str,
         Field(
             min_length=1,
+            max_length=_LIMITS.max_claim_chars,
             description="The claim in one plain sentence, e.g. 'server x9 runs linux'.",
         ),
     ]
@@ -133,18 +149,17 @@ class NodeSpec(TypedDict):
         ),
     ]
     confidence: NotRequired[Confidence]
-    run_ids: NotRequired[
-        Annotated[
-            list[RunId],
-            BeforeValidator(_decode_json_text),
-            Field(description="Runs that asserted this claim. Optional."),
-        ]
-    ]
+    run_ids: NotRequired[RunIds]
 
 
 _Endpoint = Annotated[
     str,
-    Field(min_length=1, coerce_numbers_to_str=True, description="A node id."),
+    Field(
+        min_length=1,
+        max_length=_LIMITS.max_id_chars,
+        coerce_numbers_to_str=True,
+        description="A node id.",
+    ),
 ]
 
 # Functional form because "from" is a Python keyword; both spellings of each
@@ -164,6 +179,7 @@ EdgeSpec = TypedDict(
             ),
         ],
         "confidence": NotRequired[Confidence],
+        "run_ids": NotRequired[RunIds],
     },
 )
 EdgeSpec.__doc__ = (
@@ -180,11 +196,11 @@ Nodes = Annotated[
     ),
 ]
 Edges = Annotated[
-    list[Annotated[EdgeSpec, BeforeValidator(_decode_json_text)]],
+    list[Annotated[EdgeSpec, BeforeValidator(_decode_json_text)]] | None,
     BeforeValidator(_decode_json_text),
     Field(
         description="Links to add. Both endpoints must exist once this call's nodes "
-        "are in. Use [] for none."
+        "are in (or were asserted earlier). Optional."
     ),
 ]
 Threshold = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
@@ -230,7 +246,7 @@ def build_server(store: GraphStore | None = None) -> MCPServer:
     def assert_graph(
         graph_id: GraphId,
         nodes: Nodes,
-        edges: Edges,
+        edges: Edges = None,
         run_id: Annotated[
             RunId | None,
             Field(
@@ -318,15 +334,27 @@ def build_server(store: GraphStore | None = None) -> MCPServer:
         node_id: NodeId,
         reason: Annotated[
             str,
-            Field(min_length=1, description="Why the claim is false, in one sentence."),
+            Field(
+                min_length=1,
+                max_length=_LIMITS.max_reason_chars,
+                description="Why the claim is false, in one sentence.",
+            ),
         ],
+        conclusion_id: Annotated[
+            ConclusionId | None,
+            Field(
+                description="Conclusion whose support width to report before and after. "
+                "Optional when the graph has exactly one node of type 'conclusion'."
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         """Record that a claim was shown false; it stops counting as support.
 
-        Returns ok, the graph's conclusion_id (if it has one) and its support width
-        before and after the refutation.
+        Marking it again changes nothing. Returns ok, node_id, already_refuted, the
+        conclusion_id used and its support width before and after (null when the
+        graph has no single conclusion and none was named).
         """
-        return _answer(graphs.mark_refuted(graph_id, node_id, reason))
+        return _answer(graphs.mark_refuted(graph_id, node_id, reason, conclusion_id))
 
     @tool(title="Find disputed claims", annotations=READ_ONLY)
     def disputed_nodes(graph_id: GraphId, conclusion_id: ConclusionId) -> dict[str, Any]:

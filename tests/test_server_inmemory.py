@@ -1,0 +1,123 @@
+"""Through an in-memory MCP client, every tool returns exactly what library mode returns.
+
+The same call sequence (the design's rack-7 fixture, then every tool) runs once
+through ``mcp.Client(server)`` and once directly against a separate GraphStore;
+each structured payload, and the JSON in its text content, must be equal.
+"""
+
+import json
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from graph_server.fixture import CONCLUSION, RUNS
+from graph_server.server import build_server
+from graph_server.store import GraphStore
+
+pytestmark = pytest.mark.anyio
+
+GRAPH = "rack7"
+_ON_CONCLUSION = {"graph_id": GRAPH, "conclusion_id": CONCLUSION}
+
+# (tool name, arguments). Arguments use the library's parameter names, so calling
+# GraphStore methods with them as keywords also checks that the tools mirror it 1:1.
+FIXTURE_SESSION: list[tuple[str, dict[str, Any]]] = [
+    *(
+        ("assert_graph", {"graph_id": GRAPH, "nodes": nodes, "edges": edges, "run_id": run_id})
+        for run_id, nodes, edges in RUNS
+    ),
+    ("merge_duplicates", {"graph_id": GRAPH, "jaccard_threshold": 0.7, "ratio_threshold": 0.85}),
+    ("check_structure", _ON_CONCLUSION),
+    ("critical_links", _ON_CONCLUSION),
+    ("support_width", _ON_CONCLUSION),
+    ("surviving_claims", {"graph_id": GRAPH}),
+    ("disputed_nodes", _ON_CONCLUSION),
+    ("update_node", {"graph_id": GRAPH, "node_id": "B", "confidence": 0.95, "run_id": "verify-1"}),
+    ("mark_refuted", {"graph_id": GRAPH, "node_id": "D", "reason": "survey column misread"}),
+    ("mark_refuted", {"graph_id": GRAPH, "node_id": "D", "reason": "asked twice"}),
+    ("support_width", _ON_CONCLUSION),
+    ("check_structure", _ON_CONCLUSION),
+    ("get_graph", {"graph_id": GRAPH}),
+    ("list_graphs", {}),
+    ("delete_graph", {"graph_id": GRAPH}),
+    ("list_graphs", {}),
+]
+
+
+def library_payloads(session: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    """Run ``session`` directly on a fresh GraphStore; payloads as they look after JSON."""
+    store = GraphStore()
+    return [json.loads(json.dumps(getattr(store, name)(**args))) for name, args in session]
+
+
+async def call(client: Client, name: str, arguments: dict[str, Any]) -> Any:
+    """Call a tool that must succeed; return its structured content.
+
+    Also checks that the readable text content carries the same payload.
+    """
+    result = await client.call_tool(name, arguments)
+    text = "".join(block.text for block in result.content if block.type == "text")
+    assert not result.is_error, f"{name} failed: {text}"
+    assert json.loads(text) == result.structured_content
+    return result.structured_content
+
+
+async def test_every_tool_returns_the_library_mode_payload_for_the_fixture() -> None:
+    async with Client(build_server()) as client:
+        served = [await call(client, name, args) for name, args in FIXTURE_SESSION]
+
+    assert served == library_payloads(FIXTURE_SESSION)
+    called = {name for name, _ in FIXTURE_SESSION}
+    assert len(called) == 12
+
+
+async def test_fixture_answers_through_the_tools_match_the_design() -> None:
+    async with Client(build_server()) as client:
+        for name, args in FIXTURE_SESSION[:2]:
+            await call(client, name, args)
+        structure = await call(client, "check_structure", _ON_CONCLUSION)
+        width = await call(client, "support_width", _ON_CONCLUSION)
+        refuted = await call(
+            client, "mark_refuted", {"graph_id": GRAPH, "node_id": "D", "reason": "misread"}
+        )
+
+    assert structure["orphans"] == ["F", "G"]
+    assert structure["unreachable_conclusion"] is False
+    assert width["disjoint_paths"] == 2
+    assert (refuted["width_before"], refuted["width_after"]) == (2, 1)
+
+
+async def test_server_shares_the_store_it_is_given_with_library_code() -> None:
+    store = GraphStore()
+    async with Client(build_server(store)) as client:
+        for name, args in FIXTURE_SESSION[:2]:
+            await call(client, name, args)
+        listed = await call(client, "list_graphs", {})
+
+    assert listed == store.list_graphs() == {"graphs": [{"graph_id": GRAPH, "nodes": 8, "edges": 7}]}
+
+
+async def test_concurrent_calls_are_all_answered_and_leave_a_consistent_store() -> None:
+    widths: dict[int, int] = {}
+
+    async def build_check_maybe_delete(client: Client, i: int) -> None:
+        graph_id = f"g{i}"
+        for run_id, nodes, edges in RUNS:
+            args = {"graph_id": graph_id, "nodes": nodes, "edges": edges, "run_id": run_id}
+            await call(client, "assert_graph", args)
+        width = await call(client, "support_width", {"graph_id": graph_id, "conclusion_id": "Z"})
+        widths[i] = width["disjoint_paths"]
+        if i % 2:
+            await call(client, "delete_graph", {"graph_id": graph_id})
+
+    async with Client(build_server()) as client:
+        async with anyio.create_task_group() as group:
+            for i in range(24):
+                group.start_soon(build_check_maybe_delete, client, i)
+        listed = await call(client, "list_graphs", {})
+
+    assert widths == dict.fromkeys(range(24), 2)
+    kept = sorted(f"g{i}" for i in range(0, 24, 2))
+    assert listed["graphs"] == [{"graph_id": g, "nodes": 8, "edges": 7} for g in kept]

@@ -33,6 +33,7 @@ from evals.datasets.loaders import (
     load_items,
     load_musique,
     validate_item,
+    write_items,
 )
 
 __all__ = [
@@ -45,4 +46,5 @@ __all__ = [
     "load_items",
     "load_musique",
     "validate_item",
+    "write_items",
 ]

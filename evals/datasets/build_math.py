@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import json
 import operator
 import re
 import sys
@@ -37,6 +36,8 @@ from fractions import Fraction
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from evals.datasets.loaders import write_items
 
 GENERATOR = "gsm_symbolic"
 LICENSE = "Apache-2.0"
@@ -206,13 +207,6 @@ def build(
     return items, rejected
 
 
-def write_jsonl(items: list[dict[str, Any]], path: Path) -> None:
-    """Write items one JSON object a line, keys sorted, UTF-8, "\\n" line ends on every OS."""
-    with path.open("w", encoding="utf-8", newline="\n") as handle:
-        for item in items:
-            handle.write(json.dumps(item, ensure_ascii=False, sort_keys=True) + "\n")
-
-
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point; prints a provenance summary to stderr."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
@@ -221,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
     items, rejected = build(args.seed, args.count)
-    write_jsonl(items, args.out)
+    write_items(items, args.out)
     version = metadata.version("reasoning-gym")
     print(
         f"wrote {len(items)} items to {args.out} (reasoning-gym {version}, {GENERATOR}, "

@@ -109,6 +109,14 @@ def _item(
     }
 
 
+def write_items(items: list[dict[str, Any]], path: str | Path) -> None:
+    """Write items one JSON object a line: keys sorted, UTF-8, "\\n" line ends on every OS, so
+    the same items always give the same bytes."""
+    with Path(path).open("w", encoding="utf-8", newline="\n") as handle:
+        for item in items:
+            handle.write(json.dumps(item, ensure_ascii=False, sort_keys=True) + "\n")
+
+
 def _jsonl_records(path: Path) -> Iterator[tuple[int, Any]]:
     """(line number, parsed value) for each non-blank line; bad JSON raises with the line."""
     with path.open(encoding="utf-8") as handle:

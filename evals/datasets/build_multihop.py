@@ -1,0 +1,588 @@
+"""Build ``multihop.jsonl``: 150 grounded multi-hop questions over invented entities.
+
+Usage (stdlib only; the output is committed and must stay byte-identical)::
+
+    python -m evals.datasets.build_multihop [--seed 1613] [--count 150] [--out PATH]
+
+Each item is a small fictional world (people, towns, companies, bridges, rivers, musical
+instruments) in which every fact is stated exactly once, in the paragraph about its subject.
+Questions either follow a chain of 2-3 relations ("In which town was the founder of the company
+that built the Varnholt Bridge born?") or compare one attribute of two entities, possibly reached
+through one hop first ("Which company was founded earlier: the one that built X or the one that
+built Y?"). The paragraphs that state the chain's facts are gold (2-4); the rest of the ten are
+distractors built to share names and wording with them:
+
+* a near-miss copy of the question's chain (same relations, names one syllable off);
+* entities linked to the gold ones by the same relation types (another bridge by the same
+  company, another person born in the answer town, ...);
+* paragraphs about entities the gold paragraphs mention, the answer entity included;
+* further random entities of the same kinds.
+
+Since a subject's facts appear only in its own paragraph, no distractor can state a fact on the
+question's chain, so the gold answer follows from the gold paragraphs alone and nothing in the
+item contradicts it. Randomness comes from a local SplitMix64 generator (not `random`, whose
+methods may change between Python versions) and no step iterates over a set, so the output
+depends on the seed alone. Cost: linear in the number of items.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from evals.datasets.loaders import write_items
+
+DEFAULT_SEED = 1613
+DEFAULT_COUNT = 150
+PARAGRAPHS_PER_ITEM = 10
+GENERATOR_VERSION = 1
+DEFAULT_OUT = Path(__file__).resolve().parent / "multihop.jsonl"
+_MASK = (1 << 64) - 1
+_MAX_NAME_TRIES = 500
+
+T = TypeVar("T")
+
+
+class Rng:
+    """SplitMix64: a tiny, fully specified generator, so output never depends on `random`."""
+
+    def __init__(self, seed: int) -> None:
+        self._state = seed & _MASK
+
+    def next_u64(self) -> int:
+        """The next 64-bit output."""
+        self._state = (self._state + 0x9E3779B97F4A7C15) & _MASK
+        z = self._state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+        return z ^ (z >> 31)
+
+    def below(self, n: int) -> int:
+        """Uniform integer in [0, n), by rejection so that no value is favoured."""
+        if n <= 0:
+            raise ValueError(f"n must be positive, got {n}")
+        limit = (1 << 64) - (1 << 64) % n
+        while True:
+            value = self.next_u64()
+            if value < limit:
+                return value % n
+
+    def between(self, low: int, high: int) -> int:
+        """Uniform integer in [low, high]."""
+        return low + self.below(high - low + 1)
+
+    def choice(self, options: Sequence[T]) -> T:
+        """One element of a non-empty sequence."""
+        return options[self.below(len(options))]
+
+    def chance(self, numerator: int, denominator: int) -> bool:
+        """True with probability numerator / denominator."""
+        return self.below(denominator) < numerator
+
+    def shuffle(self, items: list[T]) -> None:
+        """Fisher-Yates shuffle in place."""
+        for i in range(len(items) - 1, 0, -1):
+            j = self.below(i + 1)
+            items[i], items[j] = items[j], items[i]
+
+
+# Name parts. A name's "key" (head + tail) identifies the entity; near-miss names keep the head
+# and change the tail. Parts were picked to sound plausible yet name nothing well known.
+_HEADS = {
+    "town": ("Varn", "Quel", "Brask", "Thorv", "Ysel", "Drom", "Kelv", "Ostr", "Marr", "Fenn",
+             "Gald", "Hurl", "Isk", "Jorv", "Lunn", "Nesk", "Prav", "Rusk", "Sted", "Tolv",
+             "Vesk", "Wend", "Zarn", "Abr", "Cald", "Ebr", "Hask", "Karn", "Orm", "Pell"),
+    "bridge": ("Hollen", "Kest", "Marl", "Orrin", "Pask", "Selv", "Tamar", "Yarl", "Brom",
+               "Dell", "Fald", "Garr", "Lisk", "Nord", "Ulm", "Wist"),
+    "river": ("Elv", "Ask", "Bryn", "Dwal", "Ferr", "Gell", "Hyv", "Irr", "Lom", "Mev", "Nar",
+              "Oth", "Sab", "Tev", "Urr", "Vol", "Wyr", "Yss"),
+    "company": ("Arl", "Bex", "Carr", "Dun", "Emb", "Falk", "Gorr", "Hest", "Ingl", "Jarr",
+                "Kell", "Lorr", "Merr", "Nox", "Ost", "Pryd", "Rook", "Sarr", "Tull", "Vant"),
+    "person": ("Bren", "Corv", "Dask", "Ell", "Fors", "Harn", "Ivel", "Jast", "Kor", "Lind",
+               "Morv", "Nyl", "Oss", "Quin", "Rav", "Sol", "Tarv", "Ulv", "Vad", "Wex", "Yor"),
+    "instrument": ("dressel", "kor", "vell", "tam", "brun", "sil", "orm", "quar", "fen", "gal",
+                   "hol", "ister"),
+}  # fmt: skip
+_TAILS = {
+    "town": ("holt", "mere", "wick", "stad", "by", "ford", "heim", "ness", "moor", "vale",
+             "dal", "gard", "thorpe", "ley", "brook"),
+    "bridge": ("gate", "stead", "ham", "wald", "berg", "mark", "crest", "haven"),
+    "river": ("ra", "en", "ith", "a", "ow", "ey", "ine", "ul"),
+    "company": ("ton", "ley", "worth", "ridge", "field", "combe", "stone", "hall"),
+    "person": ("ath", "ick", "ow", "er", "sen", "ard", "ing", "ane", "elm", "ist"),
+    "instrument": ("horn", "vina", "lute", "pipe", "harp", "drum", "fife", "zither"),
+}  # fmt: skip
+_FIRST_NAMES = ("Ilsa", "Tamsin", "Oren", "Berit", "Caspar", "Dagny", "Edvin", "Fenna", "Gorm",
+                "Halla", "Isolde", "Jory", "Kestrel", "Malin", "Nils", "Odile", "Runa", "Sigrid",
+                "Torvald", "Ulla", "Vidar", "Wenna", "Yrsa", "Aldo", "Brisa", "Corin", "Dorit",
+                "Emrys")  # fmt: skip
+_COMPANY_KINDS = ("Works", "Foundry", "Ironworks", "Engineering", "Bridgeworks", "Steel Company",
+                  "Construction", "Shipwrights")  # fmt: skip
+_NAME_FORMAT = {
+    "town": "{key}",
+    "bridge": "{key} Bridge",
+    "river": "{key} River",
+    "company": "{key} {extra}",
+    "person": "{extra} {key}",
+    "instrument": "{key}",
+}
+_WITH_ARTICLE = ("bridge", "river", "instrument")  # written "the Varnholt Bridge"
+
+# relation -> (subject kind, object kind); "year" and "km" objects are numbers.
+RELATIONS = {
+    "born_in": ("person", "town"),
+    "birth_year": ("person", "year"),
+    "founded_by": ("company", "person"),
+    "founded_year": ("company", "year"),
+    "headquartered_in": ("company", "town"),
+    "built_by": ("bridge", "company"),
+    "spans": ("bridge", "river"),
+    "opened_year": ("bridge", "year"),
+    "lies_on": ("town", "river"),
+    "town_founded_year": ("town", "year"),
+    "flows_into": ("river", "river"),
+    "length_km": ("river", "km"),
+    "invented_by": ("instrument", "person"),
+}
+_KIND_RELATIONS = {
+    kind: [rel for rel, (subject, _) in RELATIONS.items() if subject == kind] for kind in _HEADS
+}
+# Relations pointing at each kind, used to invent entities that share a gold entity.
+_INCOMING = {
+    kind: [rel for rel, (_, target) in RELATIONS.items() if target == kind] for kind in _HEADS
+}
+# Phrasings of each relation: {s} is the subject, {o} the object, as written in text.
+TEMPLATES = {
+    "born_in": ("{s} was born in {o}.", "{s} was born in the town of {o}."),
+    "birth_year": ("{s} was born in the year {o}.", "{s}'s year of birth was {o}."),
+    "founded_by": ("{s} was founded by {o}.", "{o} founded {s}."),
+    "founded_year": ("{s} was founded in {o}.", "{s} was established in {o}."),
+    "headquartered_in": ("{s} is headquartered in {o}.", "{s} has its head office in {o}."),
+    "built_by": ("{s} was built by {o}.", "{o} built {s}."),
+    "spans": ("{s} spans {o}.", "{s} crosses {o}."),
+    "opened_year": ("{s} opened in {o}.", "{s} was opened to traffic in {o}."),
+    "lies_on": ("{s} lies on {o}.", "{s} is a town on {o}."),
+    "town_founded_year": ("{s} was first settled in {o}.", "{s} received its charter in {o}."),
+    "flows_into": ("{s} flows into {o}.", "{s} empties into {o}."),
+    "length_km": ("{s} is {o} kilometres long.", "{s} runs for {o} kilometres."),
+    "invented_by": ("{s} was invented by {o}.", "{o} invented {s}."),
+}
+# Colour sentences that state no relation, so paragraphs read like prose.
+_FILLERS = {
+    "person": ("{s} trained as a surveyor.", "{s} kept detailed workshop journals.",
+               "{s} later taught drafting to apprentices.", "{s} was a keen amateur astronomer."),
+    "company": ("{s} is known for riveted steel trusses.", "{s} once employed several hundred "
+                "workers.", "{s} also made railway signals.", "{s} won a medal at a trade fair."),
+    "bridge": ("{s} carries two lanes of traffic.", "{s} is a stone arch crossing.",
+               "{s} was repainted green after a storm.", "{s} is popular with walkers at dusk."),
+    "town": ("{s} holds a market every Thursday.", "{s} is known for its slate roofs.",
+             "{s} has a small museum of local crafts."),
+    "river": ("{s} is popular with anglers.", "{s} freezes in hard winters.",
+              "{s} was once used to float timber."),
+    "instrument": ("{s} has seven strings.", "{s} is played with a curved bow.",
+                   "{s} is often heard at harvest festivals.", "{s} is carved from pear wood."),
+}  # fmt: skip
+
+# Chain families: (start kind, relations followed, question with {start}).
+CHAINS = {
+    "bridge_founder_birthplace": (
+        "bridge",
+        ("built_by", "founded_by", "born_in"),
+        "In which town was the founder of the company that built {start} born?",
+    ),
+    "instrument_birthplace_river": (
+        "instrument",
+        ("invented_by", "born_in", "lies_on"),
+        "On which river lies the town where the inventor of {start} was born?",
+    ),
+    "bridge_headquarters_river": (
+        "bridge",
+        ("built_by", "headquartered_in", "lies_on"),
+        "On which river lies the town where the company that built {start} is headquartered?",
+    ),
+    "company_founder_birthplace": (
+        "company",
+        ("founded_by", "born_in"),
+        "In which town was the founder of {start} born?",
+    ),
+    "instrument_inventor_birthplace": (
+        "instrument",
+        ("invented_by", "born_in"),
+        "In which town was the inventor of {start} born?",
+    ),
+    "bridge_builder_founder": (
+        "bridge",
+        ("built_by", "founded_by"),
+        "Who founded the company that built {start}?",
+    ),
+    "bridge_river_outflow": (
+        "bridge",
+        ("spans", "flows_into"),
+        "Into which river does the river crossed by {start} flow?",
+    ),
+    "company_headquarters_river": (
+        "company",
+        ("headquartered_in", "lies_on"),
+        "On which river lies the town where {start} is headquartered?",
+    ),
+}
+# Comparison families: (operand kind, hops before the attribute, attribute, pick, question).
+COMPARISONS = {
+    "company_founded_earlier": (
+        "company",
+        (),
+        "founded_year",
+        "min",
+        "Which was founded earlier, {a} or {b}?",
+    ),
+    "person_born_earlier": ("person", (), "birth_year", "min", "Who was born earlier, {a} or {b}?"),
+    "river_longer": ("river", (), "length_km", "max", "Which river is longer, {a} or {b}?"),
+    "town_settled_earlier": (
+        "town",
+        (),
+        "town_founded_year",
+        "min",
+        "Which town was settled earlier, {a} or {b}?",
+    ),
+    "bridge_builders_founded_earlier": (
+        "bridge",
+        ("built_by",),
+        "founded_year",
+        "min",
+        "Which company was founded earlier: the one that built {a} or the one that built {b}?",
+    ),
+    "instrument_inventors_born_earlier": (
+        "instrument",
+        ("invented_by",),
+        "birth_year",
+        "min",
+        "Who was born earlier: the inventor of {a} or the inventor of {b}?",
+    ),
+}
+FAMILIES = (*CHAINS, *COMPARISONS)
+# Value ranges of numeric attributes when nothing constrains them.
+_RANGES = {
+    "birth_year": (1760, 1890),
+    "founded_year": (1790, 1925),
+    "opened_year": (1820, 1960),
+    "town_founded_year": (880, 1480),
+    "length_km": (35, 940),
+}
+
+
+@dataclass(frozen=True)
+class Entity:
+    """A named thing in an item's world; `key` (head + tail) is unique within the world."""
+
+    name: str
+    kind: str
+    key: str
+    head: str
+    extra: str  # first name of a person, trade of a company, else ""
+
+
+def mention(entity: Entity) -> str:
+    """How running text names the entity ("the Varnholt Bridge", "Quelmere")."""
+    return f"the {entity.name}" if entity.kind in _WITH_ARTICLE else entity.name
+
+
+def _sentence(text: str) -> str:
+    """Capitalise the first letter (subjects like "the vellharp" start sentences)."""
+    return text[0].upper() + text[1:]
+
+
+class World:
+    """The entities and facts of one item. Facts are functional: one object per (subject,
+    relation), stated in exactly one place, the subject's paragraph."""
+
+    def __init__(self, rng: Rng) -> None:
+        self.rng = rng
+        self.entities: list[Entity] = []
+        self.by_name: dict[str, Entity] = {}
+        self.facts: dict[tuple[str, str], str] = {}  # (subject name, relation) -> object
+
+    def _clashes(self, key: str) -> bool:
+        """Whether `key` would be confusable in text with an existing key or first name."""
+        lowered = key.lower()
+        for entity in self.entities:
+            for taken in (entity.key.lower(), entity.extra.lower()):
+                if taken and (lowered in taken or taken in lowered):
+                    return True
+        return False
+
+    def new(self, kind: str, near: Entity | None = None) -> Entity:
+        """A fresh entity of `kind`; with `near`, a near-miss of it (same head and extra)."""
+        for _ in range(_MAX_NAME_TRIES):
+            head = near.head if near else self.rng.choice(_HEADS[kind])
+            # Joining parts can triple a letter ("Sarr" + "ridge"); two read as a real name.
+            key = re.sub(r"(.)\1\1", r"\1\1", head + self.rng.choice(_TAILS[kind]))
+            if near:
+                extra = near.extra
+            elif kind == "person":
+                extra = self.rng.choice(_FIRST_NAMES)
+            elif kind == "company":
+                extra = self.rng.choice(_COMPANY_KINDS)
+            else:
+                extra = ""
+            if self._clashes(key) or (kind == "person" and self._clashes(extra) and not near):
+                continue
+            entity = Entity(_NAME_FORMAT[kind].format(key=key, extra=extra), kind, key, head, extra)
+            self.entities.append(entity)
+            self.by_name[entity.name] = entity
+            return entity
+        raise RuntimeError(f"could not find a fresh {kind} name after {_MAX_NAME_TRIES} tries")
+
+    def set(self, subject: Entity, relation: str, value: Entity | int) -> None:
+        """Record a fact; setting a different value for a known fact is a bug."""
+        if RELATIONS[relation][0] != subject.kind:
+            raise ValueError(f"relation {relation!r} does not apply to a {subject.kind}")
+        text = value.name if isinstance(value, Entity) else str(value)
+        previous = self.facts.setdefault((subject.name, relation), text)
+        if previous != text:
+            raise ValueError(f"{subject.name} {relation}: {previous!r} already, not {text!r}")
+
+    def _number(self, subject: Entity, relation: str) -> int:
+        """A value for a numeric fact, kept chronologically plausible where facts allow."""
+        low, high = _RANGES[relation]
+        if relation == "founded_year":
+            born = self.facts.get((self.facts.get((subject.name, "founded_by"), ""), "birth_year"))
+            return int(born) + self.rng.between(25, 55) if born else self.rng.between(low, high)
+        if relation == "birth_year":
+            founded = [
+                int(self.facts[(company, "founded_year")])
+                for (company, rel), obj in self.facts.items()
+                if rel == "founded_by" and obj == subject.name
+                and (company, "founded_year") in self.facts
+            ]  # fmt: skip
+            if founded:
+                return min(founded) - self.rng.between(25, 55)
+        if relation == "opened_year":
+            builder = self.facts.get((subject.name, "built_by"), "")
+            founded_text = self.facts.get((builder, "founded_year"))
+            if founded_text:
+                return int(founded_text) + self.rng.between(3, 60)
+        return self.rng.between(low, high)
+
+    def fill(self, subject: Entity, avoid: Sequence[str] = ()) -> None:
+        """Give `subject` every fact of its kind that it lacks. Objects are new entities or, a
+        third of the time, existing ones not in `avoid` (so paragraphs share entities)."""
+        for relation in _KIND_RELATIONS[subject.kind]:
+            if (subject.name, relation) in self.facts:
+                continue
+            target = RELATIONS[relation][1]
+            if target in ("year", "km"):
+                self.set(subject, relation, self._number(subject, relation))
+                continue
+            pool = [
+                e
+                for e in self.entities
+                if e.kind == target and e.name != subject.name and e.name not in avoid
+            ]
+            # A river never flows into an existing river, so no loops of rivers can arise.
+            reuse = relation != "flows_into" and pool and self.rng.chance(1, 3)
+            self.set(subject, relation, self.rng.choice(pool) if reuse else self.new(target))
+
+    def objects(self, subject: Entity) -> list[Entity]:
+        """Entities named as objects of `subject`'s facts, in relation order."""
+        return [
+            self.by_name[self.facts[(subject.name, rel)]]
+            for rel in _KIND_RELATIONS[subject.kind]
+            if self.facts.get((subject.name, rel), "") in self.by_name
+        ]
+
+    def paragraph(self, subject: Entity) -> tuple[str, dict[str, str]]:
+        """The paragraph about `subject` (all its facts plus colour) and its fact sentences by
+        relation. Two-fact kinds get one colour sentence, instruments two, others 0-1."""
+        sentences: dict[str, str] = {}
+        for relation in _KIND_RELATIONS[subject.kind]:
+            obj = self.facts[(subject.name, relation)]
+            template = self.rng.choice(TEMPLATES[relation])
+            written = mention(self.by_name[obj]) if obj in self.by_name else obj
+            sentences[relation] = _sentence(template.format(s=mention(subject), o=written))
+        ordered = list(sentences.values())
+        self.rng.shuffle(ordered)
+        fillers = list(_FILLERS[subject.kind])
+        self.rng.shuffle(fillers)
+        extra = {1: 2, 2: 1}.get(len(ordered), self.rng.below(2))
+        for filler in fillers[:extra]:
+            ordered.insert(
+                self.rng.below(len(ordered) + 1), _sentence(filler.format(s=mention(subject)))
+            )
+        return " ".join(ordered), sentences
+
+
+def _chain(world: World, family: str) -> dict[str, Any]:
+    """Gold structure of a chain question: entities, question, answer, program, evidence."""
+    start_kind, path, question = CHAINS[family]
+    chain = [world.new(start_kind)]
+    for relation in path:
+        target = world.new(RELATIONS[relation][1])
+        world.set(chain[-1], relation, target)
+        chain.append(target)
+    names = [e.name for e in chain]
+    for entity in chain[:-1]:
+        world.fill(entity, avoid=names)  # no gold paragraph may mention the answer by accident
+    # Near-miss copy of the chain, then entities sharing each gold link's object.
+    copy = [world.new(start_kind, near=chain[0])]
+    for relation, original in zip(path, chain[1:], strict=True):
+        twin = world.new(original.kind, near=original)
+        world.set(copy[-1], relation, twin)
+        copy.append(twin)
+    sharing = []
+    for relation, previous, target in zip(path, chain[:-1], chain[1:], strict=True):
+        other = world.new(previous.kind)
+        world.set(other, relation, target)
+        sharing.append(other)
+    answer = chain[-1]
+    return {
+        "gold": chain[:-1],
+        "distractors": [copy[0], *sharing, *copy[1:-1], answer],
+        "question": question.format(start=mention(chain[0])),
+        "answer": answer,
+        "program": {"start": chain[0].name, "path": list(path)},
+        "evidence": list(zip(chain[:-1], path, strict=True)),
+        "hops": len(path),
+    }
+
+
+def _comparison(world: World, family: str) -> dict[str, Any]:
+    """Gold structure of a comparison question (see `_chain` for the fields)."""
+    kind, hops, attribute, pick, question = COMPARISONS[family]
+    operands = [world.new(kind), world.new(kind)]
+    targets = list(operands)
+    for relation in hops:
+        targets = []
+        for operand in operands:
+            target = world.new(RELATIONS[relation][1])
+            world.set(operand, relation, target)
+            targets.append(target)
+    low, high = _RANGES[attribute]
+    first = world.rng.between(low, high)
+    second = first
+    while abs(second - first) < 3:  # a clear winner, never a tie
+        second = world.rng.between(low, high)
+    for target, value in zip(targets, (first, second), strict=True):
+        world.set(target, attribute, value)
+    chooser = min if pick == "min" else max
+    winner = chooser(targets, key=lambda t: int(world.facts[(t.name, attribute)]))
+    gold = operands + (targets if hops else [])
+    names = [e.name for e in gold]
+    for entity in gold:
+        world.fill(entity, avoid=names)
+    twins = []
+    for operand, target in zip(operands, targets, strict=True):
+        twin = world.new(kind, near=operand)
+        twins.append(twin)
+        for relation in hops:
+            target_twin = world.new(target.kind, near=target)
+            world.set(twin, relation, target_twin)
+            twins.append(target_twin)
+    sharing = []
+    for entity in gold:
+        incoming = _INCOMING[entity.kind]
+        if incoming:
+            relation = world.rng.choice(incoming)
+            other = world.new(RELATIONS[relation][0])
+            world.set(other, relation, entity)
+            sharing.append(other)
+    evidence = [(operand, relation) for operand in operands for relation in hops]
+    evidence += [(target, attribute) for target in targets]
+    return {
+        "gold": gold,
+        "distractors": twins + sharing,
+        "question": question.format(a=mention(operands[0]), b=mention(operands[1])),
+        "answer": winner,
+        "program": {
+            "operands": [o.name for o in operands],
+            "path": list(hops),
+            "attribute": attribute,
+            "pick": pick,
+        },
+        "evidence": evidence,
+        "hops": len(hops) + 1,
+    }
+
+
+def build_item(seed: int, index: int) -> dict[str, Any]:
+    """Item number `index` of the set built with `seed` (independent of the other items)."""
+    rng = Rng(seed * 1_000_003 + index)
+    world = World(rng)
+    family = FAMILIES[index % len(FAMILIES)]
+    spec = _chain(world, family) if family in CHAINS else _comparison(world, family)
+    gold: list[Entity] = spec["gold"]
+    chosen = list(gold)
+    candidates: list[Entity] = list(spec["distractors"])
+    for entity in gold:
+        candidates.extend(world.objects(entity))
+    while len(chosen) < PARAGRAPHS_PER_ITEM:
+        if not candidates:
+            candidates.append(world.new(rng.choice([e.kind for e in gold])))
+        candidate = candidates.pop(0)
+        if candidate in chosen:
+            continue
+        world.fill(candidate)
+        chosen.append(candidate)
+    texts: dict[str, str] = {}
+    fact_sentences: dict[tuple[str, str], str] = {}
+    for entity in chosen:
+        texts[entity.name], sentences = world.paragraph(entity)
+        for relation, sentence in sentences.items():
+            fact_sentences[(entity.name, relation)] = sentence
+    order = list(chosen)
+    rng.shuffle(order)
+    ids = {entity.name: f"p{position:02d}" for position, entity in enumerate(order, start=1)}
+    answer: Entity = spec["answer"]
+    return {
+        "id": f"multihop-{index:04d}",
+        "dataset": "multihop",
+        "kind": "qa",
+        "question": spec["question"],
+        "documents": [texts[entity.name] for entity in order],
+        "paragraph_ids": [ids[entity.name] for entity in order],
+        "answer": answer.name,
+        "answer_aliases": [answer.key] if answer.kind == "river" else [],
+        "supporting_ids": sorted(ids[entity.name] for entity in gold),
+        "meta": {
+            "generator": "evals/datasets/build_multihop.py",
+            "generator_version": GENERATOR_VERSION,
+            "seed": seed,
+            "index": index,
+            "family": family,
+            "type": "chain" if family in CHAINS else "comparison",
+            "hops": spec["hops"],
+            "program": spec["program"],
+            "evidence": [
+                {"paragraph_id": ids[entity.name], "sentence": fact_sentences[(entity.name, rel)]}
+                for entity, rel in spec["evidence"]
+            ],
+        },
+    }
+
+
+def build(seed: int = DEFAULT_SEED, count: int = DEFAULT_COUNT) -> list[dict[str, Any]]:
+    """All items of the set, in index order."""
+    if count < 0:
+        raise ValueError(f"count must be >= 0, got {count}")
+    return [build_item(seed, index) for index in range(count)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument("--count", type=int, default=DEFAULT_COUNT)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    args = parser.parse_args(argv)
+    items = build(args.seed, args.count)
+    write_items(items, args.out)
+    print(f"wrote {len(items)} items to {args.out} (seed {args.seed})", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

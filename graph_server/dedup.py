@@ -7,8 +7,11 @@ between runs never meet. The rules, in order:
 1. **Guards come first.** Two claims whose content words (stemmed, ignoring
    negations, auxiliaries and numbers) agree are compared on what remains:
    - same numbers, different negation parity -> a contradiction (negation guard);
-   - same negation parity, different numbers, both stating numbers -> a
-     contradiction (numeric guard).
+   - same negation parity and the same count of numbers, differing in exactly
+     one of them (in order of appearance) -> a contradiction (numeric guard).
+     "trellium melts at 412 C" vs "... at 350 C" contradict; "pump 3 read 40"
+     vs "pump 5 read 50" differ twice, most likely talk about different things,
+     and are only kept apart.
    A contradiction is never merged; the pair gets mutual ``attacks`` edges.
 2. **Similar pairs merge** (see :mod:`graph_server.similarity`) unless they differ
    in negation parity or in their numbers: such pairs are blocked, never merged.
@@ -168,23 +171,35 @@ def apply_plan(graph: nx.MultiDiGraph, plan: MergePlan) -> tuple[list[list[str]]
 
 def _guard_pairs(keys: list[ClaimKey]) -> set[tuple[int, int]]:
     by_statement: dict[tuple[frozenset[str], tuple[str, ...]], list[int]] = defaultdict(list)
-    by_wording: dict[tuple[frozenset[str], int], list[int]] = defaultdict(list)
+    by_wording: dict[tuple[frozenset[str], int, int], list[int]] = defaultdict(list)
     for i, key in enumerate(keys):
         if not key.content:
             continue
         by_statement[(key.content, key.numbers)].append(i)
         if key.numbers:
-            by_wording[(key.content, key.negations % 2)].append(i)
+            by_wording[(key.content, key.negations % 2, len(key.numbers))].append(i)
     pairs: set[tuple[int, int]] = set()
     for members in by_statement.values():
         even = [i for i in members if keys[i].negations % 2 == 0]
         odd = [i for i in members if keys[i].negations % 2 == 1]
         pairs.update(_ordered(i, j) for i in even for j in odd)
-    for members in by_wording.values():
-        by_numbers: dict[tuple[str, ...], list[int]] = defaultdict(list)
-        for i in members:
-            by_numbers[keys[i].numbers].append(i)
-        groups = list(by_numbers.values())
+    for (_, _, count), members in by_wording.items():
+        for position in range(count):
+            pairs |= _differ_only_at(keys, members, position)
+    return pairs
+
+
+def _differ_only_at(
+    keys: list[ClaimKey], members: list[int], position: int
+) -> set[tuple[int, int]]:
+    """Pairs whose number sequences agree everywhere except at ``position``."""
+    masked: dict[tuple[str, ...], dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for i in members:
+        numbers = keys[i].numbers
+        masked[numbers[:position] + numbers[position + 1 :]][numbers[position]].append(i)
+    pairs: set[tuple[int, int]] = set()
+    for by_value in masked.values():
+        groups = list(by_value.values())
         for g, first in enumerate(groups):
             for second in groups[g + 1 :]:
                 pairs.update(_ordered(i, j) for i in first for j in second)

@@ -90,7 +90,7 @@ class ClaimKey:
     tokens: frozenset[str]
     negations: int
     numbers: tuple[str, ...]
-    """Sorted numeric tokens, canonicalised (``84,200`` -> ``84200``, ``5.50`` -> ``5.5``)."""
+    """Numeric tokens in order of appearance, canonicalised (``84,200`` -> ``84200``)."""
     content: frozenset[str]
     """Stemmed tokens minus negations, auxiliaries and numbers: the guards' key."""
 
@@ -98,7 +98,7 @@ class ClaimKey:
 def claim_key(claim: str) -> ClaimKey:
     """Normalise one claim. O(len(claim))."""
     words = tokenize(claim)
-    numbers = tuple(sorted(_canonical_number(w) for w in words if _NUMBER.match(w)))
+    numbers = tuple(_canonical_number(w) for w in words if _NUMBER.match(w))
     content = frozenset(
         _stem(w)
         for w in words
@@ -232,7 +232,7 @@ def _stem(word: str) -> str:
     # the guards, never used for the similarity scores themselves.
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
-    if word.endswith("sses"):
+    if word.endswith(("sses", "ches", "shes", "xes", "zes")):
         return word[:-2]
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
         return word[:-1]

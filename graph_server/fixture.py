@@ -1,0 +1,81 @@
+"""The canonical rack-7 fixture: a small argument graph with known answers.
+
+Used by the demo (``python -m graph_server.demo``), the tests, the MCP tests and
+the benchmarks, so every layer is checked against the same hand-computed graph.
+Run r1 argues that server x9 can take the nightly cron job; run r2 adds one
+unsupported objection that attacks the survey's coverage.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+CONCLUSION = "Z"
+
+R1_NODES: list[dict[str, Any]] = [
+    {
+        "id": "A",
+        "type": "given",
+        "claim": "the survey covers every server in rack 7",
+        "confidence": 0.9,
+    },
+    {
+        "id": "B",
+        "type": "given",
+        "claim": "server x9 is listed in the rack 7 survey",
+        "confidence": 0.9,
+    },
+    {
+        "id": "C",
+        "type": "inference",
+        "claim": "server x9 was included in the survey",
+        "confidence": 0.85,
+    },
+    {
+        "id": "D",
+        "type": "given",
+        "claim": "the survey marks server x9 as running linux",
+        "confidence": 0.9,
+    },
+    {
+        "id": "E",
+        "type": "inference",
+        "claim": "server x9 can run the cron scheduler",
+        "confidence": 0.8,
+    },
+    {
+        "id": "Z",
+        "type": "conclusion",
+        "claim": "server x9 can be used for the nightly cron job",
+        "confidence": 0.8,
+    },
+    {"id": "F", "type": "inference", "claim": "rack 7 has spare capacity", "confidence": 0.6},
+]
+R1_EDGES: list[dict[str, Any]] = [
+    {"src": src, "dst": dst, "relation": "supports", "confidence": confidence}
+    for src, dst, confidence in [
+        ("A", "C", 0.9),
+        ("B", "C", 0.9),
+        ("C", "E", 0.8),
+        ("D", "E", 0.85),
+        ("E", "Z", 0.8),
+        ("D", "Z", 0.7),
+    ]
+]
+R2_NODES: list[dict[str, Any]] = [
+    {
+        "id": "G",
+        "type": "inference",
+        "claim": "the rack 7 survey is outdated and unreliable",
+        "confidence": 0.6,
+    },
+]
+# Models often write "from"/"to"; the fixture uses that spelling for r2 on purpose.
+R2_EDGES: list[dict[str, Any]] = [
+    {"from": "G", "to": "A", "relation": "attacks", "confidence": 0.6}
+]
+
+RUNS: list[tuple[str, list[dict[str, Any]], list[dict[str, Any]]]] = [
+    ("r1", R1_NODES, R1_EDGES),
+    ("r2", R2_NODES, R2_EDGES),
+]

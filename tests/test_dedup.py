@@ -1,0 +1,213 @@
+"""Dedup: the design's M1 cases, the guards and the merge policy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from graph_server.similarity import claim_key, is_similar, normalize
+from graph_server.store import GraphStore
+
+
+def node(
+    node_id: str, claim: str, node_type: str = "given", confidence: float = 0.8
+) -> dict[str, Any]:
+    return {"id": node_id, "claim": claim, "type": node_type, "confidence": confidence}
+
+
+def ingest(
+    store: GraphStore, run_id: str, *nodes: dict[str, Any], edges: Any = ()
+) -> dict[str, Any]:
+    return store.assert_graph("g", list(nodes), list(edges), run_id=run_id)
+
+
+def test_case_and_punctuation_variants_merge_with_run_ids_unioned() -> None:
+    store = GraphStore()
+    ingest(store, "r1", node("r1:n1", "Server X runs Linux"))
+    result = ingest(store, "r2", node("r2:n1", "server x runs linux."))
+    assert result["auto_merged"] == [["r1:n1", "r2:n1"]]
+    (kept,) = store.get_graph("g")["nodes"]
+    assert kept["id"] == "r1:n1"
+    assert kept["run_ids"] == ["r1", "r2"]
+    assert kept["aliases"] == ["server x runs linux."]
+    assert kept["merged_ids"] == ["r2:n1"]
+
+
+def test_negated_claim_is_not_merged_and_mutual_attacks_are_created() -> None:
+    store = GraphStore()
+    ingest(store, "r1", node("r1:n1", "Server X runs Linux"))
+    result = ingest(store, "r2", node("r2:n1", "Server X does not run Linux"))
+    assert result["auto_merged"] == []
+    assert result["contradictions_created"] == [["r1:n1", "r2:n1"]]
+    edges = {(e["src"], e["dst"], e["relation"]) for e in store.get_graph("g")["edges"]}
+    assert edges == {("r1:n1", "r2:n1", "attacks"), ("r2:n1", "r1:n1", "attacks")}
+    assert store.disputed_nodes("g", "r1:n1")["contradiction_pairs"] == [["r1:n1", "r2:n1"]]
+
+
+def test_differing_numbers_are_a_contradiction_not_a_merge() -> None:
+    store = GraphStore()
+    ingest(store, "r1", node("r1:n1", "trellium melts at 412 C"))
+    result = ingest(store, "r2", node("r2:n1", "trellium melts at 350 C"))
+    assert result["auto_merged"] == []
+    assert result["contradictions_created"] == [["r1:n1", "r2:n1"]]
+
+
+def test_contraction_counts_as_negation() -> None:
+    store = GraphStore()
+    ingest(store, "r1", node("a", "The backup job finishes on time"))
+    result = ingest(store, "r2", node("b", "The backup job doesn't finish on time"))
+    assert result["contradictions_created"] == [["a", "b"]]
+
+
+def test_double_negation_is_not_a_contradiction() -> None:
+    a, b = claim_key("x9 is not offline"), claim_key("x9 is never not offline")
+    assert a.negations % 2 != b.negations % 2  # parity differs: guard fires
+    c = claim_key("it is not false that x9 is offline")
+    assert c.negations == 2 and c.negations % 2 == claim_key("x9 is offline").negations % 2
+
+
+def test_thousands_separators_are_canonicalised() -> None:
+    assert normalize("Traffic reached 84,200 requests.") == normalize(
+        "traffic reached 84200 requests"
+    )
+
+
+def test_similar_claims_that_differ_in_a_number_never_merge() -> None:
+    store = GraphStore()
+    ingest(
+        store,
+        "r1",
+        node("a", "the nightly batch on cluster east processed 1200 jobs without errors"),
+    )
+    result = ingest(
+        store,
+        "r2",
+        node("b", "the nightly batch on cluster east processed 1300 jobs without errors"),
+    )
+    assert result["auto_merged"] == []
+    assert result["contradictions_created"] == [["a", "b"]]
+
+
+def test_unrelated_claims_do_not_merge() -> None:
+    assert not is_similar(
+        claim_key("rack 7 has spare capacity"), claim_key("server x9 runs linux"), 0.7, 0.85
+    )
+
+
+def test_edges_are_repointed_and_parallel_edges_collapse() -> None:
+    store = GraphStore()
+    ingest(
+        store,
+        "r1",
+        node("r1:g", "the survey lists server x9"),
+        node("r1:c", "x9 is usable", "conclusion", 0.7),
+        edges=[{"src": "r1:g", "dst": "r1:c", "relation": "supports", "confidence": 0.6}],
+    )
+    result = ingest(
+        store,
+        "r2",
+        node("r2:g", "The survey lists server X9!"),
+        node("r2:c", "X9 is usable.", "conclusion", 0.9),
+        edges=[{"from": "r2:g", "to": "r2:c", "relation": "supports", "confidence": 0.9}],
+    )
+    assert sorted(result["auto_merged"]) == [["r1:c", "r2:c"], ["r1:g", "r2:g"]]
+    graph = store.get_graph("g")
+    assert [n["id"] for n in graph["nodes"]] == ["r1:c", "r1:g"]
+    assert graph["edges"] == [
+        {
+            "src": "r1:g",
+            "dst": "r1:c",
+            "relation": "supports",
+            "confidence": 0.9,
+            "run_ids": ["r1", "r2"],
+        }
+    ]
+    conclusion = next(n for n in graph["nodes"] if n["id"] == "r1:c")
+    assert conclusion["confidence"] == 0.9
+
+
+def test_earliest_run_is_kept_in_natural_order() -> None:
+    store = GraphStore()
+    ingest(store, "r10", node("r10:n1", "The cooling loop failed at noon"))
+    result = ingest(store, "r2", node("r2:n1", "the cooling loop failed at noon."))
+    assert result["auto_merged"] == [["r2:n1", "r10:n1"]]
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "expected"),
+    [
+        ("given", "inference", "given"),
+        ("inference", "assumption", "inference"),
+        ("assumption", "given", "given"),
+        ("inference", "conclusion", "conclusion"),
+    ],
+)
+def test_merged_type_follows_precedence(first: str, second: str, expected: str) -> None:
+    store = GraphStore()
+    ingest(store, "r1", node("a", "The pump station shut down", first))
+    ingest(store, "r2", node("b", "the pump station shut down.", second))
+    (kept,) = store.get_graph("g")["nodes"]
+    assert kept["type"] == expected
+
+
+def test_live_paraphrase_merges_into_refuted_node_which_stays_refuted() -> None:
+    store = GraphStore()
+    ingest(store, "r2", node("r2:n1", "The vendor shipped the firmware in March"))
+    store.mark_refuted("g", "r2:n1", "the changelog says April")
+    result = ingest(store, "r1", node("r1:n1", "the vendor shipped the firmware in march."))
+    assert result["auto_merged"] == [["r2:n1", "r1:n1"]]
+    (kept,) = store.get_graph("g")["nodes"]
+    assert kept["refuted"] is True and kept["refute_reason"] == "the changelog says April"
+    assert kept["run_ids"] == ["r1", "r2"]
+
+
+def test_merge_never_bridges_a_contradiction_through_a_third_claim() -> None:
+    store = GraphStore()
+    ingest(
+        store,
+        "r1",
+        node("a", "the east pump station shut down early on monday"),
+        node("b", "the east pump station did not shut down early on monday"),
+    )
+    # c is similar to both a and b; it may join one of them, never both.
+    ingest(store, "r2", node("c", "the east pump station shut down early monday"))
+    ids = [n["id"] for n in store.get_graph("g")["nodes"]]
+    assert "a" in ids and "b" in ids
+
+
+def test_merge_duplicates_with_strict_thresholds_merges_less() -> None:
+    store = GraphStore(jaccard_threshold=1.0, ratio_threshold=1.0)
+    ingest(
+        store,
+        "r1",
+        node("a", "the pump at site four failed twice"),
+        node("b", "the pump at site four failed twice today"),
+    )
+    assert store.get_graph("g")["nodes"][1]["id"] == "b"
+    result = store.merge_duplicates("g", jaccard_threshold=0.7, ratio_threshold=0.85)
+    assert result["merges"] == [["a", "b"]]
+
+
+def test_merge_duplicates_is_idempotent() -> None:
+    store = GraphStore(jaccard_threshold=1.0, ratio_threshold=1.0)
+    ingest(
+        store,
+        "r1",
+        node("a", "the pump at site four failed twice"),
+        node("b", "the pump at site four failed twice today"),
+        node("c", "the pump at site four did not fail twice"),
+    )
+    first = store.merge_duplicates("g")
+    snapshot = store.get_graph("g")
+    assert first["merges"]
+    assert store.merge_duplicates("g") == {"merges": [], "contradictions_created": []}
+    assert store.get_graph("g") == snapshot
+
+
+@pytest.mark.parametrize("bad", [-0.1, 1.5, "high", None, True])
+def test_merge_duplicates_rejects_bad_thresholds(bad: Any) -> None:
+    store = GraphStore()
+    ingest(store, "r1", node("a", "x"))
+    error = store.merge_duplicates("g", jaccard_threshold=bad)["error"]
+    assert "jaccard_threshold" in error

@@ -1,0 +1,201 @@
+"""Whatever a client sends, the server answers with a result and keeps serving.
+
+Invalid calls come back as MCP error results (``isError``) whose text names the
+offending field; the call after them is answered normally. The lenient coercions
+real models need (numbers as strings, arrays as JSON text) are accepted and give
+the same graph as well-typed input.
+"""
+
+import json
+from typing import Any
+
+import pytest
+from mcp import Client
+from test_server_inmemory import GRAPH, call  # pytest puts tests/ on sys.path
+
+from graph_server.fixture import CONCLUSION, R1_EDGES, R1_NODES, RUNS
+from graph_server.server import build_server
+from graph_server.store import GraphStore
+
+pytestmark = pytest.mark.anyio
+
+_NODE = {"id": "N", "claim": "a fresh claim about rack 9", "type": "given"}
+_ON_CONCLUSION = {"graph_id": GRAPH, "conclusion_id": CONCLUSION}
+
+# (case id, tool, arguments, text the error message must contain)
+BAD_CALLS: list[tuple[str, str, dict[str, Any], str]] = [
+    # wrong types
+    (
+        "graph_id_is_a_list",
+        "check_structure",
+        {"graph_id": ["g"], "conclusion_id": "Z"},
+        "graph_id",
+    ),
+    ("graph_id_is_empty", "surviving_claims", {"graph_id": ""}, "graph_id"),
+    (
+        "conclusion_is_an_object",
+        "support_width",
+        {"graph_id": GRAPH, "conclusion_id": {}},
+        "conclusion_id",
+    ),
+    (
+        "threshold_is_a_word",
+        "merge_duplicates",
+        {"graph_id": GRAPH, "jaccard_threshold": "high"},
+        "jaccard_threshold",
+    ),
+    (
+        "threshold_out_of_range",
+        "merge_duplicates",
+        {"graph_id": GRAPH, "ratio_threshold": 7},
+        "ratio_threshold",
+    ),
+    (
+        "confidence_is_nan",
+        "update_node",
+        {"graph_id": GRAPH, "node_id": "B", "confidence": "nan"},
+        "confidence",
+    ),
+    ("nodes_is_a_number", "assert_graph", {"graph_id": GRAPH, "nodes": 42}, "nodes"),
+    ("nodes_is_prose", "assert_graph", {"graph_id": GRAPH, "nodes": "A supports C"}, "nodes"),
+    ("nodes_is_broken_json", "assert_graph", {"graph_id": GRAPH, "nodes": '[{"id": "N",'}, "nodes"),
+    # missing fields
+    ("no_conclusion_id", "check_structure", {"graph_id": GRAPH}, "conclusion_id"),
+    ("no_reason", "mark_refuted", {"graph_id": GRAPH, "node_id": "D"}, "reason"),
+    ("no_nodes", "assert_graph", {"graph_id": GRAPH, "edges": []}, "nodes"),
+    ("no_arguments_at_all", "critical_links", {}, "graph_id"),
+    # malformed nodes and edges
+    ("node_is_a_number", "assert_graph", {"graph_id": GRAPH, "nodes": [1]}, "nodes.0"),
+    (
+        "node_without_claim",
+        "assert_graph",
+        {"graph_id": GRAPH, "nodes": [{"id": "N", "type": "given"}]},
+        "nodes.0.claim",
+    ),
+    (
+        "node_of_unknown_type",
+        "assert_graph",
+        {"graph_id": GRAPH, "nodes": [{**_NODE, "type": "hypothesis"}]},
+        "nodes.0.type",
+    ),
+    (
+        "node_confidence_word",
+        "assert_graph",
+        {"graph_id": GRAPH, "nodes": [{**_NODE, "confidence": "very"}]},
+        "nodes.0.confidence",
+    ),
+    (
+        "edge_of_unknown_relation",
+        "assert_graph",
+        {"graph_id": GRAPH, "nodes": [], "edges": [{"src": "A", "dst": "C", "relation": "causes"}]},
+        "edges.0.relation",
+    ),
+    (
+        "one_megabyte_claim",
+        "assert_graph",
+        {"graph_id": GRAPH, "nodes": [{**_NODE, "claim": "x" * 1_000_000}]},
+        "nodes.0.claim",
+    ),
+    (
+        "one_megabyte_reason",
+        "mark_refuted",
+        {"graph_id": GRAPH, "node_id": "D", "reason": "y" * 1_000_000},
+        "reason",
+    ),
+    # refused by the store itself
+    (
+        "unknown_graph",
+        "check_structure",
+        {"graph_id": "no-such-graph", "conclusion_id": "Z"},
+        "no-such-graph",
+    ),
+    (
+        "unknown_node",
+        "mark_refuted",
+        {"graph_id": GRAPH, "node_id": "Y", "reason": "r"},
+        "node_id 'Y'",
+    ),
+    (
+        "unknown_conclusion",
+        "disputed_nodes",
+        {"graph_id": GRAPH, "conclusion_id": "Q"},
+        "conclusion_id 'Q'",
+    ),
+    ("update_with_nothing", "update_node", {"graph_id": GRAPH, "node_id": "B"}, "needs confidence"),
+    ("unknown_tool", "format_hard_disk", {"graph_id": GRAPH}, "Unknown tool"),
+]
+
+
+async def seeded_client_calls(client: Client) -> None:
+    for run_id, nodes, edges in RUNS:
+        await call(
+            client,
+            "assert_graph",
+            {"graph_id": GRAPH, "nodes": nodes, "edges": edges, "run_id": run_id},
+        )
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "named"), [c[1:] for c in BAD_CALLS], ids=[c[0] for c in BAD_CALLS]
+)
+async def test_bad_call_is_an_error_result_naming_the_field_and_the_next_call_is_answered(
+    tool: str, arguments: dict[str, Any], named: str
+) -> None:
+    async with Client(build_server()) as client:
+        await seeded_client_calls(client)
+        before = await call(client, "get_graph", {"graph_id": GRAPH})
+
+        result = await client.call_tool(tool, arguments)
+
+        assert result.is_error
+        message = result.content[0].text
+        assert named in message
+        assert len(message) < 5_000  # a 1 MB value is not echoed back
+        assert await call(client, "get_graph", {"graph_id": GRAPH}) == before
+        assert (await call(client, "support_width", _ON_CONCLUSION))["disjoint_paths"] == 2
+
+
+async def test_items_the_store_refuses_come_back_per_item_like_library_mode() -> None:
+    dangling = {"src": "A", "dst": "nowhere", "relation": "supports"}
+    args = {"graph_id": GRAPH, "nodes": [_NODE], "edges": [dangling]}
+    library = GraphStore()
+    library.assert_graph(GRAPH, R1_NODES, R1_EDGES)
+
+    async with Client(build_server()) as client:
+        await call(
+            client, "assert_graph", {"graph_id": GRAPH, "nodes": R1_NODES, "edges": R1_EDGES}
+        )
+        served = await call(client, "assert_graph", args)
+
+    assert served == json.loads(json.dumps(library.assert_graph(**args)))
+    assert served["accepted_nodes"] == ["N"]
+    assert [r["item"] for r in served["rejected"]] == [dangling]
+
+
+async def test_numbers_and_arrays_sent_as_strings_build_the_same_graph() -> None:
+    stringly_nodes = [
+        {**node, "confidence": str(node["confidence"]), "run_ids": "r1"} for node in R1_NODES
+    ]
+    stringly_edges = [
+        json.dumps({**edge, "confidence": str(edge["confidence"]), "run_ids": "r1"})
+        for edge in R1_EDGES
+    ]
+    library = GraphStore()
+    library.assert_graph(GRAPH, R1_NODES, R1_EDGES, run_id="r1")
+    library.assert_graph(GRAPH, [{"id": "7", "claim": "rack 7 is cooled", "type": "assumption"}])
+    library.merge_duplicates(GRAPH, 0.9, 0.95)
+
+    async with Client(build_server()) as client:
+        arrays_as_text = {
+            "graph_id": GRAPH,
+            "nodes": json.dumps(stringly_nodes),
+            "edges": json.dumps(stringly_edges),
+        }
+        await call(client, "assert_graph", arrays_as_text)
+        numeric_id = {"id": 7, "claim": "rack 7 is cooled", "type": "assumption"}
+        await call(client, "assert_graph", {"graph_id": GRAPH, "nodes": [json.dumps(numeric_id)]})
+        thresholds = {"graph_id": GRAPH, "jaccard_threshold": "0.9", "ratio_threshold": "0.95"}
+        await call(client, "merge_duplicates", thresholds)
+        served = await call(client, "get_graph", {"graph_id": GRAPH})
+
+    assert served == json.loads(json.dumps(library.get_graph(GRAPH)))

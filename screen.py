@@ -1,0 +1,656 @@
+"""Grounding screen: does a model answer from the supplied document, or from memory?
+
+Usage::
+
+    python screen.py --models local,meta-llama/llama-3.1-8b-instruct [--base-url URL]
+                     [--limit N] [--max-cost 1.00] [--dry-run] [--out DIR] [--set-default]
+                     [--items PATH] [--models-file PATH] [--max-tokens 128]
+                     [--allow-unknown-cost]
+
+One call per item per model, temperature 0, through the project's own client and backends
+(:func:`orchestrator.backend.open_backend`), so ``--models local`` runs the built-in llama.cpp
+model by the same path as an OpenRouter model. Grading and the default-model rule live in
+:mod:`evals.grounding`; this module does the command line, the cost guard, the calls and the
+files. Details: docs/screen.md.
+
+Files under ``--out`` (default ``runs/screen``):
+
+* ``results.jsonl`` - append-only, one line per call (answer or error, grade, tokens, cost,
+  latency). A re-run skips every (model, item) already answered with the same prompt.
+* ``summary.md`` - the per-model table, rewritten from results.jsonl after each run.
+
+Exit status: 0 done; 1 some calls failed or ``--set-default`` found no eligible model;
+2 refused before any call (bad arguments or items, unknown model or price, cost cap).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from evals.grounding import (
+    CATEGORIES,
+    PROMPT_VERSION,
+    Item,
+    ItemsFileError,
+    ModelSummary,
+    choose_default,
+    grade_answer,
+    item_sha,
+    load_items,
+    screen_messages,
+    summarise,
+)
+from orchestrator.backend import open_backend
+from orchestrator.client import CostLedger, LLMError
+
+REPO = Path(__file__).resolve().parent
+DEFAULT_ITEMS = REPO / "items.jsonl"
+DEFAULT_MODELS_FILE = REPO / "models.json"
+DEFAULT_OUT = Path("runs") / "screen"
+RESULTS_NAME = "results.jsonl"
+SUMMARY_NAME = "summary.md"
+
+# Prompt tokens are estimated from characters. English runs near 4 characters per token for
+# the tokenizers we target; dividing by 3 (and adding per-message overhead) over-estimates on
+# purpose, so the worst case stays an upper bound for ordinary text.
+CHARS_PER_TOKEN = 3.0
+TOKENS_PER_MESSAGE = 8
+MAX_TOKENS_LIMIT = 4096
+# The client already retries each call; this many failed calls in a row means the model (or
+# its server) is not answering at all, and further calls would only burn time and budget.
+MAX_CONSECUTIVE_FAILURES = 3
+
+
+class ScreenError(Exception):
+    """A refusal before any call is made; the message says what to change."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model to screen: where it is served and what it costs (USD per token, None unknown)."""
+
+    id: str
+    base_url: str | None
+    is_local: bool
+    prompt_price: float | None
+    completion_price: float | None
+    listed: bool
+
+    @property
+    def price_per_token(self) -> float | None:
+        if self.prompt_price is None or self.completion_price is None:
+            return None
+        return self.prompt_price + self.completion_price
+
+
+# ---- configuration --------------------------------------------------------------------------
+
+
+def load_models_config(path: Path) -> dict[str, Any]:
+    """Read models.json; ScreenError naming the field when its shape is wrong."""
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ScreenError(f"cannot read the models file {path}: {exc}") from exc
+    if not isinstance(config, dict) or not isinstance(config.get("models"), list):
+        raise ScreenError(f"{path}: field 'models' must be a list")
+    for index, entry in enumerate(config["models"]):
+        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
+            raise ScreenError(f"{path}: models[{index}] must be an object with a string 'id'")
+    leak = config.get("max_leak_rate")
+    if not isinstance(leak, int | float) or isinstance(leak, bool) or not 0 < leak <= 1:
+        raise ScreenError(f"{path}: field 'max_leak_rate' must be a number in (0, 1], got {leak!r}")
+    return config
+
+
+def _price(entry: dict[str, Any], key: str) -> float | None:
+    pricing = entry.get("pricing")
+    value = pricing.get(key) if isinstance(pricing, dict) else None
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value) if value >= 0 else None
+    return None
+
+
+def resolve_models(
+    names: Sequence[str], config: dict[str, Any], base_url: str | None, models_path: Path
+) -> list[ModelSpec]:
+    """One ModelSpec per requested name (duplicates dropped, order kept).
+
+    A name listed in models.json takes its base URL (``--base-url`` overrides it) and prices
+    from there; a local backend without prices costs 0. An unlisted name is allowed only with
+    ``--base-url`` and has unknown prices. Anything else is a ScreenError.
+    """
+    entries = {e["id"]: e for e in config["models"]}
+    specs: list[ModelSpec] = []
+    for name in dict.fromkeys(names):
+        entry = entries.get(name)
+        if entry is None:
+            if base_url is None:
+                known = ", ".join(sorted(entries))
+                raise ScreenError(
+                    f"unknown model {name!r}: it is not in {models_path} and no --base-url was "
+                    f"given. Known models: {known}"
+                )
+            specs.append(ModelSpec(name, base_url, False, None, None, listed=False))
+            continue
+        is_local = entry.get("backend") == "local"
+        prompt, completion = _price(entry, "prompt"), _price(entry, "completion")
+        if is_local and prompt is None and completion is None:
+            prompt = completion = 0.0
+        specs.append(
+            ModelSpec(
+                id=name,
+                base_url=base_url or entry.get("base_url"),
+                is_local=is_local,
+                prompt_price=prompt,
+                completion_price=completion,
+                listed=True,
+            )
+        )
+    return specs
+
+
+# ---- cost estimate --------------------------------------------------------------------------
+
+
+def estimate_prompt_tokens(messages: Sequence[dict[str, str]]) -> int:
+    """Conservative prompt-token estimate: ceil(characters / 3) + 8 per message."""
+    return sum(
+        math.ceil(len(m["content"]) / CHARS_PER_TOKEN) + TOKENS_PER_MESSAGE for m in messages
+    )
+
+
+def worst_case_call_cost(spec: ModelSpec, item: Item, max_tokens: int) -> float | None:
+    """Upper bound on one call's cost: estimated prompt tokens and a full max_tokens answer."""
+    if spec.prompt_price is None or spec.completion_price is None:
+        return None
+    prompt = estimate_prompt_tokens(screen_messages(item))
+    return prompt * spec.prompt_price + max_tokens * spec.completion_price
+
+
+# ---- results file ---------------------------------------------------------------------------
+
+
+def read_results(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """Rows of results.jsonl plus warnings for lines that are not JSON objects (those lines
+    are left in the file untouched and ignored; a crash mid-write can leave one)."""
+    if not path.exists():
+        return [], []
+    rows: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for lineno, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                warnings.append(f"{path} line {lineno} ignored: not valid JSON ({exc.msg})")
+                continue
+            if not isinstance(row, dict) or not isinstance(row.get("model"), str):
+                warnings.append(f"{path} line {lineno} ignored: not a result object")
+                continue
+            rows.append(row)
+    return rows, warnings
+
+
+def append_result(path: Path, row: dict[str, Any]) -> None:
+    """Append one row durably (flushed and fsynced), so a crash loses at most the call in
+    flight. A torn last line from an earlier crash is closed off first, never merged into."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a+b") as handle:
+        handle.seek(0, os.SEEK_END)
+        if handle.tell() > 0:
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) != b"\n":
+                handle.write(b"\n")
+        handle.write((json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8"))
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def answered_keys(rows: Sequence[dict[str, Any]]) -> set[tuple[str, str, str]]:
+    """(model, item_id, item_sha) of every successful row: these pairs are not called again."""
+    return {
+        (r["model"], str(r.get("item_id")), str(r.get("item_sha")))
+        for r in rows
+        if r.get("error") is None and isinstance(r.get("answer"), str)
+    }
+
+
+# ---- calling --------------------------------------------------------------------------------
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _call_cost_of_failure(ledger: CostLedger, error: LLMError) -> float | None:
+    if error.call_id is None:
+        return None
+    records = ledger.records()
+    cost = records[error.call_id].get("cost_usd") if error.call_id < len(records) else None
+    return cost if isinstance(cost, float) else None
+
+
+@dataclass
+class Budget:
+    """What this invocation may still spend (USD). Calls with unknown prices are not capped
+    (the user accepted that with --allow-unknown-cost)."""
+
+    remaining: float
+
+    def allows(self, worst_case: float | None) -> bool:
+        return worst_case is None or worst_case <= self.remaining + 1e-12
+
+    def spend(self, actual: float | None, worst_case: float | None) -> None:
+        # An unreported cost on a priced model is charged at its worst case, to stay safe.
+        charge = actual if actual is not None else worst_case
+        if charge is not None:
+            self.remaining -= charge
+
+
+def screen_model(
+    spec: ModelSpec,
+    items: Sequence[Item],
+    *,
+    results_path: Path,
+    models_path: Path,
+    max_tokens: int,
+    budget: Budget,
+) -> int:
+    """Call `spec` once per item in `items`, appending a row per call. Returns how many items
+    were left unanswered (failed calls, or not called because of the budget or a dead model)."""
+    answered = consecutive = 0
+    with ExitStack() as stack:
+        try:
+            backend = stack.enter_context(
+                open_backend(spec.id, base_url=spec.base_url, models_path=models_path)
+            )
+        except (LLMError, RuntimeError, OSError, ValueError) as exc:
+            print(f"[{spec.id}] cannot start the model: {exc}", file=sys.stderr)
+            return len(items)
+        for item in items:
+            worst = worst_case_call_cost(spec, item, max_tokens)
+            if not budget.allows(worst):
+                print(f"[{spec.id}] stopping: the --max-cost budget is used up", file=sys.stderr)
+                break
+            row: dict[str, Any] = {
+                "model": spec.id,
+                "item_id": item.id,
+                "category": item.category,
+                "item_sha": item_sha(item),
+                "prompt_version": PROMPT_VERSION,
+                "at": _now(),
+            }
+            try:
+                result = backend.client.chat(
+                    backend.model,
+                    screen_messages(item),
+                    temperature=0.0,
+                    max_tokens=max_tokens,
+                    role="screen",
+                    tags={"item_id": item.id},
+                )
+            except LLMError as exc:
+                cost = _call_cost_of_failure(backend.client.ledger, exc)
+                budget.spend(cost, worst)
+                row.update(
+                    answer=None,
+                    grade=None,
+                    reason=None,
+                    error=f"{type(exc).__name__}: {exc}",
+                    cost_usd=cost,
+                    attempts=exc.attempts,
+                )
+                append_result(results_path, row)
+                consecutive += 1
+                print(f"[{spec.id}] {item.id}: call failed: {exc}", file=sys.stderr)
+                if consecutive >= MAX_CONSECUTIVE_FAILURES:
+                    print(
+                        f"[{spec.id}] giving up after {consecutive} failed calls in a row",
+                        file=sys.stderr,
+                    )
+                    break
+                continue
+            consecutive = 0
+            answered += 1
+            budget.spend(result.cost_usd, worst)
+            grade = grade_answer(item, result.text)
+            row.update(
+                answer=result.text,
+                grade=grade.grade,
+                reason=grade.reason,
+                error=None,
+                prompt_tokens=result.prompt_tokens,
+                completion_tokens=result.completion_tokens,
+                cost_usd=result.cost_usd,
+                cost_source=result.cost_source,
+                latency_s=round(result.latency_s, 3),
+                attempts=result.attempts,
+                finish_reason=result.finish_reason,
+            )
+            append_result(results_path, row)
+            print(f"[{spec.id}] {item.id}: {grade.grade} ({result.latency_s:.1f}s)")
+    return len(items) - answered
+
+
+# ---- summary --------------------------------------------------------------------------------
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1f}%"
+
+
+def _rate(num: int, den: int) -> str:
+    return "n/a" if den == 0 else f"{num / den:.2f} ({num}/{den})"
+
+
+def _usd(value: float) -> str:
+    return f"${value:.6f}"
+
+
+def _total_cost(s: ModelSummary) -> str:
+    if s.cost_usd is not None:
+        return _usd(s.cost_usd)
+    return f"unknown (>= {_usd(s.cost_usd_known)}; {s.calls_cost_unknown} calls unpriced)"
+
+
+def _cost_per_grounded(s: ModelSummary) -> str:
+    if s.counts.get("grounded", 0) == 0:
+        return "n/a (none grounded)"
+    per = s.cost_per_grounded
+    return "unknown" if per is None else _usd(per)
+
+
+def summary_table(summaries: Sequence[ModelSummary]) -> str:
+    """The per-model markdown table (also what is printed)."""
+    lines = [
+        "| model | graded | grounded | memorized | abstain | other | leak rate "
+        "| correct abstention | total cost | cost / grounded |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for s in summaries:
+        cells = [
+            s.model,
+            f"{s.graded}/{s.items}",
+            _pct(s.pct("grounded")),
+            _pct(s.pct("memorized")),
+            _pct(s.pct("abstain")),
+            _pct(s.pct("other")),
+            _rate(s.leaks, s.unanswerable),
+            _rate(s.correct_abstentions, s.unanswerable),
+            _total_cost(s),
+            _cost_per_grounded(s),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def category_table(summaries: Sequence[ModelSummary]) -> str:
+    """Per category, the share of graded items with the expected behaviour (grounded for
+    answerable categories, abstain for unanswerable), and the memorized share beside it."""
+    header = " | ".join(f"{c} (expected / memorized)" for c in CATEGORIES)
+    lines = [f"| model | {header} |", "|---|" + "---|" * len(CATEGORIES)]
+    for s in summaries:
+        cells = [s.model]
+        for cat in CATEGORIES:
+            counts = s.by_category.get(cat, {})
+            total = sum(counts.values())
+            good = counts.get("abstain" if cat == "unanswerable" else "grounded", 0)
+            leaked = counts.get("memorized", 0)
+            cells.append("n/a" if total == 0 else f"{good}/{total} / {leaked}/{total}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def summary_markdown(
+    summaries: Sequence[ModelSummary], *, items_path: Path, n_items: int, results_path: Path
+) -> str:
+    return (
+        "# Grounding screen summary\n\n"
+        f"Generated {_now()} from `{results_path}` over {n_items} items of `{items_path}` "
+        f"(prompt {PROMPT_VERSION}, temperature 0, one call per item per model).\n\n"
+        f"{summary_table(summaries)}\n\n"
+        "Percentages are over graded items. Leak rate: unanswerable items answered with the "
+        "world-knowledge value; correct abstention: unanswerable items where the model "
+        "abstained. Total cost covers every recorded call for these items, failed ones "
+        "included; it is unknown when any call's cost is.\n\n"
+        "## By category\n\n"
+        f"{category_table(summaries)}\n"
+    )
+
+
+# ---- default model --------------------------------------------------------------------------
+
+
+def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
+    """Replace `path` with `data` (indent 2) via a temporary file, so a crash never leaves a
+    half-written models.json behind."""
+    fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def set_default(
+    summaries: Sequence[ModelSummary],
+    config: dict[str, Any],
+    specs: Sequence[ModelSpec],
+    models_path: Path,
+) -> bool:
+    """Apply the rule of models.json to `summaries`; record the winner there. False (and the
+    file untouched) when no model is eligible or the winner is not listed in models.json."""
+    max_leak = float(config["max_leak_rate"])
+    winner, excluded = choose_default(summaries, max_leak)
+    for model, why in excluded.items():
+        print(f"not eligible as default: {model}: {why}")
+    if winner is None:
+        print(f"--set-default: no eligible model; {models_path} left unchanged", file=sys.stderr)
+        return False
+    if not next(s for s in specs if s.id == winner).listed:
+        print(
+            f"--set-default: the winner {winner!r} is not listed in {models_path}; add an entry "
+            "for it (with base_url and pricing) and re-run, nothing was changed",
+            file=sys.stderr,
+        )
+        return False
+    best = next(s for s in summaries if s.model == winner)
+    config["default_model"] = winner
+    config["default_evidence"] = {
+        "chosen_at": _now(),
+        "rule": config.get("default_rule"),
+        "max_leak_rate": max_leak,
+        "items": best.items,
+        "prompt_version": PROMPT_VERSION,
+        "candidates": [
+            {
+                "model": s.model,
+                "grounded_pct": s.pct("grounded"),
+                "leak_rate": s.leak_rate,
+                "eligible": s.model not in excluded,
+            }
+            for s in summaries
+        ],
+    }
+    write_json_atomic(models_path, config)
+    print(f"default model set to {winner!r} in {models_path}")
+    return True
+
+
+# ---- command line ---------------------------------------------------------------------------
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _usd_arg(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite amount >= 0, got {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="screen.py",
+        description="Grounding screen: grade whether models answer from the document or from "
+        "memory. See docs/screen.md.",
+    )
+    parser.add_argument("--models", required=True, help="comma-separated model ids")
+    parser.add_argument("--base-url", help="OpenAI-compatible endpoint for every model listed")
+    parser.add_argument("--limit", type=_positive_int, help="use only the first N items")
+    parser.add_argument(
+        "--max-cost",
+        type=_usd_arg,
+        default=1.00,
+        help="refuse to start when the worst-case cost (USD) exceeds this, and stop a run that "
+        "reaches it (default 1.00)",
+    )
+    parser.add_argument(
+        "--max-tokens",
+        type=_positive_int,
+        default=128,
+        help=f"completion cap per call (default 128, at most {MAX_TOKENS_LIMIT})",
+    )
+    parser.add_argument("--dry-run", action="store_true", help="estimate only; no calls, no files")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output directory")
+    parser.add_argument(
+        "--set-default", action="store_true", help="record the rule's winner in models.json"
+    )
+    parser.add_argument("--items", type=Path, default=DEFAULT_ITEMS, help="items JSONL file")
+    parser.add_argument(
+        "--models-file", type=Path, default=DEFAULT_MODELS_FILE, help="models.json to use"
+    )
+    parser.add_argument(
+        "--allow-unknown-cost",
+        action="store_true",
+        help="run models without a known price (their cost is not capped)",
+    )
+    return parser
+
+
+def print_estimate(
+    specs: Sequence[ModelSpec], pending: dict[str, list[Item]], max_tokens: int
+) -> tuple[float, list[str]]:
+    """Print the worst-case estimate; return (total for priced models, ids with no price)."""
+    print(
+        f"Worst-case cost before any call (prompt tokens ~ characters/{CHARS_PER_TOKEN:g} + "
+        f"{TOKENS_PER_MESSAGE} per message; every answer {max_tokens} tokens):"
+    )
+    total = 0.0
+    unpriced: list[str] = []
+    for spec in specs:
+        todo = pending[spec.id]
+        prompt = sum(estimate_prompt_tokens(screen_messages(it)) for it in todo)
+        costs = [worst_case_call_cost(spec, it, max_tokens) for it in todo]
+        if todo and any(c is None for c in costs):
+            unpriced.append(spec.id)
+            shown = "unknown (no price in the models file)"
+        else:
+            amount = sum(c for c in costs if c is not None)
+            total += amount
+            shown = _usd(amount) + (" (local)" if spec.is_local else "")
+        print(f"  {spec.id:<40} {len(todo):>4} calls {prompt:>8} prompt tokens  {shown}")
+    print(f"  {'total':<40} {_usd(total)}" + (" + unknown" if unpriced else ""))
+    return total, unpriced
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return _run(args)
+    except (ScreenError, ItemsFileError) as exc:
+        print(f"screen: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.max_tokens > MAX_TOKENS_LIMIT:
+        raise ScreenError(f"--max-tokens {args.max_tokens} exceeds the limit {MAX_TOKENS_LIMIT}")
+    names = [n.strip() for n in args.models.split(",") if n.strip()]
+    if not names:
+        raise ScreenError("--models names no model")
+    config = load_models_config(args.models_file)
+    items = load_items(args.items)[: args.limit]
+    specs = resolve_models(names, config, args.base_url, args.models_file)
+
+    results_path = args.out / RESULTS_NAME
+    rows, warnings = read_results(results_path)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    done = answered_keys(rows)
+    pending = {s.id: [it for it in items if (s.id, it.id, item_sha(it)) not in done] for s in specs}
+    skipped = sum(len(items) - len(todo) for todo in pending.values())
+    if skipped:
+        print(f"resuming: {skipped} (model, item) pairs already answered in {results_path}")
+
+    total, unpriced = print_estimate(specs, pending, args.max_tokens)
+    if unpriced and not args.allow_unknown_cost:
+        raise ScreenError(
+            f"no price known for {', '.join(unpriced)}, so the worst case cannot be bounded; "
+            "add pricing to the models file or pass --allow-unknown-cost"
+        )
+    if total > args.max_cost:
+        raise ScreenError(
+            f"refusing to start: worst-case cost {_usd(total)} exceeds --max-cost "
+            f"{_usd(args.max_cost)} (lower --limit or --max-tokens, or raise --max-cost)"
+        )
+    if args.dry_run:
+        print("dry run: no calls made, no files written")
+        return 0
+
+    budget = Budget(remaining=args.max_cost)
+    unanswered = 0
+    for spec in specs:
+        if pending[spec.id]:
+            unanswered += screen_model(
+                spec,
+                pending[spec.id],
+                results_path=results_path,
+                models_path=args.models_file,
+                max_tokens=args.max_tokens,
+                budget=budget,
+            )
+
+    rows, _ = read_results(results_path)
+    summaries = [summarise(s.id, items, rows, price_per_token=s.price_per_token) for s in specs]
+    print(summary_table(summaries))
+    args.out.mkdir(parents=True, exist_ok=True)
+    summary_path = args.out / SUMMARY_NAME
+    summary_path.write_text(
+        summary_markdown(
+            summaries, items_path=args.items, n_items=len(items), results_path=results_path
+        ),
+        encoding="utf-8",
+    )
+    print(f"wrote {summary_path}")
+    if unanswered:
+        print(f"{unanswered} item calls are still unanswered; re-run to retry them")
+    ok = unanswered == 0
+    if args.set_default:
+        ok = set_default(summaries, config, specs, args.models_file) and ok
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -377,7 +377,8 @@ class ModelSummary:
     """Screen figures for one model over one item selection.
 
     Percentages are over `graded` items; `leak_rate` and `correct_abstention_rate` are over
-    graded unanswerable items (None when there are none). Costs: `cost_usd` is the total of
+    graded unanswerable items (None when there are none); `by_category` holds the grade counts
+    per item category. Costs: `cost_usd` is the total of
     every recorded call for these items (retries of failed calls included), None when any of
     them has unknown cost; `cost_usd_known` is the known part (a lower bound).
     """
@@ -394,6 +395,7 @@ class ModelSummary:
     cost_usd_known: float
     calls_cost_unknown: int
     price_per_token: float | None
+    by_category: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
     def pct(self, grade: str) -> float | None:
         return 100.0 * self.counts.get(grade, 0) / self.graded if self.graded else None
@@ -446,6 +448,7 @@ def summarise(
         if usable and row.get("item_sha") == wanted[row["item_id"]]:
             latest[row["item_id"]] = row
     counts = dict.fromkeys(GRADES, 0)
+    by_category = {cat: dict.fromkeys(GRADES, 0) for cat in CATEGORIES}
     unanswerable = leaks = abstentions = 0
     for it in items:
         used = latest.get(it.id)
@@ -453,6 +456,7 @@ def summarise(
             continue
         grade = grade_answer(it, used["answer"]).grade
         counts[grade] += 1
+        by_category[it.category][grade] += 1
         if it.expected == "abstain":
             unanswerable += 1
             leaks += grade == "memorized"
@@ -471,6 +475,7 @@ def summarise(
         cost_usd_known=cost_known,
         calls_cost_unknown=cost_unknown,
         price_per_token=price_per_token,
+        by_category=by_category,
     )
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from mcp import Client
-from test_server_inmemory import GRAPH, call  # pytest puts tests/ on sys.path
+from test_server_inmemory import GRAPH, call, text_of  # pytest puts tests/ on sys.path
 
 from graph_server.fixture import CONCLUSION, R1_EDGES, R1_NODES, RUNS
 from graph_server.server import build_server
@@ -148,7 +148,7 @@ async def test_bad_call_is_an_error_result_naming_the_field_and_the_next_call_is
         result = await client.call_tool(tool, arguments)
 
         assert result.is_error
-        message = result.content[0].text
+        message = text_of(result)
         assert named in message
         assert len(message) < 5_000  # a 1 MB value is not echoed back
         assert await call(client, "get_graph", {"graph_id": GRAPH}) == before
@@ -157,7 +157,7 @@ async def test_bad_call_is_an_error_result_naming_the_field_and_the_next_call_is
 
 async def test_items_the_store_refuses_come_back_per_item_like_library_mode() -> None:
     dangling = {"src": "A", "dst": "nowhere", "relation": "supports"}
-    args = {"graph_id": GRAPH, "nodes": [_NODE], "edges": [dangling]}
+    args: dict[str, Any] = {"graph_id": GRAPH, "nodes": [_NODE], "edges": [dangling]}
     library = GraphStore()
     library.assert_graph(GRAPH, R1_NODES, R1_EDGES)
 

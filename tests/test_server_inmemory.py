@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
+from mcp_types import CallToolResult, TextContent
 
 from graph_server.fixture import CONCLUSION, RUNS
 from graph_server.server import build_server
@@ -52,13 +53,18 @@ def library_payloads(session: list[tuple[str, dict[str, Any]]]) -> list[Any]:
     return [json.loads(json.dumps(getattr(store, name)(**args))) for name, args in session]
 
 
+def text_of(result: CallToolResult) -> str:
+    """The result's readable text content, concatenated."""
+    return "".join(block.text for block in result.content if isinstance(block, TextContent))
+
+
 async def call(client: Client, name: str, arguments: dict[str, Any]) -> Any:
     """Call a tool that must succeed; return its structured content.
 
     Also checks that the readable text content carries the same payload.
     """
     result = await client.call_tool(name, arguments)
-    text = "".join(block.text for block in result.content if block.type == "text")
+    text = text_of(result)
     assert not result.is_error, f"{name} failed: {text}"
     assert json.loads(text) == result.structured_content
     return result.structured_content

@@ -123,7 +123,12 @@ def test_junk_on_stdin_is_ignored_and_the_next_request_is_answered(tmp_path: Pat
         )
     assert server.stdin is not None and server.stdout is not None
     stdout = server.stdout
-    threading.Thread(target=lambda: [lines.put(line) for line in stdout], daemon=True).start()
+
+    def pump() -> None:
+        for line in stdout:
+            lines.put(line)
+
+    threading.Thread(target=pump, daemon=True).start()
 
     def send(message: dict[str, Any] | str) -> None:
         assert server.stdin is not None

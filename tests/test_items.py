@@ -96,6 +96,27 @@ def test_the_canonical_abstention_reply_is_graded_abstain(item: Item) -> None:
     assert grade_answer(item, ABSTAIN_REPLY).grade == "abstain"
 
 
+GENERIC_ABSTENTIONS = (
+    "The text does not say.",
+    "The document does not mention this.",
+    "The passage is silent on this point.",
+    "I cannot answer this from the document.",
+    "Not stated in the text.",
+    "Unknown.",
+    "The document doesn't provide that information.",
+    "There is not enough information in the text to answer.",
+    "I don't know.",
+    "The text does not contain the answer to this question.",
+)
+
+
+@pytest.mark.parametrize("item", ITEMS, ids=lambda it: it.id)
+def test_common_abstention_wordings_are_graded_abstain_for_every_item(item: Item) -> None:
+    # Guards against regexes that fire on words abstentions use ("text", "document", ...).
+    for answer in GENERIC_ABSTENTIONS:
+        assert grade_answer(item, answer).grade == "abstain", answer
+
+
 @pytest.mark.parametrize("item", ITEMS, ids=lambda it: it.id)
 def test_echoing_the_question_scores_neither_grounded_nor_memorized(item: Item) -> None:
     assert grade_answer(item, item.question).grade in ("abstain", "other")

@@ -53,7 +53,7 @@ GSM8K_RECORDS = [
     },
 ]
 
-HOTPOT_RECORD = {
+HOTPOT_RECORD: dict[str, Any] = {
     "_id": "5ab3d2ae55429969a97a81a5",
     "question": "Which town is home to the firm that rebuilt Ostgate Pier?",
     "answer": "Brelling",
@@ -147,7 +147,7 @@ def test_hotpotqa_json_array_becomes_titled_paragraphs(tmp_path: Path) -> None:
 
 
 def test_hotpotqa_column_form_jsonl_loads_the_same(tmp_path: Path) -> None:
-    columns = dict(HOTPOT_RECORD)
+    columns: dict[str, Any] = dict(HOTPOT_RECORD)
     columns["context"] = {
         "title": [t for t, _ in HOTPOT_RECORD["context"]],
         "sentences": [s for _, s in HOTPOT_RECORD["context"]],

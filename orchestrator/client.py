@@ -1,0 +1,506 @@
+"""OpenAI-compatible chat-completions client over ``requests``, with retries and cost accounting.
+
+Works against OpenRouter (the default) or any compatible server (llama.cpp, vLLM, Ollama):
+``ChatClient(base_url)`` or the ``LOGIC_GRAPH_BASE_URL`` environment variable.
+
+Key handling: the key comes from the ``api_key`` argument or ``OPENROUTER_API_KEY``. The
+environment key is only ever sent to openrouter.ai hosts, so pointing the client at some other
+server cannot leak it; pass ``api_key=`` explicitly to authenticate elsewhere. The key is kept
+out of ``repr``, log lines, exception messages and ledger records (server text that echoes it is
+redacted).
+
+Retries: at most ``max_retries`` more attempts after the first, on 408/429/5xx (also when a 200
+body embeds such a code), timeouts and broken connections, waiting ``Retry-After`` (capped at
+``max_retry_after_s``) or exponential back-off with jitter. 400/401/402/403/404/422 and other
+4xx fail at once. Every logical call, successful or not, becomes one ledger record; cost rules
+are in :mod:`orchestrator._ledger`.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import math
+import os
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+import requests
+
+from orchestrator._ledger import ChatResult, CostLedger
+from orchestrator._pricing import PricingTable
+from orchestrator.errors import (
+    APIStatusError,
+    LLMConnectionError,
+    LLMError,
+    LLMTimeoutError,
+    MalformedResponseError,
+    RetryExhaustedError,
+)
+
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "ENV_API_KEY",
+    "ENV_BASE_URL",
+    "APIStatusError",
+    "ChatClient",
+    "ChatResult",
+    "CostLedger",
+    "LLMConnectionError",
+    "LLMError",
+    "LLMTimeoutError",
+    "MalformedResponseError",
+    "PricingTable",
+    "RetryExhaustedError",
+    "SupportsChat",
+    "parse_retry_after",
+]
+
+log = logging.getLogger("orchestrator.client")
+
+DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
+ENV_BASE_URL = "LOGIC_GRAPH_BASE_URL"
+ENV_API_KEY = "OPENROUTER_API_KEY"
+_EXCERPT_CHARS = 300
+_RESERVED_BODY_KEYS = frozenset({"model", "messages"})
+
+
+class SupportsChat(Protocol):
+    """What the control loop, screen and evals need from a client (ChatClient, ScriptedClient)."""
+
+    ledger: CostLedger
+
+    def chat(
+        self,
+        model: str,
+        messages: list[dict[str, Any]],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        response_format: dict[str, Any] | None = None,
+        seed: int | None = None,
+        role: str = "call",
+        extra_body: dict[str, Any] | None = None,
+        tags: dict[str, Any] | None = None,
+    ) -> ChatResult: ...
+
+
+def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP-date), or None.
+
+    ``now`` is the current Unix time (default ``time.time()``); dates in the past give 0.0.
+    Unparseable, negative or non-finite values give None so the caller falls back to back-off.
+    """
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    try:
+        seconds = float(text)
+        if seconds < 0:  # a negative delay is not a valid header value
+            return None
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    if not math.isfinite(seconds):
+        return None
+    return max(0.0, seconds)
+
+
+class ChatClient:
+    """Thread-safe chat-completions client; one instance can serve a whole thread pool.
+
+    Inputs: ``base_url`` (default env ``LOGIC_GRAPH_BASE_URL``, else OpenRouter); ``api_key``
+    (default env ``OPENROUTER_API_KEY``, sent to openrouter.ai only); ``timeout_s`` per HTTP
+    attempt (read timeout); ``max_retries`` extra attempts (0..10); ``pricing`` (default: the
+    repository's models.json); ``ledger`` (default: a fresh one, exposed as ``.ledger``);
+    ``backoff_base_s`` / ``max_backoff_s`` for exponential back-off with jitter;
+    ``max_retry_after_s`` caps a server's Retry-After; ``fetch_catalog`` fetches
+    ``<base_url>/models`` once, lazily, when a model has no price (failure only logs).
+    ``sleep``, ``clock`` (monotonic), ``wall_clock`` (Unix time) and ``rng`` exist for tests.
+    """
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        *,
+        api_key: str | None = None,
+        timeout_s: float = 120.0,
+        max_retries: int = 3,
+        pricing: PricingTable | None = None,
+        ledger: CostLedger | None = None,
+        backoff_base_s: float = 1.0,
+        max_backoff_s: float = 30.0,
+        max_retry_after_s: float = 60.0,
+        fetch_catalog: bool = False,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
+        rng: random.Random | None = None,
+    ) -> None:
+        url = (base_url or os.environ.get(ENV_BASE_URL) or DEFAULT_BASE_URL).rstrip("/")
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"base_url {url!r} must be an http(s) URL with a host")
+        _require(math.isfinite(timeout_s) and timeout_s > 0, "timeout_s", timeout_s, "> 0")
+        _require(
+            isinstance(max_retries, int) and 0 <= max_retries <= 10,
+            "max_retries",
+            max_retries,
+            "an integer in 0..10",
+        )
+        for name, value in (
+            ("backoff_base_s", backoff_base_s),
+            ("max_backoff_s", max_backoff_s),
+            ("max_retry_after_s", max_retry_after_s),
+        ):
+            _require(math.isfinite(value) and value >= 0, name, value, ">= 0")
+        self.base_url = url
+        self.is_openrouter = (parts.hostname or "").endswith("openrouter.ai")
+        if api_key is None and self.is_openrouter:
+            api_key = os.environ.get(ENV_API_KEY) or None
+        self.__key = api_key
+        self.timeout_s = float(timeout_s)
+        self.max_retries = max_retries
+        self.pricing = pricing if pricing is not None else PricingTable.from_models_json()
+        self.ledger = ledger if ledger is not None else CostLedger()
+        self.backoff_base_s = backoff_base_s
+        self.max_backoff_s = max_backoff_s
+        self.max_retry_after_s = max_retry_after_s
+        self._fetch_catalog = fetch_catalog
+        self._catalog_tried = False
+        self._sleep = sleep
+        self._clock = clock
+        self._wall_clock = wall_clock
+        self._rng = rng or random.Random()
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        self._sessions: list[requests.Session] = []
+
+    def __repr__(self) -> str:
+        key = "set" if self.__key else "none"
+        return (
+            f"ChatClient(base_url={self.base_url!r}, api_key={key}, timeout_s={self.timeout_s}, "
+            f"max_retries={self.max_retries})"
+        )
+
+    def __enter__(self) -> ChatClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close every pooled connection (the client stays usable; pools reopen on demand)."""
+        with self._lock:
+            for session in self._sessions:
+                session.close()
+
+    def chat(
+        self,
+        model: str,
+        messages: list[dict[str, Any]],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        response_format: dict[str, Any] | None = None,
+        seed: int | None = None,
+        role: str = "call",
+        extra_body: dict[str, Any] | None = None,
+        tags: dict[str, Any] | None = None,
+    ) -> ChatResult:
+        """One logical chat call (with retries); records it in ``self.ledger`` under ``role``.
+
+        ``response_format`` is passed through (e.g. :mod:`orchestrator.schemas`);
+        ``extra_body`` adds provider-specific fields; ``tags`` become extra ledger fields.
+        Returns a :class:`ChatResult` whose ``call_id`` is its ledger record. Raises ValueError
+        for invalid arguments (nothing is sent), else an :class:`LLMError` subclass whose
+        ``attempts`` and ``call_id`` are set.
+        """
+        payload = self._payload(
+            model, messages, temperature, max_tokens, response_format, seed, extra_body
+        )
+        _require(isinstance(role, str) and bool(role), "role", role, "a non-empty string")
+        fields = dict(tags or {})
+        start = self._clock()
+        attempts = 0
+        transport_failures = 0
+        while True:
+            attempts += 1
+            try:
+                result = self._attempt(model, payload)
+                break
+            except LLMError as exc:
+                if isinstance(exc, LLMTimeoutError | LLMConnectionError):
+                    transport_failures += 1
+                error: LLMError = exc
+                if exc.retryable and attempts > self.max_retries:
+                    error = RetryExhaustedError(
+                        f"{model}: gave up after {attempts} attempts; last error: {exc}", exc
+                    )
+                if not exc.retryable or attempts > self.max_retries:
+                    error.attempts = attempts
+                    error.call_id = self.ledger.record_failure(
+                        role,
+                        model,
+                        error,
+                        latency_s=self._clock() - start,
+                        transport_failures=transport_failures,
+                        **fields,
+                    )
+                    if error is exc:
+                        raise
+                    raise error from exc
+                delay = self._delay(attempts, getattr(exc, "retry_after_s", None))
+                log.info(
+                    "%s call to %s failed (attempt %d of %d): %s; retrying in %.2fs",
+                    role,
+                    model,
+                    attempts,
+                    self.max_retries + 1,
+                    exc,
+                    delay,
+                )
+                self._sleep(delay)
+        result = replace(
+            result,
+            latency_s=self._clock() - start,
+            attempts=attempts,
+            transport_failures=transport_failures,
+        )
+        call_id = self.ledger.record(role, result, **fields)
+        return replace(result, call_id=call_id)
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _payload(
+        self,
+        model: str,
+        messages: list[dict[str, Any]],
+        temperature: float,
+        max_tokens: int | None,
+        response_format: dict[str, Any] | None,
+        seed: int | None,
+        extra_body: dict[str, Any] | None,
+    ) -> dict[str, Any]:
+        _require(isinstance(model, str) and bool(model.strip()), "model", model, "non-empty")
+        _require(
+            isinstance(messages, list)
+            and bool(messages)
+            and all(isinstance(m, dict) and isinstance(m.get("role"), str) for m in messages),
+            "messages",
+            type(messages).__name__,
+            "a non-empty list of {'role', 'content'} dicts",
+        )
+        _require(
+            isinstance(temperature, int | float) and 0 <= temperature <= 2,
+            "temperature",
+            temperature,
+            "a number in 0..2",
+        )
+        _require(
+            max_tokens is None or (isinstance(max_tokens, int) and max_tokens >= 1),
+            "max_tokens",
+            max_tokens,
+            "None or an integer >= 1",
+        )
+        _require(seed is None or isinstance(seed, int), "seed", seed, "None or an integer")
+        _require(
+            response_format is None or isinstance(response_format, dict),
+            "response_format",
+            response_format,
+            "None or a dict",
+        )
+        extra = dict(extra_body or {})
+        clash = sorted(_RESERVED_BODY_KEYS.intersection(extra))
+        _require(not clash, "extra_body", clash, "must not override 'model' or 'messages'")
+        payload: dict[str, Any] = {"model": model, "messages": messages, "temperature": temperature}
+        if max_tokens is not None:
+            payload["max_tokens"] = max_tokens
+        if response_format is not None:
+            payload["response_format"] = response_format
+        if seed is not None:
+            payload["seed"] = seed
+        if self.is_openrouter:
+            # OpenRouter reports the billed cost in usage.cost when asked to.
+            payload["usage"] = {"include": True}
+        payload.update(extra)
+        return payload
+
+    def _session(self) -> requests.Session:
+        session: requests.Session | None = getattr(self._local, "session", None)
+        if session is None:
+            session = requests.Session()
+            self._local.session = session
+            with self._lock:
+                self._sessions.append(session)
+        return session
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json"}
+        if self.__key:
+            headers["Authorization"] = f"Bearer {self.__key}"
+        if self.is_openrouter:
+            headers["X-Title"] = "logic-graph"
+        return headers
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self.__key, "[REDACTED]") if self.__key else text
+
+    def _attempt(self, model: str, payload: dict[str, Any]) -> ChatResult:
+        """One HTTP attempt; returns a result (latency/attempts filled in later) or raises."""
+        url = self.base_url + "/chat/completions"
+        try:
+            response = self._session().post(
+                url,
+                json=payload,
+                headers=self._headers(),
+                timeout=(min(10.0, self.timeout_s), self.timeout_s),
+            )
+        except requests.Timeout as exc:
+            raise LLMTimeoutError(f"no answer from {url} within {self.timeout_s:g}s") from exc
+        except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError) as exc:
+            raise LLMConnectionError(self._redact(f"connection to {url} failed: {exc}")) from exc
+        except requests.RequestException as exc:
+            raise LLMError(self._redact(f"request to {url} failed: {exc}")) from exc
+        retry_after = parse_retry_after(response.headers.get("Retry-After"), now=self._wall_clock())
+        if not 200 <= response.status_code < 300:
+            raise APIStatusError(
+                response.status_code,
+                self._redact(
+                    f"HTTP {response.status_code} from {url}: {_error_detail(response.text)}"
+                ),
+                retry_after_s=retry_after,
+            )
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            raise MalformedResponseError(
+                self._redact(f"HTTP 200 from {url} is not a JSON object: {_excerpt(response.text)}")
+            )
+        choices = body.get("choices")
+        choice = choices[0] if isinstance(choices, list) and choices else None
+        embedded = body.get("error") or (choice.get("error") if isinstance(choice, dict) else None)
+        if embedded:
+            raise self._embedded_error(url, embedded, retry_after)
+        message = choice.get("message") if isinstance(choice, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+        finish_reason = finish if isinstance(finish, str) else None
+        if not isinstance(content, str) or not content.strip():
+            raise MalformedResponseError(
+                self._redact(
+                    f"HTTP 200 from {url} has no message content (finish_reason="
+                    f"{finish_reason!r}): {_excerpt(response.text)}"
+                )
+            )
+        raw_usage = body.get("usage")
+        usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
+        prompt_tokens = _count(usage.get("prompt_tokens"))
+        completion_tokens = _count(usage.get("completion_tokens"))
+        cost, source = self._cost(
+            model, body.get("model"), usage.get("cost"), prompt_tokens, completion_tokens
+        )
+        return ChatResult(
+            text=content,
+            model=model,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            cost_usd=cost,
+            cost_source=source,
+            latency_s=0.0,
+            attempts=1,
+            finish_reason=finish_reason,
+        )
+
+    def _embedded_error(self, url: str, error: Any, retry_after: float | None) -> LLMError:
+        code = error.get("code") if isinstance(error, dict) else None
+        detail = error.get("message") if isinstance(error, dict) else error
+        text = self._redact(f"HTTP 200 from {url} carries an error: {_excerpt(str(detail))}")
+        status = _count(int(code) if isinstance(code, str) and code.isdigit() else code)
+        if status is not None and 400 <= status <= 599:
+            return APIStatusError(status, text, retry_after_s=retry_after, embedded=True)
+        return MalformedResponseError(text)
+
+    def _cost(
+        self,
+        model: str,
+        served_model: object,
+        reported: object,
+        prompt_tokens: int | None,
+        completion_tokens: int | None,
+    ) -> tuple[float | None, str]:
+        if (
+            isinstance(reported, int | float)
+            and not isinstance(reported, bool)
+            and math.isfinite(reported)
+            and reported >= 0
+        ):
+            return float(reported), "usage"
+        names = [model] + ([served_model] if isinstance(served_model, str) else [])
+        if self._fetch_catalog and not any(n in self.pricing for n in names):
+            self._load_catalog()
+        for name in names:
+            cost = self.pricing.cost(name, prompt_tokens, completion_tokens)
+            if cost is not None:
+                return cost, "pricing"
+        return None, "unknown"
+
+    def _load_catalog(self) -> None:
+        with self._lock:
+            if self._catalog_tried:
+                return
+            self._catalog_tried = True
+            catalog = PricingTable.fetch_catalog(self.base_url, timeout_s=min(10.0, self.timeout_s))
+            if catalog is not None:
+                self.pricing = self.pricing.merged(catalog)
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(retry_after, self.max_retry_after_s)
+        backoff = min(self.backoff_base_s * 2 ** (attempt - 1), self.max_backoff_s)
+        # "Equal jitter": keep half the back-off, randomise the rest, so concurrent callers
+        # that failed together do not retry in lock-step.
+        return backoff * (0.5 + 0.5 * self._rng.random())
+
+
+def _require(ok: bool, field: str, value: object, rule: str) -> None:
+    if not ok:
+        raise ValueError(f"{field}={value!r} is invalid: must be {rule}")
+
+
+def _count(value: object) -> int | None:
+    """A token count (non-negative int) or None when absent or invalid."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
+
+
+def _excerpt(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _EXCERPT_CHARS else flat[:_EXCERPT_CHARS] + "..."
+
+
+def _error_detail(text: str) -> str:
+    """The error message of an OpenAI-style error body, else an excerpt of the raw text."""
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return _excerpt(text)
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return _excerpt(error["message"])
+    return _excerpt(text)

@@ -1,0 +1,324 @@
+"""The six arms of the evaluation: five baselines and the full orchestrator, same items, same model.
+
+Each arm is a function ``(item, model, client, *, settings) -> ArmResult``:
+
+1. `single_pass` - one call, answer at once.
+2. `naive_revisit` - reason and answer, then "revisit your reasoning" in the same conversation.
+3. `cot_reinjection` - reason and answer, then a new conversation gets that reasoning verbatim
+   and gives the final answer.
+4. `arrow_thinking` - one call whose system prompt forces arrow-chain (``a -> b -> c``) thinking.
+5. `compressed_chain` - reason and answer; the model compresses its reasoning to an arrow chain;
+   a fresh context checks the chain against documents and question and answers.
+6. `orchestrator` - `orchestrator.run.run_task`; the answer is the chosen conclusion, reduced to
+   a short scorable phrase by one extra call that sees only question and conclusion.
+
+Arms 2, 3 and 5 share their first call, so their differences isolate what is fed back. Every
+arm wraps the client it is given in a `CallRecorder`, so ``ArmResult.calls`` holds exactly the
+ledger records of its own calls, and all arms share the caller's ledger. Model failures
+(`LLMError`) propagate to the caller; a malformed reply never raises: it yields ``answer=None``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from orchestrator.run import RunConfig, run_task
+
+from evals import prompts
+from evals.datasets import item_to_task
+from evals.metering import CallRecorder
+from evals.score import normalize_answer
+from orchestrator.client import SupportsChat
+
+
+@dataclass(frozen=True)
+class ArmResult:
+    """What one arm produced for one item.
+
+    ``answer`` is the text to score (None: no answer found, or a refusal); ``refused`` is True
+    when the arm declined to answer; ``calls`` are the ledger records of its calls; ``trace``
+    lists each step's request and reply (arm 6: the orchestrator's report); ``extra`` holds
+    arm-specific facts (answer format, first answer, support width for arm 6, ...).
+    """
+
+    answer: str | None
+    refused: bool
+    calls: list[dict[str, Any]]
+    trace: list[dict[str, Any]]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ArmSettings:
+    """Knobs shared by all arms.
+
+    ``max_tokens``: completion cap per baseline call; ``temperature``/``seed``: sampling of the
+    baseline calls; ``run_config``: arm 6's orchestrator settings (None: `RunConfig` defaults);
+    ``extract_answer``: arm 6 turns its conclusion into a short answer with one more call;
+    ``artifacts_dir``: where arm 6 writes each item's report and trace (None: nowhere).
+    """
+
+    max_tokens: int = 768
+    temperature: float = 0.0
+    seed: int | None = None
+    run_config: RunConfig | None = None
+    extract_answer: bool = True
+    artifacts_dir: Path | None = None
+
+
+Arm = Callable[..., ArmResult]
+
+# --- answer parsing ------------------------------------------------------------------------
+
+# "ANSWER: x" on a line of its own, tolerating markdown decoration ("**Answer:** x", "> Answer -").
+_ANSWER_LINE = re.compile(
+    r"^[\s>*_#`-]*(?:final\s+)?answer[\s*_`]*[:=\uff1a][\s*_`]*(?P<value>.*?)\s*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+# Fallbacks when the line is missing: "the answer is x" or LaTeX \boxed{x}.
+_ANSWER_PHRASE = re.compile(
+    r"\b(?:the\s+)?(?:final\s+)?answer\s+is\s*:?\s*(?P<value>[^\n]+)", re.IGNORECASE
+)
+_BOXED = re.compile(r"\\boxed\{(?P<value>[^{}\n]+)\}")
+_DECORATION = " \t*_`\"'"
+# What a model writes when it declines; compared after SQuAD normalisation.
+_REFUSALS = frozenset(
+    {
+        "unknown",
+        "cannot be determined",
+        "cannot determine",
+        "not enough information",
+        "insufficient information",
+        "not determinable",
+        "undetermined",
+        "none",
+        "n/a",
+    }
+)
+
+
+@dataclass(frozen=True)
+class ParsedAnswer:
+    """A reply's final answer: ``value`` (None if none found or a refusal), ``refused``, and
+    ``format``: "line" (an ANSWER line), "phrase" (a fallback pattern) or "missing"."""
+
+    value: str | None
+    refused: bool
+    format: str
+
+
+def _clean(value: str) -> str:
+    value = value.strip(_DECORATION)
+    if value.endswith("."):
+        value = value[:-1].rstrip(_DECORATION)
+    return value
+
+
+def parse_answer(text: str | None) -> ParsedAnswer:
+    """Find the final answer in a reply; never raises.
+
+    The last non-empty ``ANSWER: ...`` line wins; without one, the last "the answer is ..." or
+    ``\\boxed{...}``. A value such as "unknown" is a refusal. Linear in the length of `text`.
+    """
+    if not text:
+        return ParsedAnswer(None, False, "missing")
+    found = [_clean(m.group("value")) for m in _ANSWER_LINE.finditer(text)]
+    found = [v for v in found if v]
+    form = "line"
+    if not found:
+        found = [_clean(m.group("value")) for m in _ANSWER_PHRASE.finditer(text)]
+        found += [_clean(m.group("value")) for m in _BOXED.finditer(text)]
+        found = [v for v in found if v]
+        form = "phrase"
+    if not found:
+        return ParsedAnswer(None, False, "missing")
+    value = found[-1]
+    if normalize_answer(value) in _REFUSALS or value.lower() in _REFUSALS:
+        return ParsedAnswer(None, True, form)
+    return ParsedAnswer(value, False, form)
+
+
+# --- the baseline arms ---------------------------------------------------------------------
+
+
+class _Steps:
+    """Runs the calls of one baseline arm through a recorder and keeps the trace."""
+
+    def __init__(
+        self, client: SupportsChat, model: str, arm: int, item: Mapping[str, Any], s: ArmSettings
+    ) -> None:
+        self.recorder = CallRecorder(client, {"eval_arm": arm, "eval_item": str(item["id"])})
+        self.model = model
+        self.settings = s
+        self.trace: list[dict[str, Any]] = []
+
+    def call(self, step: str, messages: list[dict[str, str]]) -> str:
+        """One call; returns its text (raises LLMError on failure)."""
+        result = self.recorder.chat(
+            self.model,
+            messages,
+            temperature=self.settings.temperature,
+            max_tokens=self.settings.max_tokens,
+            seed=self.settings.seed,
+            role=f"eval:{step}",
+        )
+        self.trace.append({"step": step, "messages": messages, "reply": result.text})
+        return result.text
+
+    def finish(self, final_text: str, **extra: Any) -> ArmResult:
+        """The arm's result, answer parsed from `final_text`."""
+        parsed = parse_answer(final_text)
+        return ArmResult(
+            answer=parsed.value,
+            refused=parsed.refused,
+            calls=self.recorder.records(),
+            trace=self.trace,
+            extra={"answer_format": parsed.format, **extra},
+        )
+
+
+def single_pass(
+    item: Mapping[str, Any], model: str, client: SupportsChat, *, settings: ArmSettings
+) -> ArmResult:
+    """Arm 1: one call, direct answer (prompt ``direct``)."""
+    steps = _Steps(client, model, 1, item, settings)
+    return steps.finish(steps.call("direct", prompts.direct_messages(item)))
+
+
+def naive_revisit(
+    item: Mapping[str, Any], model: str, client: SupportsChat, *, settings: ArmSettings
+) -> ArmResult:
+    """Arm 2: reasoned answer, then "revisit your reasoning" in the same conversation."""
+    steps = _Steps(client, model, 2, item, settings)
+    first = prompts.reasoned_messages(item)
+    reply = steps.call("reasoned", first)
+    final = steps.call("revisit", prompts.revisit_messages(first, reply))
+    return steps.finish(final, first_answer=parse_answer(reply).value)
+
+
+def cot_reinjection(
+    item: Mapping[str, Any], model: str, client: SupportsChat, *, settings: ArmSettings
+) -> ArmResult:
+    """Arm 3: reasoned answer, then a new conversation gets that reply verbatim and answers."""
+    steps = _Steps(client, model, 3, item, settings)
+    reply = steps.call("reasoned", prompts.reasoned_messages(item))
+    final = steps.call("reinject", prompts.reinject_messages(item, reply))
+    return steps.finish(final, first_answer=parse_answer(reply).value)
+
+
+def arrow_thinking(
+    item: Mapping[str, Any], model: str, client: SupportsChat, *, settings: ArmSettings
+) -> ArmResult:
+    """Arm 4: one call under a system prompt that forces arrow-chain thinking."""
+    steps = _Steps(client, model, 4, item, settings)
+    return steps.finish(steps.call("arrow", prompts.arrow_messages(item)))
+
+
+def compressed_chain(
+    item: Mapping[str, Any], model: str, client: SupportsChat, *, settings: ArmSettings
+) -> ArmResult:
+    """Arm 5: reasoned answer -> the model compresses it to an arrow chain -> a fresh context
+    checks the chain against the documents and question and gives the final answer."""
+    steps = _Steps(client, model, 5, item, settings)
+    first = prompts.reasoned_messages(item)
+    reply = steps.call("reasoned", first)
+    chain = steps.call("compress", prompts.compress_messages(first, reply)).strip()
+    final = steps.call("chain_check", prompts.chain_check_messages(item, chain))
+    return steps.finish(final, first_answer=parse_answer(reply).value, chain=chain)
+
+
+# --- arm 6 ---------------------------------------------------------------------------------
+
+
+def _safe_name(text: str) -> str:
+    """A file-system-safe directory name for an item id."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text)[:120] or "item"
+
+
+def orchestrator(
+    item: Mapping[str, Any], model: str, client: SupportsChat, *, settings: ArmSettings
+) -> ArmResult:
+    """Arm 6: the full orchestrator on the item's task.
+
+    A refusal by the orchestrator is a refusal here. Otherwise the chosen conclusion (a
+    sentence) is turned into a short answer by one call that sees only the question and that
+    sentence (``settings.extract_answer``; off: the sentence itself is scored). ``extra`` holds
+    ``width`` (support width of the chosen conclusion, None when there is none), the
+    conclusion, stop and refusal reasons.
+    """
+    recorder = CallRecorder(client, {"eval_arm": 6, "eval_item": str(item["id"])})
+    out_dir = None
+    if settings.artifacts_dir is not None:
+        out_dir = settings.artifacts_dir / "arm6" / _safe_name(str(item["id"]))
+    report = run_task(
+        item_to_task(item),
+        client=recorder,
+        model=model,
+        config=settings.run_config or RunConfig(),
+        out_dir=out_dir,
+    )
+    chosen = report.get("chosen") if isinstance(report.get("chosen"), dict) else None
+    width = chosen.get("width") if chosen else None
+    conclusion = report.get("answer")
+    refused = bool(report.get("refused")) or not isinstance(conclusion, str) or not conclusion
+    extra: dict[str, Any] = {
+        "width": width if isinstance(width, int) else None,
+        "conclusion": conclusion if isinstance(conclusion, str) else None,
+        "stop_reason": report.get("stop_reason"),
+        "refusal_reason": report.get("refusal_reason"),
+    }
+    trace: list[dict[str, Any]] = [{"step": "orchestrator", "report": report}]
+    answer: str | None = None
+    if not refused and isinstance(conclusion, str):
+        if settings.extract_answer:
+            messages = prompts.extract_messages(str(item["question"]), conclusion)
+            result = recorder.chat(
+                model,
+                messages,
+                temperature=0.0,
+                max_tokens=min(settings.max_tokens, 128),
+                seed=settings.seed,
+                role="eval:extract",
+            )
+            trace.append({"step": "extract", "messages": messages, "reply": result.text})
+            parsed = parse_answer(result.text)
+            # The orchestrator did answer; an extraction that says "unknown" is a wrong answer
+            # rather than a refusal, so refusals stay the orchestrator's own decision.
+            answer = parsed.value
+            extra["answer_format"] = parsed.format
+        else:
+            answer = conclusion
+            extra["answer_format"] = "conclusion"
+    return ArmResult(
+        answer=answer, refused=refused, calls=recorder.records(), trace=trace, extra=extra
+    )
+
+
+ARMS: dict[int, tuple[str, Arm]] = {
+    1: ("single pass", single_pass),
+    2: ("naive revisit", naive_revisit),
+    3: ("verbatim CoT re-injection", cot_reinjection),
+    4: ("arrow-notation thinking", arrow_thinking),
+    5: ("compressed chain, fresh check", compressed_chain),
+    6: ("full orchestrator", orchestrator),
+}
+"""Arm number -> (short name, function)."""
+
+# The prompt templates each arm uses (arm 6 adds the orchestrator's own, recorded in its report).
+ARM_PROMPTS: dict[int, tuple[str, ...]] = {
+    1: ("direct",),
+    2: ("reasoned", "revisit"),
+    3: ("reasoned", "reinject"),
+    4: ("arrow",),
+    5: ("reasoned", "compress", "chain_check"),
+    6: ("extract",),
+}
+
+
+def prompt_version(arm: int) -> str:
+    """A stable version string for an arm's prompts, e.g. ``"reasoned@1+revisit@1"``."""
+    return "+".join(f"{name}@{prompts.PROMPT_VERSIONS[name]}" for name in ARM_PROMPTS[arm])

@@ -1,0 +1,516 @@
+"""Command line for the six-arm evaluation.
+
+Usage::
+
+    python -m evals.run --dataset math|multihop|PATH [--format gsm8k|hotpotqa|musique|common]
+                        [--arms 1,2,3,4,5,6] [--limit N] [--model ID] [--base-url URL]
+                        [--max-cost USD] [--allow-unknown-cost] [--out DIR | --resume RUNSTAMP]
+                        [--max-tokens 768] [--n 3 --k 2 --budget-calls 12 --temp 0.8]
+
+Items are processed one at a time; each item goes through every selected arm before the next
+item starts, so a run cut short (cost cap, Ctrl-C) leaves the arms with comparable item sets.
+All calls go through one client from `orchestrator.backend.open_backend` (``--model local``
+starts the built-in llama.cpp model, cost 0), wrapped in the run's cost cap.
+
+Output directory (default ``evals/results/<runstamp>/``):
+
+* ``run.json`` - the run's settings (checked on resume) and one entry per invocation;
+* ``raw/arm<N>.jsonl`` - one line per item (answer, gold, score, tokens, cost, latency, calls);
+* ``traces/arm<N>.jsonl`` - every request and reply (arm 6: the orchestrator's report);
+* ``arm6/<item>/`` - the orchestrator's own report files;
+* ``summary.md``, ``summary.json`` and, with matplotlib, ``accuracy_vs_cost.png``.
+
+Resuming: re-running with the same ``--out`` (or ``--resume RUNSTAMP``) skips every
+(arm, item) whose latest raw line has no error. Exit status: 0 every selected (arm, item) has a
+result; 1 stopped early (cost cap, repeated errors) or some items failed; 2 refused before any
+call (bad arguments, unknown price without ``--allow-unknown-cost``, settings that differ from
+the run being resumed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from orchestrator.backend import open_backend
+from orchestrator.run import RunConfig
+
+from evals.arms import ARMS, ArmResult, ArmSettings, prompt_version
+from evals.datasets import (
+    DatasetFormatError,
+    load_dataset,
+    load_gsm8k,
+    load_hotpotqa,
+    load_items,
+    load_musique,
+)
+from evals.metering import CappedClient, CostCap, CostCapReached, usage_of
+from evals.score import score
+from evals.summary import latest_rows, read_rows, write_summary
+from orchestrator.client import LLMError, PricingTable
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS_ROOT = Path(__file__).resolve().parent / "results"
+DEFAULT_MODELS_FILE = REPO / "models.json"
+# A server that fails this many (arm, item) pairs in a row is down; stop instead of burning on.
+MAX_CONSECUTIVE_ERRORS = 5
+FORMATS: dict[str, Callable[..., list[dict[str, Any]]]] = {
+    "common": load_items,
+    "gsm8k": load_gsm8k,
+    "hotpotqa": load_hotpotqa,
+    "musique": load_musique,
+}
+# Settings that must match when a run is resumed: changing any of them changes the answers.
+FINGERPRINT_KEYS = ("dataset", "format", "model", "base_url", "settings", "prompts")
+
+
+class EvalError(Exception):
+    """The run was refused before any call; the message says why."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m evals.run", description="Six-arm evaluation of logic-graph."
+    )
+    parser.add_argument("--dataset", required=True, help="math, multihop, or a path to a file")
+    parser.add_argument(
+        "--format", choices=sorted(FORMATS), help="format of a --dataset file (default: detect)"
+    )
+    parser.add_argument("--arms", default="1,2,3,4,5,6", help="comma-separated arm numbers")
+    parser.add_argument("--limit", type=int, help="use only the first N items")
+    parser.add_argument("--model", help="model id (default: default_model of the models file)")
+    parser.add_argument("--base-url", help="OpenAI-compatible endpoint for the model")
+    parser.add_argument("--models-file", type=Path, default=DEFAULT_MODELS_FILE)
+    parser.add_argument(
+        "--max-cost",
+        type=float,
+        default=1.0,
+        help="USD cap for this invocation: no call is sent whose worst case could pass it",
+    )
+    parser.add_argument(
+        "--allow-unknown-cost",
+        action="store_true",
+        help="run a model with no known price (its spending cannot be capped)",
+    )
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--out", type=Path, help="results directory (re-use it to resume)")
+    where.add_argument("--resume", metavar="RUNSTAMP", help="resume evals/results/RUNSTAMP")
+    parser.add_argument(
+        "--max-tokens", type=int, default=768, help="completion cap per call (all arms)"
+    )
+    parser.add_argument("--temperature", type=float, default=0.0, help="arms 1-5 temperature")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--n", type=int, default=3, help="arm 6: interrogation runs")
+    parser.add_argument("--k", type=int, default=2, help="arm 6: target support width")
+    parser.add_argument("--budget-calls", type=int, default=12, help="arm 6: calls per item")
+    parser.add_argument("--temp", type=float, default=0.8, help="arm 6: interrogation temperature")
+    parser.add_argument(
+        "--structured-output",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="arm 6: ask for JSON-schema output (auto: the backend's default)",
+    )
+    parser.add_argument(
+        "--no-extract",
+        action="store_true",
+        help="arm 6: score the conclusion sentence itself instead of a short extracted answer",
+    )
+    return parser
+
+
+def parse_arms(text: str) -> list[int]:
+    """``"1,2,6"`` -> ``[1, 2, 6]`` (sorted, unique); EvalError naming a bad entry."""
+    arms: set[int] = set()
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if not part.isdigit() or int(part) not in ARMS:
+            raise EvalError(f"--arms: {part!r} is not an arm number (choose from 1-6)")
+        arms.add(int(part))
+    if not arms:
+        raise EvalError("--arms names no arm")
+    return sorted(arms)
+
+
+def load_selected(dataset: str, fmt: str | None, limit: int | None) -> list[dict[str, Any]]:
+    """The dataset's items (first `limit`), via the shipped sets or a format's loader."""
+    if limit is not None and limit < 1:
+        raise EvalError(f"--limit must be at least 1, got {limit}")
+    try:
+        if fmt is None:
+            return load_dataset(dataset, limit=limit)
+        return FORMATS[fmt](dataset, limit=limit)
+    except (DatasetFormatError, FileNotFoundError, ValueError) as exc:
+        raise EvalError(f"cannot load dataset {dataset!r}: {exc}") from exc
+
+
+def default_model(models_file: Path) -> str:
+    """``default_model`` of the models file."""
+    try:
+        data = json.loads(models_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise EvalError(f"cannot read models file {models_file}: {exc}") from exc
+    model = data.get("default_model") if isinstance(data, dict) else None
+    if not isinstance(model, str) or not model:
+        raise EvalError(f"{models_file} has no default_model; pass --model")
+    return model
+
+
+def model_prices(model: str, models_file: Path) -> tuple[float, float] | None:
+    """(prompt, completion) USD per token from the models file; None when not listed there."""
+    try:
+        return PricingTable.from_models_json(models_file).get(model)
+    except ValueError as exc:
+        raise EvalError(str(exc)) from exc
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def runstamp(dataset: str, model: str) -> str:
+    """A directory name like ``20260101-120000Z-multihop-local``."""
+    name = Path(dataset).stem if dataset not in ("math", "multihop") else dataset
+    slug = "".join(c if c.isalnum() or c in "-." else "-" for c in f"{name}-{model}")
+    return f"{datetime.now(UTC):%Y%m%d-%H%M%SZ}-{slug}"[:100]
+
+
+# --- results files -------------------------------------------------------------------------
+
+
+def raw_path(out: Path, arm: int) -> Path:
+    return out / "raw" / f"arm{arm}.jsonl"
+
+
+def append_jsonl(path: Path, record: dict[str, Any]) -> None:
+    """Append one JSON line and flush it, so an interrupted run loses at most the line in flight."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8", newline="\n") as handle:
+        handle.write(json.dumps(record, ensure_ascii=False, sort_keys=True, default=str) + "\n")
+        handle.flush()
+
+
+def _compact_call(record: dict[str, Any]) -> dict[str, Any]:
+    """The ledger fields of a call worth keeping per result line."""
+    keys = ("role", "ok", "prompt_tokens", "completion_tokens", "cost_usd", "cost_source")
+    compact = {key: record.get(key) for key in keys}
+    compact["latency_s"] = round(float(record.get("latency_s") or 0.0), 3)
+    if record.get("error"):
+        compact["error"] = record["error"]
+    return compact
+
+
+def result_row(
+    arm: int,
+    item: dict[str, Any],
+    result: ArmResult | None,
+    calls: list[dict[str, Any]],
+    latency_s: float,
+    error: str | None,
+) -> dict[str, Any]:
+    """One raw line: the arm's answer scored against the item, with its usage."""
+    answer = result.answer if result else None
+    scored = score(item, answer)
+    usage = usage_of(calls)
+    extra = dict(result.extra) if result else {}
+    return {
+        "id": item["id"],
+        "arm": arm,
+        "arm_name": ARMS[arm][0],
+        "kind": item["kind"],
+        "question": item["question"],
+        "answer": answer,
+        "gold": item["answer"],
+        "correct": bool(scored["correct"]),
+        "em": scored["em"],
+        "f1": scored["f1"],
+        "extracted": scored["extracted"],
+        "refused": bool(result.refused) if result else False,
+        "answer_format": extra.pop("answer_format", None),
+        "width": extra.pop("width", None),
+        "error": error,
+        "tokens": usage["tokens"],
+        "prompt_tokens": usage["prompt_tokens"],
+        "completion_tokens": usage["completion_tokens"],
+        "cost_usd": usage["cost_usd"],
+        "cost_usd_known": usage["cost_usd_known"],
+        "latency_s": round(latency_s, 3),
+        "n_calls": usage["calls"],
+        "failed_calls": usage["failed_calls"],
+        "calls": [_compact_call(c) for c in calls],
+        "extra": extra,
+        "prompt_version": prompt_version(arm),
+        "at": _now(),
+    }
+
+
+def run_one(
+    arm: int,
+    item: dict[str, Any],
+    model: str,
+    client: CappedClient,
+    settings: ArmSettings,
+) -> tuple[dict[str, Any], ArmResult | None]:
+    """Run one arm on one item; a model failure becomes a row with ``error`` set.
+
+    `CostCapReached` propagates (the item is then left unrecorded, to be redone on resume).
+    """
+    ledger = client.ledger
+    start_id = len(ledger.records())
+    started = time.perf_counter()
+    result: ArmResult | None = None
+    error = None
+    try:
+        result = ARMS[arm][1](item, model, client, settings=settings)
+    except LLMError as exc:
+        error = f"{type(exc).__name__}: {exc}"
+    latency = time.perf_counter() - started
+    if result is not None:
+        calls = result.calls
+    else:  # the arm raised: find its calls by the tags its recorder put on them
+        calls = [
+            r
+            for r in ledger.records()[start_id:]
+            if r.get("eval_arm") == arm and r.get("eval_item") == item["id"]
+        ]
+    return result_row(arm, item, result, calls, latency, error), result
+
+
+# --- the run -------------------------------------------------------------------------------
+
+
+def _fingerprint(args: argparse.Namespace, model: str, arms: list[int]) -> dict[str, Any]:
+    return {
+        "dataset": args.dataset,
+        "format": args.format,
+        "model": model,
+        "base_url": args.base_url,
+        "settings": {
+            "max_tokens": args.max_tokens,
+            "temperature": args.temperature,
+            "seed": args.seed,
+            "n": args.n,
+            "k": args.k,
+            "budget_calls": args.budget_calls,
+            "temp": args.temp,
+            "structured_output": args.structured_output,
+            "extract": not args.no_extract,
+        },
+        "prompts": {str(arm): prompt_version(arm) for arm in arms},
+    }
+
+
+def prepare_run_dir(out: Path, fingerprint: dict[str, Any]) -> dict[str, Any]:
+    """Load or create ``run.json``; EvalError when resuming a run with other settings."""
+    path = out / "run.json"
+    if path.is_file():
+        try:
+            meta = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise EvalError(f"{path} is not valid JSON: {exc}") from exc
+        old = meta.get("config", {})
+        differing = [
+            key for key in FINGERPRINT_KEYS if key != "prompts" and old.get(key) != fingerprint[key]
+        ]
+        # Arms may be added on resume; an arm already run must keep its prompts.
+        differing += [
+            f"prompts of arm {arm}"
+            for arm, version in fingerprint["prompts"].items()
+            if arm in old.get("prompts", {}) and old["prompts"][arm] != version
+        ]
+        if differing:
+            raise EvalError(
+                f"{out} holds a run with different {', '.join(differing)}; "
+                "use a new --out to start a separate run"
+            )
+        meta["config"]["prompts"] = {**old.get("prompts", {}), **fingerprint["prompts"]}
+        return dict(meta)
+    return {"config": fingerprint, "created": _now(), "invocations": []}
+
+
+def _write_meta(out: Path, meta: dict[str, Any]) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "run.json").write_text(
+        json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8"
+    )
+
+
+class Tally:
+    """Correct and scored counts per arm, for the progress line."""
+
+    def __init__(self, done: dict[int, dict[str, dict[str, Any]]]) -> None:
+        self.done = done
+
+    def add(self, arm: int, row: dict[str, Any]) -> None:
+        """Record `row`, replacing an earlier line for the same item (a retried failure)."""
+        self.done[arm][row["id"]] = row
+
+    def line(self, position: int, total: int, item_id: str, spent: float) -> str:
+        parts = []
+        for arm, rows in sorted(self.done.items()):
+            correct, n = sum(bool(r.get("correct")) for r in rows.values()), len(rows)
+            parts.append(f"a{arm} {correct}/{n} ({100 * correct / n:.0f}%)" if n else f"a{arm} -")
+        return f"[{position}/{total}] {item_id} | " + " | ".join(parts) + f" | spent ${spent:.4f}"
+
+
+def evaluate(
+    todo: list[tuple[dict[str, Any], list[int]]],
+    *,
+    out: Path,
+    model: str,
+    client: CappedClient,
+    settings: ArmSettings,
+    tally: Tally,
+) -> tuple[str | None, int]:
+    """Run each pending (item, arm), appending raw and trace lines as results arrive.
+
+    Returns (why the run stopped early or None, number of rows recorded with an error).
+    """
+    failed = consecutive = 0
+    for position, (item, pending) in enumerate(todo, start=1):
+        for arm in pending:
+            try:
+                row, result = run_one(arm, item, model, client, settings)
+            except CostCapReached:
+                row = result = None
+            if row is None or client.cap.stopped:
+                # The cap refused a call of this item (perhaps inside the orchestrator, which
+                # may have carried on without it): the result is incomplete, so it is not
+                # recorded, and a resumed run with a larger cap does the item again.
+                return client.cap.stopped or "cost cap reached", failed
+            append_jsonl(raw_path(out, arm), row)
+            if result is not None:
+                trace = {"id": item["id"], "arm": arm, "trace": result.trace}
+                append_jsonl(out / "traces" / f"arm{arm}.jsonl", trace)
+            tally.add(arm, row)
+            if not row["error"]:
+                consecutive = 0
+                continue
+            failed += 1
+            consecutive += 1
+            print(f"  arm {arm} {item['id']}: {row['error']}", file=sys.stderr)
+            if consecutive >= MAX_CONSECUTIVE_ERRORS:
+                return f"{consecutive} items failed in a row; is the model server up?", failed
+        print(tally.line(position, len(todo), item["id"], client.cap.spent_usd), file=sys.stderr)
+    return None, failed
+
+
+def _settings(args: argparse.Namespace, out: Path, structured_default: bool) -> ArmSettings:
+    structured = {"auto": structured_default, "on": True, "off": False}
+    return ArmSettings(
+        max_tokens=args.max_tokens,
+        temperature=args.temperature,
+        seed=args.seed,
+        run_config=RunConfig(
+            n=args.n,
+            k=args.k,
+            budget_calls=args.budget_calls,
+            temperature=args.temp,
+            seed=args.seed,
+            structured_output=structured[args.structured_output],
+        ),
+        extract_answer=not args.no_extract,
+        artifacts_dir=out,
+    )
+
+
+def _check_numbers(args: argparse.Namespace) -> None:
+    for name in ("max_tokens", "n", "k", "budget_calls"):
+        if getattr(args, name) < 1:
+            raise EvalError(f"--{name.replace('_', '-')} must be at least 1")
+    if not args.max_cost >= 0:
+        raise EvalError(f"--max-cost must be >= 0, got {args.max_cost}")
+    for name in ("temperature", "temp"):
+        if not 0 <= getattr(args, name) <= 2:
+            raise EvalError(f"--{name} must be in 0..2, got {getattr(args, name)}")
+
+
+def _run(args: argparse.Namespace) -> int:
+    arms = parse_arms(args.arms)
+    _check_numbers(args)
+    items = load_selected(args.dataset, args.format, args.limit)
+    if not items:
+        raise EvalError(f"dataset {args.dataset!r} has no items")
+    model = args.model or default_model(args.models_file)
+    prices = model_prices(model, args.models_file)
+    if prices is None and not args.allow_unknown_cost:
+        raise EvalError(
+            f"no price known for {model!r} in {args.models_file}, so the worst case of a call "
+            "cannot be bounded; add its pricing there or pass --allow-unknown-cost"
+        )
+    if args.resume:
+        out = RESULTS_ROOT / args.resume
+        if not (out / "run.json").is_file():
+            raise EvalError(f"--resume {args.resume}: {out} holds no run")
+    else:
+        out = args.out or RESULTS_ROOT / runstamp(args.dataset, model)
+    meta = prepare_run_dir(out, _fingerprint(args, model, arms))
+
+    done = {arm: latest_rows(read_rows(raw_path(out, arm), sys.stderr)) for arm in arms}
+    todo = []
+    for item in items:
+        pending = [a for a in arms if done[a].get(item["id"], {"error": "new"}).get("error")]
+        if pending:
+            todo.append((item, pending))
+    skipped = len(items) * len(arms) - sum(len(pending) for _, pending in todo)
+    print(f"results: {out}", file=sys.stderr)
+    if skipped:
+        print(f"resuming: {skipped} (arm, item) results already present", file=sys.stderr)
+    if prices is None:
+        print(f"warning: {model!r} has no known price; spending is not capped", file=sys.stderr)
+
+    cap = CostCap(
+        args.max_cost if prices is not None else None, prices, default_max_tokens=args.max_tokens
+    )
+    invocation: dict[str, Any] = {"started": _now(), "arms": arms, "items": len(items)}
+    with ExitStack() as stack:
+        try:
+            backend = stack.enter_context(
+                open_backend(model, base_url=args.base_url, models_path=args.models_file)
+            )
+        except (LLMError, RuntimeError, OSError, ValueError) as exc:
+            raise EvalError(f"cannot start model {model!r}: {exc}") from exc
+        meta["invocations"].append(invocation)
+        _write_meta(out, meta)
+        stopped, failed = evaluate(
+            todo,
+            out=out,
+            model=backend.model,
+            client=CappedClient(backend.client, cap),
+            settings=_settings(args, out, backend.response_format_default),
+            tally=Tally(done),
+        )
+        totals = backend.client.ledger.totals()
+    if stopped:
+        print(f"stopped: {stopped}", file=sys.stderr)
+    invocation.update(
+        finished=_now(),
+        stopped=stopped,
+        spent_usd=totals["cost_usd"],
+        spent_usd_known=totals["cost_usd_known"],
+        calls=totals["calls"],
+    )
+    _write_meta(out, meta)
+    print(write_summary(out)["markdown"])
+    return 1 if stopped or failed else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return _run(args)
+    except EvalError as exc:
+        print(f"evals.run: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,463 @@
+"""Summaries of evaluation runs: per-arm metrics, arm 6's width strata and the G2-G4 readings.
+
+Usage::
+
+    python -m evals.summary RUN_DIR                 # rebuild RUN_DIR/summary.{md,json}
+    python -m evals.summary RUN_A RUN_B [--out F]   # one table across runs (e.g. for G3)
+
+Everything is recomputed from the raw JSONL files (the latest line per item counts), so the
+summary can be rebuilt at any time without new calls. Costs are honest: an arm's total cost is
+unknown when any of its calls' costs is; cost per correct answer is reported as unknown, as
+"no correct answers", or as $0 for a zero-cost (local) model, never as a made-up number.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+# The width strata of arm 6 (G4); widths above the last bucket join it.
+WIDTH_BUCKETS = ("0", "1", "2", "3+")
+PLOT_NAME = "accuracy_vs_cost.png"
+G2_MARGIN_PP = 5.0
+
+
+# --- reading -------------------------------------------------------------------------------
+
+
+def read_rows(path: Path, warn: TextIO | None = None) -> list[dict[str, Any]]:
+    """Every parseable result line of a raw JSONL file; torn or foreign lines are skipped
+    (with a warning on `warn` when given). Linear in the file size."""
+    if not path.is_file():
+        return []
+    rows = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError:
+                row = None
+            if not isinstance(row, dict) or not isinstance(row.get("id"), str):
+                if warn is not None:
+                    print(f"warning: {path}:{number} is not a result line; ignored", file=warn)
+                continue
+            rows.append(row)
+    return rows
+
+
+def latest_rows(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Item id -> its last line (a retried item's newer line replaces the failed one)."""
+    return {row["id"]: row for row in rows}
+
+
+def run_arms(run_dir: Path) -> dict[int, dict[str, dict[str, Any]]]:
+    """Arm number -> (item id -> latest row) for every ``raw/arm<N>.jsonl`` in `run_dir`."""
+    arms: dict[int, dict[str, dict[str, Any]]] = {}
+    for path in sorted((run_dir / "raw").glob("arm*.jsonl")):
+        suffix = path.stem[len("arm") :]
+        if suffix.isdigit():
+            arms[int(suffix)] = latest_rows(read_rows(path))
+    return dict(sorted(arms.items()))
+
+
+# --- metrics -------------------------------------------------------------------------------
+
+
+def _ratio(numerator: float, denominator: float) -> float | None:
+    return numerator / denominator if denominator else None
+
+
+def arm_metrics(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Metrics of one arm over its result rows.
+
+    ``accuracy`` counts errors and refusals as wrong; ``accuracy_answered`` is over items that
+    got an answer (no refusal, no error). ``cost_usd`` is None when any row's cost is unknown
+    (``cost_usd_known`` keeps the known part); ``cost_per_correct_usd`` is None when cost is
+    unknown or nothing is correct; ``correct_per_usd`` is None when cost is unknown or zero.
+    """
+    n = len(rows)
+    correct = sum(bool(r.get("correct")) for r in rows)
+    refused = sum(bool(r.get("refused")) for r in rows)
+    errors = sum(bool(r.get("error")) for r in rows)
+    answered = [r for r in rows if not r.get("refused") and not r.get("error")]
+    costs = [r.get("cost_usd") for r in rows]
+    cost_known = all(isinstance(c, int | float) for c in costs)
+    cost = sum(float(r.get("cost_usd_known") or 0.0) for r in rows)
+    tokens = [r.get("tokens") for r in rows]
+    tokens_known = all(isinstance(t, int) for t in tokens)
+    qa = [r for r in rows if r.get("kind") == "qa"]
+    return {
+        "items": n,
+        "correct": correct,
+        "accuracy": _ratio(correct, n),
+        "mean_f1": _ratio(sum(float(r.get("f1") or 0.0) for r in qa), len(qa)),
+        "answered": len(answered),
+        "accuracy_answered": _ratio(sum(bool(r.get("correct")) for r in answered), len(answered)),
+        "refusals": refused,
+        "refusal_rate": _ratio(refused, n),
+        "errors": errors,
+        "missing_answer_line": sum(r.get("answer_format") == "missing" for r in rows),
+        "cost_usd": cost if cost_known else None,
+        "cost_usd_known": cost,
+        "cost_per_correct_usd": cost / correct if cost_known and correct else None,
+        "correct_per_usd": correct / cost if cost_known and cost > 0 else None,
+        "mean_latency_s": _ratio(sum(float(r.get("latency_s") or 0.0) for r in rows), n),
+        "tokens": sum(t for t in tokens if isinstance(t, int)) if tokens_known else None,
+        "tokens_per_item": _ratio(sum(t for t in tokens if isinstance(t, int)), n)
+        if tokens_known
+        else None,
+        "calls_per_item": _ratio(sum(int(r.get("n_calls") or 0) for r in rows), n),
+    }
+
+
+def _bucket(width: Any) -> str | None:
+    if not isinstance(width, int) or width < 0:
+        return None
+    return WIDTH_BUCKETS[min(width, len(WIDTH_BUCKETS) - 1)]
+
+
+def width_strata(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Arm 6 by support width of the chosen conclusion (G4).
+
+    Returns ``{"buckets": {bucket: {"items", "answered", "correct", "accuracy_answered"}},
+    "no_conclusion": int, "g4": {...}}``. Accuracy is over answered items only: a refusal is
+    not a wrong conclusion. The G4 reading compares width >= 2 against width 1 and checks that
+    accuracy does not fall from one bucket to the next (buckets 1, 2, 3+ that have answers).
+    """
+    buckets = {b: {"items": 0, "answered": 0, "correct": 0} for b in WIDTH_BUCKETS}
+    no_conclusion = 0
+    for row in rows:
+        bucket = _bucket(row.get("width"))
+        if bucket is None:
+            no_conclusion += 1
+            continue
+        buckets[bucket]["items"] += 1
+        if not row.get("refused") and not row.get("error"):
+            buckets[bucket]["answered"] += 1
+            buckets[bucket]["correct"] += bool(row.get("correct"))
+    table = {
+        b: {**v, "accuracy_answered": _ratio(v["correct"], v["answered"])}
+        for b, v in buckets.items()
+    }
+    one = table["1"]
+    wide_answered = sum(table[b]["answered"] for b in ("2", "3+"))
+    wide_correct = sum(table[b]["correct"] for b in ("2", "3+"))
+    wide = _ratio(wide_correct, wide_answered)
+    series = [table[b]["accuracy_answered"] for b in ("1", "2", "3+") if table[b]["answered"]]
+    monotone = all(a <= b for a, b in itertools.pairwise(series))
+    if one["answered"] == 0 or wide is None:
+        verdict = "not enough data (needs answered items of width 1 and of width >= 2)"
+    elif wide > one["accuracy_answered"] and monotone:
+        verdict = "holds"
+    else:
+        verdict = "does not hold"
+    return {
+        "buckets": table,
+        "no_conclusion": no_conclusion,
+        "g4": {
+            "accuracy_width_1": one["accuracy_answered"],
+            "accuracy_width_2_plus": wide,
+            "answered_width_1": one["answered"],
+            "answered_width_2_plus": wide_answered,
+            "monotone": monotone,
+            "verdict": verdict,
+        },
+    }
+
+
+def g2_reading(arms: dict[int, dict[str, dict[str, Any]]]) -> dict[str, Any]:
+    """G2: arm 6 against naive revisit (2) and re-injection (3), on the items both have.
+
+    Met when arm 6 is at least `G2_MARGIN_PP` points more accurate than each compared arm at
+    equal or lower total cost. Cost comparisons with unknown costs are unknown (None).
+    """
+    if 6 not in arms or not ({2, 3} & arms.keys()):
+        return {"verdict": "not applicable (needs arm 6 and arm 2 or 3)", "versus": {}}
+    versus: dict[str, Any] = {}
+    met = True
+    for other in (2, 3):
+        if other not in arms:
+            continue
+        common = sorted(arms[6].keys() & arms[other].keys())
+        mine = arm_metrics([arms[6][i] for i in common])
+        theirs = arm_metrics([arms[other][i] for i in common])
+        delta = (
+            100 * (mine["accuracy"] - theirs["accuracy"])
+            if mine["accuracy"] is not None and theirs["accuracy"] is not None
+            else None
+        )
+        cheaper = (
+            mine["cost_usd"] <= theirs["cost_usd"] + 1e-12
+            if mine["cost_usd"] is not None and theirs["cost_usd"] is not None
+            else None
+        )
+        versus[str(other)] = {
+            "items": len(common),
+            "accuracy_delta_pp": delta,
+            "cost_usd_arm6": mine["cost_usd"],
+            "cost_usd_other": theirs["cost_usd"],
+            "equal_or_lower_cost": cheaper,
+        }
+        met = met and delta is not None and delta >= G2_MARGIN_PP and cheaper is True
+    return {"verdict": "met" if met else "not met", "versus": versus}
+
+
+def _arm_name(arm: int, rows: dict[str, dict[str, Any]]) -> str:
+    """The arm's name as its result lines record it."""
+    names = {str(r.get("arm_name")) for r in rows.values() if r.get("arm_name")}
+    return names.pop() if len(names) == 1 else f"arm {arm}"
+
+
+def summarize(run_dir: Path) -> dict[str, Any]:
+    """Everything summary.md and summary.json show, computed from `run_dir`'s files."""
+    meta_path = run_dir / "run.json"
+    meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
+    arms = run_arms(run_dir)
+    summary: dict[str, Any] = {
+        "run_dir": str(run_dir),
+        "config": meta.get("config", {}),
+        "invocations": meta.get("invocations", []),
+        "arms": {
+            str(arm): {"name": _arm_name(arm, rows), **arm_metrics(list(rows.values()))}
+            for arm, rows in arms.items()
+        },
+        "goals": {"G2": g2_reading(arms)},
+    }
+    if 6 in arms:
+        summary["arm6_width"] = width_strata(list(arms[6].values()))
+        summary["goals"]["G4"] = summary["arm6_width"]["g4"]
+    return summary
+
+
+# --- rendering -----------------------------------------------------------------------------
+
+
+def usd(value: float | None) -> str:
+    """Dollars with enough digits for cheap models; "unknown" for None."""
+    if value is None:
+        return "unknown"
+    if value == 0:
+        return "$0"
+    return f"${value:.6f}" if value < 0.01 else f"${value:.4f}"
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def _cost_per_correct(m: dict[str, Any]) -> str:
+    if m["cost_usd"] is None:
+        return f"unknown (cost >= {usd(m['cost_usd_known'])})"
+    if m["cost_usd"] == 0:
+        return "$0 (zero-cost model)"
+    if not m["correct"]:
+        return "n/a (no correct answers)"
+    return usd(m["cost_per_correct_usd"])
+
+
+def _correct_per_usd(m: dict[str, Any]) -> str:
+    if m["cost_usd"] is None:
+        return "unknown"
+    if m["cost_usd"] == 0:
+        return "unbounded (zero cost)"
+    return f"{m['correct_per_usd']:.1f}"
+
+
+def _number(value: float | None, digits: int = 0) -> str:
+    return "unknown" if value is None else f"{value:,.{digits}f}"
+
+
+def arm_table(rows: Sequence[tuple[str, dict[str, Any]]]) -> str:
+    """The per-arm markdown table; `rows` are (label, metrics)."""
+    lines = [
+        "| arm | items | correct | accuracy | cost per correct | total cost | correct per $ "
+        "| mean wall clock | tokens | tokens/item | calls/item | refusals | answered acc. "
+        "| errors | no ANSWER line |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for label, m in rows:
+        total = (
+            usd(m["cost_usd"])
+            if m["cost_usd"] is not None
+            else (f"unknown (>= {usd(m['cost_usd_known'])})")
+        )
+        lines.append(
+            f"| {label} | {m['items']} | {m['correct']} | {_pct(m['accuracy'])} "
+            f"| **{_cost_per_correct(m)}** | {total} | {_correct_per_usd(m)} "
+            f"| {_number(m['mean_latency_s'], 2)} s | {_number(m['tokens'])} "
+            f"| {_number(m['tokens_per_item'])} | {_number(m['calls_per_item'], 1)} "
+            f"| {m['refusals']} ({_pct(m['refusal_rate'])}) | {_pct(m['accuracy_answered'])} "
+            f"| {m['errors']} | {m['missing_answer_line']} |"
+        )
+    return "\n".join(lines)
+
+
+def render_markdown(summary: dict[str, Any], plot_note: str) -> str:
+    """summary.md for one run."""
+    config = summary["config"]
+    lines = [
+        "# Evaluation summary",
+        "",
+        f"- dataset: `{config.get('dataset')}`; model: `{config.get('model')}`",
+        f"- settings: `{json.dumps(config.get('settings', {}), sort_keys=True)}`",
+        f"- prompts: `{json.dumps(config.get('prompts', {}), sort_keys=True)}`",
+    ]
+    for number, inv in enumerate(summary["invocations"], start=1):
+        spent = inv.get("spent_usd")
+        spent_text = (
+            usd(spent) if spent is not None else (f"unknown (>= {usd(inv.get('spent_usd_known'))})")
+        )
+        lines.append(
+            f"- invocation {number}: {inv.get('started')} to {inv.get('finished', '(unfinished)')}"
+            f", {inv.get('calls', '?')} calls, spent {spent_text}"
+            + (f"; **stopped: {inv['stopped']}**" if inv.get("stopped") else "")
+        )
+    lines += [
+        "",
+        "## Per arm",
+        "",
+        arm_table([(f"{a} {m['name']}", m) for a, m in summary["arms"].items()]),
+        "",
+        "Accuracy counts refusals and errors as wrong; *answered acc.* is accuracy over items "
+        "that got an answer. Total cost covers every call of the recorded items (calls of an "
+        "item abandoned at the cost cap are in the invocation's spend, not in any arm).",
+        "",
+    ]
+    if "arm6_width" in summary:
+        strata = summary["arm6_width"]
+        arm6 = summary["arms"]["6"]
+        lines += [
+            "## Arm 6 by support width of the chosen conclusion (G4)",
+            "",
+            "| width | items | answered | correct | accuracy (answered) |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for bucket, v in strata["buckets"].items():
+            lines.append(
+                f"| {bucket} | {v['items']} | {v['answered']} | {v['correct']} "
+                f"| {_pct(v['accuracy_answered'])} |"
+            )
+        lines += [
+            "",
+            f"Items without a chosen conclusion: {strata['no_conclusion']}. "
+            f"Refusal rate {_pct(arm6['refusal_rate'])}; accuracy on answered items "
+            f"{_pct(arm6['accuracy_answered'])} vs {_pct(arm6['accuracy'])} over all items.",
+            "",
+        ]
+    lines += ["## Goals", ""]
+    g2 = summary["goals"]["G2"]
+    lines.append(
+        f"- **G2** (arm 6 >= +{G2_MARGIN_PP:g} pp over arms 2/3 at <= cost): {g2['verdict']}"
+    )
+    for other, v in g2["versus"].items():
+        delta = "unknown" if v["accuracy_delta_pp"] is None else f"{v['accuracy_delta_pp']:+.1f} pp"
+        lines.append(
+            f"  - vs arm {other} on {v['items']} common items: {delta}; cost "
+            f"{usd(v['cost_usd_arm6'])} vs {usd(v['cost_usd_other'])}"
+        )
+    lines.append(
+        "- **G3** (>= 2x correct per dollar of one frontier-class call): compare arm 6's "
+        "*correct per $* here with arm 1 run on a frontier model (`python -m evals.summary "
+        "RUN_A RUN_B`)."
+    )
+    if "G4" in summary["goals"]:
+        g4 = summary["goals"]["G4"]
+        lines.append(
+            f"- **G4** (accuracy rises with support width): {g4['verdict']}; width 1: "
+            f"{_pct(g4['accuracy_width_1'])} of {g4['answered_width_1']}, width >= 2: "
+            f"{_pct(g4['accuracy_width_2_plus'])} of {g4['answered_width_2_plus']}"
+        )
+    lines += ["", plot_note, ""]
+    return "\n".join(lines)
+
+
+def write_plot(summary: dict[str, Any], path: Path) -> str:
+    """Accuracy against cost per arm as PNG; returns the note for summary.md.
+
+    Needs matplotlib (the ``plots`` extra); without it nothing is written. When any arm's cost
+    is unknown or every cost is zero (a local model), tokens per item stand in for cost and
+    the axis says so.
+    """
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "Plot skipped: matplotlib is not installed (`pip install -e '.[plots]'`)."
+    arms = summary["arms"]
+    points = [(a, m) for a, m in arms.items() if m["accuracy"] is not None]
+    costs = [m["cost_usd"] for _, m in points]
+    by_cost = all(c is not None for c in costs) and any(c for c in costs)
+    figure, axes = plt.subplots(figsize=(6, 4))
+    for arm, m in points:
+        x = m["cost_usd"] if by_cost else m["tokens_per_item"]
+        if x is None:
+            continue
+        axes.scatter(x, 100 * m["accuracy"])
+        axes.annotate(
+            f"arm {arm}", (x, 100 * m["accuracy"]), textcoords="offset points", xytext=(4, 4)
+        )
+    axes.set_xlabel("total cost (USD)" if by_cost else "tokens per item (cost is zero or unknown)")
+    axes.set_ylabel("accuracy (%)")
+    axes.set_title(f"{summary['config'].get('dataset')} / {summary['config'].get('model')}")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    return f"Plot: [{path.name}]({path.name})."
+
+
+def write_summary(run_dir: Path) -> dict[str, Any]:
+    """Write summary.md, summary.json and the plot for `run_dir`; return the summary with
+    its markdown under ``"markdown"``."""
+    summary = summarize(run_dir)
+    plot_note = write_plot(summary, run_dir / PLOT_NAME)
+    summary["plot"] = PLOT_NAME if (run_dir / PLOT_NAME).is_file() else None
+    summary["plot_note"] = plot_note
+    markdown = render_markdown(summary, plot_note)
+    (run_dir / "summary.md").write_text(markdown, encoding="utf-8")
+    (run_dir / "summary.json").write_text(
+        json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    )
+    return {**summary, "markdown": markdown}
+
+
+def combined_table(run_dirs: Sequence[Path]) -> str:
+    """One per-arm table across several runs, rows labelled by model and arm (for G3)."""
+    rows = []
+    for run_dir in run_dirs:
+        summary = summarize(run_dir)
+        model = summary["config"].get("model", run_dir.name)
+        dataset = summary["config"].get("dataset", "?")
+        rows += [(f"{model} / {dataset} / arm {a}", m) for a, m in summary["arms"].items()]
+    return arm_table(rows)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m evals.summary", description=__doc__)
+    parser.add_argument("runs", nargs="+", type=Path, help="run directories")
+    parser.add_argument("--out", type=Path, help="write the combined table here")
+    args = parser.parse_args(argv)
+    missing = [str(d) for d in args.runs if not (d / "raw").is_dir()]
+    if missing:
+        print(f"evals.summary: not a run directory: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    if len(args.runs) == 1 and args.out is None:
+        print(write_summary(args.runs[0])["markdown"])
+        return 0
+    table = combined_table(args.runs)
+    if args.out is not None:
+        args.out.write_text(table + "\n", encoding="utf-8")
+    print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,164 @@
+"""Named, versioned prompt templates for the control loop (design §4.2).
+
+* ``interrogation/v1`` - read numbered documents, answer a question as an argument graph
+  (JSON with ``nodes``, ``edges`` using ``from``/``to``, and ``conclusion_node``).
+* ``verification/v1`` - judge one claim against the documents only:
+  ``{"verdict": supported|refuted|not_determinable, "reason"}``.
+* ``repair/v1`` - one follow-up turn asking for the same answer as clean JSON (design §4.3).
+
+The texts are short on purpose: 0.5B local models with a ~2k-token context use them too, so
+every sentence has to earn its tokens. Change a template only together with its version string
+in :data:`PROMPT_VERSIONS`, so reports and eval results say which wording produced them.
+"""
+
+from __future__ import annotations
+
+import json
+from string import Template
+from typing import Any
+
+PROMPT_VERSIONS: dict[str, str] = {
+    "interrogation": "interrogation/v1",
+    "verification": "verification/v1",
+    "repair": "repair/v1",
+}
+
+_INTERROGATION_SYSTEM = Template(
+    """You turn evidence into an argument graph. Read the numbered documents, then answer \
+the question with a graph of short claims.
+
+Node types:
+- "given": a fact a document states; cite it, e.g. [D1].
+- "inference": a step that follows from other nodes; at least one "supports" edge must point \
+to it.
+- "assumption": a premise you rely on that no document states. Label it as such.
+- "conclusion": your answer to the question. Exactly one node has this type.
+
+Edges go "from" one node id "to" another:
+- "supports": the from-node is a reason for the to-node.
+- "attacks": the from-node is evidence against the to-node.
+- "assumes": the to-node depends on the assumption in the from-node.
+
+Rules:
+- Use the documents and nothing else; bring in no outside knowledge.
+- $support_rule
+- When a document speaks against a claim, add it as a node with an "attacks" edge. Honest \
+objections are wanted.
+- Use at most $max_nodes nodes. Each confidence is a number from 0 to 1.
+
+Reply with one JSON object and no other text, shaped like:
+{"nodes": [{"id": "n1", "claim": "...", "type": "given", "confidence": 0.9}, \
+{"id": "n2", "claim": "...", "type": "conclusion", "confidence": 0.8}], \
+"edges": [{"from": "n1", "to": "n2", "relation": "supports", "confidence": 0.8}], \
+"conclusion_node": "n2"}"""
+)
+
+_SUPPORT_RULE_ONE = (
+    "Connect the conclusion to the givens by at least one line of reasoning. Never make up support."
+)
+_SUPPORT_RULE_MANY = Template(
+    "Try to reach the conclusion by $k separate lines of reasoning that share no step. Never "
+    "make up support to reach that number: one real line is worth more than several invented "
+    "ones."
+)
+
+_VERIFICATION_SYSTEM = """You check one claim against numbered documents, using only what \
+they say.
+- "supported": the documents state the claim or it follows directly from them.
+- "refuted": the documents contradict the claim.
+- "not_determinable": the documents leave it open.
+Reply with one JSON object and no other text:
+{"verdict": "supported", "reason": "one sentence that cites a document, e.g. [D2], or names \
+what is missing"}"""
+
+_REPAIR_USER = Template(
+    "That reply could not be used: $error. Send the same answer again as one valid JSON object "
+    "with no other text."
+)
+
+DEFAULT_MAX_BAD_CHARS = 4000
+
+
+def format_documents(documents: list[str]) -> str:
+    """Documents numbered ``[D1]``, ``[D2]``, ... one block each, for citations in replies.
+
+    Raises ValueError unless ``documents`` is a list of strings. An empty list renders as
+    ``(no documents)`` so that the model can say the question cannot be answered.
+    """
+    if not isinstance(documents, list) or not all(isinstance(d, str) for d in documents):
+        raise ValueError(f"documents must be a list of strings, got {_describe(documents)}")
+    if not documents:
+        return "(no documents)"
+    return "\n\n".join(f"[D{i}] {' '.join(doc.split())}" for i, doc in enumerate(documents, 1))
+
+
+def interrogation_messages(
+    documents: list[str], question: str, k: int = 2, *, max_nodes: int = 8
+) -> list[dict[str, Any]]:
+    """Template A: system rules plus a user turn with the numbered documents and the question.
+
+    ``k`` is the number of independent lines of support to aim for (1..10); ``max_nodes``
+    (2..100) should match the schema bound when structured output is used.
+    """
+    _check_text("question", question)
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 10:
+        raise ValueError(f"k={k!r} is invalid: must be an integer in 1..10")
+    if not isinstance(max_nodes, int) or isinstance(max_nodes, bool) or not 2 <= max_nodes <= 100:
+        raise ValueError(f"max_nodes={max_nodes!r} is invalid: must be an integer in 2..100")
+    rule = _SUPPORT_RULE_ONE if k == 1 else _SUPPORT_RULE_MANY.substitute(k=k)
+    system = _INTERROGATION_SYSTEM.substitute(support_rule=rule, max_nodes=max_nodes)
+    user = (
+        f"Documents:\n{format_documents(documents)}\n\n"
+        f"Question: {' '.join(question.split())}\n\n"
+        "Reply with the JSON object only."
+    )
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def verification_messages(documents: list[str], claim: str) -> list[dict[str, Any]]:
+    """Template B: a fresh-context check of one claim against the documents (no graph)."""
+    _check_text("claim", claim)
+    user = (
+        f"Documents:\n{format_documents(documents)}\n\n"
+        f"Claim: {json.dumps(' '.join(claim.split()), ensure_ascii=False)}\n\n"
+        "Reply with the JSON object only."
+    )
+    return [
+        {"role": "system", "content": _VERIFICATION_SYSTEM},
+        {"role": "user", "content": user},
+    ]
+
+
+def repair_messages(
+    messages: list[dict[str, Any]],
+    bad_text: str,
+    error: str,
+    *,
+    max_bad_chars: int = DEFAULT_MAX_BAD_CHARS,
+) -> list[dict[str, Any]]:
+    """The original conversation, the unusable reply, and a turn naming what was wrong.
+
+    ``bad_text`` is cut to its first ``max_bad_chars`` characters so that a runaway reply
+    cannot overflow a small model's context. The input list is not modified.
+    """
+    if not isinstance(messages, list) or not messages:
+        raise ValueError(f"messages must be a non-empty list, got {_describe(messages)}")
+    if not isinstance(bad_text, str):
+        raise ValueError(f"bad_text must be a string, got {_describe(bad_text)}")
+    _check_text("error", error)
+    follow_up = _REPAIR_USER.substitute(error=" ".join(error.split()))
+    return [
+        *messages,
+        {"role": "assistant", "content": bad_text[:max_bad_chars]},
+        {"role": "user", "content": follow_up},
+    ]
+
+
+def _check_text(field: str, value: object) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{field} must be a non-empty string, got {_describe(value)}")
+
+
+def _describe(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -1,0 +1,132 @@
+"""Prompt templates render completely, carry the §4.2 contracts and stay compact."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from orchestrator.prompts import (
+    PROMPT_VERSIONS,
+    format_documents,
+    interrogation_messages,
+    repair_messages,
+    verification_messages,
+)
+
+DOCS = [
+    "Rack 7 hosts the db-2 primary.\nIt was patched on Monday.",
+    "The patch window for rack 7 was cancelled.",
+]
+QUESTION = "Was the db-2 primary patched?"
+PLACEHOLDER = re.compile(r"\$\w|\$\{|\{k\}|\{max_nodes\}")
+
+
+def all_text(messages: list[dict[str, str]]) -> str:
+    return "\n".join(m["content"] for m in messages)
+
+
+def test_every_template_has_a_version() -> None:
+    assert PROMPT_VERSIONS == {
+        "interrogation": "interrogation/v1",
+        "verification": "verification/v1",
+        "repair": "repair/v1",
+    }
+
+
+def test_interrogation_renders_numbered_documents_question_and_k() -> None:
+    messages = interrogation_messages(DOCS, QUESTION, k=3)
+    assert [m["role"] for m in messages] == ["system", "user"]
+    system, user = messages[0]["content"], messages[1]["content"]
+    assert "[D1] Rack 7 hosts the db-2 primary. It was patched on Monday." in user
+    assert "[D2] The patch window for rack 7 was cancelled." in user
+    assert f"Question: {QUESTION}" in user
+    assert "3 separate lines" in system
+    assert not PLACEHOLDER.search(all_text(messages))
+
+
+def test_interrogation_states_the_graph_contract() -> None:
+    system = interrogation_messages(DOCS, QUESTION)[0]["content"]
+    for term in (
+        '"given"',
+        '"inference"',
+        '"assumption"',
+        '"conclusion"',
+        '"supports"',
+        '"attacks"',
+        '"assumes"',
+        "Exactly one node",
+        "outside knowledge",
+        "Never make up",
+        "at most 8 nodes",
+    ):
+        assert term in system
+    example = system[system.index("{") :]
+    shape = json.loads(example)
+    assert set(shape) == {"nodes", "edges", "conclusion_node"}
+    assert set(shape["edges"][0]) == {"from", "to", "relation", "confidence"}
+    assert {n["type"] for n in shape["nodes"]} == {"given", "conclusion"}
+
+
+def test_interrogation_with_k_one_asks_for_a_single_line() -> None:
+    system = interrogation_messages(DOCS, QUESTION, k=1, max_nodes=5)[0]["content"]
+    assert "at least one line of reasoning" in system
+    assert "at most 5 nodes" in system
+
+
+def test_verification_renders_claim_and_documents_without_any_graph() -> None:
+    messages = verification_messages(DOCS, 'The "db-2" primary\nwas patched.')
+    text = all_text(messages)
+    assert 'Claim: "The \\"db-2\\" primary was patched."' in text
+    assert "[D2]" in text
+    for verdict in ("supported", "refuted", "not_determinable"):
+        assert f'"{verdict}"' in messages[0]["content"]
+    assert "conclusion_node" not in text
+    assert not PLACEHOLDER.search(text)
+    example = messages[0]["content"]
+    assert set(json.loads(example[example.index("{") :])) == {"verdict", "reason"}
+
+
+def test_repair_appends_the_bad_reply_and_the_error_without_mutating_input() -> None:
+    original = interrogation_messages(DOCS, QUESTION)
+    before = [dict(m) for m in original]
+    repaired = repair_messages(original, "x" * 10_000, "Expecting ',' delimiter: line 1")
+    assert original == before
+    assert repaired[:2] == original
+    assert repaired[2] == {"role": "assistant", "content": "x" * 4000}
+    assert repaired[3]["role"] == "user"
+    assert "Expecting ',' delimiter: line 1" in repaired[3]["content"]
+    assert "JSON" in repaired[3]["content"]
+    assert not PLACEHOLDER.search(repaired[3]["content"])
+
+
+def test_no_documents_render_as_an_explicit_marker() -> None:
+    assert format_documents([]) == "(no documents)"
+    assert "(no documents)" in interrogation_messages([], QUESTION)[1]["content"]
+
+
+def test_prompts_stay_small_enough_for_a_two_thousand_token_context() -> None:
+    # Roughly 4 characters per token: the fixed part must leave most of 2k tokens to documents
+    # and the answer.
+    system = interrogation_messages(["d"], "q")[0]["content"]
+    assert len(system) < 2000
+    assert len(verification_messages(["d"], "c")[0]["content"]) < 700
+
+
+@pytest.mark.parametrize(
+    ("call", "field"),
+    [
+        (lambda: interrogation_messages("one doc", QUESTION), "documents"),  # type: ignore[arg-type]
+        (lambda: interrogation_messages([1], QUESTION), "documents"),  # type: ignore[list-item]
+        (lambda: interrogation_messages(DOCS, "  "), "question"),
+        (lambda: interrogation_messages(DOCS, QUESTION, k=0), "k"),
+        (lambda: interrogation_messages(DOCS, QUESTION, max_nodes=1), "max_nodes"),
+        (lambda: verification_messages(DOCS, ""), "claim"),
+        (lambda: repair_messages([], "x", "err"), "messages"),
+        (lambda: repair_messages([{"role": "user", "content": "q"}], "x", ""), "error"),
+    ],
+)
+def test_invalid_inputs_are_rejected_with_the_field_named(call: object, field: str) -> None:
+    with pytest.raises(ValueError, match=field):
+        call()  # type: ignore[operator]

@@ -6,8 +6,8 @@ shared :class:`graph_server.store.GraphStore` and returns the store's dict uncha
 ``{"error": ...}`` answers become MCP error results (``isError: true``).
 
 What lives here is declarative: parameter types, their descriptions and the lenient
-coercions real clients need (numbers or booleans sent as strings, arrays or objects
-sent as JSON-encoded strings). Graph logic stays in the store.
+coercions real clients need (numbers sent as strings, numeric ids, arrays or
+objects sent as JSON-encoded strings). Graph logic stays in the store.
 
 Run it with ``python -m graph_server.server`` or the ``logic-graph-server`` script.
 stdout carries the protocol; logs go to stderr.
@@ -55,18 +55,19 @@ ToolFn = Callable[..., dict[str, Any]]
 
 
 def _decode_json_text(value: Any) -> Any:
-    """Decode a JSON-encoded string into the array/object it encodes.
+    """Decode a string that JSON-encodes an array or object; pass anything else on.
 
-    Models often send a list or an object as a JSON string. Anything that does not
-    decode is passed on untouched, so validation reports the field with its usual
-    message. O(len(value)).
+    Models often send a list or an object as a JSON string. Strings that are not
+    such JSON (including nesting too deep to parse) are passed on untouched, so
+    validation reports the field with its usual message. O(len(value)).
     """
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
+    if not isinstance(value, str):
+        return value
+    try:
+        decoded = json.loads(value)
+    except (ValueError, RecursionError):
+        return value
+    return decoded if isinstance(decoded, list | dict) else value
 
 
 # --- parameter types: descriptions are what a model reads in the input schema ---

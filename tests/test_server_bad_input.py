@@ -59,6 +59,12 @@ BAD_CALLS: list[tuple[str, str, dict[str, Any], str]] = [
     ("nodes_is_a_number", "assert_graph", {"graph_id": GRAPH, "nodes": 42}, "nodes"),
     ("nodes_is_prose", "assert_graph", {"graph_id": GRAPH, "nodes": "A supports C"}, "nodes"),
     ("nodes_is_broken_json", "assert_graph", {"graph_id": GRAPH, "nodes": '[{"id": "N",'}, "nodes"),
+    (
+        "nodes_nested_too_deep",
+        "assert_graph",
+        {"graph_id": GRAPH, "nodes": "[" * 100_000 + "]" * 100_000},
+        "nodes",
+    ),
     # missing fields
     ("no_conclusion_id", "check_structure", {"graph_id": GRAPH}, "conclusion_id"),
     ("no_reason", "mark_refuted", {"graph_id": GRAPH, "node_id": "D"}, "reason"),

@@ -1,0 +1,490 @@
+"""Turn model replies into validated graphs and verdicts without ever crashing (design §4.3).
+
+Each reply goes through up to four stages; the first that yields a usable value names the
+outcome:
+
+1. ``strict``   - fences and the text around the outermost ``{...}`` are stripped, then
+                  ``json.loads``;
+2. ``repaired`` - the caller's ``repair(error)`` callable makes one follow-up model call
+                  stating what was wrong, and its reply is parsed strictly;
+3. ``salvaged`` - the lenient ``json_repair`` parser is run on the repaired reply, then on the
+                  original (trailing commas, missing quotes, truncated output);
+4. ``dropped``  - nothing usable; ``graph``/``verdict`` is None and ``errors`` says why.
+
+A reply is usable when its structure holds (for a graph: a ``nodes`` list with at least one
+valid node and exactly one conclusion). Invalid items inside a usable graph are dropped one by
+one, each with a reason in ``errors``; nothing is clamped or guessed silently.
+
+The normalised graph is ``{"conclusion_node": id, "nodes": [{"id", "claim", "type",
+"confidence"}], "edges": [{"src", "dst", "relation", "confidence"}]}``, ready for
+``GraphStore.assert_graph``. Edge keys may arrive as ``from``/``to`` or ``src``/``dst``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import json_repair
+
+from orchestrator.errors import LLMError
+from orchestrator.schemas import NODE_TYPES, RELATIONS, VERDICTS
+
+OUTCOMES: tuple[str, ...] = ("strict", "repaired", "salvaged", "dropped")
+DEFAULT_CONFIDENCE = 0.8
+MAX_REPLY_CHARS = 200_000
+MAX_NODES = 100
+MAX_EDGES = 300
+MAX_ID_CHARS = 64
+MAX_CLAIM_CHARS = 1000
+MAX_REASON_CHARS = 2000
+
+_FENCE = re.compile(r"^\s*```[\w-]*\s*$", re.MULTILINE)
+
+Repair = Callable[[str], str]
+# A normaliser turns a loaded JSON value into (value or None, item errors, fatal problem).
+_Normaliser = Callable[[Any], tuple[Any, list[str], str | None]]
+
+
+@dataclass(frozen=True)
+class GraphParse:
+    """Outcome of :func:`parse_graph`; ``graph`` is None exactly when ``outcome == "dropped"``."""
+
+    outcome: str
+    graph: dict[str, Any] | None
+    errors: tuple[str, ...]
+    repair_attempted: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable copy (errors as a list)."""
+        data = asdict(self)
+        data["errors"] = list(self.errors)
+        return data
+
+
+@dataclass(frozen=True)
+class VerdictParse:
+    """Outcome of :func:`parse_verdict`; ``verdict`` is None exactly when dropped."""
+
+    outcome: str
+    verdict: str | None
+    reason: str | None
+    errors: tuple[str, ...]
+    repair_attempted: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable copy (errors as a list)."""
+        data = asdict(self)
+        data["errors"] = list(self.errors)
+        return data
+
+
+def extract_json_text(text: str) -> str | None:
+    """The span from the first ``{`` to the last ``}`` after removing markdown fence lines.
+
+    If there is a ``{`` but no later ``}`` (a truncated reply) the span runs to the end, which
+    strict parsing rejects and salvage may still recover. None when there is no ``{`` at all.
+    """
+    body = _FENCE.sub("", text)
+    start = body.find("{")
+    if start < 0:
+        return None
+    end = body.rfind("}")
+    return body[start : end + 1] if end > start else body[start:]
+
+
+def parse_graph(
+    text: str,
+    repair: Repair | None = None,
+    *,
+    max_nodes: int = MAX_NODES,
+    max_edges: int = MAX_EDGES,
+) -> GraphParse:
+    """Parse an interrogation reply into a normalised argument graph (see module docstring).
+
+    ``repair`` receives a one-line description of the problem and returns the model's new
+    reply; it is called at most once, and an :class:`LLMError` it raises is recorded, not
+    propagated. Nodes beyond ``max_nodes`` and edges beyond ``max_edges`` are dropped with an
+    error. Cost: linear in the reply length plus O(nodes + edges).
+    """
+
+    def normalise(value: Any) -> tuple[Any, list[str], str | None]:
+        return _normalise_graph(value, max_nodes, max_edges)
+
+    outcome, graph, errors, attempted = _stages(text, repair, normalise)
+    return GraphParse(outcome, graph, tuple(errors), attempted)
+
+
+def parse_verdict(text: str, repair: Repair | None = None) -> VerdictParse:
+    """Parse a verification reply into ``supported``/``refuted``/``not_determinable`` + reason.
+
+    Verdict spellings are normalised (case, spaces or hyphens for underscores); any other
+    verdict drops the reply. A missing reason is recorded as an error and given as "".
+    """
+    outcome, value, errors, attempted = _stages(text, repair, _normalise_verdict)
+    verdict, reason = value if value is not None else (None, None)
+    return VerdictParse(outcome, verdict, reason, tuple(errors), attempted)
+
+
+class ComplianceTally:
+    """Thread-safe per-model counts of parse outcomes, with rates.
+
+    ``to_dict()`` gives ``{model: {"strict": n, "repaired": n, "salvaged": n, "dropped": n,
+    "total": n, "rates": {outcome: share or None}, "usable_rate": share or None}}`` where
+    ``usable_rate`` is the share not dropped; rates are None while a model has no records.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[str, dict[str, int]] = {}
+
+    def record(self, model: str, outcome: str) -> None:
+        """Count one parse ``outcome`` (one of :data:`OUTCOMES`) for ``model``."""
+        if outcome not in OUTCOMES:
+            raise ValueError(f"outcome={outcome!r} is invalid: must be one of {list(OUTCOMES)}")
+        if not isinstance(model, str) or not model:
+            raise ValueError(f"model={model!r} is invalid: must be a non-empty string")
+        with self._lock:
+            counts = self._counts.setdefault(model, dict.fromkeys(OUTCOMES, 0))
+            counts[outcome] += 1
+
+    def counts(self, model: str) -> dict[str, int]:
+        """Outcome counts for ``model`` (all zero if never recorded)."""
+        with self._lock:
+            return dict(self._counts.get(model) or dict.fromkeys(OUTCOMES, 0))
+
+    def merge(self, other: ComplianceTally) -> None:
+        """Add every count of ``other`` into this tally."""
+        with other._lock:
+            snapshot = {model: dict(c) for model, c in other._counts.items()}
+        with self._lock:
+            for model, counts in snapshot.items():
+                mine = self._counts.setdefault(model, dict.fromkeys(OUTCOMES, 0))
+                for outcome, n in counts.items():
+                    mine[outcome] += n
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        """Counts, totals and rates per model, models sorted by id."""
+        with self._lock:
+            snapshot = {model: dict(c) for model, c in sorted(self._counts.items())}
+        result: dict[str, dict[str, Any]] = {}
+        for model, counts in snapshot.items():
+            total = sum(counts.values())
+            rates = {o: (counts[o] / total if total else None) for o in OUTCOMES}
+            usable = (total - counts["dropped"]) / total if total else None
+            result[model] = {**counts, "total": total, "rates": rates, "usable_rate": usable}
+        return result
+
+
+# -- stages ---------------------------------------------------------------------------------
+
+
+def _stages(
+    text: str, repair: Repair | None, normalise: _Normaliser
+) -> tuple[str, Any, list[str], bool]:
+    errors: list[str] = []
+    if not isinstance(text, str):
+        return "dropped", None, [f"reply is {type(text).__name__}, not text"], False
+    value, item_errors, problem = _strict(text, normalise)
+    if value is not None:
+        return "strict", value, item_errors, False
+    errors.append(f"strict parse: {problem}")
+    repaired_text: str | None = None
+    if repair is not None:
+        try:
+            answer = repair(problem or "unusable reply")
+        except LLMError as exc:
+            errors.append(f"repair call failed: {exc}")
+        else:
+            if isinstance(answer, str):
+                repaired_text = answer
+                value, item_errors, problem = _strict(answer, normalise)
+                if value is not None:
+                    return "repaired", value, errors + item_errors, True
+                errors.append(f"repaired reply: {problem}")
+            else:
+                errors.append(f"repair returned {type(answer).__name__}, not text")
+    for label, candidate in (("repaired reply", repaired_text), ("original reply", text)):
+        if candidate is None:
+            continue
+        value, item_errors, problem = _lenient(candidate, normalise)
+        if value is not None:
+            return (
+                "salvaged",
+                value,
+                [*errors, f"salvaged from the {label}", *item_errors],
+                (repair is not None),
+            )
+        errors.append(f"salvage of the {label}: {problem}")
+    return "dropped", None, errors, repair is not None
+
+
+def _strict(text: str, normalise: _Normaliser) -> tuple[Any, list[str], str | None]:
+    if len(text) > MAX_REPLY_CHARS:
+        return None, [], f"reply has {len(text)} characters, over the {MAX_REPLY_CHARS} limit"
+    span = extract_json_text(text)
+    if span is None:
+        return None, [], "no JSON object found (no '{' in the reply)"
+    try:
+        loaded = json.loads(span)
+    except json.JSONDecodeError as exc:
+        return None, [], f"invalid JSON: {exc}"
+    except RecursionError:
+        return None, [], "invalid JSON: nested too deeply"
+    return normalise(loaded)
+
+
+def _lenient(text: str, normalise: _Normaliser) -> tuple[Any, list[str], str | None]:
+    if len(text) > MAX_REPLY_CHARS:
+        return None, [], f"reply has {len(text)} characters, over the {MAX_REPLY_CHARS} limit"
+    span = extract_json_text(text)
+    if span is None:
+        return None, [], "no JSON object found (no '{' in the reply)"
+    try:
+        loaded = json_repair.loads(span)
+    except Exception as exc:  # third-party parser on arbitrary model output: any failure
+        return None, [], f"lenient parser failed: {exc!r}"  # just means "not salvageable"
+    if isinstance(loaded, list):
+        # Several top-level objects (say, the prompt's example echoed before the answer):
+        # the last object is the model's final word.
+        objects = [item for item in loaded if isinstance(item, dict)]
+        loaded = objects[-1] if objects else loaded
+    if not isinstance(loaded, dict) or not loaded:
+        return None, [], "no JSON object could be recovered"
+    return normalise(loaded)
+
+
+# -- graph normalisation --------------------------------------------------------------------
+
+
+def _normalise_graph(
+    value: Any, max_nodes: int, max_edges: int
+) -> tuple[dict[str, Any] | None, list[str], str | None]:
+    errors: list[str] = []
+    obj = _single_object(value, errors)
+    if obj is None:
+        return None, errors, f"top level is {_kind(value)}, not an object"
+    raw_nodes = obj.get("nodes")
+    if not isinstance(raw_nodes, list):
+        return None, errors, f"field 'nodes' must be a list, got {_kind(raw_nodes)}"
+    if len(raw_nodes) > max_nodes:
+        errors.append(f"nodes: {len(raw_nodes)} given, limit {max_nodes}; the rest dropped")
+    nodes: list[dict[str, Any]] = []
+    by_id: dict[str, dict[str, Any]] = {}
+    for index, item in enumerate(raw_nodes[:max_nodes]):
+        node, problem = _node(item, errors, index)
+        if node is not None and node["id"] in by_id:
+            problem = f"duplicate id {node['id']!r}"
+        if node is None or problem:
+            errors.append(f"nodes[{index}] dropped: {problem}")
+            continue
+        nodes.append(node)
+        by_id[node["id"]] = node
+    if not nodes:
+        return None, errors, "no valid node in 'nodes'"
+    conclusion, problem = _conclusion(obj, nodes, by_id, errors)
+    if conclusion is None:
+        return None, errors, problem
+    edges = _edges(obj, by_id, max_edges, errors)
+    graph = {"conclusion_node": conclusion, "nodes": nodes, "edges": edges}
+    return graph, errors, None
+
+
+def _node(item: Any, errors: list[str], index: int) -> tuple[dict[str, Any] | None, str | None]:
+    if not isinstance(item, dict):
+        return None, f"is {_kind(item)}, not an object"
+    node_id, problem = _identifier(item.get("id"), "id")
+    if problem:
+        return None, problem
+    claim = item.get("claim")
+    if not isinstance(claim, str) or not claim.strip():
+        return None, f"claim must be a non-empty string, got {_kind(claim)}"
+    claim = " ".join(claim.split())
+    if len(claim) > MAX_CLAIM_CHARS:
+        return None, f"claim has {len(claim)} characters, limit {MAX_CLAIM_CHARS}"
+    node_type = item.get("type")
+    normal_type = node_type.strip().lower() if isinstance(node_type, str) else None
+    if normal_type not in NODE_TYPES:
+        return None, f"type {node_type!r} is not one of {list(NODE_TYPES)}"
+    confidence, problem = _confidence(item, f"nodes[{index}]", errors)
+    if problem:
+        return None, problem
+    return {"id": node_id, "claim": claim, "type": normal_type, "confidence": confidence}, None
+
+
+def _conclusion(
+    obj: dict[str, Any],
+    nodes: list[dict[str, Any]],
+    by_id: dict[str, dict[str, Any]],
+    errors: list[str],
+) -> tuple[str | None, str | None]:
+    typed = [n["id"] for n in nodes if n["type"] == "conclusion"]
+    declared = obj.get("conclusion_node")
+    declared_id, problem = _identifier(declared, "conclusion_node")
+    if declared_id is not None and declared_id in by_id:
+        chosen = declared_id
+    else:
+        if declared is None:
+            missing = "conclusion_node missing"
+        elif problem:
+            missing = problem
+        else:
+            missing = f"conclusion_node {declared_id!r} names no valid node"
+        if len(typed) != 1:
+            return None, f"{missing}, and {len(typed)} nodes have type 'conclusion' (need 1)"
+        chosen = typed[0]
+        errors.append(f"{missing}; used the only conclusion-typed node {chosen!r}")
+    if by_id[chosen]["type"] != "conclusion":
+        errors.append(
+            f"node {chosen!r} is the conclusion_node but had type {by_id[chosen]['type']!r}; "
+            "retyped 'conclusion'"
+        )
+        by_id[chosen]["type"] = "conclusion"
+    for other in typed:
+        if other != chosen:
+            errors.append(
+                f"node {other!r} had type 'conclusion' but is not the conclusion_node; "
+                "retyped 'inference'"
+            )
+            by_id[other]["type"] = "inference"
+    return chosen, None
+
+
+def _edges(
+    obj: dict[str, Any], by_id: dict[str, dict[str, Any]], max_edges: int, errors: list[str]
+) -> list[dict[str, Any]]:
+    raw = obj.get("edges")
+    if not isinstance(raw, list):
+        errors.append(f"field 'edges' must be a list, got {_kind(raw)}; treated as no edges")
+        return []
+    if len(raw) > max_edges:
+        errors.append(f"edges: {len(raw)} given, limit {max_edges}; the rest dropped")
+    edges: list[dict[str, Any]] = []
+    seen: set[tuple[str, str, str]] = set()
+    for index, item in enumerate(raw[:max_edges]):
+        edge, problem = _edge(item, by_id, f"edges[{index}]", errors)
+        if edge is not None:
+            key = (edge["src"], edge["dst"], edge["relation"])
+            if key in seen:
+                edge, problem = None, f"duplicate of an earlier {key[2]} edge {key[0]}->{key[1]}"
+            seen.add(key)
+        if edge is None:
+            errors.append(f"edges[{index}] dropped: {problem}")
+            continue
+        edges.append(edge)
+    return edges
+
+
+def _edge(
+    item: Any, by_id: dict[str, dict[str, Any]], where: str, errors: list[str]
+) -> tuple[dict[str, Any] | None, str | None]:
+    if not isinstance(item, dict):
+        return None, f"is {_kind(item)}, not an object"
+    ends: list[str] = []
+    for names in (("from", "src"), ("to", "dst")):
+        present = [item[name] for name in names if name in item]
+        if not present:
+            return None, f"missing '{names[0]}' (or '{names[1]}')"
+        end, problem = _identifier(present[0], names[0])
+        if problem:
+            return None, problem
+        if len(present) == 2 and _identifier(present[1], names[1])[0] != end:
+            return None, f"'{names[0]}' and '{names[1]}' disagree"
+        assert end is not None  # _identifier returns an id whenever it reports no problem
+        if end not in by_id:
+            return None, f"'{names[0]}' names unknown node {end!r}"
+        ends.append(end)
+    if ends[0] == ends[1]:
+        return None, f"self-loop on {ends[0]!r}"
+    relation = item.get("relation")
+    normal = relation.strip().lower() if isinstance(relation, str) else None
+    if normal not in RELATIONS:
+        return None, f"relation {relation!r} is not one of {list(RELATIONS)}"
+    confidence, problem = _confidence(item, where, errors)
+    if problem:
+        return None, problem
+    return {"src": ends[0], "dst": ends[1], "relation": normal, "confidence": confidence}, None
+
+
+def _identifier(value: Any, field: str) -> tuple[str | None, str | None]:
+    """A node id as a trimmed string; integer ids are accepted and written as strings."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str) or not value.strip():
+        return None, f"{field} must be a non-empty string, got {_kind(value)}"
+    value = value.strip()
+    if len(value) > MAX_ID_CHARS:
+        return None, f"{field} has {len(value)} characters, limit {MAX_ID_CHARS}"
+    return value, None
+
+
+def _confidence(item: dict[str, Any], where: str, errors: list[str]) -> tuple[float, str | None]:
+    """The item's confidence in 0..1; numeric strings are read, anything else is a problem."""
+    if "confidence" not in item or item["confidence"] is None:
+        errors.append(f"{where}: confidence missing; default {DEFAULT_CONFIDENCE} used")
+        return DEFAULT_CONFIDENCE, None
+    raw = item["confidence"]
+    number: float | None = None
+    if isinstance(raw, int | float) and not isinstance(raw, bool):
+        number = float(raw)
+    elif isinstance(raw, str):
+        try:
+            number = float(raw.strip())
+        except ValueError:
+            number = None
+    if number is None or not math.isfinite(number):
+        return 0.0, f"confidence {raw!r} is not a number"
+    if not 0.0 <= number <= 1.0:
+        return 0.0, f"confidence {raw!r} is outside 0..1"
+    return number, None
+
+
+# -- verdict normalisation ------------------------------------------------------------------
+
+
+def _normalise_verdict(value: Any) -> tuple[tuple[str, str] | None, list[str], str | None]:
+    errors: list[str] = []
+    obj = _single_object(value, errors)
+    if obj is None:
+        return None, errors, f"top level is {_kind(value)}, not an object"
+    raw = obj.get("verdict")
+    if not isinstance(raw, str):
+        return None, errors, f"field 'verdict' must be a string, got {_kind(raw)}"
+    verdict = re.sub(r"[\s\-]+", "_", raw.strip().lower())
+    if verdict not in VERDICTS:
+        return None, errors, f"verdict {raw!r} is not one of {list(VERDICTS)}"
+    reason = obj.get("reason")
+    if not isinstance(reason, str) or not reason.strip():
+        errors.append(f"reason missing or not text ({_kind(reason)}); recorded as ''")
+        return (verdict, ""), errors, None
+    reason = " ".join(reason.split())
+    if len(reason) > MAX_REASON_CHARS:
+        errors.append(f"reason has {len(reason)} characters; cut to {MAX_REASON_CHARS}")
+        reason = reason[:MAX_REASON_CHARS]
+    return (verdict, reason), errors, None
+
+
+# -- helpers --------------------------------------------------------------------------------
+
+
+def _single_object(value: Any, errors: list[str]) -> dict[str, Any] | None:
+    """The value if it is an object; a list holding exactly one object is unwrapped (noted)."""
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], dict):
+        errors.append("top level was a one-element list; used the object inside")
+        return value[0]
+    return None
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    text = repr(value)
+    shown = text if len(text) <= 40 else text[:37] + "..."
+    return f"{type(value).__name__} {shown}"

@@ -1,0 +1,109 @@
+"""Bounded JSON schemas for structured output (``response_format`` of type ``json_schema``).
+
+The bounds (item counts, string lengths, enums) keep a constrained decoder from producing a
+runaway graph. Only keywords that llama.cpp's schema-to-grammar converter turns into grammar
+are used: ``type``, ``properties``, ``required``, ``additionalProperties: false``, ``enum``,
+``items`` with ``minItems``/``maxItems``, ``minLength``/``maxLength``. ``minimum``/``maximum``
+on numbers is stated for servers that honour it; llama.cpp ignores it, so parse.py checks the
+range anyway. Property order is the order the model must write them in: nodes and edges first,
+then the conclusion id, so the model picks its conclusion after laying out the graph.
+
+``strict`` is off by default: strict-mode providers (OpenAI) reject length keywords, while
+non-strict servers treat the schema as guidance or, like llama.cpp, enforce it as grammar.
+
+The value sets here (node types, relations, verdicts) are the single source of truth that
+:mod:`orchestrator.parse` validates against.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+NODE_TYPES: tuple[str, ...] = ("given", "inference", "assumption", "conclusion")
+RELATIONS: tuple[str, ...] = ("supports", "attacks", "assumes")
+VERDICTS: tuple[str, ...] = ("supported", "refuted", "not_determinable")
+MAX_ID_CHARS = 16
+
+
+def interrogation_schema(
+    max_nodes: int = 8, max_edges: int = 10, max_claim_chars: int = 160
+) -> dict[str, Any]:
+    """The JSON schema of an argument graph with at most ``max_nodes`` nodes (1..100),
+    ``max_edges`` edges (0..200) and claims of at most ``max_claim_chars`` characters (16..2000).
+    """
+    _bounded("max_nodes", max_nodes, 1, 100)
+    _bounded("max_edges", max_edges, 0, 200)
+    _bounded("max_claim_chars", max_claim_chars, 16, 2000)
+    node_id = {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS}
+    confidence = {"type": "number", "minimum": 0, "maximum": 1}
+    node = _object(
+        {
+            "id": node_id,
+            "claim": {"type": "string", "minLength": 1, "maxLength": max_claim_chars},
+            "type": {"type": "string", "enum": list(NODE_TYPES)},
+            "confidence": confidence,
+        }
+    )
+    edge = _object(
+        {
+            "from": node_id,
+            "to": node_id,
+            "relation": {"type": "string", "enum": list(RELATIONS)},
+            "confidence": confidence,
+        }
+    )
+    return _object(
+        {
+            "nodes": {"type": "array", "items": node, "minItems": 1, "maxItems": max_nodes},
+            "edges": {"type": "array", "items": edge, "minItems": 0, "maxItems": max_edges},
+            "conclusion_node": node_id,
+        }
+    )
+
+
+def verification_schema(max_reason_chars: int = 300) -> dict[str, Any]:
+    """The JSON schema of a verdict: one of :data:`VERDICTS` plus a reason (16..2000 chars)."""
+    _bounded("max_reason_chars", max_reason_chars, 16, 2000)
+    return _object(
+        {
+            "verdict": {"type": "string", "enum": list(VERDICTS)},
+            "reason": {"type": "string", "minLength": 1, "maxLength": max_reason_chars},
+        }
+    )
+
+
+def interrogation_response_format(
+    max_nodes: int = 8, max_edges: int = 10, max_claim_chars: int = 160, *, strict: bool = False
+) -> dict[str, Any]:
+    """``response_format`` for an interrogation call (see :func:`interrogation_schema`)."""
+    return _response_format(
+        "argument_graph", interrogation_schema(max_nodes, max_edges, max_claim_chars), strict
+    )
+
+
+def verification_response_format(
+    max_reason_chars: int = 300, *, strict: bool = False
+) -> dict[str, Any]:
+    """``response_format`` for a verification call (see :func:`verification_schema`)."""
+    return _response_format("verdict", verification_schema(max_reason_chars), strict)
+
+
+def _object(properties: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+def _response_format(name: str, schema: dict[str, Any], strict: bool) -> dict[str, Any]:
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": name, "strict": strict, "schema": schema},
+    }
+
+
+def _bounded(field: str, value: object, low: int, high: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise ValueError(f"{field}={value!r} is invalid: must be an integer in {low}..{high}")

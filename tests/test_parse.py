@@ -1,0 +1,460 @@
+"""Reply parsing (§4.3): strict, repaired, salvaged, dropped; item validation; compliance."""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from orchestrator.errors import LLMTimeoutError
+from orchestrator.parse import (
+    ComplianceTally,
+    extract_json_text,
+    parse_graph,
+    parse_verdict,
+)
+from orchestrator.schemas import (
+    interrogation_response_format,
+    interrogation_schema,
+    verification_response_format,
+)
+
+
+def graph_json(**overrides: Any) -> dict[str, Any]:
+    graph: dict[str, Any] = {
+        "nodes": [
+            {"id": "n1", "claim": "Rack 7 hosts db-2 [D1].", "type": "given", "confidence": 0.9},
+            {"id": "n2", "claim": "db-2 was patched.", "type": "conclusion", "confidence": 0.7},
+        ],
+        "edges": [{"from": "n1", "to": "n2", "relation": "supports", "confidence": 0.8}],
+        "conclusion_node": "n2",
+    }
+    graph.update(overrides)
+    return graph
+
+
+GOOD = json.dumps(graph_json())
+
+
+class RepairSpy:
+    """A repair callable that returns a canned reply and remembers the error it was given."""
+
+    def __init__(self, reply: str | BaseException) -> None:
+        self.reply = reply
+        self.errors: list[str] = []
+
+    def __call__(self, error: str) -> str:
+        self.errors.append(error)
+        if isinstance(self.reply, BaseException):
+            raise self.reply
+        return self.reply
+
+
+def test_clean_json_parses_strictly_into_the_normalised_graph() -> None:
+    result = parse_graph(GOOD)
+    assert result.outcome == "strict"
+    assert result.errors == ()
+    assert result.graph == {
+        "conclusion_node": "n2",
+        "nodes": [
+            {"id": "n1", "claim": "Rack 7 hosts db-2 [D1].", "type": "given", "confidence": 0.9},
+            {"id": "n2", "claim": "db-2 was patched.", "type": "conclusion", "confidence": 0.7},
+        ],
+        "edges": [{"src": "n1", "dst": "n2", "relation": "supports", "confidence": 0.8}],
+    }
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"```json\n{GOOD}\n```",
+        f"```\n{GOOD}\n```\nHope this helps!",
+        f"Sure. Here is the graph:\n{GOOD}\nLet me know if you need more.",
+    ],
+    ids=["json-fence", "bare-fence-and-trailer", "prose-wrapped"],
+)
+def test_fences_and_surrounding_prose_still_count_as_strict(text: str) -> None:
+    result = parse_graph(text)
+    assert result.outcome == "strict"
+    assert result.graph is not None and result.graph["conclusion_node"] == "n2"
+
+
+def test_extract_json_text_finds_the_outermost_object() -> None:
+    assert extract_json_text('noise {"a": {"b": 1}} tail') == '{"a": {"b": 1}}'
+    assert extract_json_text('cut off {"a": [1, 2') == '{"a": [1, 2'
+    assert extract_json_text("no json here") is None
+
+
+def test_trailing_commas_are_salvaged_by_the_lenient_parser() -> None:
+    text = GOOD.replace("}]", "},]")
+    result = parse_graph(text)
+    assert result.outcome == "salvaged"
+    assert result.graph is not None and len(result.graph["nodes"]) == 2
+    assert any("strict parse: invalid JSON" in e for e in result.errors)
+
+
+def test_a_truncated_reply_is_salvaged_with_what_survived() -> None:
+    text = GOOD[: GOOD.index('"conclusion_node"')]  # cut mid-object, no closing brace
+    result = parse_graph(text)
+    assert result.outcome == "salvaged"
+    assert result.graph is not None
+    # conclusion_node was lost, but exactly one node is typed conclusion.
+    assert result.graph["conclusion_node"] == "n2"
+    assert any("conclusion_node missing" in e for e in result.errors)
+
+
+def test_the_repair_call_gets_the_parse_error_and_its_reply_counts_as_repaired() -> None:
+    repair = RepairSpy(GOOD)
+    result = parse_graph("I think the answer is yes.", repair)
+    assert result.outcome == "repaired"
+    assert result.repair_attempted is True
+    assert repair.errors == ["no JSON object found (no '{' in the reply)"]
+    assert result.graph is not None
+
+
+def test_repair_is_also_asked_when_valid_json_lacks_a_usable_structure() -> None:
+    repair = RepairSpy(GOOD)
+    result = parse_graph('{"answer": "yes"}', repair)
+    assert result.outcome == "repaired"
+    assert "'nodes' must be a list" in repair.errors[0]
+
+
+def test_repair_is_not_called_when_the_reply_is_already_strict() -> None:
+    repair = RepairSpy(GOOD)
+    assert parse_graph(GOOD, repair).outcome == "strict"
+    assert repair.errors == []
+
+
+def test_a_bad_repair_reply_falls_back_to_salvaging_the_original() -> None:
+    repair = RepairSpy("still no json, sorry")
+    result = parse_graph(GOOD.replace("}]", "},]"), repair)
+    assert result.outcome == "salvaged"
+    assert "salvaged from the original reply" in result.errors
+    assert result.repair_attempted is True
+
+
+def test_a_failing_repair_call_is_recorded_and_not_raised() -> None:
+    repair = RepairSpy(LLMTimeoutError("no answer within 5s"))
+    result = parse_graph("garbage", repair)
+    assert result.outcome == "dropped"
+    assert any("repair call failed: no answer within 5s" in e for e in result.errors)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "The documents do not say.", "{{{{", '["just", "a", "list"]', "{}", '{"nodes": []}'],
+)
+def test_hopeless_replies_are_dropped_with_reasons_and_never_raise(text: str) -> None:
+    result = parse_graph(text, RepairSpy("nope"))
+    assert result.outcome == "dropped"
+    assert result.graph is None
+    assert result.errors
+
+
+@given(st.text(max_size=300))
+@settings(max_examples=150, deadline=None)
+def test_arbitrary_text_never_crashes_the_parsers(text: str) -> None:
+    graph = parse_graph(text)
+    assert graph.outcome in ("strict", "salvaged", "dropped")
+    assert (graph.graph is None) == (graph.outcome == "dropped")
+    verdict = parse_verdict(text)
+    assert (verdict.verdict is None) == (verdict.outcome == "dropped")
+
+
+def test_src_dst_edge_keys_and_integer_ids_are_normalised() -> None:
+    graph = graph_json(
+        nodes=[
+            {"id": 1, "claim": "a", "type": "Given", "confidence": "0.9"},
+            {"id": 2, "claim": "b", "type": " CONCLUSION ", "confidence": 1},
+        ],
+        edges=[{"src": 1, "dst": "2", "relation": "Supports", "confidence": 0.5}],
+        conclusion_node=2,
+    )
+    result = parse_graph(json.dumps(graph))
+    assert result.outcome == "strict" and result.errors == ()
+    assert result.graph is not None
+    assert result.graph["edges"] == [
+        {"src": "1", "dst": "2", "relation": "supports", "confidence": 0.5}
+    ]
+    assert [n["type"] for n in result.graph["nodes"]] == ["given", "conclusion"]
+    assert result.graph["nodes"][0]["confidence"] == 0.9
+
+
+def test_invalid_items_are_dropped_with_reasons_and_valid_ones_kept() -> None:
+    graph = graph_json(
+        nodes=[
+            {"id": "n1", "claim": "a", "type": "given", "confidence": 0.9},
+            {"id": "n2", "claim": "b", "type": "conclusion", "confidence": 0.6},
+            {"id": "n3", "claim": "c", "type": "hunch", "confidence": 0.5},
+            {"id": "n4", "claim": "d", "type": "given", "confidence": 1.5},
+            {"id": "n1", "claim": "dup", "type": "given", "confidence": 0.5},
+            {"id": "n5", "claim": "", "type": "given"},
+            {"id": "n6", "claim": "e", "type": "assumption"},
+            "not a node",
+        ],
+        edges=[
+            {"from": "n1", "to": "n2", "relation": "supports", "confidence": 0.8},
+            {"from": "n1", "to": "n2", "relation": "supports", "confidence": 0.7},
+            {"from": "n3", "to": "n2", "relation": "supports", "confidence": 0.8},
+            {"from": "n6", "to": "n2", "relation": "assumes"},
+            {"from": "n1", "to": "n2", "relation": "because", "confidence": 0.8},
+            {"from": "n2", "to": "n2", "relation": "attacks", "confidence": 0.8},
+            {"from": "n1", "src": "n6", "to": "n2", "relation": "attacks"},
+            {"to": "n2", "relation": "supports"},
+            {"from": "n1", "to": "n6", "relation": "attacks", "confidence": "high"},
+        ],
+    )
+    result = parse_graph(json.dumps(graph))
+    assert result.outcome == "strict"
+    assert result.graph is not None
+    assert [n["id"] for n in result.graph["nodes"]] == ["n1", "n2", "n6"]
+    assert result.graph["nodes"][2]["confidence"] == 0.8  # default, and said so below
+    assert [(e["src"], e["dst"], e["relation"]) for e in result.graph["edges"]] == [
+        ("n1", "n2", "supports"),
+        ("n6", "n2", "assumes"),
+    ]
+    expected = [
+        "nodes[2] dropped: type 'hunch' is not one of",
+        "nodes[3] dropped: confidence 1.5 is outside 0..1",
+        "nodes[4] dropped: duplicate id 'n1'",
+        "nodes[5] dropped: claim must be a non-empty string",
+        "nodes[6]: confidence missing; default 0.8 used",
+        "nodes[7] dropped: is str",
+        "edges[1] dropped: duplicate of an earlier supports edge n1->n2",
+        "edges[2] dropped: 'from' names unknown node 'n3'",
+        "edges[3]: confidence missing",
+        "edges[4] dropped: relation 'because' is not one of",
+        "edges[5] dropped: self-loop on 'n2'",
+        "edges[6] dropped: 'from' and 'src' disagree",
+        "edges[7] dropped: missing 'from' (or 'src')",
+        "edges[8] dropped: confidence 'high' is not a number",
+    ]
+    for prefix in expected:
+        assert any(e.startswith(prefix) for e in result.errors), prefix
+    assert len(result.errors) == len(expected)
+
+
+def test_a_missing_conclusion_node_uses_the_single_conclusion_typed_node() -> None:
+    graph = graph_json()
+    del graph["conclusion_node"]
+    result = parse_graph(json.dumps(graph))
+    assert result.outcome == "strict"
+    assert result.graph is not None and result.graph["conclusion_node"] == "n2"
+
+
+@pytest.mark.parametrize(
+    ("conclusion", "types"),
+    [(None, ["given", "inference"]), ("n9", ["given", "inference"]), (None, ["conclusion"] * 2)],
+    ids=["none-typed", "dangling-id", "two-typed"],
+)
+def test_a_graph_without_a_determinable_conclusion_is_dropped(
+    conclusion: str | None, types: list[str]
+) -> None:
+    nodes = [
+        {"id": f"n{i}", "claim": f"c{i}", "type": t, "confidence": 0.5}
+        for i, t in enumerate(types, 1)
+    ]
+    graph = graph_json(nodes=nodes, edges=[], conclusion_node=conclusion)
+    result = parse_graph(json.dumps(graph))
+    assert result.outcome == "dropped"
+    assert any("type 'conclusion' (need 1)" in e for e in result.errors)
+
+
+def test_the_declared_conclusion_is_the_only_conclusion_after_retyping() -> None:
+    nodes = [
+        {"id": "n1", "claim": "a", "type": "given", "confidence": 0.9},
+        {"id": "n2", "claim": "b", "type": "inference", "confidence": 0.6},
+        {"id": "n3", "claim": "c", "type": "conclusion", "confidence": 0.6},
+    ]
+    result = parse_graph(json.dumps(graph_json(nodes=nodes, edges=[], conclusion_node="n2")))
+    assert result.graph is not None
+    assert [n["type"] for n in result.graph["nodes"]] == ["given", "conclusion", "inference"]
+    assert any("retyped 'conclusion'" in e for e in result.errors)
+    assert any("retyped 'inference'" in e for e in result.errors)
+
+
+def test_missing_edges_are_treated_as_none_with_an_error() -> None:
+    graph = graph_json()
+    del graph["edges"]
+    result = parse_graph(json.dumps(graph))
+    assert result.outcome == "strict"
+    assert result.graph is not None and result.graph["edges"] == []
+    assert any("field 'edges' must be a list" in e for e in result.errors)
+
+
+def test_node_and_edge_limits_drop_the_excess_with_an_error() -> None:
+    nodes = [{"id": f"n{i}", "claim": "x", "type": "given", "confidence": 0.5} for i in range(5)]
+    nodes.append({"id": "c", "claim": "y", "type": "conclusion", "confidence": 0.5})
+    edges = [{"from": f"n{i}", "to": "c", "relation": "supports"} for i in range(5)]
+    text = json.dumps(graph_json(nodes=nodes, edges=edges, conclusion_node="c"))
+    result = parse_graph(text, max_nodes=6, max_edges=2)
+    assert result.graph is not None and len(result.graph["edges"]) == 2
+    assert any("edges: 5 given, limit 2" in e for e in result.errors)
+    dropped = parse_graph(text, max_nodes=3)
+    assert dropped.outcome == "dropped"  # the conclusion was beyond the node limit
+
+
+def test_parse_results_serialise_to_json() -> None:
+    result = parse_graph(GOOD.replace("}]", "},]"))
+    data = json.loads(json.dumps(result.to_dict()))
+    assert data["outcome"] == "salvaged" and isinstance(data["errors"], list)
+    assert json.loads(json.dumps(parse_verdict("x").to_dict()))["verdict"] is None
+
+
+# -- verdicts -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict"),
+    [
+        ('{"verdict": "supported", "reason": "D1 says so."}', "supported"),
+        ('```json\n{"verdict": "Refuted", "reason": "D2 contradicts it."}\n```', "refuted"),
+        ('{"verdict": "not determinable", "reason": "No document covers it."}', "not_determinable"),
+        ('Answer: {"verdict": "NOT-DETERMINABLE", "reason": "gap"}', "not_determinable"),
+    ],
+)
+def test_verdicts_parse_strictly_with_normalised_spelling(text: str, verdict: str) -> None:
+    result = parse_verdict(text)
+    assert (result.outcome, result.verdict) == ("strict", verdict)
+    assert result.reason
+
+
+def test_a_sloppy_verdict_is_salvaged() -> None:
+    result = parse_verdict("{'verdict': 'refuted', 'reason': 'D3 says the window was cancelled',")
+    assert (result.outcome, result.verdict) == ("salvaged", "refuted")
+
+
+def test_a_verdict_reply_can_be_repaired() -> None:
+    repair = RepairSpy('{"verdict": "supported", "reason": "D1."}')
+    result = parse_verdict("It is supported.", repair)
+    assert (result.outcome, result.verdict, result.reason) == ("repaired", "supported", "D1.")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"verdict": "probably", "reason": "hmm"}',
+        '{"verdict": true}',
+        '{"reason": "no verdict"}',
+        "supported",
+    ],
+)
+def test_unknown_or_missing_verdicts_are_dropped(text: str) -> None:
+    result = parse_verdict(text)
+    assert (result.outcome, result.verdict, result.reason) == ("dropped", None, None)
+    assert result.errors
+
+
+def test_a_missing_reason_keeps_the_verdict_and_says_so() -> None:
+    result = parse_verdict('{"verdict": "refuted"}')
+    assert (result.verdict, result.reason) == ("refuted", "")
+    assert any("reason missing" in e for e in result.errors)
+
+
+# -- compliance -----------------------------------------------------------------------------
+
+
+def test_compliance_tally_counts_rates_and_merges() -> None:
+    tally = ComplianceTally()
+    for outcome in ("strict", "strict", "repaired", "dropped"):
+        tally.record("model-a", outcome)
+    other = ComplianceTally()
+    other.record("model-a", "salvaged")
+    other.record("model-b", "strict")
+    tally.merge(other)
+    data = tally.to_dict()
+    assert list(data) == ["model-a", "model-b"]
+    a = data["model-a"]
+    assert (a["strict"], a["repaired"], a["salvaged"], a["dropped"], a["total"]) == (2, 1, 1, 1, 5)
+    assert a["rates"]["strict"] == 0.4
+    assert a["usable_rate"] == 0.8
+    assert tally.counts("never-seen") == {"strict": 0, "repaired": 0, "salvaged": 0, "dropped": 0}
+    with pytest.raises(ValueError, match="outcome"):
+        tally.record("model-a", "fine")
+
+
+def test_compliance_tally_is_thread_safe() -> None:
+    tally = ComplianceTally()
+
+    def work() -> None:
+        for _ in range(500):
+            tally.record("m", "strict")
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert tally.counts("m")["strict"] == 4000
+
+
+# -- schemas --------------------------------------------------------------------------------
+
+# Keywords llama.cpp's json-schema-to-grammar converter turns into grammar (plus number bounds,
+# which it ignores harmlessly and parse.py enforces).
+SUPPORTED_KEYWORDS = {
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "enum",
+    "items",
+    "minItems",
+    "maxItems",
+    "minLength",
+    "maxLength",
+    "minimum",
+    "maximum",
+}
+
+
+def keywords(schema: Any) -> set[str]:
+    found: set[str] = set()
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            found.add(key)
+            if key == "properties":
+                for sub in value.values():
+                    found |= keywords(sub)
+            elif key == "items":
+                found |= keywords(value)
+    return found
+
+
+def test_schemas_use_only_the_grammar_converter_subset_and_are_bounded() -> None:
+    fmt = interrogation_response_format(max_nodes=6, max_edges=7, max_claim_chars=120)
+    assert fmt["type"] == "json_schema" and fmt["json_schema"]["strict"] is False
+    schema = fmt["json_schema"]["schema"]
+    assert keywords(schema) <= SUPPORTED_KEYWORDS
+    props = schema["properties"]
+    assert list(props) == ["nodes", "edges", "conclusion_node"]
+    assert props["nodes"]["maxItems"] == 6 and props["edges"]["maxItems"] == 7
+    node = props["nodes"]["items"]
+    assert node["additionalProperties"] is False
+    assert node["properties"]["claim"]["maxLength"] == 120
+    assert node["properties"]["type"]["enum"] == ["given", "inference", "assumption", "conclusion"]
+    edge = props["edges"]["items"]
+    assert edge["required"] == ["from", "to", "relation", "confidence"]
+    assert edge["properties"]["relation"]["enum"] == ["supports", "attacks", "assumes"]
+    verdict = verification_response_format()["json_schema"]["schema"]
+    assert keywords(verdict) <= SUPPORTED_KEYWORDS
+    assert verdict["properties"]["verdict"]["enum"] == ["supported", "refuted", "not_determinable"]
+
+
+def test_a_reply_that_fits_the_schema_parses_strictly() -> None:
+    schema = interrogation_schema()
+    graph = graph_json()
+    assert set(graph) == set(schema["required"])
+    assert parse_graph(json.dumps(graph)).outcome == "strict"
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"max_nodes": 0}, {"max_edges": -1}, {"max_claim_chars": 5}, {"max_nodes": True}]
+)
+def test_schema_bounds_are_validated(kwargs: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match=next(iter(kwargs))):
+        interrogation_response_format(**kwargs)

@@ -247,7 +247,7 @@ class ChatClient:
                 error: LLMError = exc
                 if exc.retryable and attempts > self.max_retries:
                     error = RetryExhaustedError(
-                        f"{model}: gave up after {attempts} attempts; last error: {exc}", exc
+                        f"{model}: gave up after {attempts} attempt(s); last error: {exc}", exc
                     )
                 if not exc.retryable or attempts > self.max_retries:
                     error.attempts = attempts
@@ -361,6 +361,11 @@ class ChatClient:
     def _attempt(self, model: str, payload: dict[str, Any]) -> ChatResult:
         """One HTTP attempt; returns a result (latency/attempts filled in later) or raises."""
         url = self.base_url + "/chat/completions"
+        # requests exceptions hold the prepared request, Authorization header included, so
+        # they are turned into our own errors and raised outside the except blocks: neither
+        # __cause__ nor __context__ then keeps them (and the key) reachable.
+        failure: LLMError | None = None
+        response: requests.Response | None = None
         try:
             response = self._session().post(
                 url,
@@ -368,12 +373,14 @@ class ChatClient:
                 headers=self._headers(),
                 timeout=(min(10.0, self.timeout_s), self.timeout_s),
             )
-        except requests.Timeout as exc:
-            raise LLMTimeoutError(f"no answer from {url} within {self.timeout_s:g}s") from exc
+        except requests.Timeout:
+            failure = LLMTimeoutError(f"no answer from {url} within {self.timeout_s:g}s")
         except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError) as exc:
-            raise LLMConnectionError(self._redact(f"connection to {url} failed: {exc}")) from exc
+            failure = LLMConnectionError(self._redact(f"connection to {url} failed: {exc}"))
         except requests.RequestException as exc:
-            raise LLMError(self._redact(f"request to {url} failed: {exc}")) from exc
+            failure = LLMError(self._redact(f"request to {url} failed: {exc}"))
+        if failure is not None or response is None:
+            raise failure or LLMError(f"request to {url} produced no response")
         retry_after = parse_retry_after(response.headers.get("Retry-After"), now=self._wall_clock())
         if not 200 <= response.status_code < 300:
             raise APIStatusError(

@@ -245,6 +245,9 @@ def _default_body(status: int) -> dict[str, Any]:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    # socketserver's default backlog of 5 makes the kernel drop a burst of connections (the
+    # client then retries after ~1 s), which would distort fan-out timings.
+    request_queue_size = 128
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A client that timed out closes its socket while a delayed reply is pending; the

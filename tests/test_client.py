@@ -389,8 +389,9 @@ def test_the_api_key_never_appears_in_logs_exceptions_reprs_or_ledger(
     texts = [caplog.text, repr(client), json.dumps(client.ledger.records())]
     for error in errors:
         texts += [str(error), repr(error)]
-        if error.__cause__ is not None:
-            texts += [str(error.__cause__), repr(error.__cause__)]
+        for linked in (error.__cause__, error.__context__):
+            if linked is not None:
+                texts += [str(linked), repr(linked)]
     assert "[REDACTED]" in str(errors[1])
     for text in texts:
         assert FAKE_KEY not in text

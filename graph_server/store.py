@@ -142,11 +142,11 @@ class GraphStore:
         accepted_edges: list[list[str]] = []
         for raw in edges:
             edge = parse_edge(raw, run_id, self.limits)
-            outcome = edge if isinstance(edge, str) else self._add_edge(state, graph_id, edge)
-            if isinstance(outcome, list):
-                accepted_edges.append(outcome)
+            added = edge if isinstance(edge, str) else self._add_edge(state, graph_id, edge)
+            if isinstance(added, list):
+                accepted_edges.append(added)
             else:
-                rejected.append({"item": _echo(raw), "reason": outcome})
+                rejected.append({"item": _echo(raw), "reason": added})
 
         plan = dedup.plan_merges(
             state.graph, self.jaccard_threshold, self.ratio_threshold, focus=new_nodes

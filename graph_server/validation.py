@@ -130,7 +130,7 @@ def parse_edge(raw: Any, run_id: str | None, limits: StoreLimits) -> EdgeRecord 
     """Validate one incoming edge dict (``src``/``dst`` or ``from``/``to``)."""
     if not isinstance(raw, dict):
         return f"edge must be an object, got {shown(raw)}"
-    endpoints = []
+    endpoints: list[str] = []
     for name, alias in (("src", "from"), ("dst", "to")):
         value = raw.get(name, raw.get(alias))
         problem = check_id(f"{name} (or {alias})", value, limits)

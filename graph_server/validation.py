@@ -136,7 +136,7 @@ def parse_edge(raw: Any, run_id: str | None, limits: StoreLimits) -> EdgeRecord 
         problem = check_id(f"{name} (or {alias})", value, limits)
         if problem:
             return problem
-        endpoints.append(value)
+        endpoints.append(str(value))
     src, dst = endpoints
     if src == dst:
         return f"src and dst are both {src!r}: a claim cannot support or attack itself"

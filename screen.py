@@ -127,8 +127,9 @@ def resolve_models(
 ) -> list[ModelSpec]:
     """One ModelSpec per requested name (duplicates dropped, order kept).
 
-    A name listed in models.json takes its base URL (``--base-url`` overrides it) and prices
-    from there; a local backend without prices costs 0. An unlisted name is allowed only with
+    A name listed in models.json takes its base URL (``--base-url`` overrides it, except for
+    local models, which serve themselves) and prices from there; a local backend without
+    prices costs 0. An unlisted name is allowed only with
     ``--base-url`` and has unknown prices. Anything else is a ScreenError.
     """
     entries = {e["id"]: e for e in config["models"]}
@@ -151,7 +152,8 @@ def resolve_models(
         specs.append(
             ModelSpec(
                 id=name,
-                base_url=base_url or entry.get("base_url"),
+                # Built-in local models start their own server and take no URL.
+                base_url=None if is_local else base_url or entry.get("base_url"),
                 is_local=is_local,
                 prompt_price=prompt,
                 completion_price=completion,

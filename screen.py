@@ -596,6 +596,8 @@ def _run(args: argparse.Namespace) -> int:
     items = load_items(args.items)[: args.limit]
     specs = resolve_models(names, config, args.base_url, args.models_file)
 
+    if args.out.exists() and not args.out.is_dir():
+        raise ScreenError(f"--out {args.out} exists and is not a directory")
     results_path = args.out / RESULTS_NAME
     rows, warnings = read_results(results_path)
     for warning in warnings:

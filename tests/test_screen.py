@@ -238,6 +238,15 @@ def test_an_unknown_model_without_a_base_url_is_an_error_naming_it(
     assert not (tmp_path / "out").exists()
 
 
+def test_an_output_path_that_is_a_file_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "out").write_text("not a directory", encoding="utf-8")
+    models_file = write_models(tmp_path / "models.json", "http://127.0.0.1:9/v1")
+    assert run_cli(tmp_path, models_file, models=GROUNDED) == 2
+    assert "is not a directory" in capsys.readouterr().err
+
+
 def test_a_worst_case_above_the_cap_is_refused_before_any_call(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

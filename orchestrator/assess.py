@@ -1,0 +1,172 @@
+"""What the merged graph says right now: ranked candidate answers and the disputed claims.
+
+Every run marks one conclusion; after the merge, each remaining ``conclusion`` node is one
+cluster of runs that agree on the answer, i.e. one *candidate*. A candidate is *grounded* when
+it is live, survives the grounded semantics (reachable from a surviving given through
+unrefuted, undefeated claims) and has support width >= 1. Candidates are ranked by
+
+1. grounded first, then live before refuted;
+2. support width (node-disjoint evidence paths), larger first;
+3. max flow (confidence-capped evidence), larger first;
+4. run support (interrogation runs that reached this answer), larger first;
+5. node id, only to make the listing deterministic (never to pick an answer: equal keys 1-4
+   between the top two is a tie, see :attr:`Assessment.top_tied`).
+
+The disputed queue is the order re-interrogation follows (design §4.1 step 4): members of
+contradiction pairs first, then single-run load-bearing claims of each live candidate in rank
+order (claims on an evidence route before attackers).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from graph_server.store import GraphStore
+
+_INTERROGATION_RUN = re.compile(r"^r\d+$")
+
+
+class EngineError(RuntimeError):
+    """The graph store answered with an error where the loop's own ids should be valid."""
+
+
+def engine(payload: dict[str, Any]) -> dict[str, Any]:
+    """Return a store payload, or raise :class:`EngineError` with the store's message."""
+    if "error" in payload:
+        raise EngineError(payload["error"])
+    return payload
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One candidate answer (a conclusion node after the merge) and its support."""
+
+    node_id: str
+    claim: str
+    refuted: bool
+    surviving: bool
+    width: int
+    max_flow: float
+    paths: tuple[tuple[str, ...], ...]
+    run_ids: tuple[str, ...]
+
+    @property
+    def run_support(self) -> int:
+        """Interrogation runs (``r<i>``) that asserted this answer; verifier ids not counted."""
+        return sum(1 for run in self.run_ids if _INTERROGATION_RUN.match(run))
+
+    @property
+    def grounded(self) -> bool:
+        """Live, surviving, and fed by at least one evidence path."""
+        return not self.refuted and self.surviving and self.width > 0
+
+    def rank_key(self) -> tuple[bool, int, float, int]:
+        """The keys that decide between answers (larger is better)."""
+        return (self.grounded, self.width, self.max_flow, self.run_support)
+
+    def snapshot(self) -> tuple[Any, ...]:
+        """What must not change for the candidate set to count as stable."""
+        return (self.node_id, self.refuted, self.grounded, self.width, self.max_flow)
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """Candidates (best first), the grounded labelling and the disputes at one moment."""
+
+    candidates: tuple[Candidate, ...]
+    labels: dict[str, list[str]]
+    contradiction_pairs: tuple[tuple[str, str], ...]
+    isolated: tuple[dict[str, Any], ...]
+
+    @property
+    def live_candidates(self) -> tuple[Candidate, ...]:
+        """Candidates not refuted, best first."""
+        return tuple(c for c in self.candidates if not c.refuted)
+
+    @property
+    def top(self) -> Candidate | None:
+        """The best-ranked candidate, or None when there is none."""
+        return self.candidates[0] if self.candidates else None
+
+    @property
+    def top_tied(self) -> bool:
+        """Whether the two best candidates are both grounded and equal on every ranking key."""
+        if len(self.candidates) < 2:
+            return False
+        first, second = self.candidates[0], self.candidates[1]
+        return first.grounded and second.grounded and first.rank_key() == second.rank_key()
+
+    @property
+    def disputed(self) -> tuple[str, ...]:
+        """Disputed claim ids in re-interrogation order, each once."""
+        order: list[str] = [node for pair in self.contradiction_pairs for node in pair]
+        order += [item["id"] for item in self.isolated]
+        return tuple(dict.fromkeys(order))
+
+    def snapshot(self) -> tuple[Any, ...]:
+        """Comparable summary of the candidate ranking (see :meth:`Candidate.snapshot`)."""
+        return tuple(c.snapshot() for c in self.candidates)
+
+
+def assess(store: GraphStore, graph_id: str, nodes: dict[str, dict[str, Any]]) -> Assessment:
+    """Rank every conclusion node of ``graph_id`` and collect the disputes.
+
+    ``nodes`` maps id -> node (as :meth:`GraphStore.get_graph` exports it) and must be
+    current. Cost: one surviving-claims pass plus, per live candidate, one support-width and
+    one disputed-nodes query (each O(V*E) at worst, see docs/engine.md).
+    """
+    if not nodes:  # no run reached the store: nothing to rank, nothing disputed
+        return Assessment((), {"in": [], "out": [], "undecided": [], "surviving": []}, (), ())
+    labels = engine(store.surviving_claims(graph_id))
+    surviving = set(labels["surviving"])
+    candidates = []
+    for node_id in sorted(n for n, node in nodes.items() if node["type"] == "conclusion"):
+        node = nodes[node_id]
+        width: dict[str, Any] = {"disjoint_paths": 0, "paths": [], "max_flow": 0.0}
+        if not node["refuted"]:
+            width = engine(store.support_width(graph_id, node_id))
+        candidates.append(
+            Candidate(
+                node_id=node_id,
+                claim=node["claim"],
+                refuted=bool(node["refuted"]),
+                surviving=node_id in surviving,
+                width=int(width["disjoint_paths"]),
+                max_flow=float(width["max_flow"]),
+                paths=tuple(tuple(path) for path in width["paths"]),
+                run_ids=tuple(node["run_ids"]),
+            )
+        )
+    candidates.sort(
+        key=lambda c: (
+            not c.grounded,
+            c.refuted,
+            -c.width,
+            -c.max_flow,
+            -c.run_support,
+            c.node_id,
+        )
+    )
+    pairs: list[tuple[str, str]] = []
+    isolated: list[dict[str, Any]] = []
+    for candidate in (c for c in candidates if not c.refuted):
+        disputes = engine(store.disputed_nodes(graph_id, candidate.node_id))
+        pairs = [(a, b) for a, b in disputes["contradiction_pairs"]]
+        ordered = sorted(
+            disputes["isolated_load_bearing"], key=lambda d: (not d["on_path"], d["id"])
+        )
+        isolated += [{**item, "candidate": candidate.node_id} for item in ordered]
+    seen: set[str] = set()
+    unique_isolated = []
+    for item in isolated:
+        if item["id"] not in seen:
+            seen.add(item["id"])
+            unique_isolated.append(item)
+    return Assessment(
+        candidates=tuple(candidates),
+        labels={key: labels[key] for key in ("in", "out", "undecided", "surviving")},
+        contradiction_pairs=tuple(pairs),
+        isolated=tuple(unique_isolated),
+    )

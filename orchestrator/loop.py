@@ -1,0 +1,716 @@
+"""The control loop (design §4.1): fan out, merge, assess, re-interrogate, stop, decide.
+
+One call of :func:`run_loop` answers one task with a fresh in-memory graph:
+
+1. **Fan out** ``n`` interrogations in a thread pool (fresh context each). Each reply is parsed
+   by :func:`orchestrator.parse.parse_graph`; a reply that is not strict JSON gets one repair
+   call when the budget allows, then salvage, else the run is dropped. Runs are ingested in
+   order with run id ``r<i>`` and node ids prefixed ``r<i>:``.
+2. **Merge** duplicates across runs.
+3. **Assess** (:mod:`orchestrator.assess`): ranked candidate answers and the disputed queue.
+4. **Stop?** In this order: ``no_candidates`` (nothing to judge), ``no_disputes``,
+   ``width_reached`` (the ranking did not change in the last round and the top candidate is
+   grounded with width >= k), ``disputes_exhausted`` (every disputed claim left was already
+   verified once; claims are never re-interrogated), ``budget_exhausted`` (fewer calls left
+   than one verification needs).
+5. **Re-interrogate** up to ``max_per_round`` untried disputed claims with ``m_verify`` fresh
+   verification calls each (the claim and the documents only), then apply the majority
+   verdict, and go back to 3.
+6. **Decide**: answer with the top candidate, or refuse (``all_runs_failed``,
+   ``no_grounded_conclusion``, ``candidates_tied``). ``stop_reason`` says why the loop ended;
+   ``refusal_reason`` says why no answer is given. They are independent.
+
+Budget: :class:`orchestrator.budget.CallBudget` caps logical calls; every call is reserved
+before it is made. A verification starts only when all ``m_verify`` of its calls can be
+reserved at once: a partial set could miss the majority or the all-not-determinable rule and
+would spend calls on a verdict that cannot count.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from graph_server.store import GraphStore
+from orchestrator import parse, prompts, schemas
+from orchestrator.assess import Assessment, Candidate, assess, engine
+from orchestrator.budget import CallBudget
+from orchestrator.client import SupportsChat
+from orchestrator.errors import LLMError
+from orchestrator.task import RunConfig, Task
+from orchestrator.trace import Trace
+
+GRAPH_ID = "task"
+
+STOP_NO_CANDIDATES = "no_candidates"
+STOP_NO_DISPUTES = "no_disputes"
+STOP_WIDTH_REACHED = "width_reached"
+STOP_DISPUTES_EXHAUSTED = "disputes_exhausted"
+STOP_BUDGET_EXHAUSTED = "budget_exhausted"
+
+REFUSE_ALL_RUNS_FAILED = "all_runs_failed"
+REFUSE_NO_GROUNDED = "no_grounded_conclusion"
+REFUSE_TIED = "candidates_tied"
+
+CONFIRMED_CONFIDENCE = 0.9
+UNDETERMINED_CONFIDENCE = 0.5
+
+Progress = Callable[[dict[str, Any]], None]
+
+
+@dataclass
+class LoopResult:
+    """Everything one run established; :mod:`orchestrator.report` turns it into a report."""
+
+    task: Task
+    model: str
+    config: RunConfig
+    started_at: str
+    runs: list[dict[str, Any]]
+    calls: list[dict[str, Any]]
+    merges: list[list[str]]
+    contradictions_created: list[list[str]]
+    verifications: list[dict[str, Any]]
+    rounds: int
+    assessment: Assessment
+    interrogated: list[str]
+    stop_reason: str
+    stop_detail: str
+    refusal_reason: str | None
+    chosen: Candidate | None
+    structure: dict[str, dict[str, Any]]
+    critical_links: dict[str, Any] | None
+    graph: dict[str, Any]
+    budget_used: int
+    model_wait_s: float
+    loop_wall_s: float
+    compliance: dict[str, Any]
+    phases: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class _CallOutcome:
+    text: str | None
+    record: dict[str, Any]
+    error: LLMError | None
+
+
+def run_loop(
+    task: Task,
+    *,
+    client: SupportsChat,
+    model: str,
+    config: RunConfig,
+    trace: Trace,
+    progress: Progress | None = None,
+) -> LoopResult:
+    """Run the control loop on a validated task; never makes more than
+    ``config.budget_calls`` logical calls. Model failures and bad replies are recorded, not
+    raised; programming errors (and :class:`orchestrator.assess.EngineError`) propagate."""
+    return _Loop(task, client, model, config, trace, progress).run()
+
+
+class _Loop:
+    def __init__(
+        self,
+        task: Task,
+        client: SupportsChat,
+        model: str,
+        config: RunConfig,
+        trace: Trace,
+        progress: Progress | None,
+    ) -> None:
+        self.task = task
+        self.client = client
+        self.model = model
+        self.config = config
+        self.trace = trace
+        self.progress = progress
+        self.store = GraphStore()
+        self.budget = CallBudget(config.budget_calls)
+        self.compliance = parse.ComplianceTally()
+        self.calls: list[dict[str, Any]] = []
+        self.phases: list[dict[str, Any]] = []
+        self.nodes: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------------------ driver
+
+    def run(self) -> LoopResult:
+        start = time.perf_counter()
+        started_at = datetime.now(UTC).isoformat(timespec="seconds")
+        self.trace.event(
+            "start",
+            model=self.model,
+            config=self.config.to_dict(),
+            documents=len(self.task.documents),
+            prompt_versions=dict(prompts.PROMPT_VERSIONS),
+        )
+        runs = self._fan_out()
+        self._ingest(runs)
+        merged = engine(self.store.merge_duplicates(GRAPH_ID)) if self._has_graph() else None
+        merges = merged["merges"] if merged else []
+        contradictions = merged["contradictions_created"] if merged else []
+        self.trace.event("merge", merges=merges, contradictions_created=contradictions)
+        self._refresh_nodes()
+
+        usable = sum(1 for run in runs if run["ingested"])
+        interrogated: list[str] = []
+        verifications: list[dict[str, Any]] = []
+        previous: Assessment | None = None
+        rounds = 0
+        while True:
+            current = assess(self.store, GRAPH_ID, self.nodes)
+            self.trace.event("assess", round=rounds, **_assessment_summary(current))
+            stop = self._stop(current, previous, interrogated, usable)
+            if stop is not None:
+                stop_reason, stop_detail = stop
+                break
+            rounds += 1
+            verifications += self._round(rounds, current, interrogated)
+            previous = current
+        self.trace.event("stop", stop_reason=stop_reason, detail=stop_detail)
+
+        refusal, chosen = decide(current, usable)
+        self.trace.event(
+            "decide",
+            refusal_reason=refusal,
+            chosen=chosen.node_id if chosen else None,
+            width=chosen.width if chosen else None,
+        )
+        structure = {
+            c.node_id: engine(self.store.check_structure(GRAPH_ID, c.node_id))
+            for c in current.candidates
+        }
+        critical = engine(self.store.critical_links(GRAPH_ID, chosen.node_id)) if chosen else None
+        graph = engine(self.store.get_graph(GRAPH_ID)) if self._has_graph() else _empty_graph()
+        with self._lock:
+            calls = sorted(self.calls, key=_call_order)
+        return LoopResult(
+            task=self.task,
+            model=self.model,
+            config=self.config,
+            started_at=started_at,
+            runs=runs,
+            calls=calls,
+            merges=merges,
+            contradictions_created=contradictions,
+            verifications=verifications,
+            rounds=rounds,
+            assessment=current,
+            interrogated=interrogated,
+            stop_reason=stop_reason,
+            stop_detail=stop_detail,
+            refusal_reason=refusal,
+            chosen=chosen,
+            structure=structure,
+            critical_links=critical,
+            graph=graph,
+            budget_used=self.budget.used,
+            model_wait_s=round(sum(p["model_wait_s"] for p in self.phases), 6),
+            loop_wall_s=time.perf_counter() - start,
+            compliance=self.compliance.to_dict(),
+            phases=self.phases,
+        )
+
+    def _stop(
+        self,
+        current: Assessment,
+        previous: Assessment | None,
+        interrogated: list[str],
+        usable: int,
+    ) -> tuple[str, str] | None:
+        if not current.live_candidates:
+            if usable == 0:
+                why = "no run produced a usable graph"
+            elif not current.candidates:
+                why = "no conclusion node was accepted into the graph"
+            else:
+                why = "every candidate answer was refuted"
+            return STOP_NO_CANDIDATES, why
+        disputed = current.disputed
+        if not disputed:
+            return STOP_NO_DISPUTES, "no contradiction pairs and no single-run load-bearing claims"
+        top = current.candidates[0]
+        if (
+            previous is not None
+            and previous.snapshot() == current.snapshot()
+            and top.grounded
+            and top.width >= self.config.k
+        ):
+            return STOP_WIDTH_REACHED, (
+                f"candidates unchanged by the last round and the top candidate has width "
+                f"{top.width} >= k={self.config.k}"
+            )
+        untried = [node for node in disputed if node not in interrogated]
+        if not untried:
+            return STOP_DISPUTES_EXHAUSTED, (
+                f"{len(disputed)} disputed claim(s) remain, all already verified once"
+            )
+        if self.budget.remaining < self.config.m_verify:
+            return STOP_BUDGET_EXHAUSTED, (
+                f"{self.budget.remaining} of {self.budget.limit} calls left, fewer than the "
+                f"{self.config.m_verify} one verification needs; {len(untried)} disputed "
+                "claim(s) unverified"
+            )
+        return None
+
+    # ----------------------------------------------------------------------------- fan-out
+
+    def _fan_out(self) -> list[dict[str, Any]]:
+        started: list[int] = []
+        skipped: list[dict[str, Any]] = []
+        for index in range(1, self.config.n + 1):
+            if self.budget.try_reserve():
+                started.append(index)
+            else:
+                skipped.append(_run_record(f"r{index}", "not_started", ["call budget exhausted"]))
+        self.trace.event("fan_out", started=[f"r{i}" for i in started], skipped=len(skipped))
+        runs: list[dict[str, Any]] = []
+        if started:
+            with ThreadPoolExecutor(max_workers=len(started)) as pool:
+                futures = [pool.submit(self._interrogate, index) for index in started]
+                runs = [future.result() for future in futures]
+        self.phases.append(
+            {
+                "phase": "fan_out",
+                "model_wait_s": round(max((run["wait_s"] for run in runs), default=0.0), 6),
+            }
+        )
+        return runs + skipped
+
+    def _interrogate(self, index: int) -> dict[str, Any]:
+        run_id = f"r{index}"
+        config = self.config
+        messages = prompts.interrogation_messages(
+            list(self.task.documents), self.task.question, config.k, max_nodes=config.max_nodes
+        )
+        response_format = (
+            schemas.interrogation_response_format(config.max_nodes, config.max_edges)
+            if config.structured_output
+            else None
+        )
+        first = self._call(
+            "interrogation",
+            "fan_out",
+            run_id,
+            messages,
+            response_format,
+            config.max_tokens_interrogation,
+            self._seed("interrogation", index),
+        )
+        wait = first.record["latency_s"]
+        if first.text is None:
+            run = _run_record(run_id, "call_failed", [str(first.error)])
+            run["wait_s"] = wait
+            self.trace.event("run", run_id=run_id, outcome="call_failed", error=str(first.error))
+            return run
+        bad_text = first.text
+        notes: list[str] = []
+        parsed = parse.parse_graph(bad_text)
+        if parsed.outcome != "strict":
+            if self.budget.try_reserve():
+                repair_records: list[dict[str, Any]] = []
+
+                def repair(problem: str) -> str:
+                    outcome = self._call(
+                        "repair",
+                        "fan_out",
+                        run_id,
+                        prompts.repair_messages(messages, bad_text, problem),
+                        response_format,
+                        config.max_tokens_interrogation,
+                        self._seed("repair", index),
+                    )
+                    repair_records.append(outcome.record)
+                    if outcome.error is not None:
+                        raise outcome.error
+                    assert outcome.text is not None
+                    return outcome.text
+
+                parsed = parse.parse_graph(bad_text, repair)
+                for record in repair_records:
+                    wait += record["latency_s"]
+                    record["parse_outcome"] = parsed.outcome
+            else:
+                notes.append("repair skipped: call budget exhausted")
+        first.record["parse_outcome"] = parsed.outcome
+        self.compliance.record(self.model, parsed.outcome)
+        run = _run_record(run_id, parsed.outcome, [*parsed.errors, *notes])
+        run["graph"] = parsed.graph
+        run["wait_s"] = wait
+        self.trace.event(
+            "run",
+            run_id=run_id,
+            outcome=parsed.outcome,
+            nodes=len(parsed.graph["nodes"]) if parsed.graph else 0,
+            edges=len(parsed.graph["edges"]) if parsed.graph else 0,
+            errors=list(run["errors"]),
+        )
+        return run
+
+    def _ingest(self, runs: list[dict[str, Any]]) -> None:
+        for run in sorted(runs, key=lambda r: int(r["run_id"][1:])):
+            graph = run.pop("graph", None)
+            if graph is None:
+                continue
+            run_id = run["run_id"]
+            nodes, edges, conclusion = _prefixed(run_id, graph)
+            result = self.store.assert_graph(GRAPH_ID, nodes, edges, run_id=run_id)
+            if "error" in result:
+                run["errors"].append(f"store rejected the run: {result['error']}")
+                self.trace.event("ingest", run_id=run_id, error=result["error"])
+                continue
+            run["ingested"] = bool(result["accepted_nodes"])
+            run["conclusion_node"] = conclusion if conclusion in result["accepted_nodes"] else None
+            run["accepted_nodes"] = len(result["accepted_nodes"])
+            run["accepted_edges"] = len(result["accepted_edges"])
+            run["rejected"] = result["rejected"]
+            self.trace.event(
+                "ingest",
+                run_id=run_id,
+                accepted_nodes=len(result["accepted_nodes"]),
+                accepted_edges=len(result["accepted_edges"]),
+                rejected=result["rejected"],
+                auto_merged=result["auto_merged"],
+                contradictions_created=result["contradictions_created"],
+            )
+
+    # ------------------------------------------------------------------------ verification
+
+    def _round(
+        self, round_no: int, current: Assessment, interrogated: list[str]
+    ) -> list[dict[str, Any]]:
+        untried = [node for node in current.disputed if node not in interrogated]
+        targets: list[str] = []
+        for node_id in untried[: self.config.max_per_round]:
+            if not self.budget.try_reserve(self.config.m_verify):
+                break
+            targets.append(node_id)
+        interrogated.extend(targets)
+        self.trace.event("round", round=round_no, targets=targets)
+        m = self.config.m_verify
+        with ThreadPoolExecutor(max_workers=max(1, len(targets) * m)) as pool:
+            futures = {
+                (node_id, j): pool.submit(self._verify_call, round_no, node_id, j)
+                for node_id in targets
+                for j in range(m)
+            }
+            votes = {
+                node_id: [futures[(node_id, j)].result() for j in range(m)] for node_id in targets
+            }
+        self.phases.append(
+            {
+                "phase": f"round_{round_no}",
+                "model_wait_s": max(
+                    (v["latency_s"] for node_votes in votes.values() for v in node_votes),
+                    default=0.0,
+                ),
+            }
+        )
+        top = current.live_candidates[0].node_id
+        return [
+            self._apply_verdict(round_no, slot, node_id, votes[node_id], top)
+            for slot, node_id in enumerate(targets)
+        ]
+
+    def _verify_call(self, round_no: int, node_id: str, j: int) -> dict[str, Any]:
+        claim = self.nodes[node_id]["claim"]
+        response_format = (
+            schemas.verification_response_format() if self.config.structured_output else None
+        )
+        outcome = self._call(
+            "verification",
+            f"round_{round_no}",
+            node_id,
+            prompts.verification_messages(list(self.task.documents), claim),
+            response_format,
+            self.config.max_tokens_verification,
+            self._seed("verification", round_no, node_id, j),
+            vote=j,
+        )
+        vote: dict[str, Any] = {
+            "j": j,
+            "verdict": None,
+            "reason": None,
+            "parse_outcome": None,
+            "error": None,
+            "latency_s": outcome.record["latency_s"],
+        }
+        if outcome.text is None:
+            vote["error"] = str(outcome.error)
+            return vote
+        verdict = parse.parse_verdict(outcome.text)
+        outcome.record["parse_outcome"] = verdict.outcome
+        vote.update(verdict=verdict.verdict, reason=verdict.reason, parse_outcome=verdict.outcome)
+        if verdict.verdict is None:
+            vote["error"] = "; ".join(verdict.errors)
+        return vote
+
+    def _apply_verdict(
+        self, round_no: int, slot: int, node_id: str, votes: list[dict[str, Any]], top: str
+    ) -> dict[str, Any]:
+        m = self.config.m_verify
+        majority = m // 2 + 1
+        tally = Counter(v["verdict"] for v in votes)
+        node = self.nodes[node_id]
+        old = float(node["confidence"])
+        entry: dict[str, Any] = {
+            "round": round_no,
+            "node_id": node_id,
+            "claim": node["claim"],
+            "votes": votes,
+            "tally": {
+                "supported": tally["supported"],
+                "refuted": tally["refuted"],
+                "not_determinable": tally["not_determinable"],
+                "no_vote": tally[None],
+            },
+            "majority_needed": majority,
+            "confidence_before": old,
+            "confidence_after": old,
+        }
+        if tally["refuted"] >= majority:
+            first = next(v["reason"] for v in votes if v["verdict"] == "refuted")
+            reason = (
+                f"refuted by {tally['refuted']} of {m} fresh verification calls "
+                f"(round {round_no}): {first or 'no reason given'}"
+            )
+            result = engine(self.store.mark_refuted(GRAPH_ID, node_id, reason[:1900], top))
+            node["refuted"], node["refute_reason"] = True, reason[:1900]
+            entry.update(
+                outcome="refuted",
+                action=f"mark_refuted({node_id})",
+                width_conclusion=result["conclusion_id"],
+                width_before=result["width_before"],
+                width_after=result["width_after"],
+            )
+        elif tally["supported"] >= majority:
+            run_id = f"v{round_no}.{slot}"
+            new = max(old, CONFIRMED_CONFIDENCE)
+            result = engine(
+                self.store.update_node(GRAPH_ID, node_id, confidence=new, run_id=run_id)
+            )
+            self.nodes[node_id] = result["node"]
+            entry.update(
+                outcome="confirmed",
+                action=f"confidence {old:g} -> {new:g}, provenance {run_id}",
+                confidence_after=new,
+            )
+        elif tally["not_determinable"] == m:
+            new = min(old, UNDETERMINED_CONFIDENCE)
+            result = engine(self.store.update_node(GRAPH_ID, node_id, confidence=new))
+            self.nodes[node_id] = result["node"]
+            entry.update(
+                outcome="not_determinable",
+                action=f"confidence {old:g} -> {new:g}",
+                confidence_after=new,
+            )
+        else:
+            entry.update(outcome="no_majority", action="none")
+        self.trace.event(
+            "verdict",
+            round=round_no,
+            node_id=node_id,
+            outcome=entry["outcome"],
+            tally=entry["tally"],
+            action=entry["action"],
+        )
+        return entry
+
+    # ---------------------------------------------------------------------------- plumbing
+
+    def _call(
+        self,
+        role: str,
+        step: str,
+        subject: str,
+        messages: list[dict[str, Any]],
+        response_format: dict[str, Any] | None,
+        max_tokens: int | None,
+        seed: int | None,
+        *,
+        vote: int | None = None,
+    ) -> _CallOutcome:
+        """Make one reserved logical call; record it whatever happens."""
+        start = time.perf_counter()
+        text: str | None = None
+        error: LLMError | None = None
+        result = None
+        try:
+            result = self.client.chat(
+                self.model,
+                messages,
+                temperature=self.config.temperature,
+                max_tokens=max_tokens,
+                response_format=response_format,
+                seed=seed,
+                role=role,
+                tags={"step": step, "subject": subject},
+            )
+            text = result.text
+        except LLMError as exc:
+            error = exc
+        latency = time.perf_counter() - start
+        record: dict[str, Any] = {
+            "step": step,
+            "role": role,
+            "subject": subject,
+            "vote": vote,
+            "model": self.model,
+            "ok": error is None,
+            "prompt_tokens": result.prompt_tokens if result else None,
+            "completion_tokens": result.completion_tokens if result else None,
+            "cost_usd": result.cost_usd if result else None,
+            "cost_source": result.cost_source if result else "unknown",
+            "latency_s": round(latency, 6),
+            "attempts": result.attempts if result else max(1, error.attempts if error else 1),
+            "finish_reason": result.finish_reason if result else None,
+            "parse_outcome": None,
+            "error": f"{type(error).__name__}: {error}" if error else None,
+        }
+        if error is not None:
+            record["cost_usd"], record["cost_source"] = self._failure_cost(error)
+        with self._lock:
+            self.calls.append(record)
+            done = len(self.calls)
+            known = sum(r["cost_usd"] for r in self.calls if r["cost_usd"] is not None)
+            unknown = sum(1 for r in self.calls if r["cost_usd"] is None)
+        self.trace.event(
+            "call",
+            step=step,
+            role=role,
+            subject=subject,
+            vote=vote,
+            ok=record["ok"],
+            latency_s=record["latency_s"],
+            attempts=record["attempts"],
+            error=record["error"],
+        )
+        if self.progress is not None:
+            self.progress(
+                {
+                    "step": step,
+                    "calls_done": done,
+                    "budget_calls": self.budget.limit,
+                    "cost_usd_known": round(known, 12),
+                    "calls_cost_unknown": unknown,
+                }
+            )
+        return _CallOutcome(text, record, error)
+
+    def _failure_cost(self, error: LLMError) -> tuple[float | None, str]:
+        """The client ledger's cost for a failed call (0.0 for error answers, None when an
+        attempt was abandoned mid-flight), or unknown when the client keeps no such record."""
+        ledger = getattr(self.client, "ledger", None)
+        if error.call_id is None or ledger is None:
+            return None, "unknown"
+        for record in ledger.records():
+            if record.get("call_id") == error.call_id:
+                return record.get("cost_usd"), str(record.get("cost_source", "unknown"))
+        return None, "unknown"
+
+    def _seed(self, *parts: object) -> int | None:
+        """A per-call seed derived from ``config.seed`` (None when unseeded), stable across
+        processes (no ``hash()`` randomisation)."""
+        if self.config.seed is None:
+            return None
+        digest = hashlib.sha256(repr((self.config.seed, *parts)).encode()).digest()
+        return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+    def _has_graph(self) -> bool:
+        return any(g["graph_id"] == GRAPH_ID for g in self.store.list_graphs()["graphs"])
+
+    def _refresh_nodes(self) -> None:
+        if self._has_graph():
+            graph = engine(self.store.get_graph(GRAPH_ID))
+            self.nodes = {node["id"]: node for node in graph["nodes"]}
+
+
+def decide(assessment: Assessment, usable_runs: int) -> tuple[str | None, Candidate | None]:
+    """``(refusal_reason, None)`` or ``(None, chosen candidate)`` (see the module docstring)."""
+    if usable_runs == 0:
+        return REFUSE_ALL_RUNS_FAILED, None
+    top = assessment.top
+    if top is None or not top.grounded:
+        return REFUSE_NO_GROUNDED, None
+    if assessment.top_tied:
+        return REFUSE_TIED, None
+    return None, top
+
+
+def _prefixed(
+    run_id: str, graph: dict[str, Any]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
+    """The run's nodes and edges with ids made unique per run (``r3:n1``)."""
+    nodes = [
+        {
+            "id": f"{run_id}:{node['id']}",
+            "claim": node["claim"],
+            "type": node["type"],
+            "confidence": node["confidence"],
+        }
+        for node in graph["nodes"]
+    ]
+    edges = [
+        {
+            "src": f"{run_id}:{edge['src']}",
+            "dst": f"{run_id}:{edge['dst']}",
+            "relation": edge["relation"],
+            "confidence": edge["confidence"],
+        }
+        for edge in graph["edges"]
+    ]
+    return nodes, edges, f"{run_id}:{graph['conclusion_node']}"
+
+
+def _run_record(run_id: str, outcome: str, errors: list[str]) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "outcome": outcome,
+        "errors": list(errors),
+        "ingested": False,
+        "conclusion_node": None,
+        "accepted_nodes": 0,
+        "accepted_edges": 0,
+        "rejected": [],
+        "wait_s": 0.0,
+    }
+
+
+def _assessment_summary(assessment: Assessment) -> dict[str, Any]:
+    return {
+        "candidates": [
+            {
+                "id": c.node_id,
+                "grounded": c.grounded,
+                "refuted": c.refuted,
+                "width": c.width,
+                "max_flow": c.max_flow,
+                "run_support": c.run_support,
+            }
+            for c in assessment.candidates
+        ],
+        "contradiction_pairs": [list(p) for p in assessment.contradiction_pairs],
+        "isolated_load_bearing": [item["id"] for item in assessment.isolated],
+    }
+
+
+def _call_order(record: dict[str, Any]) -> tuple[Any, ...]:
+    step = record["step"]
+    step_no = 0 if step == "fan_out" else int(step.split("_")[1])
+    subject = record["subject"]
+    run_no = int(subject[1:]) if subject[1:].isdigit() else 0
+    role_no = {"interrogation": 0, "repair": 1, "verification": 2}.get(record["role"], 3)
+    return (step_no, run_no, subject, role_no, record["vote"] if record["vote"] is not None else -1)
+
+
+def _empty_graph() -> dict[str, Any]:
+    return {"graph_id": GRAPH_ID, "nodes": [], "edges": []}

@@ -1,0 +1,146 @@
+"""Draw an argument graph as a Mermaid flowchart for report.md.
+
+Shapes say what a claim is (given: cylinder, inference: box, assumption: flag, conclusion:
+hexagon); classes say how it fared (chosen answer, other candidate, surviving, refuted,
+disputed, not surviving). Edges: ``-->`` supports, ``-.->`` assumes, ``--x`` attacks (red).
+
+Claim text is untrusted model output, so every character Mermaid could read as syntax is
+written as an entity code (``#quot;``, ``#91;``, ...) and labels are cut to a fixed length.
+Big graphs are cut to ``max_nodes`` nodes, keeping the most informative ones first (answers,
+their evidence paths, disputed and refuted claims), and the diagram says how much was left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+DEFAULT_MAX_NODES = 60
+LABEL_CHARS = 90
+_SPECIAL = set('"#[](){}<>|&;`\\')
+_SHAPES = {
+    "given": ('[("', '")]'),
+    "inference": ('["', '"]'),
+    "assumption": ('>"', '"]'),
+    "conclusion": ('{{"', '"}}'),
+}
+_CLASS_STYLES = {
+    "chosen": "fill:#cfe8ff,stroke:#0050b3,stroke-width:3px,color:#000",
+    "candidate": "fill:#e6f0ff,stroke:#5b7db1,stroke-width:2px,color:#000",
+    "surviving": "fill:#e3f5e1,stroke:#2e7d32,color:#000",
+    "refuted": "fill:#fde2e1,stroke:#c62828,stroke-dasharray:4 3,color:#555",
+    "disputed": "fill:#fff1cc,stroke:#e69500,stroke-width:2px,color:#000",
+    "unsupported": "fill:#eeeeee,stroke:#9e9e9e,color:#444",
+}
+_ARROWS = {"supports": "-->", "assumes": "-.->", "attacks": "--x"}
+
+
+def escape_label(text: str, limit: int = LABEL_CHARS) -> str:
+    """Claim text made safe inside a quoted Mermaid label: whitespace collapsed, cut to
+    ``limit`` characters (with an ellipsis), syntax characters as ``#<code>;`` entities."""
+    flat = " ".join(str(text).split())
+    if len(flat) > limit:
+        flat = flat[: limit - 1] + "…"
+    return "".join(
+        "#quot;" if ch == '"' else f"#{ord(ch)};" if ch in _SPECIAL else ch for ch in flat
+    )
+
+
+def flowchart(
+    graph: dict[str, Any],
+    *,
+    chosen: str | None,
+    candidates: Iterable[str],
+    surviving: Iterable[str],
+    disputed: Iterable[str],
+    priority: Iterable[str] = (),
+    max_nodes: int = DEFAULT_MAX_NODES,
+) -> str:
+    """The Mermaid source (without fences) for ``graph`` (as ``GraphStore.get_graph`` returns).
+
+    ``priority`` ids (e.g. the chosen answer's evidence paths) are kept first when the graph has
+    more than ``max_nodes`` nodes. Output is deterministic for equal input. O(V log V + E).
+    """
+    nodes = {node["id"]: node for node in graph["nodes"]}
+    candidate_set = set(candidates)
+    surviving_set = set(surviving)
+    disputed_set = set(disputed)
+    kept = _select(graph, nodes, chosen, candidate_set, disputed_set, list(priority), max_nodes)
+    alias = {node_id: f"n{i}" for i, node_id in enumerate(sorted(kept))}
+    lines = ["flowchart TD"]
+    classes: dict[str, list[str]] = {name: [] for name in _CLASS_STYLES}
+    for node_id in sorted(kept):
+        node = nodes[node_id]
+        left, right = _SHAPES.get(node["type"], _SHAPES["inference"])
+        label = escape_label(f"{node['claim']} ({node_id})")
+        lines.append(f"    {alias[node_id]}{left}{label}{right}")
+        state = _state(node, chosen, candidate_set, surviving_set, disputed_set)
+        classes[state].append(alias[node_id])
+    attack_links: list[int] = []
+    drawn = 0
+    for edge in graph["edges"]:
+        if edge["src"] not in kept or edge["dst"] not in kept:
+            continue
+        arrow = _ARROWS.get(edge["relation"], "-->")
+        lines.append(f"    {alias[edge['src']]} {arrow} {alias[edge['dst']]}")
+        if edge["relation"] == "attacks":
+            attack_links.append(drawn)
+        drawn += 1
+    for name, style in _CLASS_STYLES.items():
+        lines.append(f"    classDef {name} {style}")
+    for name, members in classes.items():
+        if members:
+            lines.append(f"    class {','.join(members)} {name}")
+    if attack_links:
+        lines.append(f"    linkStyle {','.join(map(str, attack_links))} stroke:#c62828")
+    omitted_nodes = len(nodes) - len(kept)
+    if omitted_nodes:
+        omitted_edges = len(graph["edges"]) - drawn
+        lines.append(
+            f"    %% {omitted_nodes} of {len(nodes)} nodes and {omitted_edges} edges not drawn"
+        )
+    return "\n".join(lines)
+
+
+def _state(
+    node: dict[str, Any],
+    chosen: str | None,
+    candidates: set[str],
+    surviving: set[str],
+    disputed: set[str],
+) -> str:
+    node_id = node["id"]
+    if node["refuted"]:
+        return "refuted"
+    if node_id in disputed:
+        return "disputed"
+    if node_id == chosen:
+        return "chosen"
+    if node_id in candidates:
+        return "candidate"
+    return "surviving" if node_id in surviving else "unsupported"
+
+
+def _select(
+    graph: dict[str, Any],
+    nodes: dict[str, dict[str, Any]],
+    chosen: str | None,
+    candidates: set[str],
+    disputed: set[str],
+    priority: list[str],
+    max_nodes: int,
+) -> set[str]:
+    """Every node when they fit; else the first ``max_nodes`` by importance, then degree."""
+    if len(nodes) <= max_nodes:
+        return set(nodes)
+    degree: dict[str, int] = dict.fromkeys(nodes, 0)
+    for edge in graph["edges"]:
+        degree[edge["src"]] += 1
+        degree[edge["dst"]] += 1
+    ordered: list[str] = [chosen] if chosen in nodes else []
+    ordered += [n for n in priority if n in nodes]
+    ordered += sorted(candidates & set(nodes))
+    ordered += sorted(disputed & set(nodes))
+    ordered += sorted(n for n, node in nodes.items() if node["refuted"])
+    ordered += sorted(nodes, key=lambda n: (-degree[n], n))
+    return set(list(dict.fromkeys(ordered))[:max_nodes])

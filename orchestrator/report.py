@@ -1,0 +1,475 @@
+"""Turn a finished loop into report.json (for programs) and report.md (for people).
+
+:func:`build_report` returns a JSON-ready dict; :func:`render_markdown` draws the same facts
+as Markdown with a Mermaid diagram of the argument graph; :func:`write_report` writes both.
+Field meanings are documented in docs/orchestrator.md. Unknown quantities (cost, tokens) are
+None, never 0.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from orchestrator import mermaid, prompts
+from orchestrator.assess import Candidate
+from orchestrator.loop import (
+    REFUSE_ALL_RUNS_FAILED,
+    REFUSE_NO_GROUNDED,
+    REFUSE_TIED,
+    LoopResult,
+)
+
+REPORT_VERSION = 1
+BUDGET_COUNTS = (
+    "logical calls (interrogations, repairs, verifications); HTTP retries inside a call are "
+    "counted apart as http_attempts and do not count against the cap"
+)
+_NO_ANSWER = "The available evidence does not support a reliable answer."
+
+
+def build_report(
+    result: LoopResult,
+    *,
+    wall_s: float,
+    trace_file: str | None = None,
+    context: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The report dict for ``result``; ``wall_s`` is the run's wall clock so far (the caller
+    may refresh ``timing`` after rendering); ``context`` (e.g. base URL, task file) is copied
+    into ``report["context"]``."""
+    nodes = {node["id"]: node for node in result.graph["nodes"]}
+    assessment = result.assessment
+    claim = _claims(nodes)
+    candidates = [
+        _candidate(rank, c, result, claim) for rank, c in enumerate(assessment.candidates, 1)
+    ]
+    chosen = result.chosen
+    disputed = assessment.disputed
+    verified = set(result.interrogated)
+    report: dict[str, Any] = {
+        "report_version": REPORT_VERSION,
+        "question": result.task.question,
+        "expected_answer": result.task.expected_answer,
+        "answer": chosen.claim if chosen else None,
+        "refused": chosen is None,
+        "refusal_reason": result.refusal_reason,
+        "statement": _statement(result),
+        "stop_reason": result.stop_reason,
+        "stop_detail": result.stop_detail,
+        "chosen": _chosen(result, candidates),
+        "candidates": candidates,
+        "surviving_claims": [claim(n) for n in assessment.labels["surviving"]],
+        "labels": {key: assessment.labels[key] for key in ("in", "out", "undecided")},
+        "killed": [
+            {"id": n, "claim": node["claim"], "reason": node["refute_reason"]}
+            for n, node in sorted(nodes.items())
+            if node["refuted"]
+        ],
+        "remaining_disputes": {
+            "contradiction_pairs": [
+                [claim(a), claim(b)] for a, b in assessment.contradiction_pairs
+            ],
+            "isolated_load_bearing": [
+                {**item, "claim": nodes[item["id"]]["claim"], "verified": item["id"] in verified}
+                for item in assessment.isolated
+            ],
+            "unverified": [n for n in disputed if n not in verified],
+        },
+        "verifications": result.verifications,
+        "rounds": result.rounds,
+        "runs": result.runs,
+        "merges": result.merges,
+        "contradictions_created": result.contradictions_created,
+        "calls": result.calls,
+        "totals": totals(result.calls, result.config.budget_calls),
+        "budget": {
+            "limit": result.config.budget_calls,
+            "used": result.budget_used,
+            "unused": result.config.budget_calls - result.budget_used,
+            "counts": BUDGET_COUNTS,
+        },
+        "schema_compliance": result.compliance,
+        "prompt_versions": dict(prompts.PROMPT_VERSIONS),
+        "model": result.model,
+        "config": result.config.to_dict(),
+        "context": dict(context or {}),
+        "timing": {
+            "started_at": result.started_at,
+            "wall_s": round(wall_s, 6),
+            "model_wait_s": result.model_wait_s,
+            "overhead_s": round(max(0.0, wall_s - result.model_wait_s), 6),
+            "phases": result.phases,
+        },
+        "graph": result.graph,
+        "trace_file": trace_file,
+    }
+    return report
+
+
+def set_wall_clock(report: dict[str, Any], wall_s: float) -> None:
+    """Refresh ``timing.wall_s`` and ``timing.overhead_s`` once the whole run is over."""
+    timing = report["timing"]
+    timing["wall_s"] = round(wall_s, 6)
+    timing["overhead_s"] = round(max(0.0, wall_s - timing["model_wait_s"]), 6)
+
+
+def totals(calls: list[dict[str, Any]], budget_calls: int) -> dict[str, Any]:
+    """Sums over the per-call records.
+
+    ``calls`` is what the budget caps; ``http_attempts`` includes retries. Token and cost
+    totals are None when any call's figure is unknown (the ``*_known`` fields hold the known
+    part). A failed call whose every attempt got an error answer (``cost_source ==
+    "error_response"``) used no tokens; any other failed call's tokens are unknown.
+    """
+    by_role: dict[str, int] = {}
+    for call in calls:
+        by_role[call["role"]] = by_role.get(call["role"], 0) + 1
+    tokens: dict[str, Any] = {}
+    for field in ("prompt_tokens", "completion_tokens"):
+        known = [_tokens(call, field) for call in calls]
+        tokens[field] = sum(t for t in known if t is not None) if None not in known else None
+        tokens[f"{field}_known"] = sum(t for t in known if t is not None)
+    costs = [call["cost_usd"] for call in calls]
+    # Rounded to 1e-12 USD only to hide float summation noise (0.1 + 0.2).
+    known_cost = round(sum(c for c in costs if c is not None), 12)
+    attempts = sum(int(call["attempts"]) for call in calls)
+    return {
+        "calls": len(calls),
+        "calls_by_role": dict(sorted(by_role.items())),
+        "failed_calls": sum(1 for call in calls if not call["ok"]),
+        "budget_calls": budget_calls,
+        "http_attempts": attempts,
+        "retries": attempts - len(calls),
+        **tokens,
+        "cost_usd": known_cost if None not in costs else None,
+        "cost_usd_known": known_cost,
+        "calls_cost_unknown": sum(1 for c in costs if c is None),
+        "latency_s_sum": round(sum(call["latency_s"] for call in calls), 6),
+    }
+
+
+def _tokens(call: dict[str, Any], field: str) -> int | None:
+    if call["ok"]:
+        value = call[field]
+        return int(value) if value is not None else None
+    return 0 if call["cost_source"] == "error_response" else None
+
+
+def write_report(report: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
+    """Write ``report.json`` and ``report.md`` into ``out_dir`` (created if needed)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path = out_dir / "report.json"
+    md_path = out_dir / "report.md"
+    json_path.write_text(json.dumps(report, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    md_path.write_text(render_markdown(report), encoding="utf-8")
+    return json_path, md_path
+
+
+# ----------------------------------------------------------------------------- assembly
+
+
+def _claims(nodes: dict[str, dict[str, Any]]) -> Any:
+    def claim(node_id: str) -> dict[str, str]:
+        node = nodes.get(node_id)
+        return {"id": node_id, "claim": node["claim"] if node else ""}
+
+    return claim
+
+
+def _candidate(rank: int, c: Candidate, result: LoopResult, claim: Any) -> dict[str, Any]:
+    return {
+        "rank": rank,
+        "node_id": c.node_id,
+        "claim": c.claim,
+        "grounded": c.grounded,
+        "refuted": c.refuted,
+        "surviving": c.surviving,
+        "width": c.width,
+        "max_flow": c.max_flow,
+        "run_support": c.run_support,
+        "run_ids": list(c.run_ids),
+        "meets_k": c.grounded and c.width >= result.config.k,
+        "paths": [[claim(n) for n in path] for path in c.paths],
+        "structure": result.structure.get(c.node_id),
+    }
+
+
+def _chosen(result: LoopResult, candidates: list[dict[str, Any]]) -> dict[str, Any]:
+    """The answer's support; on refusal the same keys with no answer and width 0."""
+    if result.chosen is None:
+        return {
+            "node_id": None,
+            "claim": None,
+            "width": 0,
+            "max_flow": 0.0,
+            "run_support": 0,
+            "meets_k": False,
+            "paths": [],
+            "min_cut_nodes": [],
+            "bridge_edges": [],
+        }
+    entry = next(c for c in candidates if c["node_id"] == result.chosen.node_id)
+    links = result.critical_links or {}
+    return {
+        "node_id": entry["node_id"],
+        "claim": entry["claim"],
+        "width": entry["width"],
+        "max_flow": entry["max_flow"],
+        "run_support": entry["run_support"],
+        "meets_k": entry["meets_k"],
+        "paths": entry["paths"],
+        "min_cut_nodes": links.get("min_cut_nodes", []),
+        "bridge_edges": links.get("bridge_edges", []),
+    }
+
+
+def _statement(result: LoopResult) -> str:
+    chosen = result.chosen
+    if chosen is not None:
+        k = result.config.k
+        lines = "line" if chosen.width == 1 else "lines"
+        target = "meets" if chosen.width >= k else "is below"
+        claim = chosen.claim if chosen.claim.endswith((".", "!", "?")) else chosen.claim + "."
+        return (
+            f"Answer: {claim} It rests on {chosen.width} independent {lines} of "
+            f"evidence (support width {chosen.width}, which {target} the target k={k}), "
+            f"reached by {chosen.run_support} of {result.config.n} interrogations."
+        )
+    reason = result.refusal_reason
+    if reason == REFUSE_ALL_RUNS_FAILED:
+        failed = sum(1 for run in result.runs if not run["ingested"])
+        why = f"None of the {failed} interrogations produced a usable argument graph."
+    elif reason == REFUSE_TIED:
+        first, second = result.assessment.candidates[:2]
+        why = (
+            f"The two best-supported answers ({first.claim!r} and {second.claim!r}) are tied on "
+            f"support width ({first.width}), flow and the number of runs behind them."
+        )
+    elif reason == REFUSE_NO_GROUNDED:
+        why = (
+            "No candidate answer is connected to a surviving document claim through "
+            "unrefuted reasoning."
+        )
+    else:
+        why = f"Refusal reason: {reason}."
+    return f"{_NO_ANSWER} {why}"
+
+
+# ----------------------------------------------------------------------------- markdown
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    """report.md: the answer or refusal first, then the evidence, the graph and the costs."""
+    out: list[str] = ["# Logic-graph report", ""]
+    out += [f"**Question:** {_inline(report['question'])}", ""]
+    if report["refused"]:
+        out += [f"## Refused: `{report['refusal_reason']}`", "", _inline(report["statement"]), ""]
+    else:
+        out += ["## Answer", "", f"> {_inline(report['answer'])}", ""]
+        out += [_inline(report["statement"]), ""]
+    totals_ = report["totals"]
+    out += [
+        f"- Stop reason: `{report['stop_reason']}` ({_inline(report['stop_detail'])})",
+        f"- Calls: {totals_['calls']} of a budget of {report['budget']['limit']} "
+        f"({totals_['http_attempts']} HTTP attempts), cost: {_usd(totals_['cost_usd'])}, "
+        f"wall clock: {report['timing']['wall_s']:.2f} s",
+        f"- Model: `{report['model']}`; verification rounds: {report['rounds']}",
+        "",
+    ]
+    out += _candidates_md(report)
+    out += _paths_md(report)
+    out += _graph_md(report)
+    out += _claims_md(report)
+    out += _verifications_md(report)
+    out += _runs_md(report)
+    out += _calls_md(report)
+    out += _settings_md(report)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _candidates_md(report: dict[str, Any]) -> list[str]:
+    out = ["## Candidate answers", ""]
+    if not report["candidates"]:
+        return [*out, "No run produced a candidate answer.", ""]
+    out += [
+        "| rank | answer | id | grounded | width | max flow | runs |",
+        "|---:|---|---|---|---:|---:|---:|",
+    ]
+    for c in report["candidates"]:
+        state = "refuted" if c["refuted"] else ("yes" if c["grounded"] else "no")
+        out.append(
+            f"| {c['rank']} | {_cell(c['claim'])} | `{c['node_id']}` | {state} | {c['width']} "
+            f"| {c['max_flow']:g} | {c['run_support']} |"
+        )
+    return [*out, ""]
+
+
+def _paths_md(report: dict[str, Any]) -> list[str]:
+    chosen = report["chosen"]
+    if chosen["node_id"] is None:
+        return []
+    out = ["## Independent lines of evidence for the answer", ""]
+    for i, path in enumerate(chosen["paths"], 1):
+        chain = " → ".join(f"{_inline(step['claim'])} (`{step['id']}`)" for step in path)
+        out.append(f"{i}. {chain}")
+    if chosen["min_cut_nodes"]:
+        cut = ", ".join(f"`{n}`" for n in chosen["min_cut_nodes"])
+        out += ["", f"Smallest set of claims whose failure would cut the answer off: {cut}."]
+    return [*out, ""]
+
+
+def _graph_md(report: dict[str, Any]) -> list[str]:
+    graph = report["graph"]
+    if not graph["nodes"]:
+        return []
+    priority = [step["id"] for path in report["chosen"]["paths"] for step in path]
+    disputed = [
+        c["id"] for pair in report["remaining_disputes"]["contradiction_pairs"] for c in pair
+    ]
+    disputed += [d["id"] for d in report["remaining_disputes"]["isolated_load_bearing"]]
+    chart = mermaid.flowchart(
+        graph,
+        chosen=report["chosen"]["node_id"],
+        candidates=[c["node_id"] for c in report["candidates"]],
+        surviving=[c["id"] for c in report["surviving_claims"]],
+        disputed=disputed,
+        priority=priority,
+    )
+    shown = len(graph["nodes"])
+    note = []
+    if shown > mermaid.DEFAULT_MAX_NODES:
+        note = [
+            f"Only {mermaid.DEFAULT_MAX_NODES} of {shown} claims are drawn (answers, their "
+            "evidence and disputed claims first); report.json holds the whole graph.",
+            "",
+        ]
+    legend = (
+        "Blue: chosen answer / other candidates; green: surviving; amber: disputed; red dashed: "
+        "refuted; grey: not grounded. Arrows: → supports, ⇢ assumes, ×-ended red: attacks."
+    )
+    return ["## Argument graph", "", *note, "```mermaid", chart, "```", "", legend, ""]
+
+
+def _claims_md(report: dict[str, Any]) -> list[str]:
+    out = ["## Surviving claims", ""]
+    out += [f"- {_inline(c['claim'])} (`{c['id']}`)" for c in report["surviving_claims"]] or [
+        "None."
+    ]
+    out += ["", "## Refuted claims", ""]
+    out += [
+        f"- {_inline(k['claim'])} (`{k['id']}`): {_inline(k['reason'] or '')}"
+        for k in report["killed"]
+    ] or ["None."]
+    out += ["", "## Remaining disputes", ""]
+    disputes = report["remaining_disputes"]
+    for a, b in disputes["contradiction_pairs"]:
+        out.append(
+            f"- Contradiction: {_inline(a['claim'])} (`{a['id']}`) vs {_inline(b['claim'])} "
+            f"(`{b['id']}`)"
+        )
+    for item in disputes["isolated_load_bearing"]:
+        checked = "verified once, no verdict" if item["verified"] else "not verified"
+        out.append(
+            f"- Asserted by one run only, load-bearing for `{item['candidate']}`: "
+            f"{_inline(item['claim'])} (`{item['id']}`; {checked})"
+        )
+    if not disputes["contradiction_pairs"] and not disputes["isolated_load_bearing"]:
+        out.append("None.")
+    return [*out, ""]
+
+
+def _verifications_md(report: dict[str, Any]) -> list[str]:
+    if not report["verifications"]:
+        return []
+    out = [
+        "## Verifications",
+        "",
+        "| round | claim | supported | refuted | not determinable | no vote | outcome |",
+        "|---:|---|---:|---:|---:|---:|---|",
+    ]
+    for v in report["verifications"]:
+        t = v["tally"]
+        out.append(
+            f"| {v['round']} | {_cell(v['claim'])} (`{v['node_id']}`) | {t['supported']} "
+            f"| {t['refuted']} | {t['not_determinable']} | {t['no_vote']} | {v['outcome']} |"
+        )
+    return [*out, ""]
+
+
+def _runs_md(report: dict[str, Any]) -> list[str]:
+    out = [
+        "## Interrogation runs",
+        "",
+        "| run | parse outcome | nodes | edges | conclusion | notes |",
+        "|---|---|---:|---:|---|---|",
+    ]
+    for run in report["runs"]:
+        notes = "; ".join(run["errors"][:3]) + (" …" if len(run["errors"]) > 3 else "")
+        out.append(
+            f"| {run['run_id']} | {run['outcome']} | {run['accepted_nodes']} "
+            f"| {run['accepted_edges']} | `{run['conclusion_node'] or '-'}` | {_cell(notes)} |"
+        )
+    return [*out, ""]
+
+
+def _calls_md(report: dict[str, Any]) -> list[str]:
+    t = report["totals"]
+    out = [
+        "## Calls and cost",
+        "",
+        f"Logical calls: {t['calls']} (cap {t['budget_calls']}; the cap counts logical calls, "
+        f"HTTP retries are counted apart), HTTP attempts: {t['http_attempts']}, failed calls: "
+        f"{t['failed_calls']}.",
+        f"Tokens: {_num(t['prompt_tokens'])} prompt + {_num(t['completion_tokens'])} "
+        f"completion. Cost: {_usd(t['cost_usd'])} (known part {_usd(t['cost_usd_known'])}, "
+        f"{t['calls_cost_unknown']} call(s) of unknown cost).",
+        "",
+        "| # | step | role | subject | ok | tokens in/out | cost | latency s | attempts | parse |",
+        "|---:|---|---|---|---|---|---|---:|---:|---|",
+    ]
+    for i, c in enumerate(report["calls"], 1):
+        out.append(
+            f"| {i} | {c['step']} | {c['role']} | `{c['subject']}` | {'yes' if c['ok'] else 'no'} "
+            f"| {_num(c['prompt_tokens'])}/{_num(c['completion_tokens'])} | {_usd(c['cost_usd'])} "
+            f"| {c['latency_s']:.2f} | {c['attempts']} | {c['parse_outcome'] or '-'} |"
+        )
+    return [*out, ""]
+
+
+def _settings_md(report: dict[str, Any]) -> list[str]:
+    config = ", ".join(f"{k}={v}" for k, v in report["config"].items())
+    versions = ", ".join(f"{v}" for v in report["prompt_versions"].values())
+    out = ["## Settings", "", f"- Config: {config}", f"- Prompts: {versions}"]
+    for model, tally in report["schema_compliance"].items():
+        out.append(
+            f"- Schema compliance of `{model}`: {tally['strict']} strict, {tally['repaired']} "
+            f"repaired, {tally['salvaged']} salvaged, {tally['dropped']} dropped"
+        )
+    timing = report["timing"]
+    out.append(
+        f"- Timing: started {timing['started_at']}, wall {timing['wall_s']:.2f} s, waiting on "
+        f"the model {timing['model_wait_s']:.2f} s"
+    )
+    if report["trace_file"]:
+        out.append(f"- Trace: `{report['trace_file']}`")
+    return [*out, ""]
+
+
+def _inline(text: str) -> str:
+    """Model text made safe for one Markdown line (no raw HTML, no line breaks)."""
+    flat = " ".join(str(text).split())
+    return flat.replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _cell(text: str) -> str:
+    return _inline(text).replace("|", "\\|")
+
+
+def _usd(value: float | None) -> str:
+    return "unknown" if value is None else f"${value:.6f}"
+
+
+def _num(value: int | None) -> str:
+    return "unknown" if value is None else str(value)

@@ -1,0 +1,172 @@
+"""The inputs of one orchestrator run: the task (question + documents) and the run settings.
+
+Both are validated up front so a bad file or flag fails before any model call, with an error
+that names the field, the value and the rule broken (:class:`TaskError`, a ``ValueError``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+MAX_DOCUMENTS = 200
+MAX_TASK_CHARS = 1_000_000
+"""Question plus documents; far beyond any context window, so only absurd inputs hit it."""
+MAX_N = 64
+MAX_BUDGET_CALLS = 10_000
+
+
+class TaskError(ValueError):
+    """A task or run setting is invalid; the message names the field, value and rule."""
+
+
+@dataclass(frozen=True)
+class Task:
+    """A question to answer from ``documents`` only; ``expected_answer`` is for evals."""
+
+    question: str
+    documents: tuple[str, ...]
+    expected_answer: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The task as JSON-ready data (the shape :func:`validate_task` accepts)."""
+        return {
+            "question": self.question,
+            "documents": list(self.documents),
+            "expected_answer": self.expected_answer,
+        }
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Settings of one run (design §4.1); validated on construction.
+
+    ``n`` interrogations (1..64) aiming at ``k`` disjoint lines of support (1..10); at most
+    ``budget_calls`` logical calls in all (1..10000: interrogations, repairs, verifications);
+    ``temperature`` (0..2) for every call; ``seed`` (None = unseeded) from which each call's
+    seed is derived; ``m_verify`` fresh verification calls per disputed claim (1..15, odd so a
+    majority always exists); at most ``max_per_round`` claims per round (1..20);
+    ``structured_output`` sends a bounded JSON schema as ``response_format``; ``max_nodes`` /
+    ``max_edges`` bound the graph a model is asked for; ``max_tokens_*`` cap each reply.
+    """
+
+    n: int = 6
+    k: int = 2
+    budget_calls: int = 20
+    temperature: float = 0.8
+    seed: int | None = None
+    m_verify: int = 3
+    max_per_round: int = 3
+    structured_output: bool = False
+    max_nodes: int = 8
+    max_edges: int = 10
+    max_tokens_interrogation: int | None = 2048
+    max_tokens_verification: int | None = 512
+
+    def __post_init__(self) -> None:
+        _int_in("n", self.n, 1, MAX_N)
+        _int_in("k", self.k, 1, 10)
+        _int_in("budget_calls", self.budget_calls, 1, MAX_BUDGET_CALLS)
+        _int_in("m_verify", self.m_verify, 1, 15)
+        if self.m_verify % 2 == 0:
+            raise TaskError(f"m_verify={self.m_verify!r} is invalid: must be odd (3, 5, ...)")
+        _int_in("max_per_round", self.max_per_round, 1, 20)
+        _int_in("max_nodes", self.max_nodes, 2, 100)
+        _int_in("max_edges", self.max_edges, 0, 200)
+        for name in ("max_tokens_interrogation", "max_tokens_verification"):
+            value = getattr(self, name)
+            if value is not None:
+                _int_in(name, value, 16, 100_000)
+        temp = self.temperature
+        if (
+            isinstance(temp, bool)
+            or not isinstance(temp, int | float)
+            or not math.isfinite(temp)
+            or not 0 <= temp <= 2
+        ):
+            raise TaskError(f"temperature={temp!r} is invalid: must be a number in 0..2")
+        if self.seed is not None:
+            _int_in("seed", self.seed, 0, 2**31 - 1)
+        if not isinstance(self.structured_output, bool):
+            raise TaskError(
+                f"structured_output={self.structured_output!r} is invalid: must be true or false"
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every setting, JSON-ready."""
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+
+def validate_task(task: Any) -> Task:
+    """Check a task dict (``question``, ``documents``, optional ``expected_answer``).
+
+    ``documents`` may be empty (the system should then refuse). Unknown keys are rejected so
+    a typo such as ``"document"`` is not silently ignored. Raises :class:`TaskError`.
+    """
+    if isinstance(task, Task):
+        return task
+    if not isinstance(task, dict):
+        raise TaskError(f"task must be a JSON object, got {_shown(task)}")
+    unknown = sorted(set(task) - {"question", "documents", "expected_answer", "id", "notes"})
+    if unknown:
+        raise TaskError(
+            f"task has unknown field(s) {unknown}; allowed: question, documents, "
+            "expected_answer, id, notes"
+        )
+    question = task.get("question")
+    if not isinstance(question, str) or not question.strip():
+        raise TaskError(f"task field 'question' must be a non-empty string, got {_shown(question)}")
+    documents = task.get("documents")
+    if not isinstance(documents, list):
+        raise TaskError(
+            f"task field 'documents' must be a list of strings, got {_shown(documents)}"
+        )
+    if len(documents) > MAX_DOCUMENTS:
+        raise TaskError(
+            f"task field 'documents' has {len(documents)} items, over the limit of {MAX_DOCUMENTS}"
+        )
+    for index, document in enumerate(documents):
+        if not isinstance(document, str) or not document.strip():
+            raise TaskError(
+                f"task field 'documents[{index}]' must be a non-empty string, got "
+                f"{_shown(document)}"
+            )
+    total = len(question) + sum(len(d) for d in documents)
+    if total > MAX_TASK_CHARS:
+        raise TaskError(f"task text has {total} characters, over the limit of {MAX_TASK_CHARS}")
+    expected = task.get("expected_answer")
+    if expected is not None and not isinstance(expected, str):
+        raise TaskError(
+            f"task field 'expected_answer' must be a string or null, got {_shown(expected)}"
+        )
+    return Task(question.strip(), tuple(documents), expected)
+
+
+def load_task(path: Path) -> Task:
+    """Read and validate a task JSON file. Raises :class:`TaskError` (unreadable, not JSON,
+    or invalid), never a raw OSError/JSONDecodeError."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TaskError(f"task file {str(path)!r} cannot be read: {exc}") from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TaskError(f"task file {str(path)!r} is not valid JSON: {exc}") from exc
+    try:
+        return validate_task(data)
+    except TaskError as exc:
+        raise TaskError(f"task file {str(path)!r}: {exc}") from exc
+
+
+def _int_in(name: str, value: Any, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise TaskError(f"{name}={value!r} is invalid: must be an integer in {low}..{high}")
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"

@@ -62,7 +62,7 @@ class ArmSettings:
     ``artifacts_dir``: where arm 6 writes each item's report and trace (None: nowhere).
     """
 
-    max_tokens: int = 768
+    max_tokens: int = 512
     temperature: float = 0.0
     seed: int | None = None
     run_config: RunConfig | None = None
@@ -262,7 +262,9 @@ def orchestrator(
         out_dir=out_dir,
     )
     chosen = report.get("chosen") if isinstance(report.get("chosen"), dict) else None
-    width = chosen.get("width") if chosen else None
+    # On a refusal the report still carries a "chosen" block (width 0, no node): no conclusion
+    # was chosen, so there is no width to stratify by.
+    width = chosen.get("width") if chosen and chosen.get("node_id") else None
     conclusion = report.get("answer")
     refused = bool(report.get("refused")) or not isinstance(conclusion, str) or not conclusion
     extra: dict[str, Any] = {

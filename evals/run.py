@@ -5,7 +5,7 @@ Usage::
     python -m evals.run --dataset math|multihop|PATH [--format gsm8k|hotpotqa|musique|common]
                         [--arms 1,2,3,4,5,6] [--limit N] [--model ID] [--base-url URL]
                         [--max-cost USD] [--allow-unknown-cost] [--out DIR | --resume RUNSTAMP]
-                        [--max-tokens 768] [--n 3 --k 2 --budget-calls 12 --temp 0.8]
+                        [--max-tokens 512] [--n 3 --k 2 --budget-calls 12 --temp 0.8]
 
 Items are processed one at a time; each item goes through every selected arm before the next
 item starts, so a run cut short (cost cap, Ctrl-C) leaves the arms with comparable item sets.
@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--out", type=Path, help="results directory (re-use it to resume)")
     where.add_argument("--resume", metavar="RUNSTAMP", help="resume evals/results/RUNSTAMP")
     parser.add_argument(
-        "--max-tokens", type=int, default=768, help="completion cap per call (all arms)"
+        "--max-tokens", type=int, default=512, help="completion cap per call (all arms)"
     )
     parser.add_argument("--temperature", type=float, default=0.0, help="arms 1-5 temperature")
     parser.add_argument("--seed", type=int, default=0)

@@ -1,0 +1,244 @@
+"""report.json / report.md rendering and the Mermaid diagram."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from canned_runs import (
+    CONTRADICTING,
+    MALFORMED,
+    PARAPHRASE,
+    RACK7_TASK,
+    SALVAGEABLE,
+    Script,
+    six_runs,
+)
+
+from orchestrator import mermaid
+from orchestrator.report import render_markdown, totals, write_report
+from orchestrator.run import RunConfig, run_task
+from orchestrator.testing import ScriptedClient
+
+MIXED = six_runs(r2=PARAPHRASE, r3=MALFORMED, r4=SALVAGEABLE, r5=CONTRADICTING)
+
+NODE_LINE = re.compile(r'^    (n\d+)(\[\("|\["|>"|\{\{")([^"]*)("\)\]|"\]|"\}\})$')
+EDGE_LINE = re.compile(r"^    (n\d+) (-->|-\.->|--x) (n\d+)$")
+
+
+def report_for(
+    script: Script, *, cost: float | None = 0.001, tmp: Path | None = None
+) -> dict[str, Any]:
+    client = ScriptedClient(script, cost_per_call=cost)
+    return run_task(RACK7_TASK, client=client, model="scripted", config=RunConfig(), out_dir=tmp)
+
+
+def mermaid_block(markdown: str) -> str:
+    match = re.search(r"```mermaid\n(.*?)\n```", markdown, re.DOTALL)
+    assert match, "report.md has no mermaid block"
+    return match.group(1)
+
+
+def check_flowchart(chart: str) -> tuple[set[str], int]:
+    """Structural validity: every line is a known statement; edges and classes use defined
+    node aliases; linkStyle indices exist. Returns (node aliases, edge count)."""
+    lines = chart.splitlines()
+    assert lines[0] == "flowchart TD"
+    aliases: set[str] = set()
+    edges = 0
+    for line in lines[1:]:
+        if node := NODE_LINE.match(line):
+            assert node.group(1) not in aliases
+            aliases.add(node.group(1))
+        elif edge := EDGE_LINE.match(line):
+            assert {edge.group(1), edge.group(3)} <= aliases
+            edges += 1
+        elif line.startswith("    classDef "):
+            assert re.match(r"^    classDef \w+ [\w:#\-,. ]+$", line)
+        elif line.startswith("    class "):
+            members, _ = line.removeprefix("    class ").split(" ")
+            assert set(members.split(",")) <= aliases
+        elif line.startswith("    linkStyle "):
+            indices = line.split(" ")[5].split(",")
+            assert all(0 <= int(i) < edges for i in indices)
+        else:
+            assert line.startswith("    %% "), f"unexpected Mermaid line: {line!r}"
+    return aliases, edges
+
+
+def test_report_json_holds_answer_candidates_evidence_costs_and_graph(tmp_path: Path) -> None:
+    report = report_for(Script(MIXED), tmp=tmp_path)
+    on_disk = json.loads((tmp_path / "report.json").read_text())
+    assert on_disk == json.loads(json.dumps(report))
+    for key in (
+        "answer",
+        "refused",
+        "refusal_reason",
+        "statement",
+        "stop_reason",
+        "chosen",
+        "candidates",
+        "surviving_claims",
+        "killed",
+        "remaining_disputes",
+        "verifications",
+        "runs",
+        "calls",
+        "totals",
+        "budget",
+        "schema_compliance",
+        "prompt_versions",
+        "config",
+        "timing",
+        "graph",
+        "trace_file",
+    ):
+        assert key in report, key
+    chosen = report["chosen"]
+    assert chosen["claim"] == report["answer"] and chosen["width"] == len(chosen["paths"]) == 2
+    first_path = chosen["paths"][0]
+    assert all(set(step) == {"id", "claim"} and step["claim"] for step in first_path)
+    assert first_path[-1]["id"] == chosen["node_id"]
+    assert {c["node_id"] for c in report["candidates"]} == {"r1:Z", "r5:Y"}
+    assert all(k["reason"] for k in report["killed"])
+    call = report["calls"][0]
+    for field in ("role", "model", "prompt_tokens", "cost_usd", "latency_s", "parse_outcome"):
+        assert field in call
+    assert report["totals"]["calls"] == len(report["calls"])
+    assert report["totals"]["cost_usd"] == pytest.approx(0.001 * len(report["calls"]))
+    assert report["prompt_versions"]["interrogation"].startswith("interrogation/")
+    assert report["timing"]["wall_s"] >= report["timing"]["model_wait_s"] >= 0
+    assert {n["id"] for n in report["graph"]["nodes"]} >= {"r1:Z", "r5:X"}
+
+
+def test_unknown_cost_stays_unknown_instead_of_zero() -> None:
+    report = report_for(Script(MIXED), cost=None)
+    t = report["totals"]
+    assert t["cost_usd"] is None
+    assert t["cost_usd_known"] == 0.0 and t["calls_cost_unknown"] == t["calls"]
+
+
+def test_totals_separate_logical_calls_from_http_attempts() -> None:
+    calls = [
+        {
+            "role": "interrogation",
+            "ok": True,
+            "attempts": 3,
+            "prompt_tokens": 10,
+            "completion_tokens": None,
+            "cost_usd": 0.5,
+            "cost_source": "usage",
+            "latency_s": 1.0,
+        },
+        {
+            "role": "verification",
+            "ok": False,
+            "attempts": 1,
+            "prompt_tokens": None,
+            "completion_tokens": None,
+            "cost_usd": 0.0,
+            "cost_source": "error_response",
+            "latency_s": 0.5,
+        },
+    ]
+    t = totals(calls, budget_calls=5)
+    assert (t["calls"], t["http_attempts"], t["retries"]) == (2, 4, 2)
+    assert t["prompt_tokens"] == 10  # the failed call was an error answer: no tokens
+    assert t["completion_tokens"] is None and t["completion_tokens_known"] == 0
+    assert t["cost_usd"] == 0.5
+
+
+def test_markdown_shows_answer_evidence_and_a_valid_mermaid_graph(tmp_path: Path) -> None:
+    report = report_for(Script(MIXED), tmp=tmp_path)
+    markdown = (tmp_path / "report.md").read_text()
+    assert markdown == render_markdown(report)
+    assert "## Answer" in markdown and report["answer"] in markdown
+    assert "## Independent lines of evidence for the answer" in markdown
+    assert "refuted by 2 of 3" in markdown
+    chart = mermaid_block(markdown)
+    aliases, edges = check_flowchart(chart)
+    assert len(aliases) == len(report["graph"]["nodes"]) and edges == len(report["graph"]["edges"])
+    assert re.search(r"^    class [n\d,]+ refuted$", chart, re.MULTILINE)
+    assert re.search(r"^    class n\d+ chosen$", chart, re.MULTILINE)
+    assert "--x" in chart and "linkStyle" in chart
+
+
+def test_refusal_markdown_leads_with_the_refusal_and_its_reason() -> None:
+    report = report_for(Script({f"r{i}": MALFORMED for i in range(1, 7)}))
+    markdown = render_markdown(report)
+    assert "## Refused: `all_runs_failed`" in markdown
+    assert "does not support a reliable answer" in markdown
+    assert "```mermaid" not in markdown  # no graph to draw
+    assert "No run produced a candidate answer." in markdown
+
+
+def test_labels_escape_quotes_brackets_and_markup() -> None:
+    label = mermaid.escape_label('He said "yes" [D1] {x} <b>|#;')
+    assert '"' not in label and "[" not in label and "<" not in label and "|" not in label
+    assert "#quot;yes#quot;" in label and "#91;D1#93;" in label
+    assert mermaid.escape_label("word " * 50).endswith("…")
+    assert len(mermaid.escape_label("word " * 50)) == mermaid.LABEL_CHARS
+
+
+def test_hostile_claim_text_still_gives_a_valid_diagram() -> None:
+    graph = {
+        "nodes": [
+            _node("a", 'x"]\n--> evil[("', "given"),
+            _node("b", "```mermaid\nclassDef", "conclusion"),
+        ],
+        "edges": [_edge("a", "b", "supports")],
+    }
+    chart = mermaid.flowchart(
+        graph, chosen="b", candidates=["b"], surviving=["a", "b"], disputed=[]
+    )
+    assert check_flowchart(chart) == ({"n0", "n1"}, 1)
+    assert "```" not in chart
+
+
+def test_big_graphs_are_cut_to_the_most_informative_nodes() -> None:
+    nodes = [_node(f"g{i:03}", f"fact number {i}", "given") for i in range(200)]
+    nodes.append(_node("z", "the answer", "conclusion"))
+    nodes.append({**_node("bad", "a refuted claim", "inference"), "refuted": True})
+    edges = [_edge(f"g{i:03}", "z", "supports") for i in range(200)]
+    chart = mermaid.flowchart(
+        {"nodes": nodes, "edges": edges},
+        chosen="z",
+        candidates=["z"],
+        surviving=[n["id"] for n in nodes],
+        disputed=["g150"],
+        priority=["g199"],
+    )
+    aliases, edge_count = check_flowchart(chart)
+    assert len(aliases) == mermaid.DEFAULT_MAX_NODES
+    for kept in ("the answer", "fact number 199", "fact number 150", "a refuted claim"):
+        assert kept in chart
+    assert "%% 142 of 202 nodes" in chart
+    assert edge_count == mermaid.DEFAULT_MAX_NODES - 2  # edges whose ends were both kept
+
+
+def test_write_report_creates_the_folder_and_both_files(tmp_path: Path) -> None:
+    report = report_for(Script(MIXED))
+    json_path, md_path = write_report(report, tmp_path / "deep" / "out")
+    assert json.loads(json_path.read_text())["answer"] == report["answer"]
+    assert md_path.read_text().startswith("# Logic-graph report")
+
+
+def _node(node_id: str, claim: str, node_type: str) -> dict[str, Any]:
+    return {
+        "id": node_id,
+        "claim": claim,
+        "type": node_type,
+        "confidence": 0.9,
+        "run_ids": ["r1"],
+        "refuted": False,
+        "refute_reason": None,
+        "aliases": [],
+        "merged_ids": [],
+    }
+
+
+def _edge(src: str, dst: str, relation: str) -> dict[str, Any]:
+    return {"src": src, "dst": dst, "relation": relation, "confidence": 0.8, "run_ids": ["r1"]}

@@ -1,0 +1,191 @@
+"""The command line, end to end against a fake OpenAI-compatible server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from canned_runs import CONTRADICTING, GOOD, RACK7_TASK, claim_of, refute_wrong_claims
+
+from orchestrator import prompts
+from orchestrator.run import main
+from orchestrator.testing import FakeOpenAIServer, FakeReply, completion_body
+
+VERIFY_SYSTEM = prompts.verification_messages(["x"], "y")[0]["content"]
+
+
+class Model:
+    """Fake server behaviour: the first interrogation is rate-limited once (Retry-After: 0),
+    one interrogation misreads the documents, the rest argue the rack-7 case; verifiers
+    refute the misreading 2 to 1."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.interrogations = 0
+        self.claims: dict[str, int] = {}
+
+    def __call__(self, request: dict[str, Any], headers: dict[str, str]) -> FakeReply:
+        messages = request["messages"]
+        if messages[0]["content"] == VERIFY_SYSTEM:
+            claim = claim_of(messages)
+            with self.lock:
+                nth = self.claims.get(claim, 0)
+                self.claims[claim] = nth + 1
+            return self.reply(refute_wrong_claims(claim, nth))
+        with self.lock:
+            self.interrogations += 1
+            count = self.interrogations
+        if count == 1:
+            return FakeReply(status=429, headers={"Retry-After": "0"})
+        return self.reply(CONTRADICTING if count == 2 else GOOD)
+
+    @staticmethod
+    def reply(text: str) -> FakeReply:
+        return FakeReply(
+            body=completion_body(text, prompt_tokens=100, completion_tokens=50, cost=1e-4)
+        )
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer(Model()) as fake:
+        yield fake
+
+
+@pytest.fixture
+def task_file(tmp_path: Path) -> Path:
+    path = tmp_path / "rack7.json"
+    path.write_text(json.dumps(RACK7_TASK))
+    return path
+
+
+def test_cli_answers_the_rack7_task_and_writes_both_reports(
+    server: FakeOpenAIServer, task_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    code = main(
+        [
+            "--task",
+            str(task_file),
+            "--model",
+            "fake-model",
+            "--base-url",
+            server.base_url,
+            "--out",
+            str(out),
+            "--seed",
+            "3",
+            "--budget-calls",
+            "20",
+        ]
+    )
+    captured = capsys.readouterr()
+    assert code == 0
+    assert captured.out.strip() == str(out / "report.json")
+    assert "/20 calls, spend $" in captured.err
+    report = json.loads((out / "report.json").read_text())
+    assert report["answer"] == "server x9 can be used for the nightly cron job"
+    assert any("not running linux" in k["claim"] for k in report["killed"])
+    totals = report["totals"]
+    assert totals["calls"] <= 20 and len(server.chat_requests()) == totals["http_attempts"]
+    assert totals["retries"] == 1  # the 429 was retried inside one logical call
+    assert totals["cost_usd"] == pytest.approx(1e-4 * totals["calls"])
+    assert report["context"]["base_url"] == server.base_url
+    assert "```mermaid" in (out / "report.md").read_text()
+    assert (out / "trace.jsonl").read_text().count('"event": "call"') == totals["calls"]
+    seeds = [r["seed"] for r in server.chat_requests()]
+    assert all(isinstance(s, int) for s in seeds)
+
+
+def test_json_flag_prints_the_report(
+    server: FakeOpenAIServer, task_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--task", str(task_file), "--model", "fake-model", "--base-url", server.base_url]
+    code = main([*argv, "--out", str(tmp_path / "o"), "--json", "--quiet", "--n", "3"])
+    captured = capsys.readouterr()
+    assert code == 0 and captured.err == ""
+    report = json.loads(captured.out)
+    assert report["config"]["n"] == 3 and not report["refused"]
+
+
+def test_structured_output_flag_reaches_the_server(
+    server: FakeOpenAIServer, task_file: Path, tmp_path: Path
+) -> None:
+    argv = ["--task", str(task_file), "--model", "fake-model", "--base-url", server.base_url]
+    assert main([*argv, "--out", str(tmp_path / "o"), "--quiet", "--structured-output"]) == 0
+    assert all("response_format" in r for r in server.chat_requests())
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "cannot be read"),
+        ("{not json", "not valid JSON"),
+        ('{"documents": ["d"]}', "'question'"),
+        ('{"question": "q", "documents": "d"}', "'documents'"),
+        ('{"question": "q", "documents": ["d"], "extra": 1}', "unknown field"),
+        ("[1, 2]", "JSON object"),
+    ],
+)
+def test_bad_task_file_exits_2_with_a_clear_error_and_no_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | None, message: str
+) -> None:
+    path = tmp_path / "task.json"
+    if content is not None:
+        path.write_text(content)
+    code = main(["--task", str(path), "--model", "fake-model", "--out", str(tmp_path / "o")])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.err.startswith("error: ") and message in captured.err
+    assert "Traceback" not in captured.err and captured.out == ""
+    assert not (tmp_path / "o").exists()
+
+
+def test_bad_settings_exit_2(task_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--task", str(task_file), "--model", "m", "--n", "0"]) == 2
+    assert "n=0 is invalid" in capsys.readouterr().err
+    assert main(["--task", str(task_file), "--model", "local", "--base-url", "http://x"]) == 2
+    assert "takes no base_url" in capsys.readouterr().err
+
+
+def test_python_dash_m_runs_end_to_end_with_the_default_output_folder(
+    server: FakeOpenAIServer, task_file: Path, tmp_path: Path
+) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "OPENROUTER_API_KEY"}
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "orchestrator.run",
+            "--task",
+            str(task_file),
+            "--model",
+            "fake-model",
+            "--base-url",
+            server.base_url,
+            "--n",
+            "2",
+            "--budget-calls",
+            "5",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    report_path = tmp_path / result.stdout.strip()
+    assert report_path.parent.parent == tmp_path / "runs"
+    assert report_path.parent.name.endswith("-rack7")
+    report = json.loads(report_path.read_text())
+    assert report["totals"]["calls"] <= 5
+    assert (report_path.parent / "report.md").is_file()

@@ -26,13 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.run import RunConfig, run_task
-
 from evals import prompts
 from evals.datasets import item_to_task
 from evals.metering import CallRecorder
 from evals.score import normalize_answer
 from orchestrator.client import SupportsChat
+from orchestrator.run import RunConfig, run_task
 
 
 @dataclass(frozen=True)

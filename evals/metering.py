@@ -119,10 +119,7 @@ class CappedClient:
     def __init__(self, inner: SupportsChat, cap: CostCap) -> None:
         self.inner = inner
         self.cap = cap
-
-    @property
-    def ledger(self) -> CostLedger:
-        return self.inner.ledger
+        self.ledger: CostLedger = inner.ledger
 
     def chat(
         self,
@@ -157,7 +154,7 @@ class CappedClient:
             actual = result.cost_usd
             return result
         except LLMError as exc:
-            actual = _failure_cost(self.inner.ledger, exc.call_id)
+            actual = _failure_cost(self.ledger, exc.call_id)
             raise
         finally:
             self.cap.settle(worst, actual)
@@ -181,13 +178,10 @@ class CallRecorder:
 
     def __init__(self, inner: SupportsChat, tags: dict[str, Any]) -> None:
         self.inner = inner
+        self.ledger: CostLedger = inner.ledger
         self.tags = dict(tags)
         self._ids: list[int] = []
         self._lock = threading.Lock()
-
-    @property
-    def ledger(self) -> CostLedger:
-        return self.inner.ledger
 
     def chat(
         self,
@@ -230,7 +224,7 @@ class CallRecorder:
         """Ledger records of this recorder's calls, in call-id order."""
         with self._lock:
             ids = sorted(self._ids)
-        everything = self.inner.ledger.records()
+        everything = self.ledger.records()
         return [everything[i] for i in ids if 0 <= i < len(everything)]
 
 

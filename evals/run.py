@@ -39,9 +39,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from orchestrator.backend import open_backend
-from orchestrator.run import RunConfig
-
 from evals.arms import ARMS, ArmResult, ArmSettings, prompt_version
 from evals.datasets import (
     DatasetFormatError,
@@ -54,7 +51,9 @@ from evals.datasets import (
 from evals.metering import CappedClient, CostCap, CostCapReached, usage_of
 from evals.score import score
 from evals.summary import latest_rows, read_rows, write_summary
+from orchestrator.backend import open_backend
 from orchestrator.client import LLMError, PricingTable
+from orchestrator.run import RunConfig
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS_ROOT = Path(__file__).resolve().parent / "results"
@@ -377,6 +376,8 @@ def evaluate(
     failed = consecutive = 0
     for position, (item, pending) in enumerate(todo, start=1):
         for arm in pending:
+            row: dict[str, Any] | None
+            result: ArmResult | None
             try:
                 row, result = run_one(arm, item, model, client, settings)
             except CostCapReached:

@@ -131,7 +131,9 @@ def width_strata(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     not a wrong conclusion. The G4 reading compares width >= 2 against width 1 and checks that
     accuracy does not fall from one bucket to the next (buckets 1, 2, 3+ that have answers).
     """
-    buckets = {b: {"items": 0, "answered": 0, "correct": 0} for b in WIDTH_BUCKETS}
+    buckets: dict[str, dict[str, int]] = {
+        b: {"items": 0, "answered": 0, "correct": 0} for b in WIDTH_BUCKETS
+    }
     no_conclusion = 0
     for row in rows:
         bucket = _bucket(row.get("width"))
@@ -142,19 +144,16 @@ def width_strata(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         if not row.get("refused") and not row.get("error"):
             buckets[bucket]["answered"] += 1
             buckets[bucket]["correct"] += bool(row.get("correct"))
-    table = {
-        b: {**v, "accuracy_answered": _ratio(v["correct"], v["answered"])}
-        for b, v in buckets.items()
-    }
-    one = table["1"]
-    wide_answered = sum(table[b]["answered"] for b in ("2", "3+"))
-    wide_correct = sum(table[b]["correct"] for b in ("2", "3+"))
-    wide = _ratio(wide_correct, wide_answered)
-    series = [table[b]["accuracy_answered"] for b in ("1", "2", "3+") if table[b]["answered"]]
+    accuracy = {b: _ratio(v["correct"], v["answered"]) for b, v in buckets.items()}
+    table = {b: {**v, "accuracy_answered": accuracy[b]} for b, v in buckets.items()}
+    wide_answered = sum(buckets[b]["answered"] for b in ("2", "3+"))
+    wide = _ratio(sum(buckets[b]["correct"] for b in ("2", "3+")), wide_answered)
+    series = [acc for b in ("1", "2", "3+") if (acc := accuracy[b]) is not None]
     monotone = all(a <= b for a, b in itertools.pairwise(series))
-    if one["answered"] == 0 or wide is None:
+    narrow = accuracy["1"]
+    if narrow is None or wide is None:
         verdict = "not enough data (needs answered items of width 1 and of width >= 2)"
-    elif wide > one["accuracy_answered"] and monotone:
+    elif wide > narrow and monotone:
         verdict = "holds"
     else:
         verdict = "does not hold"
@@ -162,9 +161,9 @@ def width_strata(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "buckets": table,
         "no_conclusion": no_conclusion,
         "g4": {
-            "accuracy_width_1": one["accuracy_answered"],
+            "accuracy_width_1": narrow,
             "accuracy_width_2_plus": wide,
-            "answered_width_1": one["answered"],
+            "answered_width_1": buckets["1"]["answered"],
             "answered_width_2_plus": wide_answered,
             "monotone": monotone,
             "verdict": verdict,

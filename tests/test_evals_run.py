@@ -1,0 +1,434 @@
+"""`python -m evals.run` end to end against a fake OpenAI-compatible server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evals import run as evals_run
+from evals.datasets import load_dataset
+from evals.summary import arm_metrics, g2_reading, width_strata
+from evals.summary import main as summary_main
+from orchestrator.testing import FakeOpenAIServer, FakeReply, completion_body
+
+ITEMS = load_dataset("multihop", limit=3) + load_dataset("math", limit=2)
+PRICES = {"prompt": 1e-6, "completion": 2e-6}
+ARM6_FLAGS = ["--n", "2", "--k", "1", "--budget-calls", "4"]
+
+
+def gold_for(text: str) -> dict[str, Any]:
+    """The item whose question appears in `text`."""
+    matches = [item for item in ITEMS if item["question"] in text]
+    assert len(matches) == 1, text[:200]
+    return matches[0]
+
+
+def graph_for(item: dict[str, Any]) -> str:
+    """A valid interrogation reply: the item's evidence sentences support the gold answer."""
+    sentences = [e["sentence"] for e in item["meta"]["evidence"]]
+    nodes = [
+        {"id": f"g{i}", "claim": s, "type": "given", "confidence": 0.9}
+        for i, s in enumerate(sentences, start=1)
+    ]
+    nodes.append(
+        {
+            "id": "c",
+            "claim": f"The answer is {item['answer']}.",
+            "type": "conclusion",
+            "confidence": 0.8,
+        }
+    )
+    edges = [
+        {"from": f"g{i}", "to": "c", "relation": "supports", "confidence": 0.9}
+        for i in range(1, len(sentences) + 1)
+    ]
+    return json.dumps({"nodes": nodes, "edges": edges, "conclusion_node": "c"})
+
+
+def reply_text(request: dict[str, Any]) -> str:
+    """What a well-behaved model says to each kind of request of the six arms."""
+    messages = request["messages"]
+    system, text = messages[0]["content"], "\n".join(m["content"] for m in messages)
+    if '"verdict"' in system:
+        return '{"verdict": "supported", "reason": "stated in [D1]"}'
+    item = gold_for(text)
+    if "argument graph" in system:
+        return graph_for(item)
+    if "compact arrow chain" in messages[-1]["content"]:
+        return "fact -> fact -> " + item["answer"]
+    return f"Some reasoning.\nANSWER: {item['answer']}"
+
+
+def serve(
+    answer: Callable[[dict[str, Any]], str] = reply_text, cost: float | None = None
+) -> FakeOpenAIServer:
+    def handler(request: dict[str, Any], headers: dict[str, str]) -> FakeReply:
+        body = completion_body(answer(request), cost=cost, model=request["model"])
+        return FakeReply(body=body)
+
+    return FakeOpenAIServer(handler)
+
+
+@pytest.fixture
+def models_file(tmp_path: Path) -> Path:
+    path = tmp_path / "models.json"
+    path.write_text(
+        json.dumps(
+            {
+                "default_model": "fake-model",
+                "models": [{"id": "fake-model", "backend": "openrouter", "pricing": PRICES}],
+            }
+        )
+    )
+    return path
+
+
+def run_cli(server: FakeOpenAIServer, models_file: Path, out: Path, *extra: str) -> int:
+    return evals_run.main(
+        [
+            "--model",
+            "fake-model",
+            "--base-url",
+            server.base_url,
+            "--models-file",
+            str(models_file),
+            "--out",
+            str(out),
+            "--max-tokens",
+            "64",
+            *extra,
+        ]
+    )
+
+
+def raw(out: Path, arm: int) -> list[dict[str, Any]]:
+    path = out / "raw" / f"arm{arm}.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_a_six_arm_run_writes_raw_lines_traces_and_a_summary(
+    tmp_path: Path, models_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    with serve() as server:
+        code = run_cli(
+            server, models_file, out, "--dataset", "multihop", "--limit", "2", *ARM6_FLAGS
+        )
+    assert code == 0
+    for arm in range(1, 7):
+        rows = raw(out, arm)
+        assert [r["id"] for r in rows] == ["multihop-0000", "multihop-0001"]
+        assert all(r["correct"] and r["error"] is None for r in rows), rows
+        assert all(r["cost_usd"] > 0 and r["tokens"] > 0 and r["n_calls"] >= 1 for r in rows)
+        assert (out / "traces" / f"arm{arm}.jsonl").is_file()
+    assert [r["n_calls"] for r in raw(out, 5)] == [3, 3]
+    assert all(isinstance(r["width"], int) and r["width"] >= 1 for r in raw(out, 6))
+    assert (out / "arm6" / "multihop-0000" / "report.json").is_file()
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["arms"]["1"]["accuracy"] == 1.0
+    recorded = sum(r["cost_usd"] for arm in range(1, 7) for r in raw(out, arm))
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["invocations"][0]["spent_usd"] == pytest.approx(recorded)
+    markdown = (out / "summary.md").read_text()
+    assert markdown.count("| 6 full orchestrator |") == 1
+    assert "cost per correct" in markdown and "support width" in markdown
+    progress = capsys.readouterr().err
+    assert "[2/2] multihop-0001 | a1 2/2 (100%) |" in progress and "| spent $" in progress
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert "Plot skipped" in markdown
+    else:
+        assert (out / "accuracy_vs_cost.png").is_file()
+
+
+def test_a_rerun_with_the_same_out_makes_no_calls_and_a_larger_limit_adds_items(
+    tmp_path: Path, models_file: Path
+) -> None:
+    out = tmp_path / "run"
+    with serve() as server:
+        assert (
+            run_cli(
+                server, models_file, out, "--dataset", "multihop", "--limit", "2", "--arms", "1,2"
+            )
+            == 0
+        )
+        first = len(server.chat_requests())
+        assert (
+            run_cli(
+                server, models_file, out, "--dataset", "multihop", "--limit", "2", "--arms", "1,2"
+            )
+            == 0
+        )
+        assert len(server.chat_requests()) == first
+        assert (
+            run_cli(
+                server, models_file, out, "--dataset", "multihop", "--limit", "3", "--arms", "1,2"
+            )
+            == 0
+        )
+        assert len(server.chat_requests()) == first + 3  # arm 1: one call, arm 2: two
+    assert [r["id"] for r in raw(out, 2)] == ["multihop-0000", "multihop-0001", "multihop-0002"]
+    assert len(json.loads((out / "run.json").read_text())["invocations"]) == 3
+
+
+def test_resuming_with_other_settings_is_refused_before_any_call(
+    tmp_path: Path, models_file: Path
+) -> None:
+    out = tmp_path / "run"
+    with serve() as server:
+        assert (
+            run_cli(
+                server, models_file, out, "--dataset", "multihop", "--limit", "1", "--arms", "1"
+            )
+            == 0
+        )
+        calls = len(server.chat_requests())
+        assert (
+            run_cli(
+                server,
+                models_file,
+                out,
+                "--dataset",
+                "multihop",
+                "--limit",
+                "1",
+                "--arms",
+                "1",
+                "--temperature",
+                "0.5",
+            )
+            == 2
+        )
+        assert len(server.chat_requests()) == calls
+
+
+def test_a_failed_call_is_recorded_as_an_error_and_retried_on_resume(
+    tmp_path: Path, models_file: Path
+) -> None:
+    out = tmp_path / "run"
+    failing = {"left": 1}
+    lock = threading.Lock()
+
+    def handler(request: dict[str, Any], headers: dict[str, str]) -> FakeReply:
+        with lock:
+            if failing["left"]:
+                failing["left"] -= 1
+                return FakeReply(status=400, body={"error": {"message": "bad", "code": 400}})
+        return FakeReply(body=completion_body(reply_text(request)))
+
+    with FakeOpenAIServer(handler) as server:
+        assert (
+            run_cli(
+                server, models_file, out, "--dataset", "multihop", "--limit", "2", "--arms", "1"
+            )
+            == 1
+        )
+        rows = raw(out, 1)
+        assert rows[0]["error"] and not rows[0]["correct"] and rows[1]["correct"]
+        assert (
+            run_cli(
+                server, models_file, out, "--dataset", "multihop", "--limit", "2", "--arms", "1"
+            )
+            == 0
+        )
+    rows = raw(out, 1)
+    assert len(rows) == 3 and rows[-1]["id"] == "multihop-0000" and rows[-1]["correct"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["arms"]["1"]["correct"] == 2 and summary["arms"]["1"]["errors"] == 0
+
+
+def test_the_cost_cap_stops_the_run_before_an_unaffordable_call(
+    tmp_path: Path, models_file: Path
+) -> None:
+    out = tmp_path / "run"
+    # Each call reports a cost of $0.001 and its worst case is $0.001 to $0.0013 (short math
+    # prompts, 64 completion tokens), so a $0.0035 cap admits three calls and refuses the fourth
+    # before it is sent.
+    with serve(cost=0.001) as server:
+        code = run_cli(
+            server,
+            models_file,
+            out,
+            "--dataset",
+            "math",
+            "--limit",
+            "2",
+            "--arms",
+            "1,2",
+            "--max-cost",
+            "0.0035",
+        )
+        sent = len(server.chat_requests())
+    assert code == 1
+    rows = raw(out, 1) + raw(out, 2)
+    assert sent == 3
+    # Item 1 (arms 1 and 2: three calls) is recorded; item 2's arm 1 was refused, not recorded.
+    assert [(r["arm"], r["id"]) for r in rows] == [(1, "math-0000"), (2, "math-0000")]
+    meta = json.loads((out / "run.json").read_text())
+    assert "cost cap reached" in meta["invocations"][0]["stopped"]
+    assert meta["invocations"][0]["spent_usd"] <= 0.0035
+    assert "stopped: cost cap reached" in (out / "summary.md").read_text()
+
+
+def test_an_unpriced_model_is_refused_unless_unknown_cost_is_allowed(
+    tmp_path: Path, models_file: Path
+) -> None:
+    out = tmp_path / "run"
+    with serve() as server:
+        args = [
+            "--model",
+            "mystery",
+            "--base-url",
+            server.base_url,
+            "--models-file",
+            str(models_file),
+            "--dataset",
+            "math",
+            "--limit",
+            "1",
+            "--arms",
+            "1",
+        ]
+        assert evals_run.main([*args, "--out", str(out)]) == 2
+        assert server.chat_requests() == []
+        assert evals_run.main([*args, "--out", str(out), "--allow-unknown-cost"]) == 0
+    row = raw(out, 1)[0]
+    assert row["cost_usd"] is None and row["correct"]
+    assert "unknown" in (out / "summary.md").read_text()
+
+
+def test_a_public_gsm8k_file_is_loaded_by_path(tmp_path: Path, models_file: Path) -> None:
+    data = tmp_path / "gsm8k.jsonl"
+    data.write_text(
+        json.dumps({"question": ITEMS[3]["question"], "answer": "Work.\n#### 18"}) + "\n"
+    )
+    out = tmp_path / "run"
+    with serve() as server:
+        for fmt in ([], ["--format", "gsm8k"]):
+            assert (
+                run_cli(
+                    server,
+                    models_file,
+                    out / str(len(fmt)),
+                    "--dataset",
+                    str(data),
+                    "--arms",
+                    "1",
+                    *fmt,
+                )
+                == 0
+            )
+    assert raw(out / "0", 1)[0]["correct"] and raw(out / "2", 1)[0]["id"] == "gsm8k-00001"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--arms", "7"],
+        ["--arms", ","],
+        ["--limit", "0"],
+        ["--max-cost", "-1"],
+        ["--dataset", "no/such/file.jsonl"],
+        ["--n", "0"],
+        ["--temp", "3"],
+    ],
+)
+def test_bad_arguments_are_refused_with_status_2(
+    tmp_path: Path, models_file: Path, args: list[str]
+) -> None:
+    with serve() as server:
+        base = ["--dataset", "math"] if "--dataset" not in args else []
+        assert run_cli(server, models_file, tmp_path / "run", *base, *args) == 2
+        assert server.chat_requests() == []
+
+
+# --- summary -------------------------------------------------------------------------------
+
+
+def row(correct: bool, cost: float | None, **fields: Any) -> dict[str, Any]:
+    base = {
+        "id": str(id(fields)),
+        "kind": "qa",
+        "correct": correct,
+        "f1": float(correct),
+        "cost_usd": cost,
+        "cost_usd_known": cost or 0.0,
+        "tokens": 10,
+        "latency_s": 1.0,
+        "n_calls": 1,
+        "refused": False,
+        "error": None,
+    }
+    return {**base, **fields}
+
+
+def test_cost_per_correct_is_honest_about_unknown_and_zero_costs() -> None:
+    known = arm_metrics([row(True, 0.01), row(False, 0.01)])
+    assert known["cost_per_correct_usd"] == pytest.approx(0.02)
+    assert known["correct_per_usd"] == pytest.approx(50)
+    unknown = arm_metrics([row(True, 0.01), row(True, None)])
+    assert unknown["cost_usd"] is None and unknown["cost_per_correct_usd"] is None
+    assert unknown["cost_usd_known"] == pytest.approx(0.01)
+    free = arm_metrics([row(True, 0.0)])
+    assert free["cost_usd"] == 0 and free["correct_per_usd"] is None
+    assert arm_metrics([row(False, 0.01)])["cost_per_correct_usd"] is None
+
+
+def test_width_strata_read_g4_from_answered_items_only() -> None:
+    rows = [
+        row(False, 0.0, width=1),
+        row(True, 0.0, width=1),
+        row(True, 0.0, width=2),
+        row(True, 0.0, width=5),
+        row(False, 0.0, width=2, refused=True),
+        row(False, 0.0, width=None, refused=True),
+    ]
+    strata = width_strata(rows)
+    assert strata["buckets"]["1"]["accuracy_answered"] == 0.5
+    assert strata["buckets"]["2"] == {
+        "items": 2,
+        "answered": 1,
+        "correct": 1,
+        "accuracy_answered": 1.0,
+    }
+    assert strata["buckets"]["3+"]["items"] == 1 and strata["no_conclusion"] == 1
+    assert strata["g4"]["verdict"] == "holds"
+    assert width_strata([row(True, 0.0, width=1)])["g4"]["verdict"].startswith("not enough")
+
+
+def test_g2_compares_arm_6_with_arms_2_and_3_on_common_items() -> None:
+    arms = {
+        2: {"a": row(False, 0.02), "b": row(True, 0.02)},
+        3: {"a": row(True, 0.02), "b": row(False, 0.02), "c": row(True, 0.02)},
+        6: {"a": row(True, 0.01), "b": row(True, 0.01)},
+    }
+    reading = g2_reading(arms)
+    assert reading["verdict"] == "met"
+    assert reading["versus"]["3"]["items"] == 2
+    assert reading["versus"]["3"]["accuracy_delta_pp"] == pytest.approx(50.0)
+    arms[6]["a"] = row(True, 0.05)
+    assert g2_reading(arms)["verdict"] == "not met"
+    assert g2_reading({1: {}})["verdict"].startswith("not applicable")
+
+
+def test_the_summary_cli_rebuilds_and_combines_runs(
+    tmp_path: Path, models_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    with serve() as server:
+        assert (
+            run_cli(server, models_file, out, "--dataset", "math", "--limit", "1", "--arms", "1")
+            == 0
+        )
+    (out / "summary.md").unlink()
+    assert summary_main([str(out)]) == 0 and (out / "summary.md").is_file()
+    combined = tmp_path / "combined.md"
+    assert summary_main([str(out), str(out), "--out", str(combined)]) == 0
+    assert combined.read_text().count("fake-model / math / arm 1") == 2
+    assert summary_main([str(tmp_path / "nothing")]) == 2

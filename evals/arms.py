@@ -30,6 +30,7 @@ from evals import prompts
 from evals.datasets import item_to_task
 from evals.metering import CallRecorder
 from evals.score import normalize_answer
+from orchestrator import prompts as orchestrator_prompts
 from orchestrator.client import SupportsChat
 from orchestrator.run import RunConfig, run_task
 
@@ -309,7 +310,7 @@ ARMS: dict[int, tuple[str, Arm]] = {
 }
 """Arm number -> (short name, function)."""
 
-# The prompt templates each arm uses (arm 6 adds the orchestrator's own, recorded in its report).
+# The harness's own prompt templates each arm uses (arm 6 also uses the orchestrator's).
 ARM_PROMPTS: dict[int, tuple[str, ...]] = {
     1: ("direct",),
     2: ("reasoned", "revisit"),
@@ -321,5 +322,9 @@ ARM_PROMPTS: dict[int, tuple[str, ...]] = {
 
 
 def prompt_version(arm: int) -> str:
-    """A stable version string for an arm's prompts, e.g. ``"reasoned@1+revisit@1"``."""
-    return "+".join(f"{name}@{prompts.PROMPT_VERSIONS[name]}" for name in ARM_PROMPTS[arm])
+    """A stable version string for an arm's prompts, e.g. ``"reasoned@1+revisit@1"``; arm 6's
+    starts with the orchestrator's own template versions."""
+    own = [f"{name}@{prompts.PROMPT_VERSIONS[name]}" for name in ARM_PROMPTS[arm]]
+    if arm == 6:
+        own = sorted(orchestrator_prompts.PROMPT_VERSIONS.values()) + own
+    return "+".join(own)

@@ -396,14 +396,16 @@ def write_plot(summary: dict[str, Any], path: Path) -> str:
     costs = [m["cost_usd"] for _, m in points]
     by_cost = all(c is not None for c in costs) and any(c for c in costs)
     figure, axes = plt.subplots(figsize=(6, 4))
+    # Arms that land on the same point share one label instead of overprinting each other.
+    labels: dict[tuple[float, float], list[str]] = {}
     for arm, m in points:
         x = m["cost_usd"] if by_cost else m["tokens_per_item"]
-        if x is None:
-            continue
-        axes.scatter(x, 100 * m["accuracy"])
-        axes.annotate(
-            f"arm {arm}", (x, 100 * m["accuracy"]), textcoords="offset points", xytext=(4, 4)
-        )
+        if x is not None:
+            labels.setdefault((x, 100 * m["accuracy"]), []).append(arm)
+    for (x, y), names in sorted(labels.items()):
+        axes.scatter(x, y)
+        axes.annotate("arm " + ", ".join(names), (x, y), textcoords="offset points", xytext=(4, 4))
+    axes.set_ylim(-5, 105)
     axes.set_xlabel("total cost (USD)" if by_cost else "tokens per item (cost is zero or unknown)")
     axes.set_ylabel("accuracy (%)")
     axes.set_title(f"{summary['config'].get('dataset')} / {summary['config'].get('model')}")

@@ -175,6 +175,9 @@ def test_a_failed_model_call_propagates_and_stays_in_the_recorders_records() -> 
 
 def test_prompt_versions_name_every_template_an_arm_uses() -> None:
     assert prompt_version(2) == "reasoned@1+revisit@1"
+    assert prompt_version(6).startswith("interrogation/") and prompt_version(6).endswith(
+        "extract@1"
+    )
     assert all(prompt_version(arm) for arm in ARMS)
 
 

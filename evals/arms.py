@@ -104,11 +104,17 @@ _REFUSALS = frozenset(
 @dataclass(frozen=True)
 class ParsedAnswer:
     """A reply's final answer: ``value`` (None if none found or a refusal), ``refused``, and
-    ``format``: "line" (an ANSWER line), "phrase" (a fallback pattern) or "missing"."""
+    ``format``: "line" (an ANSWER line), "phrase" (a fallback pattern), "bare" (a one-line
+    reply taken whole) or "missing"."""
 
     value: str | None
     refused: bool
     format: str
+
+
+# A one-line reply of at most this many characters is taken as the answer itself: weak models
+# often answer "Quelheim." without the ANSWER line, and that is still an answer.
+BARE_ANSWER_CHARS = 200
 
 
 def _clean(value: str) -> str:
@@ -118,25 +124,39 @@ def _clean(value: str) -> str:
     return value
 
 
+def _last(patterns: tuple[re.Pattern[str], ...], text: str) -> str | None:
+    """The non-empty value of the match that starts last in `text`, over all `patterns`."""
+    found = [(m.start(), _clean(m.group("value"))) for p in patterns for m in p.finditer(text)]
+    found = [(start, value) for start, value in found if value]
+    return max(found)[1] if found else None
+
+
+def _find_answer(text: str) -> tuple[str | None, str]:
+    """(answer, format) by the rules of `parse_answer`, before the refusal check."""
+    value = _last((_ANSWER_LINE,), text)
+    if value is not None:
+        return value, "line"
+    value = _last((_ANSWER_PHRASE, _BOXED), text)
+    if value is not None:
+        return value, "phrase"
+    stripped = text.strip()
+    # An empty "ANSWER:" is a missing answer, not a bare reply reading "ANSWER:".
+    bare = "\n" not in stripped and len(stripped) <= BARE_ANSWER_CHARS
+    if bare and _clean(stripped) and not _ANSWER_LINE.search(stripped):
+        return _clean(stripped), "bare"
+    return None, "missing"
+
+
 def parse_answer(text: str | None) -> ParsedAnswer:
     """Find the final answer in a reply; never raises.
 
     The last non-empty ``ANSWER: ...`` line wins; without one, the last "the answer is ..." or
-    ``\\boxed{...}``. A value such as "unknown" is a refusal. Linear in the length of `text`.
+    ``\\boxed{...}``; without either, a reply of one short line is the answer. A value such as
+    "unknown" is a refusal. Linear in the length of `text`.
     """
-    if not text:
+    value, form = _find_answer(text) if text else (None, "missing")
+    if value is None:
         return ParsedAnswer(None, False, "missing")
-    found = [_clean(m.group("value")) for m in _ANSWER_LINE.finditer(text)]
-    found = [v for v in found if v]
-    form = "line"
-    if not found:
-        found = [_clean(m.group("value")) for m in _ANSWER_PHRASE.finditer(text)]
-        found += [_clean(m.group("value")) for m in _BOXED.finditer(text)]
-        found = [v for v in found if v]
-        form = "phrase"
-    if not found:
-        return ParsedAnswer(None, False, "missing")
-    value = found[-1]
     if normalize_answer(value) in _REFUSALS or value.lower() in _REFUSALS:
         return ParsedAnswer(None, True, form)
     return ParsedAnswer(value, False, form)

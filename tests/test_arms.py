@@ -64,7 +64,11 @@ def by_role(answers: dict[str, str]) -> Any:
         ("We get \\boxed{2430} in total", "2430", False, "phrase"),
         ("ANSWER: unknown", None, True, "line"),
         ("ANSWER: Cannot be determined.", None, True, "line"),
-        ("I like turtles", None, False, "missing"),
+        ("So the answer is 3. Check: \\boxed{4}", "4", False, "phrase"),
+        ("Quelheim.", "Quelheim", False, "bare"),
+        ("unknown", None, True, "bare"),
+        ("I like turtles\nand more turtles", None, False, "missing"),
+        ("x" * 201, None, False, "missing"),
         ("ANSWER:\n", None, False, "missing"),
         ("", None, False, "missing"),
         (None, None, False, "missing"),
@@ -137,7 +141,7 @@ def test_compressed_chain_is_checked_in_a_fresh_context_without_the_original_rep
 
 @pytest.mark.parametrize("arm", [1, 2, 3, 4, 5])
 def test_a_malformed_reply_gives_no_answer_and_scores_wrong(arm: int) -> None:
-    client = ScriptedClient(lambda model, messages, kwargs: "<<<\x00 garbage }}}")
+    client = ScriptedClient(lambda model, messages, kwargs: "<<<\x00 garbage\n }}}")
     result = ARMS[arm][1](MATH[0], "m", client, settings=SETTINGS)
     assert result.answer is None and not result.refused
     assert result.extra["answer_format"] == "missing"

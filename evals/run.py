@@ -53,6 +53,7 @@ from evals.score import score
 from evals.summary import latest_rows, read_rows, write_summary
 from orchestrator.backend import open_backend
 from orchestrator.client import LLMError, PricingTable
+from orchestrator.local import is_local_model
 from orchestrator.run import RunConfig
 
 REPO = Path(__file__).resolve().parents[1]
@@ -164,7 +165,12 @@ def default_model(models_file: Path) -> str:
 
 
 def model_prices(model: str, models_file: Path) -> tuple[float, float] | None:
-    """(prompt, completion) USD per token from the models file; None when not listed there."""
+    """(prompt, completion) USD per token from the models file; None when not listed there.
+
+    A built-in local model costs nothing, whether or not the file prices it.
+    """
+    if is_local_model(model):
+        return (0.0, 0.0)
     try:
         return PricingTable.from_models_json(models_file).get(model)
     except ValueError as exc:
@@ -315,7 +321,10 @@ def prepare_run_dir(out: Path, fingerprint: dict[str, Any]) -> dict[str, Any]:
             meta = json.loads(path.read_text(encoding="utf-8"))
         except ValueError as exc:
             raise EvalError(f"{path} is not valid JSON: {exc}") from exc
-        old = meta.get("config", {})
+        if not isinstance(meta, dict) or not isinstance(meta.get("config"), dict):
+            raise EvalError(f"{path} is not a run file (no 'config' object)")
+        meta.setdefault("invocations", [])
+        old = meta["config"]
         differing = [
             key for key in FINGERPRINT_KEYS if key != "prompts" and old.get(key) != fingerprint[key]
         ]
@@ -453,6 +462,8 @@ def _run(args: argparse.Namespace) -> int:
             raise EvalError(f"--resume {args.resume}: {out} holds no run")
     else:
         out = args.out or RESULTS_ROOT / runstamp(args.dataset, model)
+    if out.exists() and not out.is_dir():
+        raise EvalError(f"--out {out} exists and is not a directory")
     meta = prepare_run_dir(out, _fingerprint(args, model, arms))
 
     done = {arm: latest_rows(read_rows(raw_path(out, arm), sys.stderr)) for arm in arms}

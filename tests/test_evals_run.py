@@ -348,6 +348,21 @@ def test_bad_arguments_are_refused_with_status_2(
         assert server.chat_requests() == []
 
 
+def test_an_out_path_that_is_a_file_or_a_foreign_run_json_is_refused(
+    tmp_path: Path, models_file: Path
+) -> None:
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("x")
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "run.json").write_text("[1, 2]")
+    with serve() as server:
+        for out in (not_a_dir, foreign):
+            assert run_cli(server, models_file, out, "--dataset", "math", "--arms", "1") == 2
+        assert evals_run.main(["--dataset", "math", "--resume", "no-such-run"]) == 2
+        assert server.chat_requests() == []
+
+
 # --- summary -------------------------------------------------------------------------------
 
 

@@ -32,8 +32,9 @@ import hashlib
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -93,6 +94,7 @@ class LoopResult:
     loop_wall_s: float
     compliance: dict[str, Any]
     phases: list[dict[str, Any]] = field(default_factory=list)
+    local_s: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -139,6 +141,7 @@ class _Loop:
         self.calls: list[dict[str, Any]] = []
         self.phases: list[dict[str, Any]] = []
         self.nodes: dict[str, dict[str, Any]] = {}
+        self.local_s: dict[str, float] = {}
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------------------ driver
@@ -154,12 +157,15 @@ class _Loop:
             prompt_versions=dict(prompts.PROMPT_VERSIONS),
         )
         runs = self._fan_out()
-        self._ingest(runs)
-        merged = engine(self.store.merge_duplicates(GRAPH_ID)) if self._has_graph() else None
+        with self._timed("ingest"):
+            self._ingest(runs)
+        with self._timed("merge"):
+            has_graph = self._has_graph()
+            merged = engine(self.store.merge_duplicates(GRAPH_ID)) if has_graph else None
+            self._refresh_nodes()
         merges = merged["merges"] if merged else []
         contradictions = merged["contradictions_created"] if merged else []
         self.trace.event("merge", merges=merges, contradictions_created=contradictions)
-        self._refresh_nodes()
 
         usable = sum(1 for run in runs if run["ingested"])
         interrogated: list[str] = []
@@ -167,7 +173,8 @@ class _Loop:
         previous: Assessment | None = None
         rounds = 0
         while True:
-            current = assess(self.store, GRAPH_ID, self.nodes)
+            with self._timed("assess"):
+                current = assess(self.store, GRAPH_ID, self.nodes)
             self.trace.event("assess", round=rounds, **_assessment_summary(current))
             stop = self._stop(current, previous, interrogated, usable)
             if stop is not None:
@@ -185,12 +192,15 @@ class _Loop:
             chosen=chosen.node_id if chosen else None,
             width=chosen.width if chosen else None,
         )
-        structure = {
-            c.node_id: engine(self.store.check_structure(GRAPH_ID, c.node_id))
-            for c in current.candidates
-        }
-        critical = engine(self.store.critical_links(GRAPH_ID, chosen.node_id)) if chosen else None
-        graph = engine(self.store.get_graph(GRAPH_ID)) if self._has_graph() else _empty_graph()
+        with self._timed("details"):
+            structure = {
+                c.node_id: engine(self.store.check_structure(GRAPH_ID, c.node_id))
+                for c in current.candidates
+            }
+            critical = (
+                engine(self.store.critical_links(GRAPH_ID, chosen.node_id)) if chosen else None
+            )
+            graph = engine(self.store.get_graph(GRAPH_ID)) if has_graph else _empty_graph()
         with self._lock:
             calls = sorted(self.calls, key=_call_order)
         return LoopResult(
@@ -218,6 +228,7 @@ class _Loop:
             loop_wall_s=time.perf_counter() - start,
             compliance=self.compliance.to_dict(),
             phases=self.phases,
+            local_s={name: round(seconds, 6) for name, seconds in sorted(self.local_s.items())},
         )
 
     def _stop(
@@ -314,7 +325,8 @@ class _Loop:
             return run
         bad_text = first.text
         notes: list[str] = []
-        parsed = parse.parse_graph(bad_text)
+        with self._timed("parse"):
+            parsed = parse.parse_graph(bad_text)
         if parsed.outcome != "strict":
             if self.budget.try_reserve():
                 repair_records: list[dict[str, Any]] = []
@@ -415,11 +427,11 @@ class _Loop:
                 ),
             }
         )
-        top = current.live_candidates[0].node_id
-        return [
-            self._apply_verdict(round_no, slot, node_id, votes[node_id], top)
-            for slot, node_id in enumerate(targets)
-        ]
+        with self._timed("verdicts"):
+            return [
+                self._apply_verdict(round_no, slot, node_id, votes[node_id])
+                for slot, node_id in enumerate(targets)
+            ]
 
     def _verify_call(self, round_no: int, node_id: str, j: int) -> dict[str, Any]:
         claim = self.nodes[node_id]["claim"]
@@ -447,7 +459,8 @@ class _Loop:
         if outcome.text is None:
             vote["error"] = str(outcome.error)
             return vote
-        verdict = parse.parse_verdict(outcome.text)
+        with self._timed("parse"):
+            verdict = parse.parse_verdict(outcome.text)
         outcome.record["parse_outcome"] = verdict.outcome
         vote.update(verdict=verdict.verdict, reason=verdict.reason, parse_outcome=verdict.outcome)
         if verdict.verdict is None:
@@ -455,7 +468,7 @@ class _Loop:
         return vote
 
     def _apply_verdict(
-        self, round_no: int, slot: int, node_id: str, votes: list[dict[str, Any]], top: str
+        self, round_no: int, slot: int, node_id: str, votes: list[dict[str, Any]]
     ) -> dict[str, Any]:
         m = self.config.m_verify
         majority = m // 2 + 1
@@ -483,15 +496,11 @@ class _Loop:
                 f"refuted by {tally['refuted']} of {m} fresh verification calls "
                 f"(round {round_no}): {first or 'no reason given'}"
             )
-            result = engine(self.store.mark_refuted(GRAPH_ID, node_id, reason[:1900], top))
+            # No conclusion_id: the next assessment recomputes every candidate's width anyway,
+            # so asking the store for a before/after width here would only repeat that work.
+            engine(self.store.mark_refuted(GRAPH_ID, node_id, reason[:1900]))
             node["refuted"], node["refute_reason"] = True, reason[:1900]
-            entry.update(
-                outcome="refuted",
-                action=f"mark_refuted({node_id})",
-                width_conclusion=result["conclusion_id"],
-                width_before=result["width_before"],
-                width_after=result["width_after"],
-            )
+            entry.update(outcome="refuted", action=f"mark_refuted({node_id})")
         elif tally["supported"] >= majority:
             run_id = f"v{round_no}.{slot}"
             new = max(old, CONFIRMED_CONFIDENCE)
@@ -605,6 +614,16 @@ class _Loop:
                 }
             )
         return _CallOutcome(text, record, error)
+
+    @contextmanager
+    def _timed(self, name: str) -> Iterator[None]:
+        """Add the block's wall time to ``local_s[name]`` (where the non-model time goes)."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.local_s[name] = self.local_s.get(name, 0.0) + time.perf_counter() - start
 
     def _failure_cost(self, error: LLMError) -> tuple[float | None, str]:
         """The client ledger's cost for a failed call (0.0 for error answers, None when an

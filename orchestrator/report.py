@@ -101,6 +101,7 @@ def build_report(
             "model_wait_s": result.model_wait_s,
             "overhead_s": round(max(0.0, wall_s - result.model_wait_s), 6),
             "phases": result.phases,
+            "local_s": dict(result.local_s),
         },
         "graph": result.graph,
         "trace_file": trace_file,

@@ -75,7 +75,9 @@ def forty_node_runs(seed: int = 0) -> list[str]:
     shared_sources = [rng.sample(range(12 + j), 2) for j in range(24)]
     replies = []
     for run in range(6):
-        nodes = [{"id": f"g{i}", "claim": c, "type": "given"} for i, c in enumerate(givens)]
+        nodes: list[dict[str, Any]] = [
+            {"id": f"g{i}", "claim": c, "type": "given"} for i, c in enumerate(givens)
+        ]
         # Runs reword shared claims (case, final period): the merge must fold them together.
         nodes += [
             {"id": f"s{j}", "claim": c.capitalize() + "." if run % 2 else c, "type": "inference"}
@@ -85,7 +87,7 @@ def forty_node_runs(seed: int = 0) -> list[str]:
         conclusion = answer if run != 5 else "the nightly job cannot run on server kalomi"
         nodes.append({"id": "c", "claim": conclusion, "type": "conclusion"})
         ids = [f"g{i}" for i in range(12)] + [f"s{j}" for j in range(24)]
-        edges = [
+        edges: list[dict[str, Any]] = [
             {"from": ids[src], "to": f"s{j}", "relation": "supports"}
             for j, sources in enumerate(shared_sources)
             for src in sources
@@ -175,10 +177,10 @@ def overhead(latency: float, repeats: int) -> None:
     print("  of which (s): " + ", ".join(f"{name} {value:.3f}" for name, value in local.items()))
     offline = []
     for _ in range(repeats):
-        client = ScriptedClient(Handler(replies, 0.0).scripted)
+        scripted = ScriptedClient(Handler(replies, 0.0).scripted)
         with tempfile.TemporaryDirectory() as out:
             start = time.perf_counter()
-            run_task(TASK, client=client, model="fake", config=config, out_dir=Path(out))
+            run_task(TASK, client=scripted, model="fake", config=config, out_dir=Path(out))
             offline.append(time.perf_counter() - start)
     print(
         f"same workload, zero-latency client:      {statistics.median(offline):.3f} s "

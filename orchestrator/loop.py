@@ -60,6 +60,8 @@ REFUSE_ALL_RUNS_FAILED = "all_runs_failed"
 REFUSE_NO_GROUNDED = "no_grounded_conclusion"
 REFUSE_TIED = "candidates_tied"
 
+MAX_PARALLEL_CALLS = 64
+"""Thread-pool ceiling; calls beyond it queue (the budget, not this, bounds how many run)."""
 CONFIRMED_CONFIDENCE = 0.9
 UNDETERMINED_CONFIDENCE = 0.5
 
@@ -286,7 +288,7 @@ class _Loop:
         self.trace.event("fan_out", started=[f"r{i}" for i in started], skipped=len(skipped))
         runs: list[dict[str, Any]] = []
         if started:
-            with ThreadPoolExecutor(max_workers=len(started)) as pool:
+            with ThreadPoolExecutor(max_workers=min(len(started), MAX_PARALLEL_CALLS)) as pool:
                 futures = [pool.submit(self._interrogate, index) for index in started]
                 runs = [future.result() for future in futures]
         self.phases.append(
@@ -409,7 +411,8 @@ class _Loop:
         interrogated.extend(targets)
         self.trace.event("round", round=round_no, targets=targets)
         m = self.config.m_verify
-        with ThreadPoolExecutor(max_workers=max(1, len(targets) * m)) as pool:
+        workers = max(1, min(len(targets) * m, MAX_PARALLEL_CALLS))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
             futures = {
                 (node_id, j): pool.submit(self._verify_call, round_no, node_id, j)
                 for node_id in targets

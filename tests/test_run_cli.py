@@ -15,7 +15,8 @@ import pytest
 from canned_runs import CONTRADICTING, GOOD, RACK7_TASK, claim_of, refute_wrong_claims
 
 from orchestrator import prompts
-from orchestrator.run import main
+from orchestrator.run import default_model, main
+from orchestrator.task import TaskError
 from orchestrator.testing import FakeOpenAIServer, FakeReply, completion_body
 
 VERIFY_SYSTEM = prompts.verification_messages(["x"], "y")[0]["content"]
@@ -148,11 +149,24 @@ def test_bad_task_file_exits_2_with_a_clear_error_and_no_traceback(
     assert not (tmp_path / "o").exists()
 
 
-def test_bad_settings_exit_2(task_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_settings_exit_2(
+    task_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["--task", str(task_file), "--model", "m", "--n", "0"]) == 2
     assert "n=0 is invalid" in capsys.readouterr().err
     assert main(["--task", str(task_file), "--model", "local", "--base-url", "http://x"]) == 2
     assert "takes no base_url" in capsys.readouterr().err
+    assert main(["--task", str(task_file), "--model", "m", "--out", str(task_file)]) == 2
+    assert "is not a folder" in capsys.readouterr().err
+
+
+def test_default_model_comes_from_models_json(tmp_path: Path) -> None:
+    path = tmp_path / "models.json"
+    path.write_text(json.dumps({"default_model": "some/model", "models": []}))
+    assert default_model(path) == "some/model"
+    path.write_text(json.dumps({"models": []}))
+    with pytest.raises(TaskError, match="default_model"):
+        default_model(path)
 
 
 def test_python_dash_m_runs_end_to_end_with_the_default_output_folder(

@@ -249,14 +249,23 @@ def _lenient(text: str, normalise: _Normaliser) -> tuple[Any, list[str], str | N
         loaded = json_repair.loads(span)
     except Exception as exc:  # third-party parser on arbitrary model output: any failure
         return None, [], f"lenient parser failed: {exc!r}"  # just means "not salvageable"
-    if isinstance(loaded, list):
-        # Several top-level objects (say, the prompt's example echoed before the answer):
-        # the last object is the model's final word.
-        objects = [item for item in loaded if isinstance(item, dict)]
-        loaded = objects[-1] if objects else loaded
-    if not isinstance(loaded, dict) or not loaded:
-        return None, [], "no JSON object could be recovered"
-    return normalise(loaded)
+    # Several top-level objects come back as a list (say, the model echoed a shape before its
+    # answer, or answered twice): the last usable one is the model's final word.
+    if isinstance(loaded, dict):
+        candidates = [loaded]
+    elif isinstance(loaded, list):
+        candidates = [item for item in reversed(loaded) if isinstance(item, dict)]
+    else:
+        candidates = []
+    problem: str | None = None
+    for candidate in candidates:
+        if not candidate:
+            continue
+        value, errors, issue = normalise(candidate)
+        if value is not None:
+            return value, errors, None
+        problem = problem or issue
+    return None, [], problem or "no JSON object could be recovered"
 
 
 # -- graph normalisation --------------------------------------------------------------------
@@ -305,6 +314,8 @@ def _node(item: Any, errors: list[str], index: int) -> tuple[dict[str, Any] | No
     if not isinstance(claim, str) or not claim.strip():
         return None, f"claim must be a non-empty string, got {_kind(claim)}"
     claim = " ".join(claim.split())
+    if not any(char.isalnum() for char in claim):
+        return None, f"claim {claim!r} has no words (a placeholder?)"
     if len(claim) > MAX_CLAIM_CHARS:
         return None, f"claim has {len(claim)} characters, limit {MAX_CLAIM_CHARS}"
     node_type = item.get("type")

@@ -7,7 +7,9 @@
 * ``repair/v1`` - one follow-up turn asking for the same answer as clean JSON (design §4.3).
 
 The texts are short on purpose: 0.5B local models with a ~2k-token context use them too, so
-every sentence has to earn its tokens. Change a template only together with its version string
+every sentence has to earn its tokens. The reply shapes use capitalised slots (SENTENCE, TYPE)
+rather than a filled-in example because small models copy a literal example, "..." claims
+included, instead of answering. Change a template only together with its version string
 in :data:`PROMPT_VERSIONS`, so reports and eval results say which wording produced them.
 """
 
@@ -32,9 +34,10 @@ Node types:
 - "inference": a step that follows from other nodes; at least one "supports" edge must point \
 to it.
 - "assumption": a premise you rely on that no document states. Label it as such.
-- "conclusion": your answer to the question. Exactly one node has this type.
+- "conclusion": your answer to the question, in a new sentence. Exactly one node has this type.
 
-Edges go "from" one node id "to" another:
+Every edge points from a reason to the claim it bears on, so support flows toward the \
+conclusion:
 - "supports": the from-node is a reason for the to-node.
 - "attacks": the from-node is evidence against the to-node.
 - "assumes": the to-node depends on the assumption in the from-node.
@@ -44,13 +47,13 @@ Rules:
 - $support_rule
 - When a document speaks against a claim, add it as a node with an "attacks" edge. Honest \
 objections are wanted.
-- Use at most $max_nodes nodes. Each confidence is a number from 0 to 1.
+- List the givens first, then inferences and assumptions, and the conclusion last. Use at \
+most $max_nodes nodes. Each confidence is a number from 0 to 1.
 
-Reply with one JSON object and no other text, shaped like:
-{"nodes": [{"id": "n1", "claim": "...", "type": "given", "confidence": 0.9}, \
-{"id": "n2", "claim": "...", "type": "conclusion", "confidence": 0.8}], \
-"edges": [{"from": "n1", "to": "n2", "relation": "supports", "confidence": 0.8}], \
-"conclusion_node": "n2"}"""
+Reply with one JSON object and no other text. Its shape, with the capitalised words filled in:
+{"nodes": [{"id": "n1", "claim": SENTENCE, "type": TYPE, "confidence": NUMBER}, ...], \
+"edges": [{"from": REASON_ID, "to": CLAIM_ID, "relation": RELATION, "confidence": NUMBER}, \
+...], "conclusion_node": CONCLUSION_ID}"""
 )
 
 _SUPPORT_RULE_ONE = (
@@ -63,13 +66,15 @@ _SUPPORT_RULE_MANY = Template(
 )
 
 _VERIFICATION_SYSTEM = """You check one claim against numbered documents, using only what \
-they say.
+they say. Pick one verdict:
 - "supported": the documents state the claim or it follows directly from them.
-- "refuted": the documents contradict the claim.
-- "not_determinable": the documents leave it open.
-Reply with one JSON object and no other text:
-{"verdict": "supported", "reason": "one sentence that cites a document, e.g. [D2], or names \
-what is missing"}"""
+- "refuted": the documents say something that cannot be true together with the claim.
+- "not_determinable": the documents leave it open; a claim about something they never mention \
+is not_determinable, not refuted.
+Reply with one JSON object and no other text, with the capitalised words filled in:
+{"verdict": VERDICT, "reason": SENTENCE}
+where SENTENCE says what the deciding document states, with its number (e.g. [D2]), or says \
+that no document covers the claim."""
 
 _REPAIR_USER = Template(
     "That reply could not be used: $error. Send the same answer again as one valid JSON object "

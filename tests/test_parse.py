@@ -107,6 +107,13 @@ def test_a_truncated_reply_is_salvaged_with_what_survived() -> None:
     assert any("conclusion_node missing" in e for e in result.errors)
 
 
+def test_salvage_picks_the_last_usable_object_when_the_reply_holds_several() -> None:
+    text = f'{{"note": "draft"}}\n{GOOD}\n{{"p.s.": "done"}}'
+    result = parse_graph(text)
+    assert result.outcome == "salvaged"
+    assert result.graph is not None and result.graph["conclusion_node"] == "n2"
+
+
 def test_the_repair_call_gets_the_parse_error_and_its_reply_counts_as_repaired() -> None:
     repair = RepairSpy(GOOD)
     result = parse_graph("I think the answer is yes.", repair)
@@ -195,6 +202,7 @@ def test_invalid_items_are_dropped_with_reasons_and_valid_ones_kept() -> None:
             {"id": "n5", "claim": "", "type": "given"},
             {"id": "n6", "claim": "e", "type": "assumption"},
             "not a node",
+            {"id": "n7", "claim": "...", "type": "given", "confidence": 0.9},
         ],
         edges=[
             {"from": "n1", "to": "n2", "relation": "supports", "confidence": 0.8},
@@ -224,6 +232,7 @@ def test_invalid_items_are_dropped_with_reasons_and_valid_ones_kept() -> None:
         "nodes[5] dropped: claim must be a non-empty string",
         "nodes[6]: confidence missing; default 0.8 used",
         "nodes[7] dropped: is str",
+        "nodes[8] dropped: claim '...' has no words",
         "edges[1] dropped: duplicate of an earlier supports edge n1->n2",
         "edges[2] dropped: 'from' names unknown node 'n3'",
         "edges[3]: confidence missing",

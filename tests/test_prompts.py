@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
@@ -62,11 +61,11 @@ def test_interrogation_states_the_graph_contract() -> None:
         "at most 8 nodes",
     ):
         assert term in system
-    example = system[system.index("{") :]
-    shape = json.loads(example)
-    assert set(shape) == {"nodes", "edges", "conclusion_node"}
-    assert set(shape["edges"][0]) == {"from", "to", "relation", "confidence"}
-    assert {n["type"] for n in shape["nodes"]} == {"given", "conclusion"}
+    shape = system[system.index('{"nodes"') :]
+    for key in ('"nodes"', '"id"', '"claim"', '"type"', '"confidence"', '"edges"', '"from"'):
+        assert key in shape
+    assert '"to"' in shape and '"relation"' in shape and '"conclusion_node"' in shape
+    assert '"claim": "' not in shape  # a literal example claim gets copied by small models
 
 
 def test_interrogation_with_k_one_asks_for_a_single_line() -> None:
@@ -84,8 +83,7 @@ def test_verification_renders_claim_and_documents_without_any_graph() -> None:
         assert f'"{verdict}"' in messages[0]["content"]
     assert "conclusion_node" not in text
     assert not PLACEHOLDER.search(text)
-    example = messages[0]["content"]
-    assert set(json.loads(example[example.index("{") :])) == {"verdict", "reason"}
+    assert '{"verdict": VERDICT, "reason": SENTENCE}' in messages[0]["content"]
 
 
 def test_repair_appends_the_bad_reply_and_the_error_without_mutating_input() -> None:

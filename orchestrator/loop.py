@@ -159,8 +159,6 @@ class _Loop:
             prompt_versions=dict(prompts.PROMPT_VERSIONS),
         )
         runs = self._fan_out()
-        with self._timed("ingest"):
-            self._ingest(runs)
         with self._timed("merge"):
             has_graph = self._has_graph()
             merged = engine(self.store.merge_duplicates(GRAPH_ID)) if has_graph else None
@@ -290,7 +288,13 @@ class _Loop:
         if started:
             with ThreadPoolExecutor(max_workers=min(len(started), MAX_PARALLEL_CALLS)) as pool:
                 futures = [pool.submit(self._interrogate, index) for index in started]
-                runs = [future.result() for future in futures]
+                # Ingest in run order as soon as each run and all earlier ones are done, so
+                # the store works while slower calls are still out (same result as ingesting
+                # after the whole fan-out, because the order is the same).
+                for future in futures:
+                    runs.append(future.result())
+                    with self._timed("ingest"):
+                        self._ingest(runs[-1])
         self.phases.append(
             {
                 "phase": "fan_out",
@@ -370,32 +374,32 @@ class _Loop:
         )
         return run
 
-    def _ingest(self, runs: list[dict[str, Any]]) -> None:
-        for run in sorted(runs, key=lambda r: int(r["run_id"][1:])):
-            graph = run.pop("graph", None)
-            if graph is None:
-                continue
-            run_id = run["run_id"]
-            nodes, edges, conclusion = _prefixed(run_id, graph)
-            result = self.store.assert_graph(GRAPH_ID, nodes, edges, run_id=run_id)
-            if "error" in result:
-                run["errors"].append(f"store rejected the run: {result['error']}")
-                self.trace.event("ingest", run_id=run_id, error=result["error"])
-                continue
-            run["ingested"] = bool(result["accepted_nodes"])
-            run["conclusion_node"] = conclusion if conclusion in result["accepted_nodes"] else None
-            run["accepted_nodes"] = len(result["accepted_nodes"])
-            run["accepted_edges"] = len(result["accepted_edges"])
-            run["rejected"] = result["rejected"]
-            self.trace.event(
-                "ingest",
-                run_id=run_id,
-                accepted_nodes=len(result["accepted_nodes"]),
-                accepted_edges=len(result["accepted_edges"]),
-                rejected=result["rejected"],
-                auto_merged=result["auto_merged"],
-                contradictions_created=result["contradictions_created"],
-            )
+    def _ingest(self, run: dict[str, Any]) -> None:
+        """Assert one parsed run into the graph and note what the store kept."""
+        graph = run.pop("graph", None)
+        if graph is None:
+            return
+        run_id = run["run_id"]
+        nodes, edges, conclusion = _prefixed(run_id, graph)
+        result = self.store.assert_graph(GRAPH_ID, nodes, edges, run_id=run_id)
+        if "error" in result:
+            run["errors"].append(f"store rejected the run: {result['error']}")
+            self.trace.event("ingest", run_id=run_id, error=result["error"])
+            return
+        run["ingested"] = bool(result["accepted_nodes"])
+        run["conclusion_node"] = conclusion if conclusion in result["accepted_nodes"] else None
+        run["accepted_nodes"] = len(result["accepted_nodes"])
+        run["accepted_edges"] = len(result["accepted_edges"])
+        run["rejected"] = result["rejected"]
+        self.trace.event(
+            "ingest",
+            run_id=run_id,
+            accepted_nodes=len(result["accepted_nodes"]),
+            accepted_edges=len(result["accepted_edges"]),
+            rejected=result["rejected"],
+            auto_merged=result["auto_merged"],
+            contradictions_created=result["contradictions_created"],
+        )
 
     # ------------------------------------------------------------------------ verification
 

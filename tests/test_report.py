@@ -14,8 +14,10 @@ from canned_runs import (
     PARAPHRASE,
     RACK7_TASK,
     SALVAGEABLE,
+    WRONG_TEXT,
     Script,
     six_runs,
+    verdict,
 )
 
 from orchestrator import mermaid
@@ -242,3 +244,30 @@ def _node(node_id: str, claim: str, node_type: str) -> dict[str, Any]:
 
 def _edge(src: str, dst: str, relation: str) -> dict[str, Any]:
     return {"src": src, "dst": dst, "relation": relation, "confidence": 0.8, "run_ids": ["r1"]}
+
+
+CLOCK_KEYS = {"timing", "latency_s", "wait_s", "latency_s_sum", "started_at"}
+
+
+def without_clock(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: without_clock(v) for k, v in value.items() if k not in CLOCK_KEYS}
+    if isinstance(value, list):
+        return [without_clock(v) for v in value]
+    return value
+
+
+def by_claim(claim: str, nth: int) -> str:
+    """Votes that depend on the claim only, not on which thread asked first."""
+    return verdict("refuted" if any(t in claim for t in WRONG_TEXT) else "supported")
+
+
+def test_reports_are_identical_across_runs_apart_from_clock_readings() -> None:
+    first = report_for(Script(MIXED, votes=by_claim))
+    second = report_for(Script(MIXED, votes=by_claim))
+    assert first["killed"] and first["verifications"]
+    assert without_clock(first) == without_clock(second)
+    assert (
+        render_markdown(first).split("## Argument graph")[1].split("## Verifications")[0]
+        == (render_markdown(second).split("## Argument graph")[1].split("## Verifications")[0])
+    )

@@ -93,7 +93,6 @@ class LoopResult:
     graph: dict[str, Any]
     budget_used: int
     model_wait_s: float
-    loop_wall_s: float
     compliance: dict[str, Any]
     phases: list[dict[str, Any]] = field(default_factory=list)
     local_s: dict[str, float] = field(default_factory=dict)
@@ -149,7 +148,6 @@ class _Loop:
     # ------------------------------------------------------------------------------ driver
 
     def run(self) -> LoopResult:
-        start = time.perf_counter()
         started_at = datetime.now(UTC).isoformat(timespec="seconds")
         self.trace.event(
             "start",
@@ -225,7 +223,6 @@ class _Loop:
             graph=graph,
             budget_used=self.budget.used,
             model_wait_s=round(sum(p["model_wait_s"] for p in self.phases), 6),
-            loop_wall_s=time.perf_counter() - start,
             compliance=self.compliance.to_dict(),
             phases=self.phases,
             local_s={name: round(seconds, 6) for name, seconds in sorted(self.local_s.items())},

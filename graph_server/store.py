@@ -54,6 +54,8 @@ class _Graph:
     merged_into: dict[str, str] = field(default_factory=dict)
     """Ids removed by dedup -> the id they were merged into (possibly merged again later)."""
     merged_claim: dict[str, str] = field(default_factory=dict)
+    edge_count: int = 0
+    """Kept in step with the graph: MultiDiGraph.number_of_edges() is O(V), not O(1)."""
 
     def resolve(self, node_id: str) -> str:
         while node_id in self.merged_into:
@@ -374,9 +376,10 @@ class GraphStore:
             existing = graph.edges[src, dst, edge.relation]
             existing["confidence"] = max(existing["confidence"], edge.confidence)
             existing["run_ids"] |= edge.run_ids
-        elif graph.number_of_edges() >= self.limits.max_edges_per_graph:
+        elif state.edge_count >= self.limits.max_edges_per_graph:
             return f"graph is full: limit of {self.limits.max_edges_per_graph} edges reached"
         else:
+            state.edge_count += 1
             graph.add_edge(
                 src,
                 dst,
@@ -394,6 +397,7 @@ class GraphStore:
             n: state.graph.nodes[n]["claim"] for cluster in plan.clusters for n in cluster[1:]
         }
         merges, contradictions = dedup.apply_plan(state.graph, plan)
+        state.edge_count = state.graph.number_of_edges()
         for kept, merged in merges:
             state.merged_into[merged] = kept
             state.merged_claim[merged] = claims[merged]

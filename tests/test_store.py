@@ -244,3 +244,15 @@ def test_an_internal_failure_becomes_an_error_not_an_exception(
         "error": "internal error in check_structure: RuntimeError: boom"
     }
     assert store.support_width("rack7", CONCLUSION)["disjoint_paths"] == 2
+
+
+def test_edge_limit_rejects_the_overflow_and_keeps_the_rest() -> None:
+    store = GraphStore(limits=StoreLimits(max_edges_per_graph=2))
+    nodes = [good_node(f"n{i}", f"reading {i} from gauge {i * 7} is stable") for i in range(4)]
+    edges = [{"src": f"n{i}", "dst": "n3", "relation": "supports"} for i in range(3)]
+    result = store.assert_graph("g", nodes, edges)
+    assert result["accepted_edges"] == [["n0", "n3", "supports"], ["n1", "n3", "supports"]]
+    assert "limit of 2 edges" in result["rejected"][0]["reason"]
+    # Re-asserting an existing edge is not a new edge and is still accepted.
+    again = store.assert_graph("g", [], edges[:1])
+    assert again["rejected"] == []

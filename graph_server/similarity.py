@@ -177,6 +177,10 @@ def pairwise_similar_pairs(
 def _jaccard_pairs(
     keys: Sequence[ClaimKey], usable: list[int], threshold: float
 ) -> set[tuple[int, int]]:
+    if threshold <= 0.0:
+        # Every pair reaches a zero threshold, including pairs sharing no token,
+        # which the shared-token index below would never meet.
+        return {(i, j) for a, i in enumerate(usable) for j in usable[a + 1 :]}
     frequency = Counter(token for i in usable for token in keys[i].tokens)
     index: dict[str, list[int]] = defaultdict(list)
     pairs: set[tuple[int, int]] = set()

@@ -11,7 +11,8 @@ Finding similar pairs does not compare every pair. Both searches are exact
 filters, so the pairs found are exactly those a full pairwise loop would find:
 
 - Jaccard uses prefix filtering: with tokens ordered rarest-first, two sets with
-  Jaccard >= t share a token among the first ``|x| - ceil(t*|x|) + 1`` of either.
+  Jaccard >= t share a token among the first ``|x| - ceil(t*|x|) + 1`` of either;
+  and their sizes are within a factor t of each other (size filter).
 - The ratio search compares a claim only with claims whose length allows the
   score: ``ratio <= 2*min(la, lb) / (la + lb)``, so a claim is checked against the
   length window ``[la, la * (2 - r) / r]`` of a length-sorted list.
@@ -132,8 +133,10 @@ def tokenize(claim: str) -> list[str]:
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     """Token-set Jaccard index; 0.0 when both are empty."""
-    union = len(a | b)
-    return len(a & b) / union if union else 0.0
+    shared = len(a & b)
+    # |a | b| by inclusion-exclusion: same integer, without building the union set.
+    union = len(a) + len(b) - shared
+    return shared / union if union else 0.0
 
 
 def is_similar(a: ClaimKey, b: ClaimKey, jaccard_threshold: float, ratio_threshold: float) -> bool:
@@ -182,20 +185,24 @@ def _jaccard_pairs(
         # which the shared-token index below would never meet.
         return {(i, j) for a, i in enumerate(usable) for j in usable[a + 1 :]}
     frequency = Counter(token for i in usable for token in keys[i].tokens)
-    index: dict[str, list[int]] = defaultdict(list)
+    index: dict[str, list[tuple[int, int]]] = defaultdict(list)
     pairs: set[tuple[int, int]] = set()
     for i in usable:
+        size = len(keys[i].tokens)
         ordered = sorted(keys[i].tokens, key=lambda t: (frequency[t], t))
         # The epsilon keeps ceil(0.7 * 10) at 7 despite binary floating point.
-        prefix = len(ordered) - math.ceil(threshold * len(ordered) - 1e-9) + 1
+        prefix = size - math.ceil(threshold * size - 1e-9) + 1
+        # Size filter: Jaccard <= min/max of the two sizes, so smaller or larger
+        # sets than this band cannot reach the threshold (epsilons err towards checking).
+        smallest, largest = threshold * size - 1e-9, size / threshold + 1e-9
         seen: set[int] = set()
         for token in ordered[: max(prefix, 1)]:
-            for j in index[token]:
-                if j not in seen:
+            for j, other_size in index[token]:
+                if j not in seen and smallest <= other_size <= largest:
                     seen.add(j)
                     if jaccard(keys[i].tokens, keys[j].tokens) >= threshold:
                         pairs.add((j, i))
-            index[token].append(i)
+            index[token].append((i, size))
     return pairs
 
 

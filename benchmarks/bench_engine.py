@@ -1,0 +1,322 @@
+"""Engine benchmark: every figure of the performance section of issue 2.
+
+Run ``python benchmarks/bench_engine.py`` (``--quick`` for a smoke run with small
+sizes). Prints one plain-text table; each timing is the median wall-clock time
+over several repetitions, with the median CPU time of the process beside it
+(on a shared, busy machine wall time can exceed CPU time; the engine is
+single-threaded, so CPU time is what it would take on an idle core).
+
+Dedup figures time the full-graph pass that ``GraphStore.merge_duplicates``
+runs (``dedup.plan_merges`` then ``dedup.apply_plan``) on a graph holding every
+synthetic claim un-merged, plus the public ``assert_graph`` ingest of the same
+claims (which deduplicates them on the way in) and a ``merge_duplicates``
+re-pass over the result. At 1,000 claims the indexed similarity search is
+compared with the plain pairwise loop; both must give identical clusters and
+contradictions, or the script exits with status 1.
+
+Graph figures use layered synthetic argument graphs (see ``synthetic.py``) with
+1% of the claims refuted, and time the public ``GraphStore`` methods.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import networkx as nx
+import synthetic
+
+from graph_server import dedup
+from graph_server.similarity import pairwise_similar_pairs, similar_pairs
+from graph_server.store import GraphStore
+
+JACCARD, RATIO = 0.7, 0.85
+
+
+@dataclass
+class Row:
+    figure: str
+    size: str
+    wall_ms: float
+    cpu_ms: float
+    goal_ms: float | None = None
+    note: str = ""
+
+    def status(self) -> str:
+        if self.goal_ms is None:
+            return ""
+        return "ok" if self.wall_ms < self.goal_ms else "MISSED"
+
+
+def measure(action: Callable[[], Any], repeats: int) -> tuple[float, float, Any]:
+    """Median wall and CPU milliseconds over ``repeats`` calls, and the last result."""
+    walls, cpus = [], []
+    result = None
+    for _ in range(repeats):
+        wall, cpu = time.perf_counter(), time.process_time()
+        result = action()
+        walls.append((time.perf_counter() - wall) * 1000)
+        cpus.append((time.process_time() - cpu) * 1000)
+    return statistics.median(walls), statistics.median(cpus), result
+
+
+# --------------------------------------------------------------------- dedup
+
+
+def claims_graph(claims: list[synthetic.Claim]) -> nx.MultiDiGraph:
+    """The store's graph layout holding every claim as its own, un-merged node."""
+    graph = nx.MultiDiGraph()
+    for index, claim in enumerate(claims):
+        graph.add_node(
+            f"c{index}",
+            claim=claim.text,
+            type="inference",
+            confidence=0.8,
+            run_ids={claim.run_id},
+            refuted=False,
+            refute_reason=None,
+            aliases=[],
+            merged_ids=[],
+        )
+    return graph
+
+
+def dedup_quality(claims: list[synthetic.Claim], plan: dedup.MergePlan) -> str:
+    """How the plan treated the known variants: merged paraphrases, separated conflicts."""
+    cluster_of = {node: n for n, cluster in enumerate(plan.clusters) for node in cluster}
+    base_node = {c.origin: f"c{i}" for i, c in enumerate(claims) if c.kind == "base"}
+
+    def together(index: int, claim: synthetic.Claim) -> bool:
+        mine, theirs = f"c{index}", base_node[claim.origin]
+        return mine in cluster_of and cluster_of.get(mine) == cluster_of.get(theirs)
+
+    share: dict[str, float] = {}
+    for kind in ("paraphrase", "negated", "numeric"):
+        members = [(i, c) for i, c in enumerate(claims) if c.kind == kind]
+        merged = sum(together(i, c) for i, c in members)
+        share[kind] = 100 * merged / max(1, len(members))
+    distinct_merged = sum(
+        len({claims[int(node[1:])].origin for node in cluster}) - 1 for cluster in plan.clusters
+    )
+    return (
+        f"paraphrases merged {share['paraphrase']:.0f}%, negated merged "
+        f"{share['negated']:.0f}%, numeric merged {share['numeric']:.0f}%, "
+        f"distinct bases merged {distinct_merged}, contradictions {len(plan.contradictions)}"
+    )
+
+
+def bench_dedup(size: int, repeats: int, compare_pairwise: bool) -> list[Row]:
+    claims = synthetic.claims(size, seed=size)
+    rows = []
+
+    def full_pass(find_pairs: dedup.PairFinder = similar_pairs) -> dedup.MergePlan:
+        graph = claims_graph(claims)
+        plan = dedup.plan_merges(graph, JACCARD, RATIO, find_pairs=find_pairs)
+        dedup.apply_plan(graph, plan)
+        return plan
+
+    wall, cpu, plan = measure(full_pass, repeats)
+    rows.append(
+        Row(
+            "merge_duplicates full pass",
+            f"{size} claims",
+            wall,
+            cpu,
+            2000.0 if size == 5000 else None,
+            f"{sum(len(c) - 1 for c in plan.clusters)} merges; " + dedup_quality(claims, plan),
+        )
+    )
+    if compare_pairwise:
+        reference_wall, reference_cpu, reference = measure(
+            lambda: full_pass(pairwise_similar_pairs), 1
+        )
+        identical = (reference.clusters, reference.contradictions) == (
+            plan.clusters,
+            plan.contradictions,
+        )
+        rows.append(
+            Row(
+                "  same pass, pairwise loop",
+                f"{size} claims",
+                reference_wall,
+                reference_cpu,
+                None,
+                f"indexed is {reference_wall / wall:.1f}x faster; identical clusters and "
+                f"contradictions: {identical}",
+            )
+        )
+        if not identical:
+            print_rows(rows)
+            sys.exit("indexed and pairwise dedup disagree")
+
+    payload = [
+        {"id": f"c{i}", "claim": c.text, "type": "inference", "run_ids": [c.run_id]}
+        for i, c in enumerate(claims)
+    ]
+
+    def ingest() -> tuple[GraphStore, dict[str, Any]]:
+        store = GraphStore()
+        return store, store.assert_graph("bench", payload, [])
+
+    wall, cpu, (store, result) = measure(ingest, repeats)
+    rows.append(
+        Row(
+            "assert_graph (ingest + dedup)",
+            f"{size} claims",
+            wall,
+            cpu,
+            None,
+            f"{len(result['auto_merged'])} merged, "
+            f"{len(result['contradictions_created'])} contradictions",
+        )
+    )
+    wall, cpu, again = measure(lambda: store.merge_duplicates("bench"), repeats)
+    rows.append(
+        Row(
+            "merge_duplicates re-pass",
+            f"{size} claims",
+            wall,
+            cpu,
+            None,
+            f"{len(again['merges'])} merges (0 expected)",
+        )
+    )
+    return rows
+
+
+# --------------------------------------------------------------------- graphs
+
+CHECKS = (
+    "check_structure",
+    "support_width",
+    "critical_links",
+    "surviving_claims",
+    "disputed_nodes",
+)
+
+
+def bench_graph(nodes: int, edges: int, repeats: int, goals: bool) -> list[Row]:
+    graph = synthetic.argument_graph(nodes, edges, seed=nodes)
+    size = f"{nodes} n / {edges} e"
+    rows = []
+
+    def ingest() -> tuple[GraphStore, dict[str, Any]]:
+        store = GraphStore()
+        return store, store.assert_graph("bench", graph.nodes, graph.edges)
+
+    wall, cpu, (store, result) = measure(ingest, max(1, repeats // 2))
+    rows.append(
+        Row(
+            "assert_graph",
+            size,
+            wall,
+            cpu,
+            1000.0 if goals and nodes == 2000 else None,
+            f"{len(result['accepted_nodes'])} nodes, {len(result['accepted_edges'])} edges, "
+            f"{len(result['rejected'])} rejected, {len(result['auto_merged'])} merged",
+        )
+    )
+
+    # 1% of the claims, spread over the layers.
+    refuted = [f"n{i}" for i in range(7, nodes, 100)]
+    wall, cpu, _ = measure(lambda: store.mark_refuted("bench", refuted[0], "bench"), 1)
+    rows.append(Row("mark_refuted (2 widths)", size, wall, cpu, None, f"{refuted[0]}"))
+    for node_id in refuted[1:]:
+        store.mark_refuted("bench", node_id, "bench")
+
+    width = store.support_width("bench", graph.conclusion)["disjoint_paths"]
+    for name in CHECKS:
+        method = functools.partial(getattr(store, name), "bench")
+        if name != "surviving_claims":
+            method = functools.partial(method, graph.conclusion)
+        wall, cpu, result = measure(method, repeats)
+        assert "error" not in result, result
+        rows.append(
+            Row(
+                name,
+                size,
+                wall,
+                cpu,
+                100.0 if goals and nodes == 500 else None,
+                _summary(name, result, width),
+            )
+        )
+    return rows
+
+
+def _summary(name: str, result: dict[str, Any], width: int) -> str:
+    if name == "check_structure":
+        return (
+            f"{len(result['orphans'])} orphans, {len(result['cycles'])} cycles, "
+            f"unreachable={result['unreachable_conclusion']}"
+        )
+    if name == "support_width":
+        return f"width {width}, max_flow {result['max_flow']}"
+    if name == "critical_links":
+        return (
+            f"cut {len(result['min_cut_nodes'])}, {len(result['bridge_edges'])} bridges, "
+            f"{len(result['ranked'])} ranked"
+        )
+    if name == "surviving_claims":
+        return (
+            f"{len(result['in'])} in, {len(result['out'])} out, "
+            f"{len(result['undecided'])} undecided, {len(result['surviving'])} surviving"
+        )
+    return (
+        f"{len(result['contradiction_pairs'])} contradiction pairs, "
+        f"{len(result['isolated_load_bearing'])} isolated load-bearing"
+    )
+
+
+# ---------------------------------------------------------------------- table
+
+
+HEADER = f"{'figure':<30} {'size':<18} {'wall ms':>9} {'cpu ms':>9} {'goal':>6}  status  notes"
+
+
+def print_rows(rows: list[Row]) -> None:
+    for row in rows:
+        goal = f"<{row.goal_ms:.0f}" if row.goal_ms is not None else ""
+        print(
+            f"{row.figure:<30} {row.size:<18} {row.wall_ms:>9.1f} {row.cpu_ms:>9.1f} "
+            f"{goal:>6}  {row.status():<6}  {row.note}",
+            flush=True,
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, one repetition")
+    options = parser.parse_args()
+
+    if options.quick:
+        runs = [
+            lambda: bench_dedup(1000, 1, compare_pairwise=True),
+            lambda: bench_graph(500, 1500, 1, goals=True),
+        ]
+    else:
+        runs = [
+            lambda: bench_dedup(1000, 3, compare_pairwise=True),
+            lambda: bench_dedup(5000, 3, compare_pairwise=False),
+            lambda: bench_dedup(20000, 1, compare_pairwise=False),
+            lambda: bench_graph(500, 1500, 7, goals=True),
+            lambda: bench_graph(2000, 6000, 5, goals=True),
+        ]
+    print(HEADER)
+    print("-" * len(HEADER), flush=True)
+    missed = []
+    for run in runs:
+        rows = run()
+        print_rows(rows)
+        missed += [f"{r.figure.strip()} @ {r.size}" for r in rows if r.status() == "MISSED"]
+    print(f"\ngoals missed: {', '.join(missed) if missed else 'none'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -301,14 +301,48 @@ def _usable_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def _cpu_times() -> tuple[int, int] | None:
+    """(busy, total) jiffies over all CPUs from /proc/stat, or None where there is none."""
+    try:
+        with open("/proc/stat", encoding="ascii") as fh:
+            fields = [int(v) for v in fh.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    if len(fields) < 5:
+        return None
+    total = sum(fields[:8])  # guest time is already counted in user/nice
+    return total - fields[3] - fields[4], total  # minus idle and iowait
+
+
+def busy_cores(sample_s: float = 0.5) -> float:
+    """How many cores other processes keep busy right now (this process is asleep meanwhile).
+
+    Samples /proc/stat over ``sample_s`` seconds: a direct reading, unlike the load average,
+    which still shows work that stopped a minute ago. Falls back to the 1-minute load average
+    where /proc/stat does not exist, and to 0.0 where neither does.
+    """
+    before = _cpu_times()
+    if before is not None:
+        time.sleep(sample_s)
+        after = _cpu_times()
+        if after is not None and after[1] > before[1]:
+            share = (after[0] - before[0]) / (after[1] - before[1])
+            return share * (os.cpu_count() or 1)
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average on this platform
+        return 0.0
+
+
 def default_threads() -> int:
     """Inference threads: ``$LOGIC_GRAPH_LOCAL_THREADS``, else the cores not already busy.
 
     llama.cpp's worker threads meet at a barrier after every operation, so when another
-    process preempts one of them all of them wait. Measured on a 2-core machine with load
-    average about 4: 2 threads gave 2-4 generated tokens/s, 1 thread 13-16. So we subtract the
-    1-minute load average from the core count (at least 1 thread). Raises LocalModelError on a
-    malformed override.
+    process preempts one of them all of them wait. Measured on a 2-core machine (0.5B model):
+    idle, 2 threads generate about 32 tokens/s and 1 thread about 20; with two other busy
+    processes, 2 threads drop to 1.4-4 tokens/s while 1 thread keeps 10-19. So we use the
+    cores left over by :func:`busy_cores`, at least 1. Raises LocalModelError on a malformed
+    override.
     """
     override = os.environ.get("LOGIC_GRAPH_LOCAL_THREADS")
     if override is not None:
@@ -318,11 +352,7 @@ def default_threads() -> int:
             )
         return int(override)
     cores = _usable_cores()
-    try:
-        busy = os.getloadavg()[0]
-    except OSError:  # load average unavailable on this platform
-        busy = 0.0
-    return max(1, min(cores, round(cores - busy)))
+    return max(1, min(cores, round(cores - busy_cores())))
 
 
 class LocalModelServer:
@@ -333,8 +363,9 @@ class LocalModelServer:
 
     Server-side defaults (used when a request does not set them): ``repeat_penalty`` 1.1,
     because these small models otherwise tend to repeat list items until the token limit, and
-    ``max_tokens`` as a hard cap on runaway generations. ``slots`` requests decode in
-    parallel, each with ``ctx_per_slot`` tokens of context.
+    ``max_tokens`` so that a request without its own limit cannot run to the end of the
+    context (a request's ``max_tokens`` overrides it). ``slots`` requests decode in parallel,
+    each with ``ctx_per_slot`` tokens of context.
     """
 
     def __init__(

@@ -244,9 +244,33 @@ def test_default_threads_leave_out_cores_that_are_already_busy(
 ) -> None:
     monkeypatch.delenv("LOGIC_GRAPH_LOCAL_THREADS", raising=False)
     monkeypatch.setattr(local, "_usable_cores", lambda: 2)
-    for load, expected in ((0.0, 2), (0.4, 2), (0.8, 1), (4.0, 1)):
-        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
+    for busy, expected in ((0.0, 2), (0.4, 2), (0.8, 1), (4.0, 1)):
+        monkeypatch.setattr(local, "busy_cores", lambda busy=busy: busy)
         assert default_threads() == expected
+
+
+def test_busy_cores_measures_the_share_of_cpu_time_spent_busy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    samples = iter([(100, 1000), (175, 1100)])  # 75 of 100 jiffies busy
+    monkeypatch.setattr(local, "_cpu_times", lambda: next(samples))
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert local.busy_cores(sample_s=0.0) == pytest.approx(1.5)
+
+
+def test_busy_cores_falls_back_to_the_load_average_without_proc_stat(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(local, "_cpu_times", lambda: None)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.7, 0.5, 0.2))
+    assert local.busy_cores(sample_s=0.0) == 0.7
+
+
+def test_cpu_times_reads_a_busy_and_a_larger_total_count() -> None:
+    times = local._cpu_times()
+    if times is not None:  # Linux
+        busy, total = times
+        assert 0 <= busy <= total
 
 
 def test_thread_override_is_used_and_validated(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -47,7 +47,7 @@ from graph_server.similarity import claim_key, pairwise_similar_pairs, similar_p
 from graph_server.store import GraphStore
 
 GRAPH_SETTINGS = settings(
-    max_examples=100,
+    max_examples=80,
     deadline=None,
     derandomize=True,
     database=None,

@@ -14,7 +14,8 @@ between runs never meet. The rules, in order:
      and are only kept apart.
    A contradiction is never merged; the pair gets mutual ``attacks`` edges.
 2. **Similar pairs merge** (see :mod:`graph_server.similarity`) unless they differ
-   in negation parity or in their numbers: such pairs are blocked, never merged.
+   in negation parity, in their numbers or in an identifier token mixing letters
+   and digits (``x9`` vs ``x8``): such pairs are blocked, never merged.
 3. **Clustering** is union-find over mergeable pairs processed in a canonical
    order, refusing any union that would put two claims that must stay apart
    (guard pairs, blocked pairs, pairs joined by an attacks edge) in one cluster.
@@ -116,7 +117,7 @@ def plan_merges(
         pair = _ordered(owner[i], owner[j])
         if pair[0] == pair[1]:
             continue
-        if keys[i].negations % 2 != keys[j].negations % 2 or keys[i].numbers != keys[j].numbers:
+        if _must_stay_apart(keys[i], keys[j]):
             apart.add(pair)
         else:
             mergeable.add(pair)
@@ -167,6 +168,16 @@ def apply_plan(graph: nx.MultiDiGraph, plan: MergePlan) -> tuple[list[list[str]]
         if missing:
             created.add((min(ra, rb), max(ra, rb)))
     return sorted(merges), [list(pair) for pair in sorted(created)]
+
+
+def _must_stay_apart(a: ClaimKey, b: ClaimKey) -> bool:
+    # Similar wording is not the same claim when the polarity, a number or a name
+    # differs: "server x9 runs linux" and "server x8 runs linux" are two servers.
+    return (
+        a.negations % 2 != b.negations % 2
+        or a.numbers != b.numbers
+        or a.identifiers != b.identifiers
+    )
 
 
 def _guard_pairs(keys: list[ClaimKey]) -> set[tuple[int, int]]:

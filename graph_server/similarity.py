@@ -79,6 +79,7 @@ AUXILIARIES = frozenset(
 _THOUSANDS = re.compile(r"(?<![\d.])(\d{1,3})((?:,\d{3})+)(?![\d,])")
 _CONTRACTION = re.compile(r"n['’]t\b")
 _NUMBER = re.compile(r"^\d+(?:\.\d+)?%?$")
+_IDENTIFIER = re.compile(r"^(?=.*\d)(?=.*[^\W\d_])\w+$")
 _TOKEN_CHARS = re.compile(r"n't|\d+(?:\.\d+)?%?|[^\W_]+")
 
 
@@ -94,6 +95,8 @@ class ClaimKey:
     """Numeric tokens in order of appearance, canonicalised (``84,200`` -> ``84200``)."""
     content: frozenset[str]
     """Stemmed tokens minus negations, auxiliaries and numbers: the guards' key."""
+    identifiers: frozenset[str]
+    """Tokens mixing letters and digits (``x9``, ``a320``): names, never merged across."""
 
 
 def claim_key(claim: str) -> ClaimKey:
@@ -111,6 +114,7 @@ def claim_key(claim: str) -> ClaimKey:
         negations=sum(1 for w in words if w in NEGATIONS),
         numbers=numbers,
         content=content,
+        identifiers=frozenset(w for w in words if _IDENTIFIER.match(w)),
     )
 
 
@@ -156,9 +160,24 @@ def similar_pairs(
     Exactly the pairs a pairwise ``is_similar`` loop returns, found in roughly
     O(n * w) where w is the candidate window size instead of O(n^2).
     """
-    usable = [i for i, key in enumerate(keys) if key.tokens]
-    pairs = _jaccard_pairs(keys, usable, jaccard_threshold)
-    pairs |= _ratio_pairs(keys, usable, ratio_threshold)
+    # Identical normalised texts are similar by definition (Jaccard and ratio are
+    # both 1), and they are common: one claim restated by several runs. The
+    # searches therefore run over one representative per distinct text.
+    same_text: dict[str, list[int]] = defaultdict(list)
+    for i, key in enumerate(keys):
+        if key.tokens:
+            same_text[key.text].append(i)
+    representatives = [members[0] for members in same_text.values()]
+    found = _jaccard_pairs(keys, representatives, jaccard_threshold)
+    found |= _ratio_pairs(keys, representatives, ratio_threshold)
+
+    pairs: set[tuple[int, int]] = set()
+    for members in same_text.values():
+        pairs.update((a, b) for x, a in enumerate(members) for b in members[x + 1 :])
+    for first, second in found:
+        for a in same_text[keys[first].text]:
+            for b in same_text[keys[second].text]:
+                pairs.add((min(a, b), max(a, b)))
     return pairs
 
 

@@ -406,7 +406,7 @@ class GraphStore:
     def _width(self, graph: nx.MultiDiGraph, conclusion: str | None) -> int | None:
         if conclusion is None:
             return None
-        return len(semantics.support_width(graph, conclusion)[0])
+        return len(semantics.disjoint_paths(graph, conclusion))
 
     def _conclusion_for(
         self, state: _Graph, graph_id: str, conclusion_id: str | None

@@ -211,3 +211,19 @@ def test_merge_duplicates_rejects_bad_thresholds(bad: Any) -> None:
     ingest(store, "r1", node("a", "x"))
     error = store.merge_duplicates("g", jaccard_threshold=bad)["error"]
     assert "jaccard_threshold" in error
+
+
+def test_claims_naming_different_identifiers_stay_apart_without_contradicting() -> None:
+    store = GraphStore()
+    ingest(store, "r1", node("a", "Server x9 runs Linux"))
+    result = ingest(store, "r2", node("b", "server x8 runs linux."))
+    assert result["auto_merged"] == [] and result["contradictions_created"] == []
+
+
+def test_identical_wordings_from_many_runs_collapse_into_one_node() -> None:
+    store = GraphStore()
+    for run in range(1, 7):
+        ingest(store, f"r{run}", node(f"r{run}:n1", "The generator in hall B is offline."))
+    (kept,) = store.get_graph("g")["nodes"]
+    assert kept["id"] == "r1:n1"
+    assert kept["merged_ids"] == [f"r{run}:n1" for run in range(2, 7)]

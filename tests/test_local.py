@@ -203,6 +203,14 @@ def test_wrong_total_size_is_reported_before_anything_is_written(
     assert list((tmp_path / "cache").iterdir()) == []
 
 
+def test_a_chunk_file_gone_from_disk_gives_a_clear_error(
+    tmp_path: Path, chunk_files: list[Path]
+) -> None:
+    chunk_files[1].unlink()
+    with pytest.raises(LocalModelError, match=r"could not assemble 'fake'.*--force-reinstall"):
+        ensure_model_file(_spec(b"".join(CHUNKS)), cache_dir=tmp_path / "c", sources=chunk_files)
+
+
 def test_verify_forces_a_full_hash_of_a_vouched_file(
     tmp_path: Path, chunk_files: list[Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:

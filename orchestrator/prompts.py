@@ -1,7 +1,10 @@
 """Named, versioned prompt templates for the control loop (design §4.2).
 
-* ``interrogation/v1`` - read numbered documents, answer a question as an argument graph
-  (JSON with ``nodes``, ``edges`` using ``from``/``to``, and ``conclusion_node``).
+* ``interrogation/v2`` - read numbered documents, answer a question as an argument graph
+  (JSON with ``nodes``, ``edges`` using ``from``/``to``, and ``conclusion_node``). v2 added
+  the rule that ids are ``n1``, ``n2``, ... and that ``conclusion_node`` holds an id, not
+  the answer: with v1 the 0.5B local model wrote the answer text there in 15 of 20
+  multi-hop interrogations, and every such reply had to be dropped.
 * ``verification/v1`` - judge one claim against the documents only:
   ``{"verdict": supported|refuted|not_determinable, "reason"}``.
 * ``repair/v1`` - one follow-up turn asking for the same answer as clean JSON (design §4.3).
@@ -20,7 +23,7 @@ from string import Template
 from typing import Any
 
 PROMPT_VERSIONS: dict[str, str] = {
-    "interrogation": "interrogation/v1",
+    "interrogation": "interrogation/v2",
     "verification": "verification/v1",
     "repair": "repair/v1",
 }
@@ -49,6 +52,8 @@ Rules:
 objections are wanted.
 - List the givens first, then inferences and assumptions, and the conclusion last. Use at \
 most $max_nodes nodes. Each confidence is a number from 0 to 1.
+- Node ids are n1, n2, n3, ... Edges name node ids, never document numbers. \
+"conclusion_node" is the id of your conclusion node (for example "n5"), not the answer itself.
 
 Reply with one JSON object and no other text. Its shape, with the capitalised words filled in:
 {"nodes": [{"id": "n1", "claim": SENTENCE, "type": TYPE, "confidence": NUMBER}, ...], \

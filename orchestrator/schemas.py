@@ -3,7 +3,8 @@
 The bounds (item counts, string lengths, enums) keep a constrained decoder from producing a
 runaway graph. Only keywords that llama.cpp's schema-to-grammar converter turns into grammar
 are used: ``type``, ``properties``, ``required``, ``additionalProperties: false``, ``enum``,
-``items`` with ``minItems``/``maxItems``, ``minLength``/``maxLength``. ``minimum``/``maximum``
+``items`` with ``minItems``/``maxItems``, ``minLength``/``maxLength``, ``pattern`` (node ids
+are ``n1``..``n99``; checked against xllamacpp 2026.10). ``minimum``/``maximum``
 on numbers is stated for servers that honour it; llama.cpp ignores it, so parse.py checks the
 range anyway. Property order is the order the model must write them in: nodes and edges first,
 then the conclusion id, so the model picks its conclusion after laying out the graph.
@@ -22,7 +23,7 @@ from typing import Any
 NODE_TYPES: tuple[str, ...] = ("given", "inference", "assumption", "conclusion")
 RELATIONS: tuple[str, ...] = ("supports", "attacks", "assumes")
 VERDICTS: tuple[str, ...] = ("supported", "refuted", "not_determinable")
-MAX_ID_CHARS = 16
+NODE_ID_PATTERN = "^n[1-9][0-9]?$"
 
 
 def interrogation_schema(
@@ -34,7 +35,9 @@ def interrogation_schema(
     _bounded("max_nodes", max_nodes, 1, 100)
     _bounded("max_edges", max_edges, 0, 200)
     _bounded("max_claim_chars", max_claim_chars, 16, 2000)
-    node_id = {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS}
+    # Ids have a fixed form so a constrained decoder cannot put the answer text or a
+    # document number ("D2") where a node id belongs.
+    node_id = {"type": "string", "pattern": NODE_ID_PATTERN}
     confidence = {"type": "number", "minimum": 0, "maximum": 1}
     node = _object(
         {

@@ -418,6 +418,7 @@ SUPPORTED_KEYWORDS = {
     "maxLength",
     "minimum",
     "maximum",
+    "pattern",
 }
 
 
@@ -467,3 +468,21 @@ def test_a_reply_that_fits_the_schema_parses_strictly() -> None:
 def test_schema_bounds_are_validated(kwargs: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match=next(iter(kwargs))):
         interrogation_response_format(**kwargs)
+
+
+def test_schema_node_ids_cannot_hold_answer_text_or_document_numbers() -> None:
+    import re
+
+    schema = interrogation_response_format()["json_schema"]["schema"]
+    props = schema["properties"]
+    id_fields = [
+        props["conclusion_node"],
+        props["nodes"]["items"]["properties"]["id"],
+        props["edges"]["items"]["properties"]["from"],
+        props["edges"]["items"]["properties"]["to"],
+    ]
+    for field in id_fields:
+        pattern = field["pattern"]
+        assert re.fullmatch(pattern.strip("^$"), "n5") and re.fullmatch(pattern.strip("^$"), "n12")
+        for bad in ("Quelheim", "D2", "n0", "platform team", "n123"):
+            assert not re.fullmatch(pattern.strip("^$"), bad)

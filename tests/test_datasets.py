@@ -267,6 +267,12 @@ def test_item_to_task_hands_over_question_documents_and_answer_only() -> None:
     assert task["documents"] is not item["documents"]
 
 
+def test_item_to_task_gives_a_word_problem_its_own_statement_as_the_document() -> None:
+    item = load_dataset("math", limit=1)[0]
+    assert item["documents"] == []
+    assert item_to_task(item)["documents"] == [item["question"]]
+
+
 # --------------------------------------------------------------------------- shipped math set
 
 

@@ -72,11 +72,14 @@ def item_to_task(item: Mapping[str, Any]) -> dict[str, Any]:
     """The orchestrator's task for an item: ``{"question", "documents", "expected_answer"}``.
 
     Only the question and the paragraph texts reach the model; gold data (supporting ids, meta)
-    stays behind. ``expected_answer`` is the gold answer, for reports only.
+    stays behind. ``expected_answer`` is the gold answer, for reports only. An item without
+    paragraphs (a word problem) hands over its own statement as the one document: the
+    orchestrator accepts only document-stated facts as givens, and there the quantities the
+    question states are the evidence.
     """
     return {
         "question": item["question"],
-        "documents": list(item["documents"]),
+        "documents": list(item["documents"]) or [item["question"]],
         "expected_answer": item["answer"],
     }
 

@@ -1,10 +1,12 @@
 """Named, versioned prompt templates for the control loop (design §4.2).
 
-* ``interrogation/v2`` - read numbered documents, answer a question as an argument graph
+* ``interrogation/v3`` - read numbered documents, answer a question as an argument graph
   (JSON with ``nodes``, ``edges`` using ``from``/``to``, and ``conclusion_node``). v2 added
   the rule that ids are ``n1``, ``n2``, ... and that ``conclusion_node`` holds an id, not
   the answer: with v1 the 0.5B local model wrote the answer text there in 15 of 20
-  multi-hop interrogations, and every such reply had to be dropped.
+  multi-hop interrogations, and every such reply had to be dropped. v3 dropped the example
+  id from that rule, because the model then copied it ("n5") whether or not it had a node n5
+  (9 of 20 math interrogations).
 * ``verification/v1`` - judge one claim against the documents only:
   ``{"verdict": supported|refuted|not_determinable, "reason"}``.
 * ``repair/v1`` - one follow-up turn asking for the same answer as clean JSON (design §4.3).
@@ -23,7 +25,7 @@ from string import Template
 from typing import Any
 
 PROMPT_VERSIONS: dict[str, str] = {
-    "interrogation": "interrogation/v2",
+    "interrogation": "interrogation/v3",
     "verification": "verification/v1",
     "repair": "repair/v1",
 }
@@ -53,7 +55,8 @@ objections are wanted.
 - List the givens first, then inferences and assumptions, and the conclusion last. Use at \
 most $max_nodes nodes. Each confidence is a number from 0 to 1.
 - Node ids are n1, n2, n3, ... Edges name node ids, never document numbers. \
-"conclusion_node" is the id of your conclusion node (for example "n5"), not the answer itself.
+"conclusion_node" repeats the id of the node whose type is "conclusion"; it is never the \
+answer text.
 
 Reply with one JSON object and no other text. Its shape, with the capitalised words filled in:
 {"nodes": [{"id": "n1", "claim": SENTENCE, "type": TYPE, "confidence": NUMBER}, ...], \

@@ -28,7 +28,7 @@ def all_text(messages: list[dict[str, str]]) -> str:
 
 def test_every_template_has_a_version() -> None:
     assert PROMPT_VERSIONS == {
-        "interrogation": "interrogation/v2",
+        "interrogation": "interrogation/v3",
         "verification": "verification/v1",
         "repair": "repair/v1",
     }

@@ -20,6 +20,7 @@ filters, so the pairs found are exactly those a full pairwise loop would find:
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -99,8 +100,13 @@ class ClaimKey:
     """Tokens mixing letters and digits (``x9``, ``a320``): names, never merged across."""
 
 
+@functools.lru_cache(maxsize=65_536)
 def claim_key(claim: str) -> ClaimKey:
-    """Normalise one claim. O(len(claim))."""
+    """Normalise one claim. O(len(claim)).
+
+    Cached: every ingest re-keys every claim already in the graph, and ClaimKey is
+    immutable, so each distinct text is normalised once per process.
+    """
     words = tokenize(claim)
     numbers = tuple(_canonical_number(w) for w in words if _NUMBER.match(w))
     content = frozenset(

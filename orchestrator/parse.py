@@ -62,9 +62,7 @@ class GraphParse:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable copy (errors as a list)."""
-        data = asdict(self)
-        data["errors"] = list(self.errors)
-        return data
+        return _as_dict(self)
 
 
 @dataclass(frozen=True)
@@ -79,9 +77,13 @@ class VerdictParse:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable copy (errors as a list)."""
-        data = asdict(self)
-        data["errors"] = list(self.errors)
-        return data
+        return _as_dict(self)
+
+
+def _as_dict(parsed: GraphParse | VerdictParse) -> dict[str, Any]:
+    data = asdict(parsed)
+    data["errors"] = list(parsed.errors)
+    return data
 
 
 def extract_json_text(text: str) -> str | None:

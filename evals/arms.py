@@ -58,7 +58,6 @@ class ArmSettings:
 
     ``max_tokens``: completion cap per baseline call; ``temperature``/``seed``: sampling of the
     baseline calls; ``run_config``: arm 6's orchestrator settings (None: `RunConfig` defaults);
-    ``extract_answer``: arm 6 turns its conclusion into a short answer with one more call;
     ``artifacts_dir``: where arm 6 writes each item's report and trace (None: nowhere).
     """
 
@@ -66,7 +65,6 @@ class ArmSettings:
     temperature: float = 0.0
     seed: int | None = None
     run_config: RunConfig | None = None
-    extract_answer: bool = True
     artifacts_dir: Path | None = None
 
 
@@ -264,11 +262,10 @@ def orchestrator(
 ) -> ArmResult:
     """Arm 6: the full orchestrator on the item's task.
 
-    A refusal by the orchestrator is a refusal here. Otherwise the chosen conclusion (a
-    sentence) is turned into a short answer by one call that sees only the question and that
-    sentence (``settings.extract_answer``; off: the sentence itself is scored). ``extra`` holds
-    ``width`` (support width of the chosen conclusion, None when there is none), the
-    conclusion, stop and refusal reasons.
+    A refusal by the orchestrator is a refusal here. Otherwise the answer is the chosen
+    cluster's short answer, exactly as the runs gave it: no extra call rewrites it, so what is
+    scored is what the graph decided. ``extra`` holds ``width`` (support width of the chosen
+    conclusion, None when there is none), the conclusion sentence, stop and refusal reasons.
     """
     recorder = CallRecorder(client, {"eval_arm": 6, "eval_item": str(item["id"])})
     out_dir = None
@@ -285,36 +282,19 @@ def orchestrator(
     # On a refusal the report still carries a "chosen" block (width 0, no node): no conclusion
     # was chosen, so there is no width to stratify by.
     width = chosen.get("width") if chosen and chosen.get("node_id") else None
-    conclusion = report.get("answer")
-    refused = bool(report.get("refused")) or not isinstance(conclusion, str) or not conclusion
+    answer = report.get("answer")
+    conclusion = report.get("conclusion")
+    refused = bool(report.get("refused")) or not isinstance(answer, str) or not answer
     extra: dict[str, Any] = {
         "width": width if isinstance(width, int) else None,
         "conclusion": conclusion if isinstance(conclusion, str) else None,
         "stop_reason": report.get("stop_reason"),
         "refusal_reason": report.get("refusal_reason"),
+        "answer_format": "graph",
     }
     trace: list[dict[str, Any]] = [{"step": "orchestrator", "report": report}]
-    answer: str | None = None
-    if not refused and isinstance(conclusion, str):
-        if settings.extract_answer:
-            messages = prompts.extract_messages(str(item["question"]), conclusion)
-            result = recorder.chat(
-                model,
-                messages,
-                temperature=0.0,
-                max_tokens=min(settings.max_tokens, 128),
-                seed=settings.seed,
-                role="eval:extract",
-            )
-            trace.append({"step": "extract", "messages": messages, "reply": result.text})
-            parsed = parse_answer(result.text)
-            # The orchestrator did answer; an extraction that says "unknown" is a wrong answer
-            # rather than a refusal, so refusals stay the orchestrator's own decision.
-            answer = parsed.value
-            extra["answer_format"] = parsed.format
-        else:
-            answer = conclusion
-            extra["answer_format"] = "conclusion"
+    if refused:
+        answer = None
     return ArmResult(
         answer=answer, refused=refused, calls=recorder.records(), trace=trace, extra=extra
     )
@@ -337,7 +317,7 @@ ARM_PROMPTS: dict[int, tuple[str, ...]] = {
     3: ("reasoned", "reinject"),
     4: ("arrow",),
     5: ("reasoned", "compress", "chain_check"),
-    6: ("extract",),
+    6: (),
 }
 
 

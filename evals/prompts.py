@@ -24,7 +24,6 @@ PROMPT_VERSIONS: dict[str, int] = {
     "arrow": 1,
     "compress": 1,
     "chain_check": 1,
-    "extract": 1,
 }
 
 # The one output rule every baseline prompt ends with, so answers parse the same way in all arms.
@@ -84,12 +83,6 @@ _CHAIN_CHECK_SYSTEM = (
 )
 
 _CHAIN_CHECK_USER = "Reasoning chain to check:\n{chain}"
-
-_EXTRACT_SYSTEM = (
-    "You extract answers. Given a question and a conclusion someone reached, state the answer "
-    "that the conclusion gives to the question. Copy it from the conclusion; do not correct or "
-    "change it, and add nothing of your own.\n" + _ANSWER_RULE
-)
 
 
 def _question_block(item: Mapping[str, Any]) -> str:
@@ -162,15 +155,4 @@ def chain_check_messages(item: Mapping[str, Any], chain: str) -> list[dict[str, 
             "role": "user",
             "content": _question_block(item) + "\n\n" + _CHAIN_CHECK_USER.format(chain=chain),
         },
-    ]
-
-
-def extract_messages(question: str, conclusion: str) -> list[dict[str, str]]:
-    """Arm 6, last call: turn the chosen conclusion sentence into a short, scorable answer.
-
-    The documents are deliberately left out: the call may only restate the conclusion.
-    """
-    return [
-        {"role": "system", "content": _EXTRACT_SYSTEM},
-        {"role": "user", "content": f"Question: {question}\nConclusion: {conclusion}"},
     ]

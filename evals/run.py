@@ -118,9 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="arm 6: ask for JSON-schema output (auto: the backend's default)",
     )
     parser.add_argument(
-        "--no-extract",
+        "--think-first",
         action="store_true",
-        help="arm 6: score the conclusion sentence itself instead of a short extracted answer",
+        help="arm 6: each interrogation reasons in plain text first, then writes the graph",
     )
     return parser
 
@@ -307,7 +307,7 @@ def _fingerprint(args: argparse.Namespace, model: str, arms: list[int]) -> dict[
             "budget_calls": args.budget_calls,
             "temp": args.temp,
             "structured_output": args.structured_output,
-            "extract": not args.no_extract,
+            "think_first": args.think_first,
         },
         "prompts": {str(arm): prompt_version(arm) for arm in arms},
     }
@@ -426,8 +426,8 @@ def _settings(args: argparse.Namespace, out: Path, structured_default: bool) -> 
             temperature=args.temp,
             seed=args.seed,
             structured_output=structured[args.structured_output],
+            think_first=args.think_first,
         ),
-        extract_answer=not args.no_extract,
         artifacts_dir=out,
     )
 

@@ -1,9 +1,17 @@
 """What the merged graph says right now: ranked candidate answers and the disputed claims.
 
-Every run marks one conclusion; after the merge, each remaining ``conclusion`` node is one
-cluster of runs that agree on the answer, i.e. one *candidate*. A candidate is *grounded* when
-it is live, survives the grounded semantics (reachable from a surviving given through
-unrefuted, undefeated claims) and has support width >= 1. Candidates are ranked by
+Every run marks one conclusion, stored under its normalised short answer
+(:mod:`orchestrator.anchor`), so each ``conclusion`` node is one cluster of runs that gave the
+same answer, i.e. one *candidate*. A candidate is *grounded* when it is live, survives the
+grounded semantics (reachable from a surviving given through unrefuted, undefeated claims),
+has support width >= 1 and carries no flag. Flags:
+
+* ``answer_missing``: the runs gave no usable short answer;
+* ``answer_unanswerable``: the runs said the evidence does not decide the question;
+* ``answer_not_in_evidence``: a name-like answer that occurs in no evidence span (the model
+  brought it in from elsewhere).
+
+Candidates are ranked by
 
 1. grounded first, then live before refuted;
 2. support width (node-disjoint evidence paths), larger first;
@@ -14,7 +22,9 @@ unrefuted, undefeated claims) and has support width >= 1. Candidates are ranked 
 
 The disputed queue is the order re-interrogation follows (design §4.1 step 4): members of
 contradiction pairs first, then single-run load-bearing claims of each live candidate in rank
-order (claims on an evidence route before attackers).
+order (claims on an evidence route before attackers). Givens anchored to a span are not in the
+queue: the citation check already tied them to the document, and a model's opinion of a
+document sentence adds nothing.
 """
 
 from __future__ import annotations
@@ -24,6 +34,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from graph_server.store import GraphStore
+from orchestrator.answers import UNANSWERABLE, is_entity, normalise_text
+from orchestrator.evidence import Evidence
 
 _INTERROGATION_RUN = re.compile(r"^r\d+$")
 
@@ -51,6 +63,10 @@ class Candidate:
     max_flow: float
     paths: tuple[tuple[str, ...], ...]
     run_ids: tuple[str, ...]
+    answer: str | None = None
+    """The cluster's short answer as the runs wrote it (the most common spelling)."""
+    answer_key: str = ""
+    flags: tuple[str, ...] = ()
 
     @property
     def run_support(self) -> int:
@@ -59,8 +75,8 @@ class Candidate:
 
     @property
     def grounded(self) -> bool:
-        """Live, surviving, and fed by at least one evidence path."""
-        return not self.refuted and self.surviving and self.width > 0
+        """Live, surviving, fed by at least one evidence path, and with no flag."""
+        return not self.refuted and self.surviving and self.width > 0 and not self.flags
 
     def rank_key(self) -> tuple[bool, int, float, int]:
         """The keys that decide between answers (larger is better)."""
@@ -110,12 +126,20 @@ class Assessment:
         return tuple(c.snapshot() for c in self.candidates)
 
 
-def assess(store: GraphStore, graph_id: str, nodes: dict[str, dict[str, Any]]) -> Assessment:
+def assess(
+    store: GraphStore,
+    graph_id: str,
+    nodes: dict[str, dict[str, Any]],
+    answers: dict[str, dict[str, Any]] | None = None,
+    evidence: Evidence | None = None,
+) -> Assessment:
     """Rank every conclusion node of ``graph_id`` and collect the disputes.
 
     ``nodes`` maps id -> node (as :meth:`GraphStore.get_graph` exports it) and must be
-    current. Cost: one surviving-claims pass plus, per live candidate, one support-width and
-    one disputed-nodes query (each O(V*E) at worst, see docs/engine.md).
+    current. ``answers`` maps a conclusion id to ``{"key", "answers": [{"answer", ...}]}`` (the
+    runs' short answers); ``evidence`` is what entity answers are looked up in. Cost: one
+    surviving-claims pass plus, per live candidate, one support-width and one disputed-nodes
+    query (each O(V*E) at worst, see docs/engine.md).
     """
     if not nodes:  # no run reached the store: nothing to rank, nothing disputed
         return Assessment((), {"in": [], "out": [], "undecided": [], "surviving": []}, (), ())
@@ -127,6 +151,10 @@ def assess(store: GraphStore, graph_id: str, nodes: dict[str, dict[str, Any]]) -
         width: dict[str, Any] = {"disjoint_paths": 0, "paths": [], "max_flow": 0.0}
         if not node["refuted"]:
             width = engine(store.support_width(graph_id, node_id))
+        info = (answers or {}).get(node_id)
+        spelled = [a["answer"] for a in info["answers"] if a["answer"]] if info else []
+        shown = max(spelled, key=spelled.count) if spelled else None
+        key = info["key"] if info else ""
         candidates.append(
             Candidate(
                 node_id=node_id,
@@ -137,6 +165,9 @@ def assess(store: GraphStore, graph_id: str, nodes: dict[str, dict[str, Any]]) -
                 max_flow=float(width["max_flow"]),
                 paths=tuple(tuple(path) for path in width["paths"]),
                 run_ids=tuple(node["run_ids"]),
+                answer=shown,
+                answer_key=key,
+                flags=answer_flags(key, evidence),
             )
         )
     candidates.sort(
@@ -155,7 +186,8 @@ def assess(store: GraphStore, graph_id: str, nodes: dict[str, dict[str, Any]]) -
         disputes = engine(store.disputed_nodes(graph_id, candidate.node_id))
         pairs = [(a, b) for a, b in disputes["contradiction_pairs"]]
         ordered = sorted(
-            disputes["isolated_load_bearing"], key=lambda d: (not d["on_path"], d["id"])
+            (d for d in disputes["isolated_load_bearing"] if not _anchored_given(nodes, d["id"])),
+            key=lambda d: (not d["on_path"], d["id"]),
         )
         isolated += [{**item, "candidate": candidate.node_id} for item in ordered]
     seen: set[str] = set()
@@ -170,3 +202,21 @@ def assess(store: GraphStore, graph_id: str, nodes: dict[str, dict[str, Any]]) -
         contradiction_pairs=tuple(pairs),
         isolated=tuple(unique_isolated),
     )
+
+
+def answer_flags(key: str, evidence: Evidence | None) -> tuple[str, ...]:
+    """Why a candidate with answer key ``key`` may not be chosen (empty: it may)."""
+    if not key:
+        return ("answer_missing",)
+    if key == UNANSWERABLE:
+        return ("answer_unanswerable",)
+    if evidence is not None and is_entity(key):
+        padded = f" {key} "
+        if not any(padded in f" {normalise_text(span.text)} " for span in evidence.spans):
+            return ("answer_not_in_evidence",)
+    return ()
+
+
+def _anchored_given(nodes: dict[str, dict[str, Any]], node_id: str) -> bool:
+    node = nodes.get(node_id)
+    return node is not None and node["type"] == "given" and bool(node.get("source"))

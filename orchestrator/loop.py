@@ -2,11 +2,15 @@
 
 One call of :func:`run_loop` answers one task with a fresh in-memory graph:
 
-1. **Fan out** ``n`` interrogations in a thread pool (fresh context each). Each reply is parsed
-   by :func:`orchestrator.parse.parse_graph`; a reply that is not strict JSON gets one repair
-   call when the budget allows, then salvage, else the run is dropped. Runs are ingested in
-   order with run id ``r<i>`` and node ids prefixed ``r<i>:``.
-2. **Merge** duplicates across runs.
+1. **Fan out** ``n`` interrogations in a thread pool (fresh context each; with
+   ``think_first`` each is a plain-text reasoning turn followed by the graph turn). Each reply
+   is parsed by :func:`orchestrator.parse.parse_graph`; a reply that is not strict JSON gets
+   one repair call when the budget allows, then salvage, else the run is dropped. Runs are
+   anchored to the evidence (:mod:`orchestrator.anchor`: givens must pass the citation check
+   and become span nodes, conclusions become answer nodes) and ingested in order as run
+   ``r<i>``.
+2. **Merge** duplicates across runs; every merge and contradiction, at ingest or in this
+   pass, is kept for the report.
 3. **Assess** (:mod:`orchestrator.assess`): ranked candidate answers and the disputed queue.
 4. **Stop?** In this order: ``no_candidates`` (nothing to judge), ``no_disputes``,
    ``width_reached`` (the ranking did not change in the last round and the top candidate is
@@ -17,8 +21,9 @@ One call of :func:`run_loop` answers one task with a fresh in-memory graph:
    verification calls each (the claim and the documents only), then apply the majority
    verdict, and go back to 3.
 6. **Decide**: answer with the top candidate, or refuse (``all_runs_failed``,
-   ``no_grounded_conclusion``, ``candidates_tied``). ``stop_reason`` says why the loop ended;
-   ``refusal_reason`` says why no answer is given. They are independent.
+   ``no_grounded_conclusion``, ``candidates_tied``, ``runs_found_no_answer``).
+   ``stop_reason`` says why the loop ended; ``refusal_reason`` says why no answer is given.
+   They are independent.
 
 Budget: :class:`orchestrator.budget.CallBudget` caps logical calls; every call is reserved
 before it is made. A verification starts only when all ``m_verify`` of its calls can be
@@ -41,10 +46,13 @@ from typing import Any
 
 from graph_server.store import GraphStore
 from orchestrator import parse, prompts, schemas
+from orchestrator.anchor import AnchoredRun, anchor_run
+from orchestrator.answers import UNANSWERABLE
 from orchestrator.assess import Assessment, Candidate, assess, engine
 from orchestrator.budget import CallBudget
 from orchestrator.client import SupportsChat
 from orchestrator.errors import LLMError
+from orchestrator.evidence import Evidence, build_evidence
 from orchestrator.task import RunConfig, Task
 from orchestrator.trace import Trace
 
@@ -59,6 +67,7 @@ STOP_BUDGET_EXHAUSTED = "budget_exhausted"
 REFUSE_ALL_RUNS_FAILED = "all_runs_failed"
 REFUSE_NO_GROUNDED = "no_grounded_conclusion"
 REFUSE_TIED = "candidates_tied"
+REFUSE_UNANSWERABLE = "runs_found_no_answer"
 
 MAX_PARALLEL_CALLS = 64
 """Thread-pool ceiling; calls beyond it queue (the budget, not this, bounds how many run)."""
@@ -78,8 +87,11 @@ class LoopResult:
     started_at: str
     runs: list[dict[str, Any]]
     calls: list[dict[str, Any]]
-    merges: list[list[str]]
-    contradictions_created: list[list[str]]
+    merges: list[dict[str, Any]]
+    contradictions_created: list[dict[str, Any]]
+    citations: list[dict[str, Any]]
+    evidence: Evidence
+    answers: dict[str, dict[str, Any]]
     verifications: list[dict[str, Any]]
     rounds: int
     assessment: Assessment
@@ -142,6 +154,12 @@ class _Loop:
         self.calls: list[dict[str, Any]] = []
         self.phases: list[dict[str, Any]] = []
         self.nodes: dict[str, dict[str, Any]] = {}
+        self.evidence = build_evidence(task.documents)
+        self.merges: list[dict[str, Any]] = []
+        self.contradictions: list[dict[str, Any]] = []
+        self.citations: list[dict[str, Any]] = []
+        self.claims: dict[str, str] = {}
+        self.answers: dict[str, dict[str, Any]] = {}
         self.local_s: dict[str, float] = {}
         self._lock = threading.Lock()
 
@@ -161,9 +179,13 @@ class _Loop:
             has_graph = self._has_graph()
             merged = engine(self.store.merge_duplicates(GRAPH_ID)) if has_graph else None
             self._refresh_nodes()
-        merges = merged["merges"] if merged else []
-        contradictions = merged["contradictions_created"] if merged else []
-        self.trace.event("merge", merges=merges, contradictions_created=contradictions)
+        if merged:
+            self._note_merges("merge pass", merged["merges"], merged["contradictions_created"])
+        self.trace.event(
+            "merge",
+            merges=merged["merges"] if merged else [],
+            contradictions_created=merged["contradictions_created"] if merged else [],
+        )
 
         usable = sum(1 for run in runs if run["ingested"])
         interrogated: list[str] = []
@@ -172,7 +194,7 @@ class _Loop:
         rounds = 0
         while True:
             with self._timed("assess"):
-                current = assess(self.store, GRAPH_ID, self.nodes)
+                current = assess(self.store, GRAPH_ID, self.nodes, self.answers, self.evidence)
             self.trace.event("assess", round=rounds, **_assessment_summary(current))
             stop = self._stop(current, previous, interrogated, usable)
             if stop is not None:
@@ -183,7 +205,7 @@ class _Loop:
             previous = current
         self.trace.event("stop", stop_reason=stop_reason, detail=stop_detail)
 
-        refusal, chosen = decide(current, usable)
+        refusal, chosen = decide(current, usable, self._unanswerable_runs())
         self.trace.event(
             "decide",
             refusal_reason=refusal,
@@ -208,8 +230,11 @@ class _Loop:
             started_at=started_at,
             runs=runs,
             calls=calls,
-            merges=merges,
-            contradictions_created=contradictions,
+            merges=self.merges,
+            contradictions_created=self.contradictions,
+            citations=self.citations,
+            evidence=self.evidence,
+            answers=self.answers,
             verifications=verifications,
             rounds=rounds,
             assessment=current,
@@ -275,8 +300,10 @@ class _Loop:
     def _fan_out(self) -> list[dict[str, Any]]:
         started: list[int] = []
         skipped: list[dict[str, Any]] = []
+        # A think-first run is two calls (reasoning, then the graph), reserved together.
+        per_run = 2 if self.config.think_first else 1
         for index in range(1, self.config.n + 1):
-            if self.budget.try_reserve():
+            if self.budget.try_reserve(per_run):
                 started.append(index)
             else:
                 skipped.append(_run_record(f"r{index}", "not_started", ["call budget exhausted"]))
@@ -304,13 +331,39 @@ class _Loop:
         run_id = f"r{index}"
         config = self.config
         messages = prompts.interrogation_messages(
-            list(self.task.documents), self.task.question, config.k, max_nodes=config.max_nodes
+            self.evidence,
+            self.task.question,
+            config.k,
+            max_nodes=config.max_nodes,
+            think_first=config.think_first,
         )
         response_format = (
-            schemas.interrogation_response_format(config.max_nodes, config.max_edges)
+            schemas.interrogation_response_format(
+                config.max_nodes, config.max_edges, span_ids=self.evidence.ids
+            )
             if config.structured_output
             else None
         )
+        wait = 0.0
+        if config.think_first:
+            # The reasoning turn is free text; only the second turn is held to the schema.
+            thought = self._call(
+                "think",
+                "fan_out",
+                run_id,
+                messages,
+                None,
+                config.max_tokens_think,
+                self._seed("think", index),
+            )
+            wait += thought.record["latency_s"]
+            if thought.text is None or not thought.text.strip():
+                why = str(thought.error) if thought.error else "empty reasoning reply"
+                run = _run_record(run_id, "call_failed", [why])
+                run["wait_s"] = wait
+                self.trace.event("run", run_id=run_id, outcome="call_failed", error=why)
+                return run
+            messages = prompts.commit_messages(messages, thought.text)
         first = self._call(
             "interrogation",
             "fan_out",
@@ -320,7 +373,7 @@ class _Loop:
             config.max_tokens_interrogation,
             self._seed("interrogation", index),
         )
-        wait = first.record["latency_s"]
+        wait += first.record["latency_s"]
         if first.text is None:
             run = _run_record(run_id, "call_failed", [str(first.error)])
             run["wait_s"] = wait
@@ -372,22 +425,35 @@ class _Loop:
         return run
 
     def _ingest(self, run: dict[str, Any]) -> None:
-        """Assert one parsed run into the graph and note what the store kept."""
+        """Anchor one parsed run to the evidence, assert it, and note what the store kept."""
         graph = run.pop("graph", None)
         if graph is None:
             return
         run_id = run["run_id"]
-        nodes, edges, conclusion = _prefixed(run_id, graph)
-        result = self.store.assert_graph(GRAPH_ID, nodes, edges, run_id=run_id)
+        claims = {anchor: info["claim"] for anchor, info in self.answers.items()}
+        anchored = anchor_run(run_id, graph, self.evidence, self.task.question, claims)
+        self.citations += anchored.citations
+        run["errors"] += anchored.notes
+        run["answer"], run["answer_key"] = anchored.answer, anchored.answer_key
+        run["conclusion_claim"] = anchored.conclusion_claim
+        result = self.store.assert_graph(GRAPH_ID, anchored.nodes, anchored.edges, run_id=run_id)
         if "error" in result:
             run["errors"].append(f"store rejected the run: {result['error']}")
             self.trace.event("ingest", run_id=run_id, error=result["error"])
             return
-        run["ingested"] = bool(result["accepted_nodes"])
-        run["conclusion_node"] = conclusion if conclusion in result["accepted_nodes"] else None
+        for node in anchored.nodes:
+            self.claims.setdefault(node["id"], node["claim"])
+        accepted = set(result["accepted_nodes"])
+        run["ingested"] = bool(accepted)
+        run["conclusion_node"] = anchored.conclusion if anchored.conclusion in accepted else None
+        if run["conclusion_node"] is not None:
+            self._note_answer(run_id, anchored)
         run["accepted_nodes"] = len(result["accepted_nodes"])
         run["accepted_edges"] = len(result["accepted_edges"])
         run["rejected"] = result["rejected"]
+        self._note_merges(
+            f"ingest {run_id}", result["auto_merged"], result["contradictions_created"]
+        )
         self.trace.event(
             "ingest",
             run_id=run_id,
@@ -396,7 +462,50 @@ class _Loop:
             rejected=result["rejected"],
             auto_merged=result["auto_merged"],
             contradictions_created=result["contradictions_created"],
+            citations=[[c["node"], c["span"], c["reason"]] for c in anchored.citations],
         )
+
+    def _note_answer(self, run_id: str, anchored: AnchoredRun) -> None:
+        """Record which run gave which answer under which conclusion node."""
+        node_id = anchored.conclusion
+        assert node_id is not None
+        info = self.answers.setdefault(
+            node_id,
+            {
+                "key": anchored.answer_key,
+                "claim": self.claims.get(node_id, anchored.conclusion_claim),
+                "answers": [],
+            },
+        )
+        info["answers"].append(
+            {"run_id": run_id, "answer": anchored.answer, "claim": anchored.conclusion_claim}
+        )
+
+    def _note_merges(
+        self, at: str, merges: list[list[str]], contradictions: list[list[str]]
+    ) -> None:
+        """Keep every merge and contradiction with the claims involved, for the report."""
+        for kept, merged in merges:
+            self.merges.append(
+                {
+                    "at": at,
+                    "kept": kept,
+                    "merged": merged,
+                    "kept_claim": self.claims.get(kept),
+                    "merged_claim": self.claims.get(merged),
+                }
+            )
+        for a, b in contradictions:
+            self.contradictions.append(
+                {"at": at, "pair": [a, b], "claims": [self.claims.get(a), self.claims.get(b)]}
+            )
+
+    def _unanswerable_runs(self) -> int:
+        """Interrogation runs whose answer was "unanswerable"."""
+        for info in self.answers.values():
+            if info["key"] == UNANSWERABLE:
+                return len(info["answers"])
+        return 0
 
     # ------------------------------------------------------------------------ verification
 
@@ -446,7 +555,7 @@ class _Loop:
             "verification",
             f"round_{round_no}",
             node_id,
-            prompts.verification_messages(list(self.task.documents), claim),
+            prompts.verification_messages(self.evidence, claim),
             response_format,
             self.config.max_tokens_verification,
             self._seed("verification", round_no, node_id, j),
@@ -657,8 +766,14 @@ class _Loop:
             self.nodes = {node["id"]: node for node in graph["nodes"]}
 
 
-def decide(assessment: Assessment, usable_runs: int) -> tuple[str | None, Candidate | None]:
-    """``(refusal_reason, None)`` or ``(None, chosen candidate)`` (see the module docstring)."""
+def decide(
+    assessment: Assessment, usable_runs: int, unanswerable_runs: int = 0
+) -> tuple[str | None, Candidate | None]:
+    """``(refusal_reason, None)`` or ``(None, chosen candidate)`` (see the module docstring).
+
+    A wrong answer is worse than an honest refusal, so the top candidate is refused when at
+    least as many runs said the evidence does not decide the question as gave that answer.
+    """
     if usable_runs == 0:
         return REFUSE_ALL_RUNS_FAILED, None
     top = assessment.top
@@ -666,32 +781,9 @@ def decide(assessment: Assessment, usable_runs: int) -> tuple[str | None, Candid
         return REFUSE_NO_GROUNDED, None
     if assessment.top_tied:
         return REFUSE_TIED, None
+    if unanswerable_runs and unanswerable_runs >= top.run_support:
+        return REFUSE_UNANSWERABLE, None
     return None, top
-
-
-def _prefixed(
-    run_id: str, graph: dict[str, Any]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
-    """The run's nodes and edges with ids made unique per run (``r3:n1``)."""
-    nodes = [
-        {
-            "id": f"{run_id}:{node['id']}",
-            "claim": node["claim"],
-            "type": node["type"],
-            "confidence": node["confidence"],
-        }
-        for node in graph["nodes"]
-    ]
-    edges = [
-        {
-            "src": f"{run_id}:{edge['src']}",
-            "dst": f"{run_id}:{edge['dst']}",
-            "relation": edge["relation"],
-            "confidence": edge["confidence"],
-        }
-        for edge in graph["edges"]
-    ]
-    return nodes, edges, f"{run_id}:{graph['conclusion_node']}"
 
 
 def _run_record(run_id: str, outcome: str, errors: list[str]) -> dict[str, Any]:
@@ -701,6 +793,9 @@ def _run_record(run_id: str, outcome: str, errors: list[str]) -> dict[str, Any]:
         "errors": list(errors),
         "ingested": False,
         "conclusion_node": None,
+        "answer": None,
+        "answer_key": "",
+        "conclusion_claim": None,
         "accepted_nodes": 0,
         "accepted_edges": 0,
         "rejected": [],
@@ -731,7 +826,9 @@ def _call_order(record: dict[str, Any]) -> tuple[Any, ...]:
     step_no = 0 if step == "fan_out" else int(step.split("_")[1])
     subject = record["subject"]
     run_no = int(subject[1:]) if subject[1:].isdigit() else 0
-    role_no = {"interrogation": 0, "repair": 1, "verification": 2}.get(record["role"], 3)
+    role_no = {"think": 0, "interrogation": 1, "repair": 2, "verification": 3}.get(
+        record["role"], 4
+    )
     return (step_no, run_no, subject, role_no, record["vote"] if record["vote"] is not None else -1)
 
 

@@ -15,9 +15,11 @@ A reply is usable when its structure holds (for a graph: a ``nodes`` list with a
 valid node and exactly one conclusion). Invalid items inside a usable graph are dropped one by
 one, each with a reason in ``errors``; nothing is clamped or guessed silently.
 
-The normalised graph is ``{"conclusion_node": id, "nodes": [{"id", "claim", "type",
-"confidence"}], "edges": [{"src", "dst", "relation", "confidence"}]}``, ready for
-``GraphStore.assert_graph``. Edge keys may arrive as ``from``/``to`` or ``src``/``dst``.
+The normalised graph is ``{"conclusion_node": id, "answer": str | None, "nodes": [{"id",
+"claim", "type", "confidence", "source"}], "edges": [{"src", "dst", "relation",
+"confidence"}]}``. ``source`` is the cited span id or None; ``answer`` is the short answer or
+None when the reply has none (noted in ``errors``; the run still counts, but its conclusion
+cannot be chosen). Edge keys may arrive as ``from``/``to`` or ``src``/``dst``.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from typing import Any
 import json_repair
 
 from orchestrator.errors import LLMError
-from orchestrator.schemas import NODE_TYPES, RELATIONS, VERDICTS
+from orchestrator.schemas import MAX_ANSWER_CHARS, NO_SOURCE, NODE_TYPES, RELATIONS, VERDICTS
 
 OUTCOMES: tuple[str, ...] = ("strict", "repaired", "salvaged", "dropped")
 DEFAULT_CONFIDENCE = 0.8
@@ -302,7 +304,8 @@ def _normalise_graph(
     if conclusion is None:
         return None, errors, problem
     edges = _edges(obj, by_id, max_edges, errors)
-    graph = {"conclusion_node": conclusion, "nodes": nodes, "edges": edges}
+    answer = _answer(obj, errors)
+    graph = {"conclusion_node": conclusion, "answer": answer, "nodes": nodes, "edges": edges}
     return graph, errors, None
 
 
@@ -327,7 +330,40 @@ def _node(item: Any, errors: list[str], index: int) -> tuple[dict[str, Any] | No
     confidence, problem = _confidence(item, f"nodes[{index}]", errors)
     if problem:
         return None, problem
-    return {"id": node_id, "claim": claim, "type": normal_type, "confidence": confidence}, None
+    source = _source(item.get("source"), f"nodes[{index}]", errors)
+    node = {"id": node_id, "claim": claim, "type": normal_type, "confidence": confidence}
+    return {**node, "source": source}, None
+
+
+def _source(value: Any, where: str, errors: list[str]) -> str | None:
+    """A node's cited span id as trimmed text; absent, empty or ``"none"`` is no source."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        errors.append(f"{where}: source {_kind(value)} is not text; treated as no source")
+        return None
+    value = value.strip().strip("[]").strip()
+    if not value or value.lower() == NO_SOURCE:
+        return None
+    if len(value) > MAX_ID_CHARS:
+        errors.append(f"{where}: source has {len(value)} characters; treated as no source")
+        return None
+    return value
+
+
+def _answer(obj: dict[str, Any], errors: list[str]) -> str | None:
+    """The reply's short answer, whitespace collapsed; None (noted) when missing or unusable."""
+    raw = obj.get("answer")
+    if isinstance(raw, int | float) and not isinstance(raw, bool):
+        raw = str(raw)
+    if not isinstance(raw, str) or not raw.strip():
+        errors.append(f"field 'answer' must be a short non-empty string, got {_kind(raw)}")
+        return None
+    answer = " ".join(raw.split())
+    if len(answer) > MAX_ANSWER_CHARS:
+        errors.append(f"answer has {len(answer)} characters, limit {MAX_ANSWER_CHARS}; ignored")
+        return None
+    return answer
 
 
 def _conclusion(

@@ -24,22 +24,27 @@ import json
 from string import Template
 from typing import Any
 
+from orchestrator.evidence import Evidence
+
 PROMPT_VERSIONS: dict[str, str] = {
-    "interrogation": "interrogation/v3",
-    "verification": "verification/v1",
+    "interrogation": "interrogation/v4",
+    "verification": "verification/v2",
     "repair": "repair/v1",
 }
 
 _INTERROGATION_SYSTEM = Template(
-    """You turn evidence into an argument graph. Read the numbered documents, then answer \
-the question with a graph of short claims.
+    """You turn evidence into an argument graph. The evidence is a list of sentences, each \
+with a number such as [D2.3] (document 2, sentence 3). Answer the question with a graph of \
+short claims.
 
 Node types:
-- "given": a fact a document states; cite it, e.g. [D1].
+- "given": what one evidence sentence says, in that sentence's own words. Its "source" is \
+the sentence's number, e.g. "D2.3". A given says nothing its sentence does not say.
 - "inference": a step that follows from other nodes; at least one "supports" edge must point \
 to it.
-- "assumption": a premise you rely on that no document states. Label it as such.
-- "conclusion": your answer to the question, in a new sentence. Exactly one node has this type.
+- "assumption": a premise you rely on that no sentence states.
+- "conclusion": your answer to the question as a full sentence. Exactly one node has this type.
+Every node that is not a given has "source": "none".
 
 Every edge points from a reason to the claim it bears on, so support flows toward the \
 conclusion:
@@ -48,20 +53,23 @@ conclusion:
 - "assumes": the to-node depends on the assumption in the from-node.
 
 Rules:
-- Use the documents and nothing else; bring in no outside knowledge.
+- Use the evidence and nothing else; bring in no outside knowledge.
+- The question is not evidence: never copy it into a node.
 - $support_rule
-- When a document speaks against a claim, add it as a node with an "attacks" edge. Honest \
+- When a sentence speaks against a claim, add it as a node with an "attacks" edge. Honest \
 objections are wanted.
 - List the givens first, then inferences and assumptions, and the conclusion last. Use at \
 most $max_nodes nodes. Each confidence is a number from 0 to 1.
-- Node ids are n1, n2, n3, ... Edges name node ids, never document numbers. \
-"conclusion_node" repeats the id of the node whose type is "conclusion"; it is never the \
-answer text.
+- Node ids are n1, n2, n3, ... Edges name node ids, never sentence numbers. \
+"conclusion_node" repeats the id of the node whose type is "conclusion".
+- "answer" is the answer alone, in as few words as possible: a name, a number, yes or no. If \
+the evidence does not decide the question, the answer is "unanswerable".
 
 Reply with one JSON object and no other text. Its shape, with the capitalised words filled in:
-{"nodes": [{"id": "n1", "claim": SENTENCE, "type": TYPE, "confidence": NUMBER}, ...], \
-"edges": [{"from": REASON_ID, "to": CLAIM_ID, "relation": RELATION, "confidence": NUMBER}, \
-...], "conclusion_node": CONCLUSION_ID}"""
+{"nodes": [{"id": "n1", "type": TYPE, "source": SENTENCE_NUMBER_OR_none, "claim": SENTENCE, \
+"confidence": NUMBER}, ...], "edges": [{"from": REASON_ID, "to": CLAIM_ID, "relation": \
+RELATION, "confidence": NUMBER}, ...], "conclusion_node": CONCLUSION_ID, "answer": \
+SHORT_ANSWER}"""
 )
 
 _SUPPORT_RULE_ONE = (
@@ -73,66 +81,82 @@ _SUPPORT_RULE_MANY = Template(
     "ones."
 )
 
-_VERIFICATION_SYSTEM = """You check one claim against numbered documents, using only what \
-they say. Pick one verdict:
-- "supported": the documents state the claim or it follows directly from them.
-- "refuted": the documents say something that cannot be true together with the claim.
-- "not_determinable": the documents leave it open; a claim about something they never mention \
+_VERIFICATION_SYSTEM = """You check one claim against numbered evidence sentences, using only \
+what they say. Pick one verdict:
+- "supported": the evidence states the claim or it follows directly from it.
+- "refuted": the evidence says something that cannot be true together with the claim.
+- "not_determinable": the evidence leaves it open; a claim about something it never mentions \
 is not_determinable, not refuted.
 Reply with one JSON object and no other text, with the capitalised words filled in:
 {"verdict": VERDICT, "reason": SENTENCE}
-where SENTENCE says what the deciding document states, with its number (e.g. [D2]), or says \
-that no document covers the claim."""
+where SENTENCE says what the deciding evidence sentence states, with its number (e.g. [D2.3]), \
+or says that no sentence covers the claim."""
 
 _REPAIR_USER = Template(
     "That reply could not be used: $error. Send the same answer again as one valid JSON object "
     "with no other text."
 )
 
+_THINK_USER = (
+    "First think it through in plain text, with no JSON yet: which sentences matter (give "
+    "their numbers), what follows from them, and what the answer is, or that the evidence does "
+    "not decide it."
+)
+_COMMIT_USER = "Now write that reasoning as the argument graph: reply with the JSON object only."
+
 DEFAULT_MAX_BAD_CHARS = 4000
 
 
-def format_documents(documents: list[str]) -> str:
-    """Documents numbered ``[D1]``, ``[D2]``, ... one block each, for citations in replies.
-
-    Raises ValueError unless ``documents`` is a list of strings. An empty list renders as
-    ``(no documents)`` so that the model can say the question cannot be answered.
-    """
-    if not isinstance(documents, list) or not all(isinstance(d, str) for d in documents):
-        raise ValueError(f"documents must be a list of strings, got {_describe(documents)}")
-    if not documents:
-        return "(no documents)"
-    return "\n\n".join(f"[D{i}] {' '.join(doc.split())}" for i, doc in enumerate(documents, 1))
-
-
 def interrogation_messages(
-    documents: list[str], question: str, k: int = 2, *, max_nodes: int = 8
+    evidence: Evidence,
+    question: str,
+    k: int = 2,
+    *,
+    max_nodes: int = 8,
+    think_first: bool = False,
 ) -> list[dict[str, Any]]:
-    """Template A: system rules plus a user turn with the numbered documents and the question.
+    """Template A: system rules plus a user turn with the numbered evidence and the question.
 
     ``k`` is the number of independent lines of support to aim for (1..10); ``max_nodes``
-    (2..100) should match the schema bound when structured output is used.
+    (2..100) should match the schema bound when structured output is used. With
+    ``think_first`` the user turn asks for plain-text reasoning first; the graph is then asked
+    for with :func:`commit_messages` in the same conversation.
     """
     _check_text("question", question)
+    if not isinstance(evidence, Evidence):
+        raise ValueError(f"evidence must be an Evidence, got {_describe(evidence)}")
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 10:
         raise ValueError(f"k={k!r} is invalid: must be an integer in 1..10")
     if not isinstance(max_nodes, int) or isinstance(max_nodes, bool) or not 2 <= max_nodes <= 100:
         raise ValueError(f"max_nodes={max_nodes!r} is invalid: must be an integer in 2..100")
     rule = _SUPPORT_RULE_ONE if k == 1 else _SUPPORT_RULE_MANY.substitute(k=k)
     system = _INTERROGATION_SYSTEM.substitute(support_rule=rule, max_nodes=max_nodes)
-    user = (
-        f"Documents:\n{format_documents(documents)}\n\n"
-        f"Question: {' '.join(question.split())}\n\n"
-        "Reply with the JSON object only."
+    user = f"Evidence:\n{evidence.render()}\n\nQuestion: {' '.join(question.split())}\n\n" + (
+        _THINK_USER if think_first else "Reply with the JSON object only."
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-def verification_messages(documents: list[str], claim: str) -> list[dict[str, Any]]:
-    """Template B: a fresh-context check of one claim against the documents (no graph)."""
+def commit_messages(messages: list[dict[str, Any]], reasoning: str) -> list[dict[str, Any]]:
+    """The second turn of a think-first interrogation: the model's own reasoning, then the
+    request for the graph. The input list is not modified."""
+    if not isinstance(messages, list) or not messages:
+        raise ValueError(f"messages must be a non-empty list, got {_describe(messages)}")
+    _check_text("reasoning", reasoning)
+    return [
+        *messages,
+        {"role": "assistant", "content": reasoning[:DEFAULT_MAX_BAD_CHARS]},
+        {"role": "user", "content": _COMMIT_USER},
+    ]
+
+
+def verification_messages(evidence: Evidence, claim: str) -> list[dict[str, Any]]:
+    """Template B: a fresh-context check of one claim against the evidence (no graph)."""
     _check_text("claim", claim)
+    if not isinstance(evidence, Evidence):
+        raise ValueError(f"evidence must be an Evidence, got {_describe(evidence)}")
     user = (
-        f"Documents:\n{format_documents(documents)}\n\n"
+        f"Evidence:\n{evidence.render()}\n\n"
         f"Claim: {json.dumps(' '.join(claim.split()), ensure_ascii=False)}\n\n"
         "Reply with the JSON object only."
     )

@@ -18,10 +18,11 @@ from orchestrator.loop import (
     REFUSE_ALL_RUNS_FAILED,
     REFUSE_NO_GROUNDED,
     REFUSE_TIED,
+    REFUSE_UNANSWERABLE,
     LoopResult,
 )
 
-REPORT_VERSION = 1
+REPORT_VERSION = 2
 BUDGET_COUNTS = (
     "logical calls (interrogations, repairs, verifications); HTTP retries inside a call are "
     "counted apart as http_attempts and do not count against the cap"
@@ -50,9 +51,11 @@ def build_report(
     verified = set(result.interrogated)
     report: dict[str, Any] = {
         "report_version": REPORT_VERSION,
+        "headline": _headline(result),
         "question": result.task.question,
         "expected_answer": result.task.expected_answer,
-        "answer": chosen.claim if chosen else None,
+        "answer": chosen.answer if chosen else None,
+        "conclusion": chosen.claim if chosen else None,
         "refused": chosen is None,
         "refusal_reason": result.refusal_reason,
         "statement": _statement(result),
@@ -80,6 +83,10 @@ def build_report(
         "verifications": result.verifications,
         "rounds": result.rounds,
         "runs": result.runs,
+        "givens": _givens(result, nodes),
+        "citations": result.citations,
+        "rejected_citations": [c for c in result.citations if not c["ok"]],
+        "evidence_spans": len(result.evidence.spans),
         "merges": result.merges,
         "contradictions_created": result.contradictions_created,
         "calls": result.calls,
@@ -183,7 +190,11 @@ def _candidate(rank: int, c: Candidate, result: LoopResult, claim: Any) -> dict[
     return {
         "rank": rank,
         "node_id": c.node_id,
+        "answer": c.answer,
+        "answer_key": c.answer_key,
         "claim": c.claim,
+        "flags": list(c.flags),
+        "answers_by_run": (result.answers.get(c.node_id) or {}).get("answers", []),
         "grounded": c.grounded,
         "refuted": c.refuted,
         "surviving": c.surviving,
@@ -202,6 +213,7 @@ def _chosen(result: LoopResult, candidates: list[dict[str, Any]]) -> dict[str, A
     if result.chosen is None:
         return {
             "node_id": None,
+            "answer": None,
             "claim": None,
             "width": 0,
             "max_flow": 0.0,
@@ -215,6 +227,7 @@ def _chosen(result: LoopResult, candidates: list[dict[str, Any]]) -> dict[str, A
     links = result.critical_links or {}
     return {
         "node_id": entry["node_id"],
+        "answer": entry["answer"],
         "claim": entry["claim"],
         "width": entry["width"],
         "max_flow": entry["max_flow"],
@@ -226,6 +239,35 @@ def _chosen(result: LoopResult, candidates: list[dict[str, Any]]) -> dict[str, A
     }
 
 
+def _headline(result: LoopResult) -> str:
+    """The outcome in plain words: ``Answer: yes`` or ``Refused: <reason>``."""
+    if result.chosen is not None:
+        return f"Answer: {result.chosen.answer}"
+    return f"Refused: {result.refusal_reason}"
+
+
+def _givens(result: LoopResult, nodes: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every given in the graph with the span it stands for (all givens are span nodes)."""
+    out = []
+    for node_id, node in sorted(nodes.items()):
+        if node["type"] != "given":
+            continue
+        span = result.evidence.get(node.get("source"))
+        out.append(
+            {
+                "id": node_id,
+                "span": span.id if span else None,
+                "document": span.document if span else None,
+                "sentence": span.sentence if span else None,
+                "text": span.text if span else None,
+                "claim": node["claim"],
+                "run_ids": node["run_ids"],
+                "refuted": node["refuted"],
+            }
+        )
+    return out
+
+
 def _statement(result: LoopResult) -> str:
     chosen = result.chosen
     if chosen is not None:
@@ -234,9 +276,10 @@ def _statement(result: LoopResult) -> str:
         target = "meets" if chosen.width >= k else "is below"
         claim = chosen.claim if chosen.claim.endswith((".", "!", "?")) else chosen.claim + "."
         return (
-            f"Answer: {claim} It rests on {chosen.width} independent {lines} of "
-            f"evidence (support width {chosen.width}, which {target} the target k={k}), "
-            f"reached by {chosen.run_support} of {result.config.n} interrogations."
+            f"Answer: {chosen.answer}. Conclusion: {claim} It rests on {chosen.width} "
+            f"independent {lines} of evidence (support width {chosen.width}, which {target} "
+            f"the target k={k}), reached by {chosen.run_support} of {result.config.n} "
+            "interrogations."
         )
     reason = result.refusal_reason
     if reason == REFUSE_ALL_RUNS_FAILED:
@@ -249,9 +292,16 @@ def _statement(result: LoopResult) -> str:
             f"support width ({first.width}), flow and the number of runs behind them."
         )
     elif reason == REFUSE_NO_GROUNDED:
+        flagged = sorted({f for c in result.assessment.candidates for f in c.flags})
         why = (
-            "No candidate answer is connected to a surviving document claim through "
-            "unrefuted reasoning."
+            "No candidate answer is connected to a surviving, cited document sentence through "
+            "unrefuted reasoning"
+            + (f" (candidate flags: {', '.join(flagged)})." if flagged else ".")
+        )
+    elif reason == REFUSE_UNANSWERABLE:
+        why = (
+            "At least as many interrogations found that the evidence does not decide the "
+            "question as gave the best-supported answer."
         )
     else:
         why = f"Refusal reason: {reason}."
@@ -263,8 +313,10 @@ def _statement(result: LoopResult) -> str:
 
 def render_markdown(report: dict[str, Any]) -> str:
     """report.md: the answer or refusal first, then the evidence, the graph and the costs."""
-    out: list[str] = ["# Logic-graph report", ""]
+    out: list[str] = [f"# {_inline(report['headline'])}", ""]
     out += [f"**Question:** {_inline(report['question'])}", ""]
+    if report["expected_answer"] is not None:
+        out += [f"**Expected answer:** {_inline(report['expected_answer'])}", ""]
     if report["refused"]:
         out += [f"## Refused: `{report['refusal_reason']}`", "", _inline(report["statement"]), ""]
     else:
@@ -281,8 +333,10 @@ def render_markdown(report: dict[str, Any]) -> str:
     ]
     out += _candidates_md(report)
     out += _paths_md(report)
+    out += _givens_md(report)
     out += _graph_md(report)
     out += _claims_md(report)
+    out += _merges_md(report)
     out += _verifications_md(report)
     out += _runs_md(report)
     out += _calls_md(report)
@@ -295,15 +349,54 @@ def _candidates_md(report: dict[str, Any]) -> list[str]:
     if not report["candidates"]:
         return [*out, "No run produced a candidate answer.", ""]
     out += [
-        "| rank | answer | id | grounded | width | max flow | runs |",
-        "|---:|---|---|---|---:|---:|---:|",
+        "| rank | answer | conclusion | grounded | flags | width | max flow | runs |",
+        "|---:|---|---|---|---|---:|---:|---:|",
     ]
     for c in report["candidates"]:
         state = "refuted" if c["refuted"] else ("yes" if c["grounded"] else "no")
+        flags = ", ".join(c["flags"]) or "-"
         out.append(
-            f"| {c['rank']} | {_cell(c['claim'])} | `{c['node_id']}` | {state} | {c['width']} "
-            f"| {c['max_flow']:g} | {c['run_support']} |"
+            f"| {c['rank']} | {_cell(c['answer'] or '(none)')} | {_cell(c['claim'])} | {state} "
+            f"| {flags} | {c['width']} | {c['max_flow']:g} | {c['run_support']} |"
         )
+    return [*out, ""]
+
+
+def _givens_md(report: dict[str, Any]) -> list[str]:
+    out = ["## Evidence cited", ""]
+    if report["givens"]:
+        out += ["| span | sentence | runs |", "|---|---|---|"]
+        out += [
+            f"| `{g['span']}` | {_cell(g['text'] or '')} | {', '.join(g['run_ids'])} |"
+            for g in report["givens"]
+        ]
+    else:
+        out.append("No given passed the citation check.")
+    rejected = report["rejected_citations"]
+    if rejected:
+        out += ["", "Givens that failed the citation check (kept as unsupported assumptions):", ""]
+        out += ["| run | node | claim | cited | reason |", "|---|---|---|---|---|"]
+        out += [
+            f"| {c['run_id']} | `{c['node']}` | {_cell(c['claim'])} | `{c['source'] or '-'}` "
+            f"| {c['reason']}: {_cell(c['detail'])} |"
+            for c in rejected
+        ]
+    return [*out, ""]
+
+
+def _merges_md(report: dict[str, Any]) -> list[str]:
+    out = ["## Merges and contradictions", ""]
+    for m in report["merges"]:
+        out.append(
+            f"- {m['at']}: `{m['merged']}` ({_inline(m['merged_claim'] or '')}) merged into "
+            f"`{m['kept']}` ({_inline(m['kept_claim'] or '')})"
+        )
+    for c in report["contradictions_created"]:
+        a, b = c["pair"]
+        first, second = (_inline(text or "") for text in c["claims"])
+        out.append(f"- {c['at']}: contradiction `{a}` ({first}) vs `{b}` ({second})")
+    if len(out) == 2:
+        out.append("None.")
     return [*out, ""]
 
 
@@ -403,14 +496,15 @@ def _runs_md(report: dict[str, Any]) -> list[str]:
     out = [
         "## Interrogation runs",
         "",
-        "| run | parse outcome | nodes | edges | conclusion | notes |",
-        "|---|---|---:|---:|---|---|",
+        "| run | parse outcome | nodes | edges | answer | conclusion | notes |",
+        "|---|---|---:|---:|---|---|---|",
     ]
     for run in report["runs"]:
         notes = "; ".join(run["errors"][:3]) + (" …" if len(run["errors"]) > 3 else "")
         out.append(
             f"| {run['run_id']} | {run['outcome']} | {run['accepted_nodes']} "
-            f"| {run['accepted_edges']} | `{run['conclusion_node'] or '-'}` | {_cell(notes)} |"
+            f"| {run['accepted_edges']} | {_cell(run.get('answer') or '-')} "
+            f"| {_cell(run.get('conclusion_claim') or '-')} | {_cell(notes)} |"
         )
     return [*out, ""]
 

@@ -7,7 +7,8 @@ are used: ``type``, ``properties``, ``required``, ``additionalProperties: false`
 are ``n1``..``n99``; checked against xllamacpp 2026.10). ``minimum``/``maximum``
 on numbers is stated for servers that honour it; llama.cpp ignores it, so parse.py checks the
 range anyway. Property order is the order the model must write them in: nodes and edges first,
-then the conclusion id, so the model picks its conclusion after laying out the graph.
+then the conclusion id and the short answer, so the model picks its conclusion after laying
+out the graph.
 
 ``strict`` is off by default: strict-mode providers (OpenAI) reject length keywords, while
 non-strict servers treat the schema as guidance or, like llama.cpp, enforce it as grammar.
@@ -18,23 +19,44 @@ The value sets here (node types, relations, verdicts) are the single source of t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 NODE_TYPES: tuple[str, ...] = ("given", "inference", "assumption", "conclusion")
 RELATIONS: tuple[str, ...] = ("supports", "attacks", "assumes")
 VERDICTS: tuple[str, ...] = ("supported", "refuted", "not_determinable")
 NODE_ID_PATTERN = "^n[1-9][0-9]?$"
+NO_SOURCE = "none"
+"""The ``source`` of a node that cites no evidence span (every node but a given)."""
+MAX_SPAN_IDS = 2000
+"""Enum size bound: a grammar with more alternatives gets slow to build in llama.cpp."""
+MAX_ANSWER_CHARS = 80
 
 
 def interrogation_schema(
-    max_nodes: int = 8, max_edges: int = 10, max_claim_chars: int = 160
+    max_nodes: int = 8,
+    max_edges: int = 10,
+    max_claim_chars: int = 160,
+    span_ids: Sequence[str] = (),
+    max_answer_chars: int = MAX_ANSWER_CHARS,
 ) -> dict[str, Any]:
     """The JSON schema of an argument graph with at most ``max_nodes`` nodes (1..100),
-    ``max_edges`` edges (0..200) and claims of at most ``max_claim_chars`` characters (16..2000).
+    ``max_edges`` edges (0..200), claims of at most ``max_claim_chars`` characters (16..2000)
+    and a short ``answer`` of at most ``max_answer_chars`` characters (8..500).
+
+    Each node's ``source`` is one of ``span_ids`` (the task's evidence spans, at most
+    :data:`MAX_SPAN_IDS`) or :data:`NO_SOURCE`, so a constrained decoder cannot invent a
+    citation. Its property comes before ``claim``: the model picks the sentence, then says
+    what it states.
     """
     _bounded("max_nodes", max_nodes, 1, 100)
     _bounded("max_edges", max_edges, 0, 200)
     _bounded("max_claim_chars", max_claim_chars, 16, 2000)
+    _bounded("max_answer_chars", max_answer_chars, 8, 500)
+    if len(span_ids) > MAX_SPAN_IDS or not all(isinstance(i, str) and i for i in span_ids):
+        raise ValueError(
+            f"span_ids must be at most {MAX_SPAN_IDS} non-empty strings, got {len(span_ids)} items"
+        )
     # Ids have a fixed form so a constrained decoder cannot put the answer text or a
     # document number ("D2") where a node id belongs.
     node_id = {"type": "string", "pattern": NODE_ID_PATTERN}
@@ -42,8 +64,9 @@ def interrogation_schema(
     node = _object(
         {
             "id": node_id,
-            "claim": {"type": "string", "minLength": 1, "maxLength": max_claim_chars},
             "type": {"type": "string", "enum": list(NODE_TYPES)},
+            "source": {"type": "string", "enum": [*dict.fromkeys(span_ids), NO_SOURCE]},
+            "claim": {"type": "string", "minLength": 1, "maxLength": max_claim_chars},
             "confidence": confidence,
         }
     )
@@ -60,6 +83,7 @@ def interrogation_schema(
             "nodes": {"type": "array", "items": node, "minItems": 1, "maxItems": max_nodes},
             "edges": {"type": "array", "items": edge, "minItems": 0, "maxItems": max_edges},
             "conclusion_node": node_id,
+            "answer": {"type": "string", "minLength": 1, "maxLength": max_answer_chars},
         }
     )
 
@@ -76,11 +100,18 @@ def verification_schema(max_reason_chars: int = 300) -> dict[str, Any]:
 
 
 def interrogation_response_format(
-    max_nodes: int = 8, max_edges: int = 10, max_claim_chars: int = 160, *, strict: bool = False
+    max_nodes: int = 8,
+    max_edges: int = 10,
+    max_claim_chars: int = 160,
+    span_ids: Sequence[str] = (),
+    *,
+    strict: bool = False,
 ) -> dict[str, Any]:
     """``response_format`` for an interrogation call (see :func:`interrogation_schema`)."""
     return _response_format(
-        "argument_graph", interrogation_schema(max_nodes, max_edges, max_claim_chars), strict
+        "argument_graph",
+        interrogation_schema(max_nodes, max_edges, max_claim_chars, span_ids),
+        strict,
     )
 
 

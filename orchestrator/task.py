@@ -50,7 +50,9 @@ class RunConfig:
     seed is derived; ``m_verify`` fresh verification calls per disputed claim (1..15, odd so a
     majority always exists); at most ``max_per_round`` claims per round (1..20);
     ``structured_output`` sends a bounded JSON schema as ``response_format``; ``max_nodes`` /
-    ``max_edges`` bound the graph a model is asked for; ``max_tokens_*`` cap each reply.
+    ``max_edges`` bound the graph a model is asked for; ``max_tokens_*`` cap each reply;
+    ``think_first`` makes each interrogation two calls in one conversation, plain-text
+    reasoning and then the graph.
     """
 
     n: int = 6
@@ -65,6 +67,8 @@ class RunConfig:
     max_edges: int = 10
     max_tokens_interrogation: int | None = 2048
     max_tokens_verification: int | None = 512
+    think_first: bool = False
+    max_tokens_think: int | None = 512
 
     def __post_init__(self) -> None:
         _int_in("n", self.n, 1, MAX_N)
@@ -76,7 +80,7 @@ class RunConfig:
         _int_in("max_per_round", self.max_per_round, 1, 20)
         _int_in("max_nodes", self.max_nodes, 2, 100)
         _int_in("max_edges", self.max_edges, 0, 200)
-        for name in ("max_tokens_interrogation", "max_tokens_verification"):
+        for name in ("max_tokens_interrogation", "max_tokens_verification", "max_tokens_think"):
             value = getattr(self, name)
             if value is not None:
                 _int_in(name, value, 16, 100_000)
@@ -90,10 +94,9 @@ class RunConfig:
             raise TaskError(f"temperature={temp!r} is invalid: must be a number in 0..2")
         if self.seed is not None:
             _int_in("seed", self.seed, 0, 2**31 - 1)
-        if not isinstance(self.structured_output, bool):
-            raise TaskError(
-                f"structured_output={self.structured_output!r} is invalid: must be true or false"
-            )
+        for flag in ("structured_output", "think_first"):
+            if not isinstance(getattr(self, flag), bool):
+                raise TaskError(f"{flag}={getattr(self, flag)!r} is invalid: must be true or false")
 
     def to_dict(self) -> dict[str, Any]:
         """Every setting, JSON-ready."""

@@ -1,0 +1,134 @@
+"""Anchor one parsed run to the evidence before it reaches the graph store.
+
+This is where a model's say-so stops being trusted. For one run's parsed graph
+(:func:`orchestrator.parse.parse_graph`), :func:`anchor_run` decides what each node becomes in
+the store:
+
+* **givens** pass the citation check (:mod:`orchestrator.citation`) or are demoted. A checked
+  given is stored as the span itself: node id = span id (``D2.3``), claim = the span's text,
+  ``source`` = span id. Runs that cite one span therefore meet in one node, by identity and not
+  by fuzzy text, and a given can only ever say what its document says. A given that fails
+  stays in the graph as an ``assumption`` under its run-scoped id, with the reason recorded.
+* **the conclusion** is stored under its *answer*: id ``answer:<key>`` where ``key`` is
+  :func:`orchestrator.answers.answer_key` of the run's short answer, with ``source`` set to the
+  same id so that no fuzzy merge can join two different answers. Runs that give the same
+  answer share the node, so its ``run_ids`` are the runs that really gave it. Its claim is the
+  first sentence any run gave for that answer (each run's own sentence is kept in the record).
+  A run with no usable answer keeps a run-scoped conclusion that can never be chosen.
+* **nodes that restate the question** (a question, or the question's own words) are dropped
+  with their edges: the question is never evidence and never a node.
+* everything else keeps a run-scoped id ``r<i>:<id>``.
+
+Edges follow their nodes; two givens of one run citing one span collapse, and an edge that
+would join a node to itself is dropped with a note.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from graph_server.similarity import normalize
+from orchestrator.answers import answer_key
+from orchestrator.citation import check_citation
+from orchestrator.evidence import Evidence
+
+ANSWER_PREFIX = "answer:"
+
+
+@dataclass
+class AnchoredRun:
+    """One run, ready for ``GraphStore.assert_graph`` (see the module docstring)."""
+
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    edges: list[dict[str, Any]] = field(default_factory=list)
+    conclusion: str | None = None
+    """Store id of the run's conclusion node (None when it was dropped)."""
+    conclusion_claim: str | None = None
+    """The run's own conclusion sentence."""
+    answer: str | None = None
+    answer_key: str = ""
+    citations: list[dict[str, Any]] = field(default_factory=list)
+    """One record per given the model wrote: claim, source, span, ok, reason, detail."""
+    notes: list[str] = field(default_factory=list)
+
+
+def anchor_run(
+    run_id: str,
+    graph: Mapping[str, Any],
+    evidence: Evidence,
+    question: str,
+    answer_claims: Mapping[str, str],
+) -> AnchoredRun:
+    """Translate ``graph`` (a parsed run) into store nodes and edges for run ``run_id``.
+
+    ``answer_claims`` maps an answer key to the claim already stored for it by an earlier run
+    (the store refuses a second claim under one id). Pure: nothing is mutated. Cost: O(nodes +
+    edges) citation checks, each linear in the claim and span length.
+    """
+    out = AnchoredRun(answer=graph.get("answer"), answer_key=answer_key(graph.get("answer")))
+    store_id: dict[str, str] = {}
+    question_form = normalize(question)
+    for node in graph["nodes"]:
+        local = node["id"]
+        scoped = f"{run_id}:{local}"
+        claim = node["claim"]
+        if node["type"] != "conclusion" and (
+            claim.rstrip().endswith("?") or normalize(claim) == question_form
+        ):
+            out.notes.append(f"node {local!r} dropped: it restates the question")
+            continue
+        record = {"id": scoped, "claim": claim, "type": node["type"]}
+        record.update(confidence=node["confidence"], source=None)
+        if node["type"] == "given":
+            check = check_citation(claim, node.get("source"), evidence)
+            out.citations.append(
+                {
+                    "run_id": run_id,
+                    "node": local,
+                    "claim": claim,
+                    "source": node.get("source"),
+                    "span": check.span.id if check.span else None,
+                    "ok": check.ok,
+                    "reason": check.reason,
+                    "detail": check.detail,
+                }
+            )
+            if check.span is not None and check.ok:
+                record.update(id=check.span.id, claim=check.span.text, source=check.span.id)
+            else:
+                record["type"] = "assumption"
+        elif node["type"] == "conclusion":
+            out.conclusion_claim = claim
+            # A run without an answer keeps its own node, anchored to itself so that no fuzzy
+            # merge can fold it into an answer it never gave.
+            record["source"] = scoped
+            if out.answer_key:
+                anchor = ANSWER_PREFIX + out.answer_key
+                record.update(id=anchor, source=anchor, claim=answer_claims.get(anchor, claim))
+        if record["id"] in store_id.values():
+            out.notes.append(f"node {local!r} cites the same span as an earlier node; joined")
+        else:
+            out.nodes.append(record)
+        store_id[local] = record["id"]
+    out.conclusion = store_id.get(graph["conclusion_node"])
+    seen: set[tuple[str, str, str]] = set()
+    for edge in graph["edges"]:
+        src, dst = store_id.get(edge["src"]), store_id.get(edge["dst"])
+        if src is None or dst is None:
+            continue  # an end was dropped above, and the note says why
+        key = (src, dst, edge["relation"])
+        if src == dst:
+            out.notes.append(
+                f"edge {edge['src']}->{edge['dst']} dropped: both ends are one span {src!r}"
+            )
+        elif key not in seen:
+            seen.add(key)
+            out.edges.append({**edge, "src": src, "dst": dst})
+    return out
+
+
+def is_answer_node(node_id: str) -> bool:
+    """Whether a store id names an answer cluster (``answer:<key>``)."""
+    return node_id.startswith(ANSWER_PREFIX)

@@ -1,0 +1,174 @@
+"""Short answers: normalise them so runs that agree land in one cluster, exactly.
+
+Every interrogation reply carries a short ``answer`` next to its conclusion sentence (a name,
+a number, yes/no, or ``unanswerable``). Candidates are clustered by :func:`answer_key`, never
+by fuzzy sentence similarity: "Quelheim" and "Quelmere" are different answers however alike
+they look. The key folds only differences that cannot change the answer:
+
+* case, Unicode compatibility forms, accents are kept (``Zürich`` is not ``Zurich``);
+* punctuation and the articles *a*, *an*, *the*;
+* numbers: thousands separators, trailing zeros, a currency sign, number words up to twenty
+  (``1,200.0``, ``$1200`` and ``1200`` are one answer; ``seven`` is ``7``);
+* units: a number followed by a known unit word is written with the unit's short form
+  (``1200 meters`` -> ``1200 m``);
+* yes/no synonyms (``true``, ``correct``, ``it does`` ... -> ``yes``);
+* refusals (``unknown``, ``cannot be determined``, ``not enough information`` ...) ->
+  :data:`UNANSWERABLE`.
+
+The same key is the evaluation harness's answer normaliser for voting, so the orchestrator and
+the self-consistency baseline cluster answers by one rule.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from decimal import Decimal, InvalidOperation
+
+UNANSWERABLE = "unanswerable"
+YES, NO = "yes", "no"
+
+_ARTICLES = frozenset({"a", "an", "the"})
+_YES = frozenset({"yes", "y", "true", "correct", "right", "it does", "yes it does", "affirmative"})
+_NO = frozenset({"no", "n", "false", "incorrect", "wrong", "it does not", "no it does not"})
+_REFUSALS = (
+    "unanswerable",
+    "unknown",
+    "not answerable",
+    "cannot be determined",
+    "can not be determined",
+    "cannot be answered",
+    "cannot determine",
+    "not enough information",
+    "insufficient information",
+    "insufficient evidence",
+    "not stated",
+    "not mentioned",
+    "no answer",
+    "none of the documents",
+    "undetermined",
+    "neither",
+)
+_NUMBER_WORDS = {
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+    "twenty": 20,
+}
+_UNITS = {
+    "m": ("m", "meter", "meters", "metre", "metres"),
+    "km": ("km", "kilometer", "kilometers", "kilometre", "kilometres"),
+    "cm": ("cm", "centimeter", "centimeters", "centimetre", "centimetres"),
+    "kg": ("kg", "kilogram", "kilograms", "kilo", "kilos"),
+    "g": ("g", "gram", "grams"),
+    "l": ("l", "liter", "liters", "litre", "litres"),
+    "s": ("s", "sec", "secs", "second", "seconds"),
+    "min": ("min", "mins", "minute", "minutes"),
+    "h": ("h", "hr", "hrs", "hour", "hours"),
+    "%": ("%", "percent", "per cent"),
+    "year": ("year", "years", "yr", "yrs"),
+    "day": ("day", "days"),
+}
+_UNIT_OF = {spelling: short for short, spellings in _UNITS.items() for spelling in spellings}
+_CURRENCY = "$€£¥"
+_NUMBER = re.compile(r"^[-+]?\d+(?:\.\d+)?$")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+_PUNCT = re.compile(r"[^\w\s%.-]|(?<!\d)\.|\.(?!\d)|-(?!\d)")
+
+
+def answer_key(answer: object) -> str:
+    """The cluster key of a short answer ("" for no answer at all). Deterministic, O(len)."""
+    if not isinstance(answer, str):
+        return ""
+    text = _clean(answer)
+    if not text:
+        return ""
+    if text in _YES:
+        return YES
+    if text in _NO:
+        return NO
+    if is_refusal(text):
+        return UNANSWERABLE
+    return _canonical_words(text)
+
+
+def normalise_text(text: str) -> str:
+    """Any text under the same folding as an answer, without the yes/no and refusal mapping:
+    what an entity answer is looked up in (``f" {key} " in f" {normalise_text(span)} "``)."""
+    return _canonical_words(_clean(text))
+
+
+def _clean(text: str) -> str:
+    folded = unicodedata.normalize("NFKC", text).casefold().strip()
+    folded = _THOUSANDS.sub("", folded).replace("%", " %")
+    folded = "".join(" " if char in _CURRENCY else char for char in folded)
+    return " ".join(_PUNCT.sub(" ", folded).split())
+
+
+def _canonical_words(text: str) -> str:
+    words = [_canonical_number(w) for w in text.split() if w not in _ARTICLES]
+    return " ".join(_join_units(words))
+
+
+def is_refusal(text: str) -> bool:
+    """Whether a short answer says the question cannot be answered."""
+    folded = " ".join(text.casefold().replace("'", "").split()).strip(" .!")
+    return folded in _REFUSALS or any(
+        folded.startswith(phrase) for phrase in _REFUSALS if " " in phrase
+    )
+
+
+def is_entity(key: str) -> bool:
+    """Whether a normalised answer names something (not yes/no, a refusal or a number):
+    such an answer must occur in the evidence to be grounded."""
+    if key in ("", YES, NO, UNANSWERABLE):
+        return False
+    return not all(_NUMBER.match(word) or word in _UNIT_OF.values() for word in key.split())
+
+
+def _canonical_number(word: str) -> str:
+    if word in _NUMBER_WORDS:
+        return str(_NUMBER_WORDS[word])
+    if not _NUMBER.match(word):
+        return word
+    try:
+        value = Decimal(word).normalize()
+    except InvalidOperation:  # pragma: no cover - the pattern only admits valid decimals
+        return word
+    text = format(value, "f")
+    return text[1:] if text.startswith("+") else text
+
+
+def _join_units(words: list[str]) -> list[str]:
+    out: list[str] = []
+    position = 0
+    while position < len(words):
+        word = words[position]
+        two = " ".join(words[position : position + 2])
+        if out and _NUMBER.match(out[-1]) and two in _UNIT_OF:
+            out.append(_UNIT_OF[two])
+            position += 2
+            continue
+        if out and _NUMBER.match(out[-1]) and word in _UNIT_OF:
+            out.append(_UNIT_OF[word])
+        else:
+            out.append(word)
+        position += 1
+    return out

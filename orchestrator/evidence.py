@@ -1,0 +1,194 @@
+"""Evidence spans: a task's documents cut into sentences with short, stable ids.
+
+A *span* is one sentence of one document, addressed as ``D<document>.<sentence>`` (both
+1-based): ``D2.3`` is the third sentence of the second document. Givens cite spans, the
+prompts show the evidence as numbered spans, and the report quotes them, so the split must be
+deterministic (same text, same ids) and must not cut inside an abbreviation ("Dr. Kell"), a
+decimal ("3.5 kg"), an initial ("J. Marsh") or a quotation.
+
+Splitting rules, in order:
+
+1. A blank line, or a line that starts a list item or a Markdown heading, always ends a
+   sentence: documents often carry headings and bullet points without final punctuation.
+2. Inside a block, a sentence ends at ``.``, ``!`` or ``?`` (one or more), optionally followed
+   by closing quotes or brackets, then whitespace, then a character that can open a sentence
+   (an upper-case letter, a digit, an opening quote or bracket).
+3. A ``.`` does not end a sentence after a known abbreviation (:data:`ABBREVIATIONS`) or a
+   single upper-case initial.
+
+Cost: O(len(text)) per document.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+ABBREVIATIONS = frozenset(
+    {
+        "approx",
+        "apr",
+        "aug",
+        "ave",
+        "co",
+        "corp",
+        "dec",
+        "dept",
+        "dr",
+        "e.g",
+        "est",
+        "etc",
+        "feb",
+        "fig",
+        "ft",
+        "gen",
+        "i.e",
+        "inc",
+        "jan",
+        "jr",
+        "jul",
+        "jun",
+        "ltd",
+        "mar",
+        "mr",
+        "mrs",
+        "ms",
+        "mt",
+        "nov",
+        "oct",
+        "prof",
+        "rev",
+        "sep",
+        "sept",
+        "sr",
+        "st",
+        "u.k",
+        "u.s",
+        "vol",
+        "vs",
+    }
+)
+"""Lower-case words that a full stop follows without ending the sentence."""
+
+_BLOCK_BREAK = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*(?:[-*+•]|\d+[.)]|#+)[ \t])")
+_END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s+[\"'“‘(\[]?[A-Z0-9])")
+_LAST_WORD = re.compile(r"([A-Za-z][A-Za-z.]*)\.+$")
+_SPAN_ID = re.compile(r"^D([1-9][0-9]*)\.([1-9][0-9]*)$")
+
+
+@dataclass(frozen=True)
+class Span:
+    """One sentence of one document."""
+
+    id: str
+    """``D<document>.<sentence>``, both numbers 1-based."""
+    document: int
+    sentence: int
+    text: str
+    """The sentence with its whitespace collapsed to single spaces."""
+    start: int
+    end: int
+    """Character offsets of the sentence in its document (``document[start:end]``)."""
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Every span of a task's documents, in document and sentence order."""
+
+    spans: tuple[Span, ...]
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """Span ids in order (the enum a given's ``source`` is constrained to)."""
+        return tuple(span.id for span in self.spans)
+
+    @cached_property
+    def by_id(self) -> dict[str, Span]:
+        """Span id -> span."""
+        return {span.id: span for span in self.spans}
+
+    def get(self, span_id: object) -> Span | None:
+        """The span with this id, or None (also for non-string input)."""
+        if not isinstance(span_id, str):
+            return None
+        return self.by_id.get(span_id.strip())
+
+    def render(self) -> str:
+        """The evidence for a prompt: one ``[D1.2] sentence`` line per span, a blank line
+        between documents; ``(no documents)`` when there is none."""
+        if not self.spans:
+            return "(no documents)"
+        lines: list[str] = []
+        for span in self.spans:
+            if lines and span.sentence == 1:
+                lines.append("")
+            lines.append(f"[{span.id}] {span.text}")
+        return "\n".join(lines)
+
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` offsets of the sentences of ``text`` (see the module rules).
+
+    Leading and trailing whitespace is outside every span; empty pieces are skipped.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a string, got {type(text).__name__}")
+    pieces: list[tuple[int, int]] = []
+    block_start = 0
+    for brk in [*_BLOCK_BREAK.finditer(text), None]:
+        block_end = brk.start() if brk else len(text)
+        cut = block_start
+        for end in _END.finditer(text, block_start, block_end):
+            if _is_abbreviation(text[cut : end.end()]):
+                continue
+            pieces.append((cut, end.end()))
+            cut = end.end()
+        pieces.append((cut, block_end))
+        block_start = brk.end() if brk else len(text)
+    spans: list[tuple[int, int]] = []
+    for start, end in pieces:
+        chunk = text[start:end]
+        stripped = chunk.strip()
+        if stripped:
+            offset = start + len(chunk) - len(chunk.lstrip())
+            spans.append((offset, offset + len(stripped)))
+    return spans
+
+
+def build_evidence(documents: Sequence[str]) -> Evidence:
+    """Split every document into spans ``D<i>.<j>``; a document with no text has none."""
+    spans: list[Span] = []
+    for doc_no, document in enumerate(documents, 1):
+        for sent_no, (start, end) in enumerate(split_sentences(document), 1):
+            spans.append(
+                Span(
+                    id=f"D{doc_no}.{sent_no}",
+                    document=doc_no,
+                    sentence=sent_no,
+                    text=" ".join(document[start:end].split()),
+                    start=start,
+                    end=end,
+                )
+            )
+    return Evidence(tuple(spans))
+
+
+def is_span_id(value: object) -> bool:
+    """Whether ``value`` has the shape of a span id (``D2.3``); it may still not exist."""
+    return isinstance(value, str) and _SPAN_ID.match(value.strip()) is not None
+
+
+def _is_abbreviation(sentence: str) -> bool:
+    """Whether the full stop ending ``sentence`` belongs to an abbreviation or an initial."""
+    stripped = sentence.rstrip("\"'”’)]")
+    if not stripped.endswith("."):
+        return False
+    match = _LAST_WORD.search(stripped)
+    if match is None:
+        return False
+    word = match.group(1)
+    if len(word) == 1 and word.isupper():
+        return True
+    return word.lower().rstrip(".") in ABBREVIATIONS

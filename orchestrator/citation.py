@@ -40,7 +40,9 @@ MIN_CONTAINMENT = 0.75
 """Share of a given's content words that must occur in its span (see docs/orchestrator.md)."""
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
-_CITATION_MARKER = re.compile(r"[\[(]\s*D\d+(?:\.\d+)?(?:\s*,\s*D\d+(?:\.\d+)?)*\s*[\])]")
+CITATION_MARKER = re.compile(  # "[D2]", "(D2.3)", "[D1, D3]": citations written into a claim
+    r"[\[(]\s*D\d+(?:\.\d+)?(?:\s*,\s*D\d+(?:\.\d+)?)*\s*[\])]"
+)
 _OPENERS = frozenset(
     {
         "a",
@@ -95,10 +97,13 @@ class CitationCheck:
         return self.reason is None
 
 
-def check_citation(claim: str, source: object, evidence: Evidence) -> CitationCheck:
+def check_citation(
+    claim: str, source: object, evidence: Evidence, *, min_containment: float = MIN_CONTAINMENT
+) -> CitationCheck:
     """Check one given (``claim`` citing span id ``source``) against ``evidence``.
 
     Returns the first failing rule of the module docstring, or an ok check holding the span.
+    ``min_containment`` is rule 5's threshold (changed only to measure the rule).
     Cost: O(len(claim) + len(span)).
     """
     if not isinstance(source, str) or not source.strip() or source.strip().lower() == "none":
@@ -108,7 +113,7 @@ def check_citation(claim: str, source: object, evidence: Evidence) -> CitationCh
         return CitationCheck(
             CITATION_UNKNOWN, f"{source.strip()!r} is not a span of this task", None
         )
-    text = _CITATION_MARKER.sub(" ", claim)
+    text = CITATION_MARKER.sub(" ", claim)
     said, quoted = claim_key(text), claim_key(span.text)
     missing_numbers = sorted(set(said.numbers) - set(quoted.numbers))
     if missing_numbers:
@@ -122,11 +127,11 @@ def check_citation(claim: str, source: object, evidence: Evidence) -> CitationCh
             NAME_MISMATCH, f"name(s) {missing_names} do not occur in {span.id}", span
         )
     share = containment(said.content, quoted.content)
-    if share < MIN_CONTAINMENT:
+    if share < min_containment:
         return CitationCheck(
             QUOTE_MISMATCH,
             f"only {share:.0%} of the claim's words occur in {span.id} "
-            f"(at least {MIN_CONTAINMENT:.0%} needed)",
+            f"(at least {min_containment:.0%} needed)",
             span,
         )
     negations = sorted((said.tokens & NEGATIONS) - quoted.tokens)

@@ -120,6 +120,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="send a bounded JSON schema as response_format (default: on for local models)",
     )
+    parser.add_argument(
+        "--think-first",
+        action="store_true",
+        help="each interrogation reasons in plain text, then writes the graph (two calls)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     return parser
 
@@ -135,6 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             budget_calls=args.budget_calls,
             temperature=args.temp,
             seed=args.seed,
+            think_first=args.think_first,
         )
         model = args.model or default_model()
     except TaskError as exc:

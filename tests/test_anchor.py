@@ -1,0 +1,141 @@
+"""Anchoring a parsed run: givens become checked spans, conclusions become answers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from orchestrator.anchor import anchor_run
+from orchestrator.evidence import build_evidence
+
+EVIDENCE = build_evidence(
+    [
+        "Rack 7 survey, row 9: server x9; operating system: Linux; owner: platform team.",
+        "Scheduling policy: the cron scheduler runs only on Linux hosts.",
+    ]
+)
+QUESTION = "Can server x9 be used for the nightly cron job?"
+
+
+def node(node_id: str, node_type: str, claim: str, source: str | None = None) -> dict[str, Any]:
+    return {"id": node_id, "type": node_type, "claim": claim, "confidence": 0.9, "source": source}
+
+
+def edge(src: str, dst: str, relation: str = "supports") -> dict[str, Any]:
+    return {"src": src, "dst": dst, "relation": relation, "confidence": 0.9}
+
+
+def graph(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], answer: str | None) -> dict:
+    return {"nodes": nodes, "edges": edges, "conclusion_node": nodes[-1]["id"], "answer": answer}
+
+
+def test_a_checked_given_becomes_its_span_and_the_conclusion_its_answer() -> None:
+    run = anchor_run(
+        "r1",
+        graph(
+            [
+                node("n1", "given", "Server x9 runs Linux", "D1.1"),
+                node("n2", "conclusion", "Server x9 can run the cron job"),
+            ],
+            [edge("n1", "n2")],
+            "Yes.",
+        ),
+        EVIDENCE,
+        QUESTION,
+        {},
+    )
+    ids = [n["id"] for n in run.nodes]
+    assert ids == ["D1.1", "answer:yes"]
+    assert run.nodes[0]["claim"] == EVIDENCE.spans[0].text and run.nodes[0]["source"] == "D1.1"
+    assert run.nodes[1]["source"] == "answer:yes"
+    assert run.edges == [{**edge("D1.1", "answer:yes")}]
+    assert run.conclusion == "answer:yes" and run.answer == "Yes." and run.answer_key == "yes"
+    assert run.citations[0]["ok"] and run.citations[0]["span"] == "D1.1"
+
+
+def test_a_given_failing_its_citation_is_kept_as_an_assumption_with_the_reason() -> None:
+    run = anchor_run(
+        "r2",
+        graph(
+            [
+                node("n1", "given", "Server x8 runs Linux", "D1.1"),
+                node("n2", "conclusion", "Server x9 can run the cron job"),
+            ],
+            [edge("n1", "n2")],
+            "yes",
+        ),
+        EVIDENCE,
+        QUESTION,
+        {},
+    )
+    assert run.nodes[0] == {
+        "id": "r2:n1",
+        "claim": "Server x8 runs Linux",
+        "type": "assumption",
+        "confidence": 0.9,
+        "source": None,
+    }
+    assert run.citations[0]["reason"] == "name_mismatch"
+
+
+def test_the_question_is_never_a_node_whatever_its_type() -> None:
+    run = anchor_run(
+        "r1",
+        graph(
+            [
+                node("n1", "given", QUESTION, "D2.1"),
+                node("n2", "inference", "can server x9 be used for the nightly cron job"),
+                node("n3", "conclusion", "Server x9 can be used for the nightly cron job"),
+            ],
+            [edge("n1", "n3"), edge("n2", "n3")],
+            "yes",
+        ),
+        EVIDENCE,
+        QUESTION,
+        {},
+    )
+    assert [n["id"] for n in run.nodes] == ["answer:yes"]
+    assert run.edges == [] and len(run.notes) == 2
+
+
+def test_two_givens_of_one_run_citing_one_span_are_one_node_and_no_self_loop_remains() -> None:
+    run = anchor_run(
+        "r1",
+        graph(
+            [
+                node("n1", "given", "Server x9 runs Linux", "D1.1"),
+                node("n2", "given", "Rack 7 row 9 is server x9", "D1.1"),
+                node("n3", "conclusion", "Server x9 can run the cron job"),
+            ],
+            [edge("n1", "n2"), edge("n1", "n3"), edge("n2", "n3")],
+            "yes",
+        ),
+        EVIDENCE,
+        QUESTION,
+        {},
+    )
+    assert [n["id"] for n in run.nodes] == ["D1.1", "answer:yes"]
+    assert run.edges == [edge("D1.1", "answer:yes")]
+
+
+def test_a_later_run_with_the_same_answer_reuses_the_stored_conclusion_claim() -> None:
+    run = anchor_run(
+        "r3",
+        graph([node("n1", "conclusion", "x9 is fine for cron")], [], "YES"),
+        EVIDENCE,
+        QUESTION,
+        {"answer:yes": "Server x9 can run the cron job"},
+    )
+    assert run.nodes[0]["claim"] == "Server x9 can run the cron job"
+    assert run.conclusion_claim == "x9 is fine for cron"
+
+
+def test_a_run_without_an_answer_keeps_a_conclusion_anchored_to_itself() -> None:
+    run = anchor_run(
+        "r4",
+        graph([node("n1", "conclusion", "x9 is fine for cron")], [], None),
+        EVIDENCE,
+        QUESTION,
+        {},
+    )
+    assert run.nodes[0]["id"] == run.nodes[0]["source"] == "r4:n1"
+    assert run.answer_key == ""

@@ -1,0 +1,68 @@
+"""Short answers cluster by an exact normalised key, never by fuzzy similarity."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from orchestrator.answers import UNANSWERABLE, answer_key, is_entity, normalise_text
+
+
+@pytest.mark.parametrize(
+    ("spellings", "key"),
+    [
+        (["Yes", "yes.", "TRUE", "Yes, it does", "correct"], "yes"),
+        (["No", "no!", "False", "incorrect"], "no"),
+        (["Quelheim", "quelheim.", "The Quelheim", "  QUELHEIM "], "quelheim"),
+        (["1,200", "1200", "1200.0", "$1,200"], "1200"),
+        (["1,200 meters", "1200 m", "1200 metres"], "1200 m"),
+        (["50%", "50 percent", "50 per cent"], "50 %"),
+        (["seven", "7", "7.00"], "7"),
+        (
+            ["unknown", "Cannot be determined.", "Not enough information", "unanswerable"],
+            UNANSWERABLE,
+        ),
+    ],
+)
+def test_spellings_of_one_answer_share_one_key(spellings: list[str], key: str) -> None:
+    assert {answer_key(s) for s in spellings} == {key}
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Quelheim", "Quelmere"),
+        ("Braskthorpe", "Braskmere"),
+        ("1200", "1210"),
+        ("-5", "5"),
+        ("yes", "no"),
+        ("Zürich", "Zurich"),
+        ("Volen River", "Volen"),
+    ],
+)
+def test_different_answers_never_share_a_key(a: str, b: str) -> None:
+    assert answer_key(a) != answer_key(b)
+
+
+def test_no_answer_has_the_empty_key() -> None:
+    assert answer_key("") == answer_key("  ... ") == answer_key(None) == ""
+
+
+def test_entities_are_names_not_numbers_yes_no_or_refusals() -> None:
+    assert is_entity(answer_key("Volen River"))
+    for answer in ("42", "1200 meters", "yes", "no", "unknown", ""):
+        assert not is_entity(answer_key(answer))
+
+
+def test_an_entity_key_is_found_in_text_normalised_the_same_way() -> None:
+    assert (
+        f" {answer_key('the Volen River')} " in f" {normalise_text('It lies on the Volen River.')} "
+    )
+
+
+@given(st.text(max_size=40))
+def test_the_key_is_idempotent_and_total(text: str) -> None:
+    key = answer_key(text)
+    assert isinstance(key, str)
+    assert answer_key(key) == key

@@ -1,0 +1,71 @@
+"""The citation check: a given stands only if the span it cites says it."""
+
+from __future__ import annotations
+
+import pytest
+
+from orchestrator.citation import (
+    CITATION_MISSING,
+    CITATION_UNKNOWN,
+    NAME_MISMATCH,
+    NUMBER_MISMATCH,
+    QUOTE_MISMATCH,
+    check_citation,
+    name_words,
+)
+from orchestrator.evidence import build_evidence
+
+EVIDENCE = build_evidence(
+    [
+        "Rack 7 survey, row 9: server x9; operating system: Linux; owner: platform team.",
+        "Scheduling policy: the cron scheduler runs only on Linux hosts. The nightly cron job "
+        "may be placed on any server that can run the cron scheduler.",
+        "Ferrowell Mill was founded in 1820 by Wenna Korick.",
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "source"),
+    [
+        ("The cron scheduler runs only on Linux hosts.", "D2.1"),
+        ("the cron scheduler runs only on linux hosts [D2]", "D2.1"),
+        ("Server x9 runs the Linux operating system", "D1.1"),
+        ("Wenna Korick's mill was founded in 1820", "D3.1"),
+        ("Ferrowell Mill was founded by Wenna Korick", " D3.1 "),
+    ],
+)
+def test_a_faithful_restatement_of_the_cited_span_passes(claim: str, source: str) -> None:
+    check = check_citation(claim, source, EVIDENCE)
+    assert check.ok and check.span is not None and check.span.id == source.strip()
+
+
+@pytest.mark.parametrize(
+    ("claim", "source", "reason"),
+    [
+        ("The cron scheduler runs only on Linux hosts.", None, CITATION_MISSING),
+        ("The cron scheduler runs only on Linux hosts.", "none", CITATION_MISSING),
+        ("The cron scheduler runs only on Linux hosts.", "D9.1", CITATION_UNKNOWN),
+        ("Ferrowell Mill was founded in 1821.", "D3.1", NUMBER_MISMATCH),
+        ("Ferrowood Mill was founded in 1820.", "D3.1", NAME_MISMATCH),
+        ("Can server x9 be used for the nightly cron job?", "D2.2", NAME_MISMATCH),
+        ("The cron scheduler does not run on Linux hosts.", "D2.1", QUOTE_MISMATCH),
+        (
+            "The nightly cron job needs spare power capacity and new hardware.",
+            "D2.2",
+            QUOTE_MISMATCH,
+        ),
+    ],
+)
+def test_a_misquote_is_named_by_the_first_rule_it_breaks(
+    claim: str, source: str | None, reason: str
+) -> None:
+    check = check_citation(claim, source, EVIDENCE)
+    assert not check.ok
+    assert check.reason == reason
+    assert check.detail
+
+
+def test_name_words_skip_a_capitalised_opening_function_word_but_keep_names() -> None:
+    assert name_words("The survey of Rack 7 lists x9 and Linux") == ["Rack", "x9", "Linux"]
+    assert name_words("Vidar Tarvard was born in Quelheim") == ["Vidar", "Tarvard", "Quelheim"]

@@ -20,7 +20,9 @@ the store:
 * everything else keeps a run-scoped id ``r<i>:<id>``.
 
 Edges follow their nodes; two givens of one run citing one span collapse, and an edge that
-would join a node to itself is dropped with a note.
+would join a node to itself is dropped with a note. Nothing supports a checked given: it is a
+document sentence, so ``supports``/``assumes`` edges into one are dropped with a note (the
+0.5B model draws them backwards from the conclusion, and they only make cycles).
 """
 
 from __future__ import annotations
@@ -123,12 +125,13 @@ def anchor_run(
             out.notes.append(
                 f"edge {edge['src']}->{edge['dst']} dropped: both ends are one span {src!r}"
             )
+        elif edge["relation"] != "attacks" and evidence.get(dst) is not None:
+            out.notes.append(
+                f"edge {edge['src']}->{edge['dst']} dropped: a cited span ({dst}) needs no "
+                f"{edge['relation']} edge"
+            )
         elif key not in seen:
             seen.add(key)
             out.edges.append({**edge, "src": src, "dst": dst})
     return out
 
-
-def is_answer_node(node_id: str) -> bool:
-    """Whether a store id names an answer cluster (``answer:<key>``)."""
-    return node_id.startswith(ANSWER_PREFIX)

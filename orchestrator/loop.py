@@ -10,7 +10,11 @@ One call of :func:`run_loop` answers one task with a fresh in-memory graph:
    and become span nodes, conclusions become answer nodes) and ingested in order as run
    ``r<i>``.
 2. **Merge** duplicates across runs; every merge and contradiction, at ingest or in this
-   pass, is kept for the report.
+   pass, is kept for the report. Then **settle the attacks**: a run's ``attacks`` edges are
+   held back during the fan-out and asserted only now, each when the runs that drew it are at
+   least half as many as the runs behind the claim it attacks. One run's stray attack must not
+   sink an answer five runs reached (the 0.5B model draws attacks almost at random), while an
+   objection that runs repeat still counts; every attack, counted or set aside, is reported.
 3. **Assess** (:mod:`orchestrator.assess`): ranked candidate answers and the disputed queue.
 4. **Stop?** In this order: ``no_candidates`` (nothing to judge), ``no_disputes``,
    ``width_reached`` (the ranking did not change in the last round and the top candidate is
@@ -90,6 +94,7 @@ class LoopResult:
     merges: list[dict[str, Any]]
     contradictions_created: list[dict[str, Any]]
     citations: list[dict[str, Any]]
+    attacks: list[dict[str, Any]]
     evidence: Evidence
     answers: dict[str, dict[str, Any]]
     verifications: list[dict[str, Any]]
@@ -160,6 +165,8 @@ class _Loop:
         self.citations: list[dict[str, Any]] = []
         self.claims: dict[str, str] = {}
         self.answers: dict[str, dict[str, Any]] = {}
+        self.held_attacks: list[tuple[str, dict[str, Any]]] = []
+        self.attacks: list[dict[str, Any]] = []
         self.local_s: dict[str, float] = {}
         self._lock = threading.Lock()
 
@@ -181,6 +188,8 @@ class _Loop:
             self._refresh_nodes()
         if merged:
             self._note_merges("merge pass", merged["merges"], merged["contradictions_created"])
+        with self._timed("attacks"):
+            self._settle_attacks()
         self.trace.event(
             "merge",
             merges=merged["merges"] if merged else [],
@@ -233,6 +242,7 @@ class _Loop:
             merges=self.merges,
             contradictions_created=self.contradictions,
             citations=self.citations,
+            attacks=self.attacks,
             evidence=self.evidence,
             answers=self.answers,
             verifications=verifications,
@@ -436,7 +446,9 @@ class _Loop:
         run["errors"] += anchored.notes
         run["answer"], run["answer_key"] = anchored.answer, anchored.answer_key
         run["conclusion_claim"] = anchored.conclusion_claim
-        result = self.store.assert_graph(GRAPH_ID, anchored.nodes, anchored.edges, run_id=run_id)
+        edges = [e for e in anchored.edges if e["relation"] != "attacks"]
+        self.held_attacks += [(run_id, e) for e in anchored.edges if e["relation"] == "attacks"]
+        result = self.store.assert_graph(GRAPH_ID, anchored.nodes, edges, run_id=run_id)
         if "error" in result:
             run["errors"].append(f"store rejected the run: {result['error']}")
             self.trace.event("ingest", run_id=run_id, error=result["error"])
@@ -499,6 +511,37 @@ class _Loop:
             self.contradictions.append(
                 {"at": at, "pair": [a, b], "claims": [self.claims.get(a), self.claims.get(b)]}
             )
+
+    def _settle_attacks(self) -> None:
+        """Assert the held attack edges that meet the quorum (module docstring, step 2)."""
+        if not self.held_attacks or not self._has_graph():
+            return
+        graph = engine(self.store.get_graph(GRAPH_ID))
+        current = {node["id"]: node for node in graph["nodes"]}
+        resolve = {old: node["id"] for node in graph["nodes"] for old in node["merged_ids"]}
+        drawn_by: dict[tuple[str, str], set[str]] = {}
+        for run_id, edge in self.held_attacks:
+            src, dst = (resolve.get(end, end) for end in (edge["src"], edge["dst"]))
+            if src in current and dst in current and src != dst:
+                drawn_by.setdefault((src, dst), set()).add(run_id)
+        for (src, dst), runs in sorted(drawn_by.items()):
+            target_runs = sum(1 for r in current[dst]["run_ids"] if r.startswith("r"))
+            counted = 2 * len(runs) >= target_runs
+            self.attacks.append(
+                {
+                    "src": src,
+                    "dst": dst,
+                    "runs": sorted(runs, key=_run_number),
+                    "target_runs": target_runs,
+                    "counted": counted,
+                }
+            )
+            if counted:
+                for run_id in sorted(runs, key=_run_number):
+                    edge = {"src": src, "dst": dst, "relation": "attacks", "confidence": 1.0}
+                    engine(self.store.assert_graph(GRAPH_ID, [], [edge], run_id=run_id))
+        self._refresh_nodes()
+        self.trace.event("attacks", attacks=self.attacks)
 
     def _unanswerable_runs(self) -> int:
         """Interrogation runs whose answer was "unanswerable"."""
@@ -819,6 +862,10 @@ def _assessment_summary(assessment: Assessment) -> dict[str, Any]:
         "contradiction_pairs": [list(p) for p in assessment.contradiction_pairs],
         "isolated_load_bearing": [item["id"] for item in assessment.isolated],
     }
+
+
+def _run_number(run_id: str) -> int:
+    return int(run_id[1:]) if run_id[1:].isdigit() else 0
 
 
 def _call_order(record: dict[str, Any]) -> tuple[Any, ...]:

@@ -86,6 +86,7 @@ def build_report(
         "givens": _givens(result, nodes),
         "citations": result.citations,
         "rejected_citations": [c for c in result.citations if not c["ok"]],
+        "attacks": result.attacks,
         "evidence_spans": len(result.evidence.spans),
         "merges": result.merges,
         "contradictions_created": result.contradictions_created,
@@ -385,7 +386,7 @@ def _givens_md(report: dict[str, Any]) -> list[str]:
 
 
 def _merges_md(report: dict[str, Any]) -> list[str]:
-    out = ["## Merges and contradictions", ""]
+    out = ["## Merges, contradictions and attacks", ""]
     for m in report["merges"]:
         out.append(
             f"- {m['at']}: `{m['merged']}` ({_inline(m['merged_claim'] or '')}) merged into "
@@ -395,6 +396,12 @@ def _merges_md(report: dict[str, Any]) -> list[str]:
         a, b = c["pair"]
         first, second = (_inline(text or "") for text in c["claims"])
         out.append(f"- {c['at']}: contradiction `{a}` ({first}) vs `{b}` ({second})")
+    for attack in report["attacks"]:
+        verdict = "counted" if attack["counted"] else "set aside"
+        out.append(
+            f"- attack `{attack['src']}` → `{attack['dst']}` drawn by {len(attack['runs'])} "
+            f"run(s) against a claim {attack['target_runs']} run(s) assert: {verdict}"
+        )
     if len(out) == 2:
         out.append("None.")
     return [*out, ""]

@@ -15,14 +15,17 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from graph_server import fixture
-
 ROOT = Path(__file__).resolve().parents[1]
 RACK7_TASK: dict[str, Any] = json.loads((ROOT / "examples" / "rack7.json").read_text())
 
 
-def model_graph(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], conclusion: str) -> str:
-    """An interrogation reply as a model writes it (edges with from/to)."""
+def model_graph(
+    nodes: list[dict[str, Any]],
+    edges: list[dict[str, Any]],
+    conclusion: str,
+    answer: str | None = "yes",
+) -> str:
+    """An interrogation reply as a model writes it (edges with from/to, a short answer)."""
     return json.dumps(
         {
             "nodes": nodes,
@@ -36,49 +39,79 @@ def model_graph(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], conclu
                 for e in edges
             ],
             "conclusion_node": conclusion,
+            "answer": answer,
         }
     )
 
 
-GOOD = model_graph(fixture.R1_NODES, fixture.R1_EDGES, fixture.CONCLUSION)
-"""The design's r1 argument: width 2 (via the survey and via the Linux marking)."""
+def _node(
+    node_id: str, node_type: str, claim: str, confidence: float, source: str = "none"
+) -> dict[str, Any]:
+    return {
+        "id": node_id,
+        "type": node_type,
+        "source": source,
+        "claim": claim,
+        "confidence": confidence,
+    }
+
+
+GOOD_NODES: list[dict[str, Any]] = [
+    _node("A", "given", "the survey team inventoried every server in rack 7", 0.9, "D1.2"),
+    _node("B", "given", "rack 7 survey row 9 lists server x9", 0.9, "D2.1"),
+    _node("C", "inference", "server x9 was included in the survey", 0.85),
+    _node("D", "given", "the cron scheduler runs only on linux hosts", 0.9, "D3.1"),
+    _node("E", "inference", "server x9 can run the cron scheduler", 0.8),
+    _node("Z", "conclusion", "server x9 can be used for the nightly cron job", 0.8),
+    _node("F", "inference", "rack 7 has spare capacity", 0.6),
+]
+GOOD_EDGES: list[dict[str, Any]] = [
+    {"src": "A", "dst": "C", "relation": "supports", "confidence": 0.9},
+    {"src": "B", "dst": "C", "relation": "supports", "confidence": 0.9},
+    {"src": "C", "dst": "E", "relation": "supports", "confidence": 0.8},
+    {"src": "D", "dst": "E", "relation": "supports", "confidence": 0.85},
+    {"src": "E", "dst": "Z", "relation": "supports", "confidence": 0.8},
+    {"src": "D", "dst": "Z", "relation": "supports", "confidence": 0.7},
+]
+SPAN = {"A": "D1.2", "B": "D2.1", "D": "D3.1"}
+"""Model node id -> the span node it becomes (its citation passes the check)."""
+YES = "answer:yes"
+NO = "answer:no"
+
+GOOD = model_graph(GOOD_NODES, GOOD_EDGES, "Z")
+"""The design's r1 argument on the rack-7 evidence: width 2 (via the survey and via the cron
+policy), every given citing its sentence, answer "yes"."""
 
 PARAPHRASE = model_graph(
     [
         {**n, "claim": n["claim"][0].upper() + n["claim"][1:] + "."}
-        for n in fixture.R1_NODES
+        for n in GOOD_NODES
         if n["id"] != "F"
     ],
-    [e for e in fixture.R1_EDGES],
-    fixture.CONCLUSION,
+    GOOD_EDGES,
+    "Z",
+    answer="Yes.",
 )
 """The same argument in different case and punctuation: merges into GOOD's nodes."""
 
 CONTRADICTING = model_graph(
     [
-        {
-            "id": "X",
-            "claim": "the survey marks server x9 as not running linux",
-            "type": "given",
-            "confidence": 0.7,
-        },
-        {
-            "id": "Y",
-            "claim": "server x9 cannot be used for the nightly cron job",
-            "type": "conclusion",
-            "confidence": 0.7,
-        },
+        _node("X", "given", "the survey marks server x9 as not running linux", 0.7, "D2.1"),
+        _node("Y", "conclusion", "server x9 cannot be used for the nightly cron job", 0.7),
     ],
     [{"src": "X", "dst": "Y", "relation": "supports", "confidence": 0.7}],
     "Y",
+    answer="no",
 )
-"""A misreading run: its given and its conclusion contradict GOOD's (negation guard)."""
+"""A misreading run: its given misquotes D2.1 (a negation the sentence lacks, so it is kept
+as an assumption) and its answer, "no", contradicts GOOD's (negation guard)."""
 
 MALFORMED = "Sure. Server x9 runs Linux, so yes, it can take the nightly cron job."
 """No JSON at all: neither repair (which answers the same) nor salvage can use it."""
 
-SALVAGEABLE = GOOD[:-1] + ","
-"""GOOD cut short with a dangling comma: strict JSON fails, json_repair recovers it."""
+SALVAGEABLE = GOOD[:-1] + ",}"
+"""GOOD with a dangling comma before its last brace: strict JSON fails, json_repair recovers
+it."""
 
 WRONG_TEXT = ("not running linux", "cannot be used")
 
@@ -140,8 +173,8 @@ def refute_wrong_claims(claim: str, nth: int) -> str:
     """Two of three verifiers refute the misreading (the first one wrongly supports it); every
     other claim is supported."""
     if any(text in claim for text in WRONG_TEXT):
-        return verdict("supported") if nth == 0 else verdict("refuted", "[D2] says Linux")
-    return verdict("supported", "[D2] and [D3] state it")
+        return verdict("supported") if nth == 0 else verdict("refuted", "[D2.1] says Linux")
+    return verdict("supported", "[D2.1] and [D3.1] state it")
 
 
 def always(name: str) -> Callable[[str, int], str]:
@@ -161,16 +194,24 @@ def six_runs(**overrides: str | BaseException) -> dict[str, str | BaseException]
     return runs
 
 
-def chain_run(prefix: str, claims: Iterable[str], conclusion: str, given: str) -> str:
-    """A run with one given, a chain of single-run inferences and a conclusion."""
-    nodes = [{"id": "g", "claim": given, "type": "given", "confidence": 0.9}]
+def chain_run(
+    prefix: str,
+    claims: Iterable[str],
+    conclusion: str,
+    given: str,
+    source: str = "D3.1",
+    answer: str = "yes",
+) -> str:
+    """A run with one given (citing ``source``), a chain of single-run inferences and a
+    conclusion giving ``answer``."""
+    nodes = [_node("g", "given", given, 0.9, source)]
     edges = []
     previous = "g"
     for i, claim in enumerate(claims):
         node_id = f"{prefix}{i}"
-        nodes.append({"id": node_id, "claim": claim, "type": "inference", "confidence": 0.8})
+        nodes.append(_node(node_id, "inference", claim, 0.8))
         edges.append({"src": previous, "dst": node_id, "relation": "supports", "confidence": 0.8})
         previous = node_id
-    nodes.append({"id": "c", "claim": conclusion, "type": "conclusion", "confidence": 0.8})
+    nodes.append(_node("c", "conclusion", conclusion, 0.8))
     edges.append({"src": previous, "dst": "c", "relation": "supports", "confidence": 0.8})
-    return model_graph(nodes, edges, "c")
+    return model_graph(nodes, edges, "c", answer)

@@ -11,10 +11,14 @@ import pytest
 from canned_runs import (
     CONTRADICTING,
     GOOD,
+    GOOD_EDGES,
+    GOOD_NODES,
     MALFORMED,
+    NO,
     PARAPHRASE,
     RACK7_TASK,
     SALVAGEABLE,
+    YES,
     Script,
     always,
     chain_run,
@@ -26,7 +30,6 @@ from canned_runs import (
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from graph_server import fixture
 from orchestrator.errors import APIStatusError
 from orchestrator.run import RunConfig, run_task
 from orchestrator.task import TaskError
@@ -65,7 +68,8 @@ def test_malformed_run_is_dropped_without_crashing_the_loop() -> None:
     r3 = next(r for r in report["runs"] if r["run_id"] == "r3")
     assert not r3["ingested"] and any("no JSON object" in e for e in r3["errors"])
     assert not any(n["id"].startswith("r3:") for n in report["graph"]["nodes"])
-    assert report["answer"] == "server x9 can be used for the nightly cron job"
+    assert report["answer"] == "yes"
+    assert report["conclusion"] == "server x9 can be used for the nightly cron job"
 
 
 def test_run_readable_only_by_json_repair_is_salvaged_and_counted() -> None:
@@ -80,24 +84,37 @@ def test_contradicting_run_triggers_reinterrogation_and_the_majority_refutes_it(
     script = Script(MIXED)
     report, client = run(script)
     verified = {c["kwargs"]["tags"]["subject"] for c in roles(client, "verification")}
-    assert {"r1:D", "r5:X"} <= verified  # both sides of the contradiction were checked
+    assert {YES, NO} <= verified  # both sides of the contradiction were checked
     killed = {k["id"]: k["reason"] for k in report["killed"]}
-    assert "r5:X" in killed and "2 of 3" in killed["r5:X"]
-    assert "r1:D" not in killed  # the true side survives
-    votes = next(v for v in report["verifications"] if v["node_id"] == "r5:X")
+    assert NO in killed and "2 of 3" in killed[NO]
+    assert YES not in killed  # the true side survives
+    votes = next(v for v in report["verifications"] if v["node_id"] == NO)
     assert votes["tally"] == {"supported": 1, "refuted": 2, "not_determinable": 0, "no_vote": 0}
-    assert report["chosen"]["node_id"] == "r1:Z" and report["chosen"]["width"] == 2
-    assert not report["refused"]
+    assert report["chosen"]["node_id"] == YES and report["chosen"]["width"] == 2
+    assert not report["refused"] and report["answer"] == "yes"
 
 
-def test_node_ids_are_prefixed_per_run_and_the_conclusion_is_mapped() -> None:
+def test_givens_become_span_nodes_and_conclusions_answer_nodes_across_runs() -> None:
     report, _ = run(Script(MIXED))
     runs = {r["run_id"]: r for r in report["runs"]}
-    assert runs["r1"]["conclusion_node"] == "r1:Z"
-    assert runs["r5"]["conclusion_node"] == "r5:Y"
-    assert all(node["id"].split(":")[0] in runs for node in report["graph"]["nodes"])
-    merged = next(n for n in report["graph"]["nodes"] if n["id"] == "r1:B")
-    assert {"r1", "r2", "r4", "r6"} <= set(merged["run_ids"])
+    assert runs["r1"]["conclusion_node"] == YES and runs["r4"]["conclusion_node"] == YES
+    assert runs["r5"]["conclusion_node"] == NO
+    nodes = {node["id"]: node for node in report["graph"]["nodes"]}
+    assert sorted(n for n in nodes if ":" not in n or n.startswith("answer:")) == [
+        "D1.2",
+        "D2.1",
+        "D3.1",
+        NO,
+        YES,
+    ]
+    assert all(n.split(":")[0] in runs for n in nodes if ":" in n and not n.startswith("answer"))
+    assert {"r1", "r2", "r4", "r6"} <= set(nodes["D2.1"]["run_ids"])
+    assert {"r1", "r2", "r4", "r6"} == {r for r in nodes[YES]["run_ids"] if r.startswith("r")}
+    # r5's misquote of D2.1 is no given: it stays in the graph as an assumption.
+    assert nodes["r5:X"]["type"] == "assumption"
+    assert [(c["run_id"], c["node"], c["reason"]) for c in report["rejected_citations"]] == [
+        ("r5", "X", "quote_mismatch")
+    ]
 
 
 def test_agreeing_runs_stop_at_once_with_no_disputes() -> None:
@@ -109,7 +126,7 @@ def test_agreeing_runs_stop_at_once_with_no_disputes() -> None:
 
 WIDE = model_graph(
     [
-        *fixture.R1_NODES,
+        *GOOD_NODES,
         *(
             {"id": f"s{i}", "claim": claim, "type": "inference", "confidence": 0.8}
             for i, claim in enumerate(
@@ -123,7 +140,7 @@ WIDE = model_graph(
         ),
     ],
     [
-        *fixture.R1_EDGES,
+        *GOOD_EDGES,
         {"src": "D", "dst": "s0", "relation": "supports", "confidence": 0.8},
         {"src": "s0", "dst": "s1", "relation": "supports", "confidence": 0.8},
         {"src": "s1", "dst": "s2", "relation": "supports", "confidence": 0.8},
@@ -225,12 +242,26 @@ def test_conclusion_resting_only_on_an_assumption_refuses_as_ungrounded() -> Non
     assert "does not support a reliable answer" in report["statement"]
 
 
-NINE = chain_run("p", [], "server x9 should host the nightly cron job", "x9 idles all night")
-BACKUP = chain_run("q", [], "the backup box ought to take the batch", "backup box load is low")
+NINE = chain_run(
+    "p",
+    [],
+    "server x9 should host the nightly cron job",
+    "the nightly cron job may be placed on any server that can run the cron scheduler",
+    source="D3.2",
+    answer="x9",
+)
+PLATFORM = chain_run(
+    "q",
+    [],
+    "the platform team ought to take the batch",
+    "the survey team inventoried every server in rack 7",
+    source="D1.2",
+    answer="the platform team",
+)
 
 
 def test_top_candidates_equal_on_every_key_refuse_as_tied() -> None:
-    runs = {"r1": NINE, "r2": NINE, "r3": NINE, "r4": BACKUP, "r5": BACKUP, "r6": BACKUP}
+    runs = {"r1": NINE, "r2": NINE, "r3": NINE, "r4": PLATFORM, "r5": PLATFORM, "r6": PLATFORM}
     report, _ = run(Script(runs))
     assert report["stop_reason"] == "no_disputes"
     first, second = report["candidates"][:2]
@@ -244,10 +275,10 @@ def test_top_candidates_equal_on_every_key_refuse_as_tied() -> None:
 
 
 def test_more_runs_behind_an_answer_break_an_otherwise_equal_ranking() -> None:
-    runs = {"r1": NINE, "r2": NINE, "r3": NINE, "r4": NINE, "r5": BACKUP, "r6": BACKUP}
+    runs = {"r1": NINE, "r2": NINE, "r3": NINE, "r4": NINE, "r5": PLATFORM, "r6": PLATFORM}
     report, _ = run(Script(runs))
     assert not report["refused"]
-    assert report["answer"] == "server x9 should host the nightly cron job"
+    assert report["answer"] == "x9"
     assert [c["run_support"] for c in report["candidates"]] == [4, 2]
 
 

@@ -28,6 +28,7 @@ from typing import Any
 
 import requests
 
+from orchestrator.evidence import build_evidence
 from orchestrator.local import LOCAL_MODELS, LocalModelServer
 from orchestrator.parse import parse_graph
 from orchestrator.prompts import interrogation_messages
@@ -75,16 +76,17 @@ def _is_json(text: str) -> bool:
 def one_call(base_url: str, model: str, index: int, args: argparse.Namespace, schema: bool) -> dict:
     """One interrogation call straight to the server (to read llama.cpp's own ``timings``)."""
     documents, question = TASKS[index % len(TASKS)]
+    evidence = build_evidence(documents)
     body: dict[str, Any] = {
         "model": model,
-        "messages": interrogation_messages(documents, question, 2),
+        "messages": interrogation_messages(evidence, question, 2),
         "temperature": 0.8,
         "seed": 1000 + index,
         "max_tokens": args.max_tokens,
         "cache_prompt": False,
     }
     if schema:
-        body["response_format"] = interrogation_response_format()
+        body["response_format"] = interrogation_response_format(span_ids=evidence.ids)
     started = time.monotonic()
     reply = requests.post(f"{base_url}/chat/completions", json=body, timeout=1800).json()
     wall = time.monotonic() - started

@@ -33,10 +33,11 @@ from typing import Any
 
 from orchestrator import prompts
 from orchestrator.client import ChatClient
+from orchestrator.evidence import build_evidence
 from orchestrator.run import RunConfig, run_task
 from orchestrator.testing import FakeOpenAIServer, FakeReply, ScriptedClient, completion_body
 
-VERIFY_SYSTEM = prompts.verification_messages(["x"], "y")[0]["content"]
+VERIFY_SYSTEM = prompts.verification_messages(build_evidence(["x"]), "y")[0]["content"]
 SMALL_GRAPH = json.dumps(
     {
         "nodes": [

@@ -16,6 +16,7 @@ import pytest
 
 from orchestrator.backend import open_backend
 from orchestrator.client import CostLedger
+from orchestrator.evidence import build_evidence
 from orchestrator.prompts import verification_messages
 from orchestrator.schemas import VERDICTS, verification_response_format
 
@@ -45,7 +46,9 @@ def test_tiny_local_model_answers_a_structured_call_with_parseable_json_and_reco
         assert backend.is_local and backend.response_format_default
         result = backend.client.chat(
             backend.model,
-            verification_messages(["The library opens at 9 am on weekdays."], "It opens at 9."),
+            verification_messages(
+                build_evidence(["The library opens at 9 am on weekdays."]), "It opens at 9."
+            ),
             temperature=0.0,
             max_tokens=200,
             seed=1,

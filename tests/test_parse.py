@@ -27,11 +27,24 @@ from orchestrator.schemas import (
 def graph_json(**overrides: Any) -> dict[str, Any]:
     graph: dict[str, Any] = {
         "nodes": [
-            {"id": "n1", "claim": "Rack 7 hosts db-2 [D1].", "type": "given", "confidence": 0.9},
-            {"id": "n2", "claim": "db-2 was patched.", "type": "conclusion", "confidence": 0.7},
+            {
+                "id": "n1",
+                "type": "given",
+                "source": "D1.1",
+                "claim": "Rack 7 hosts db-2.",
+                "confidence": 0.9,
+            },
+            {
+                "id": "n2",
+                "type": "conclusion",
+                "source": "none",
+                "claim": "db-2 was patched.",
+                "confidence": 0.7,
+            },
         ],
         "edges": [{"from": "n1", "to": "n2", "relation": "supports", "confidence": 0.8}],
         "conclusion_node": "n2",
+        "answer": "yes",
     }
     graph.update(overrides)
     return graph
@@ -60,9 +73,22 @@ def test_clean_json_parses_strictly_into_the_normalised_graph() -> None:
     assert result.errors == ()
     assert result.graph == {
         "conclusion_node": "n2",
+        "answer": "yes",
         "nodes": [
-            {"id": "n1", "claim": "Rack 7 hosts db-2 [D1].", "type": "given", "confidence": 0.9},
-            {"id": "n2", "claim": "db-2 was patched.", "type": "conclusion", "confidence": 0.7},
+            {
+                "id": "n1",
+                "claim": "Rack 7 hosts db-2.",
+                "type": "given",
+                "confidence": 0.9,
+                "source": "D1.1",
+            },
+            {
+                "id": "n2",
+                "claim": "db-2 was patched.",
+                "type": "conclusion",
+                "confidence": 0.7,
+                "source": None,
+            },
         ],
         "edges": [{"src": "n1", "dst": "n2", "relation": "supports", "confidence": 0.8}],
     }
@@ -441,12 +467,17 @@ def test_schemas_use_only_the_grammar_converter_subset_and_are_bounded() -> None
     schema = fmt["json_schema"]["schema"]
     assert keywords(schema) <= SUPPORTED_KEYWORDS
     props = schema["properties"]
-    assert list(props) == ["nodes", "edges", "conclusion_node"]
+    assert list(props) == ["nodes", "edges", "conclusion_node", "answer"]
     assert props["nodes"]["maxItems"] == 6 and props["edges"]["maxItems"] == 7
     node = props["nodes"]["items"]
     assert node["additionalProperties"] is False
     assert node["properties"]["claim"]["maxLength"] == 120
     assert node["properties"]["type"]["enum"] == ["given", "inference", "assumption", "conclusion"]
+    assert list(node["properties"]) == ["id", "type", "source", "claim", "confidence"]
+    assert node["properties"]["source"]["enum"] == ["none"]  # no spans: nothing to cite
+    cited = interrogation_schema(span_ids=["D1.1", "D1.2"])["properties"]["nodes"]["items"]
+    assert cited["properties"]["source"]["enum"] == ["D1.1", "D1.2", "none"]
+    assert props["answer"]["maxLength"] == 80
     edge = props["edges"]["items"]
     assert edge["required"] == ["from", "to", "relation", "confidence"]
     assert edge["properties"]["relation"]["enum"] == ["supports", "attacks", "assumes"]
@@ -486,3 +517,32 @@ def test_schema_node_ids_cannot_hold_answer_text_or_document_numbers() -> None:
         assert re.fullmatch(pattern.strip("^$"), "n5") and re.fullmatch(pattern.strip("^$"), "n12")
         for bad in ("Quelheim", "D2", "n0", "platform team", "n123"):
             assert not re.fullmatch(pattern.strip("^$"), bad)
+
+
+def test_sources_are_read_as_span_ids_and_none_means_no_source() -> None:
+    nodes = [
+        {"id": "n1", "type": "given", "source": " [D2.3] ", "claim": "a b", "confidence": 0.9},
+        {"id": "n2", "type": "given", "source": 7, "claim": "c d", "confidence": 0.9},
+        {"id": "n3", "type": "conclusion", "source": "None", "claim": "e f", "confidence": 0.9},
+    ]
+    result = parse_graph(json.dumps(graph_json(nodes=nodes, edges=[], conclusion_node="n3")))
+    assert result.graph is not None
+    assert [n["source"] for n in result.graph["nodes"]] == ["D2.3", None, None]
+    assert any("source int 7 is not text" in e for e in result.errors)
+
+
+@pytest.mark.parametrize(("raw", "answer"), [("  Quel  heim ", "Quel heim"), (1848, "1848")])
+def test_the_short_answer_is_kept_as_text(raw: object, answer: str) -> None:
+    result = parse_graph(json.dumps(graph_json(answer=raw)))
+    assert result.graph is not None and result.graph["answer"] == answer
+
+
+@pytest.mark.parametrize("raw", [None, "", "x" * 81, ["a"]])
+def test_a_missing_or_unusable_answer_keeps_the_graph_and_says_why(raw: object) -> None:
+    graph = graph_json(answer=raw)
+    if raw is None:
+        del graph["answer"]
+    result = parse_graph(json.dumps(graph))
+    assert result.outcome == "strict" and result.graph is not None
+    assert result.graph["answer"] is None
+    assert any("answer" in e for e in result.errors)

@@ -15,11 +15,12 @@ import pytest
 from canned_runs import CONTRADICTING, GOOD, RACK7_TASK, claim_of, refute_wrong_claims
 
 from orchestrator import prompts
+from orchestrator.evidence import build_evidence
 from orchestrator.run import default_model, main
 from orchestrator.task import TaskError
 from orchestrator.testing import FakeOpenAIServer, FakeReply, completion_body
 
-VERIFY_SYSTEM = prompts.verification_messages(["x"], "y")[0]["content"]
+VERIFY_SYSTEM = prompts.verification_messages(build_evidence(["x"]), "y")[0]["content"]
 
 
 class Model:

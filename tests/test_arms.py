@@ -32,6 +32,7 @@ from evals.metering import (
 )
 from evals.score import score
 from orchestrator.client import APIStatusError
+from orchestrator.evidence import build_evidence
 from orchestrator.run import RunConfig
 from orchestrator.testing import ScriptedClient
 
@@ -179,9 +180,7 @@ def test_a_failed_model_call_propagates_and_stays_in_the_recorders_records() -> 
 
 def test_prompt_versions_name_every_template_an_arm_uses() -> None:
     assert prompt_version(2) == "reasoned@1+revisit@1"
-    assert prompt_version(6).startswith("interrogation/") and prompt_version(6).endswith(
-        "extract@1"
-    )
+    assert prompt_version(6).startswith("interrogation/") and "extract" not in prompt_version(6)
     assert all(prompt_version(arm) for arm in ARMS)
 
 
@@ -262,30 +261,33 @@ def graph_reply(town: str) -> str:
         "Rookcombe Foundry was founded by Vidar Tarvard.",
         f"Vidar Tarvard was born in {town}.",
     ]
+    # Each given cites the sentence it copies (the true birthplace sentence for a wrong town,
+    # which the citation check then rejects).
+    spans = {span.text: span.id for span in build_evidence(FALDCREST["documents"]).spans}
+    sources = [spans[claim.replace(town, "Quelheim")] for claim in givens]
     nodes = [
-        {"id": f"g{i}", "claim": claim, "type": "given", "confidence": 0.9}
-        for i, claim in enumerate(givens, start=1)
+        {"id": f"g{i}", "type": "given", "source": source, "claim": claim, "confidence": 0.9}
+        for i, (claim, source) in enumerate(zip(givens, sources, strict=True), start=1)
     ]
     nodes.append(
         {
             "id": "c",
-            "claim": f"The founder of the builder of the Faldcrest Bridge was born in {town}.",
             "type": "conclusion",
+            "source": "none",
+            "claim": f"The founder of the builder of the Faldcrest Bridge was born in {town}.",
             "confidence": 0.8,
         }
     )
     edges = [
         {"from": f"g{i}", "to": "c", "relation": "supports", "confidence": 0.9} for i in (1, 2, 3)
     ]
-    return json.dumps({"nodes": nodes, "edges": edges, "conclusion_node": "c"})
+    return json.dumps({"nodes": nodes, "edges": edges, "conclusion_node": "c", "answer": town})
 
 
-def orchestrated(graphs: dict[str, str], extract: str = "ANSWER: Quelheim") -> ScriptedClient:
+def orchestrated(graphs: dict[str, str]) -> ScriptedClient:
     """Interrogation run r<i> gets graphs[r<i>] (default: Quelheim); verifications agree."""
 
     def script(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
-        if kwargs["role"] == "eval:extract":
-            return extract
         subject = (kwargs["tags"] or {}).get("subject", "")
         if '"verdict"' in messages[0]["content"]:
             return '{"verdict": "supported", "reason": "stated in [D4]"}'
@@ -294,7 +296,7 @@ def orchestrated(graphs: dict[str, str], extract: str = "ANSWER: Quelheim") -> S
     return ScriptedClient(script, cost_per_call=0.001)
 
 
-def test_orchestrator_arm_answers_with_the_extracted_conclusion_and_records_its_width() -> None:
+def test_orchestrator_arm_answers_with_the_graphs_short_answer_and_records_its_width() -> None:
     client = orchestrated({})
     settings = ArmSettings(run_config=RunConfig(n=2, k=1, budget_calls=6, seed=1))
     result = orchestrator(FALDCREST, "m", client, settings=settings)
@@ -304,22 +306,30 @@ def test_orchestrator_arm_answers_with_the_extracted_conclusion_and_records_its_
     assert isinstance(result.extra["width"], int) and result.extra["width"] >= 1
     assert result.extra["width"] == report["chosen"]["width"]
     assert "Quelheim" in result.extra["conclusion"]
-    extract = client.calls[-1]
-    assert extract["kwargs"]["role"] == "eval:extract"
-    assert "Rookcombe" not in extract["messages"][1]["content"].split("Conclusion:")[0]
+    assert result.extra["answer_format"] == "graph"
+    # No call after the orchestrator's own: nothing rewrites the answer.
+    assert {c["kwargs"]["role"] for c in client.calls} <= {"interrogation", "verification"}
     assert {c["eval_arm"] for c in result.calls} == {6}
     assert len(result.calls) == len(client.ledger.records())
 
 
-def test_orchestrator_arm_refusal_makes_no_extraction_call() -> None:
+def test_orchestrator_arm_refusal_is_a_refusal() -> None:
     unsupported = json.loads(graph_reply("Quelheim"))
     unsupported["edges"] = []  # a conclusion no evidence reaches is not grounded
     client = orchestrated({"r1": json.dumps(unsupported), "r2": json.dumps(unsupported)})
     settings = ArmSettings(run_config=RunConfig(n=2, k=1, budget_calls=4, seed=1))
     result = orchestrator(FALDCREST, "m", client, settings=settings)
     assert result.refused and result.answer is None and result.extra["width"] is None
-    assert result.extra["refusal_reason"]
-    assert all(c["kwargs"]["role"] != "eval:extract" for c in client.calls)
+    assert result.extra["refusal_reason"] == "no_grounded_conclusion"
+
+
+def test_orchestrator_arm_refuses_a_wrong_town_its_givens_cannot_cite() -> None:
+    client = orchestrated({"r1": graph_reply("Braskmere"), "r2": graph_reply("Braskmere")})
+    settings = ArmSettings(run_config=RunConfig(n=2, k=1, budget_calls=4, seed=1))
+    result = orchestrator(FALDCREST, "m", client, settings=settings)
+    report = result.trace[0]["report"]
+    assert result.refused and result.answer is None
+    assert {c["reason"] for c in report["rejected_citations"]} == {"name_mismatch"}
 
 
 def test_orchestrator_arm_survives_malformed_graphs_by_refusing() -> None:
@@ -330,20 +340,11 @@ def test_orchestrator_arm_survives_malformed_graphs_by_refusing() -> None:
     assert score(FALDCREST, result.answer)["correct"] is False
 
 
-def test_orchestrator_arm_keeps_to_its_call_budget_plus_the_extraction() -> None:
+def test_orchestrator_arm_keeps_to_its_call_budget() -> None:
     client = orchestrated({})
     settings = ArmSettings(run_config=RunConfig(n=3, k=3, budget_calls=3, seed=1))
     result = orchestrator(FALDCREST, "m", client, settings=settings)
-    assert len(result.calls) <= 3 + 1
-
-
-def test_orchestrator_arm_without_extraction_scores_the_conclusion_sentence() -> None:
-    settings = ArmSettings(
-        run_config=RunConfig(n=1, k=1, budget_calls=2, seed=1), extract_answer=False
-    )
-    result = orchestrator(FALDCREST, "m", orchestrated({}), settings=settings)
-    assert result.answer is not None and result.answer.endswith("born in Quelheim.")
-    assert result.extra["answer_format"] == "conclusion"
+    assert len(result.calls) <= 3
 
 
 def test_orchestrator_arm_writes_its_report_under_the_artifacts_dir(tmp_path: Path) -> None:

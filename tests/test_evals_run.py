@@ -14,6 +14,7 @@ from evals import run as evals_run
 from evals.datasets import load_dataset
 from evals.summary import arm_metrics, g2_reading, width_strata
 from evals.summary import main as summary_main
+from orchestrator.evidence import build_evidence
 from orchestrator.testing import FakeOpenAIServer, FakeReply, completion_body
 
 ITEMS = load_dataset("multihop", limit=3) + load_dataset("math", limit=2)
@@ -31,15 +32,17 @@ def gold_for(text: str) -> dict[str, Any]:
 def graph_for(item: dict[str, Any]) -> str:
     """A valid interrogation reply: the item's evidence sentences support the gold answer."""
     sentences = [e["sentence"] for e in item["meta"]["evidence"]]
+    span_of = {span.text: span.id for span in build_evidence(item["documents"]).spans}
     nodes = [
-        {"id": f"g{i}", "claim": s, "type": "given", "confidence": 0.9}
+        {"id": f"g{i}", "type": "given", "source": span_of[s], "claim": s, "confidence": 0.9}
         for i, s in enumerate(sentences, start=1)
     ]
     nodes.append(
         {
             "id": "c",
-            "claim": f"The answer is {item['answer']}.",
             "type": "conclusion",
+            "source": "none",
+            "claim": f"The answer is {item['answer']}.",
             "confidence": 0.8,
         }
     )
@@ -47,7 +50,8 @@ def graph_for(item: dict[str, Any]) -> str:
         {"from": f"g{i}", "to": "c", "relation": "supports", "confidence": 0.9}
         for i in range(1, len(sentences) + 1)
     ]
-    return json.dumps({"nodes": nodes, "edges": edges, "conclusion_node": "c"})
+    graph = {"nodes": nodes, "edges": edges, "conclusion_node": "c", "answer": item["answer"]}
+    return json.dumps(graph)
 
 
 def reply_text(request: dict[str, Any]) -> str:

@@ -100,11 +100,13 @@ def test_report_json_holds_answer_candidates_evidence_costs_and_graph(tmp_path: 
     ):
         assert key in report, key
     chosen = report["chosen"]
-    assert chosen["claim"] == report["answer"] and chosen["width"] == len(chosen["paths"]) == 2
+    assert report["headline"] == "Answer: yes" and chosen["answer"] == report["answer"] == "yes"
+    assert chosen["claim"] == report["conclusion"]
+    assert chosen["width"] == len(chosen["paths"]) == 2
     first_path = chosen["paths"][0]
     assert all(set(step) == {"id", "claim"} and step["claim"] for step in first_path)
     assert first_path[-1]["id"] == chosen["node_id"]
-    assert {c["node_id"] for c in report["candidates"]} == {"r1:Z", "r5:Y"}
+    assert {c["node_id"] for c in report["candidates"]} == {"answer:yes", "answer:no"}
     assert all(k["reason"] for k in report["killed"])
     call = report["calls"][0]
     for field in ("role", "model", "prompt_tokens", "cost_usd", "latency_s", "parse_outcome"):
@@ -113,7 +115,12 @@ def test_report_json_holds_answer_candidates_evidence_costs_and_graph(tmp_path: 
     assert report["totals"]["cost_usd"] == pytest.approx(0.001 * len(report["calls"]))
     assert report["prompt_versions"]["interrogation"].startswith("interrogation/")
     assert report["timing"]["wall_s"] >= report["timing"]["model_wait_s"] >= 0
-    assert {n["id"] for n in report["graph"]["nodes"]} >= {"r1:Z", "r5:X"}
+    assert {n["id"] for n in report["graph"]["nodes"]} >= {"answer:yes", "r5:X"}
+    assert [g["span"] for g in report["givens"]] == ["D1.2", "D2.1", "D3.1"]
+    assert all(g["text"] == g["claim"] and g["document"] for g in report["givens"])
+    assert [c["reason"] for c in report["rejected_citations"]] == ["quote_mismatch"]
+    assert report["contradictions_created"][0]["pair"] == ["answer:no", "answer:yes"]
+    assert any(m["at"].startswith("ingest r") for m in report["merges"])
 
 
 def test_unknown_cost_stays_unknown_instead_of_zero() -> None:
@@ -225,7 +232,10 @@ def test_write_report_creates_the_folder_and_both_files(tmp_path: Path) -> None:
     report = report_for(Script(MIXED))
     json_path, md_path = write_report(report, tmp_path / "deep" / "out")
     assert json.loads(json_path.read_text())["answer"] == report["answer"]
-    assert md_path.read_text().startswith("# Logic-graph report")
+    text = md_path.read_text()
+    assert text.startswith("# Answer: yes\n")
+    assert "**Expected answer:**" in text and "## Evidence cited" in text
+    assert "quote_mismatch" in text and "## Merges, contradictions and attacks" in text
 
 
 def _node(node_id: str, claim: str, node_type: str) -> dict[str, Any]:

@@ -93,8 +93,9 @@ def test_cli_answers_the_rack7_task_and_writes_both_reports(
     assert captured.out.strip() == str(out / "report.json")
     assert "/20 calls, spend $" in captured.err
     report = json.loads((out / "report.json").read_text())
-    assert report["answer"] == "server x9 can be used for the nightly cron job"
-    assert any("not running linux" in k["claim"] for k in report["killed"])
+    assert report["answer"] == "yes"
+    assert report["conclusion"] == "server x9 can be used for the nightly cron job"
+    assert any("cannot be used" in k["claim"] for k in report["killed"])
     totals = report["totals"]
     assert totals["calls"] <= 20 and len(server.chat_requests()) == totals["http_attempts"]
     assert totals["retries"] == 1  # the 429 was retried inside one logical call

@@ -15,8 +15,9 @@ the store:
   answer share the node, so its ``run_ids`` are the runs that really gave it. Its claim is the
   first sentence any run gave for that answer (each run's own sentence is kept in the record).
   A run with no usable answer keeps a run-scoped conclusion that can never be chosen.
-* **nodes that restate the question** (a question, or the question's own words) are dropped
-  with their edges: the question is never evidence and never a node.
+* **nodes that restate the question** (a question, or the question's own words in its own
+  order) are dropped with their edges, a conclusion too: the question is never evidence and
+  never a node. A yes/no conclusion in statement form ("x9 can be used ...") is kept.
 * everything else keeps a run-scoped id ``r<i>:<id>``.
 
 Edges follow their nodes; two givens of one run citing one span collapse, and an edge that
@@ -76,9 +77,7 @@ def anchor_run(
         local = node["id"]
         scoped = f"{run_id}:{local}"
         claim = node["claim"]
-        if node["type"] != "conclusion" and (
-            claim.rstrip().endswith("?") or normalize(claim) == question_form
-        ):
+        if claim.rstrip().endswith("?") or normalize(claim) == question_form:
             out.notes.append(f"node {local!r} dropped: it restates the question")
             continue
         record = {"id": scoped, "claim": claim, "type": node["type"]}

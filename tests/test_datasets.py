@@ -23,6 +23,7 @@ from evals.datasets import (
     DatasetFormatError,
     build_math,
     build_multihop,
+    build_unanswerable,
     item_to_task,
     load_dataset,
     load_gsm8k,
@@ -542,3 +543,19 @@ def test_rng_is_a_pure_function_of_its_seed() -> None:
     assert all(0 <= rng.below(7) < 7 for _ in range(200))
     with pytest.raises(ValueError, match="positive"):
         rng.below(0)
+
+
+def test_unanswerable_builder_reproduces_the_committed_file_byte_for_byte(tmp_path: Path) -> None:
+    out = tmp_path / "multihop_unanswerable.jsonl"
+    assert build_unanswerable.main(["--out", str(out)]) == 0
+    assert out.read_bytes() == BUILTIN["multihop_unanswerable"].read_bytes()
+
+
+def test_unanswerable_items_lack_the_paragraph_that_stated_the_answer() -> None:
+    items = load_items(BUILTIN["multihop_unanswerable"])
+    assert len(items) == 28
+    for item in items:
+        assert item["meta"]["answerable"] is False and item["answer"] == ""
+        assert item["meta"]["removed_paragraph"] not in item["paragraph_ids"]
+        removed = item["meta"]["removed_sentence"]
+        assert all(removed not in document for document in item["documents"])

@@ -17,7 +17,11 @@ from typing import Any
 from evals.score import extract_number
 
 DATA_DIR = Path(__file__).resolve().parent
-BUILTIN = {"math": DATA_DIR / "math.jsonl", "multihop": DATA_DIR / "multihop.jsonl"}
+BUILTIN = {
+    "math": DATA_DIR / "math.jsonl",
+    "multihop": DATA_DIR / "multihop.jsonl",
+    "multihop_unanswerable": DATA_DIR / "multihop_unanswerable.jsonl",
+}
 KINDS = ("math", "qa")
 _LIST_FIELDS = ("documents", "paragraph_ids", "supporting_ids", "answer_aliases")
 

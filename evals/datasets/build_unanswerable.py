@@ -1,0 +1,96 @@
+"""Build ``multihop_unanswerable.jsonl``: multi-hop questions whose decisive paragraph is gone.
+
+Usage (stdlib only; the output is committed and must stay byte-identical)::
+
+    python -m evals.datasets.build_unanswerable [--first 120] [--count 30] [--out PATH]
+
+Each item is a copy of a ``multihop.jsonl`` item (by default the last 30, so the answerable
+items an evaluation usually takes, the first ones, share no world with these) with one
+paragraph removed: the one stating the question's last fact (the paragraph of the final
+``meta.evidence`` sentence). ``build_multihop`` states every fact about a subject only in that
+subject's own paragraph, so once it is gone no document says the fact and the question cannot
+be answered from the documents. As a second guard the builder skips an item when a remaining
+sentence names both the removed sentence's subject (the words before "was"/"is") and the gold
+answer (2 of the last 30 items are skipped, so the default build has 28). The gold answer
+becomes ``""``, ``meta``
+records ``answerable: false``, the source item and the removed paragraph; a system scores well
+here only by refusing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from evals.datasets.loaders import BUILTIN, load_items, write_items
+
+DEFAULT_FIRST = 120
+DEFAULT_COUNT = 30
+DEFAULT_OUT = Path(__file__).resolve().parent / "multihop_unanswerable.jsonl"
+
+
+def make_unanswerable(item: dict[str, Any]) -> dict[str, Any] | None:
+    """The item without the paragraph of its last evidence sentence, or None when the answer
+    would still be readable elsewhere (never the case for the shipped generator)."""
+    last = item["meta"]["evidence"][-1]
+    removed = last["paragraph_id"]
+    keep = [i for i, pid in enumerate(item["paragraph_ids"]) if pid != removed]
+    documents = [item["documents"][i] for i in keep]
+    subject = last["sentence"].split(" was ")[0].split(" is ")[0]
+    answer = item["answer"].casefold()
+    for document in documents:
+        for sentence in document.split(". "):
+            folded = sentence.casefold()
+            if subject.casefold() in folded and answer in folded:
+                return None
+    return {
+        **item,
+        "id": f"{item['id']}-u",
+        "dataset": "multihop_unanswerable",
+        "documents": documents,
+        "paragraph_ids": [item["paragraph_ids"][i] for i in keep],
+        "answer": "",
+        "answer_aliases": [],
+        "supporting_ids": [s for s in item["supporting_ids"] if s != removed],
+        "meta": {
+            **item["meta"],
+            "answerable": False,
+            "source_item": item["id"],
+            "removed_paragraph": removed,
+            "removed_sentence": last["sentence"],
+            "original_answer": item["answer"],
+        },
+    }
+
+
+def build(first: int, count: int) -> list[dict[str, Any]]:
+    """``count`` unanswerable items from multihop items ``first``, ``first + 1``, ..."""
+    if first < 0 or count < 0:
+        raise ValueError(f"first and count must be >= 0, got {first}, {count}")
+    items: list[dict[str, Any]] = []
+    for item in load_items(BUILTIN["multihop"])[first:]:
+        if len(items) == count:
+            break
+        derived = make_unanswerable(item)
+        if derived is not None:
+            items.append(derived)
+    return items
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--first", type=int, default=DEFAULT_FIRST)
+    parser.add_argument("--count", type=int, default=DEFAULT_COUNT)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    args = parser.parse_args(argv)
+    items = build(args.first, args.count)
+    write_items(items, args.out)
+    print(f"wrote {len(items)} items to {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

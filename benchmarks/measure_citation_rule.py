@@ -30,9 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from evals.datasets.loaders import load_items  # noqa: E402
-from graph_server.similarity import claim_key, normalize  # noqa: E402
+from graph_server.similarity import CITATION_MARKER, claim_key, normalize  # noqa: E402
 from orchestrator.citation import (  # noqa: E402
-    CITATION_MARKER,
     QUOTE_MISMATCH,
     check_citation,
     containment,

@@ -13,9 +13,16 @@ between runs never meet. The rules, in order:
      vs "pump 5 read 50" differ twice, most likely talk about different things,
      and are only kept apart.
    A contradiction is never merged; the pair gets mutual ``attacks`` edges.
-2. **Similar pairs merge** (see :mod:`graph_server.similarity`) unless they differ
-   in negation parity, in their numbers or in an identifier token mixing letters
-   and digits (``x9`` vs ``x8``): such pairs are blocked, never merged.
+2. **Similar pairs merge** (see :mod:`graph_server.similarity`) unless they are
+   blocked, never merged (and never made to attack each other):
+   - they differ in negation parity, in their numbers or in an identifier token
+     mixing letters and digits (``x9`` vs ``x8``);
+   - a content word was substituted (the slot guard): each claim holds a content
+     word the other lacks and that is no typo of one on the other side ("born in
+     Braskthorpe" / "born in Braskmere", "a red car" / "a blue car");
+   - one is a conclusion and the other is not: an answer never absorbs its evidence;
+   - both carry a ``source`` and the sources differ: claims anchored to different
+     evidence spans (or identity keys) are different claims by the caller's word.
 3. **Clustering** is union-find over mergeable pairs processed in a canonical
    order, refusing any union that would put two claims that must stay apart
    (guard pairs, blocked pairs, pairs joined by an attacks edge) in one cluster.
@@ -25,7 +32,9 @@ between runs never meet. The rules, in order:
 4. **Merge policy** per cluster: keep the earliest-asserted node (smallest first
    run id, then node id, both in natural order) unless the cluster holds a refuted
    node, in which case the earliest refuted node is kept so a refuted claim is
-   never revived by a live paraphrase. The kept node takes the union of run ids,
+   never revived by a live paraphrase; otherwise a node with a ``source`` is kept
+   over nodes without one, so a checked citation keeps its id and its text. The kept
+   node takes the union of run ids,
    aliases and merged ids, the maximum confidence and the strongest type
    (conclusion > given > inference > assumption; a conclusion stays a conclusion
    so an answer candidate is never lost). Edges are re-pointed to it, parallel
@@ -39,10 +48,11 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import networkx as nx
 
-from graph_server.similarity import ClaimKey, claim_key, similar_pairs
+from graph_server.similarity import ClaimKey, claim_key, differ_by_substitution, similar_pairs
 
 PairFinder = Callable[[Sequence[ClaimKey], float, float], set[tuple[int, int]]]
 TYPE_PRECEDENCE = ("conclusion", "given", "inference", "assumption")
@@ -117,7 +127,8 @@ def plan_merges(
         pair = _ordered(owner[i], owner[j])
         if pair[0] == pair[1]:
             continue
-        if _must_stay_apart(keys[i], keys[j]):
+        first, second = (graph.nodes[nodes[p]] for p in pair)
+        if _must_stay_apart(keys[i], keys[j]) or _different_kinds(first, second):
             apart.add(pair)
         else:
             mergeable.add(pair)
@@ -177,7 +188,17 @@ def _must_stay_apart(a: ClaimKey, b: ClaimKey) -> bool:
         a.negations % 2 != b.negations % 2
         or a.numbers != b.numbers
         or a.identifiers != b.identifiers
+        or differ_by_substitution(a.content, b.content)
     )
+
+
+def _different_kinds(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Node-level reasons two similar claims stay apart: a conclusion and a
+    non-conclusion, or two different sources."""
+    if (a["type"] == "conclusion") != (b["type"] == "conclusion"):
+        return True
+    first, second = a.get("source"), b.get("source")
+    return first is not None and second is not None and first != second
 
 
 def _guard_pairs(keys: list[ClaimKey]) -> set[tuple[int, int]]:
@@ -257,7 +278,8 @@ def _cluster(
 def _order_cluster(graph: nx.MultiDiGraph, members: list[str]) -> list[str]:
     members = sorted(members, key=lambda n: assertion_order(graph, n))
     refuted = [n for n in members if graph.nodes[n]["refuted"]]
-    kept = refuted[0] if refuted else members[0]
+    sourced = [n for n in members if graph.nodes[n].get("source") is not None]
+    kept = (refuted or sourced or members)[0]
     return [kept] + [n for n in members if n != kept]
 
 
@@ -270,6 +292,8 @@ def _absorb(graph: nx.MultiDiGraph, kept: str, node: str) -> None:
     target["merged_ids"] = sorted(set(target["merged_ids"]) | set(source["merged_ids"]) | {node})
     target["confidence"] = max(target["confidence"], source["confidence"])
     target["type"] = min(target["type"], source["type"], key=TYPE_PRECEDENCE.index)
+    if target.get("source") is None:
+        target["source"] = source.get("source")
 
     moved = [
         (kept, dst, rel, data) for _, dst, rel, data in graph.out_edges(node, keys=True, data=True)

@@ -151,6 +151,18 @@ class NodeSpec(TypedDict):
     ]
     confidence: NotRequired[Confidence]
     run_ids: NotRequired[RunIds]
+    source: NotRequired[
+        Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=_LIMITS.max_id_chars,
+                description="What the claim is anchored to: for a given, the id of the "
+                "evidence span it cites (e.g. 'D2.3'); for any node, an identity key of "
+                "yours. Nodes with different sources are never merged. Optional.",
+            ),
+        ]
+    ]
 
 
 _Endpoint = Annotated[
@@ -255,16 +267,25 @@ def build_server(store: GraphStore | None = None) -> MCPServer:
                 "run_ids. Optional."
             ),
         ] = None,
+        dedup: Annotated[
+            bool,
+            Field(
+                description="Merge new claims into existing duplicates (default true). "
+                "False stores every node as sent; merge_duplicates can run later."
+            ),
+        ] = True,
     ) -> dict[str, Any]:
         """Add nodes and edges to a graph (creating it on first use).
 
         Valid items are accepted even when others are rejected. New claims that
-        duplicate existing ones are merged automatically; claims that contradict
-        existing ones get mutual attack edges. Returns accepted_nodes, accepted_edges,
-        rejected (each with the item and the reason), auto_merged [[kept, merged]] and
-        contradictions_created [[a, b]].
+        duplicate existing ones are merged automatically (unless dedup is false);
+        claims that contradict existing ones get mutual attack edges. Claims about
+        different things (a different name, number or value in the same slot), a
+        conclusion and a non-conclusion, and nodes with different sources are never
+        merged. Returns accepted_nodes, accepted_edges, rejected (each with the item
+        and the reason), auto_merged [[kept, merged]] and contradictions_created [[a, b]].
         """
-        return _answer(graphs.assert_graph(graph_id, nodes, edges, run_id=run_id))
+        return _answer(graphs.assert_graph(graph_id, nodes, edges, run_id=run_id, dedup=dedup))
 
     @tool(title="Merge duplicate claims", annotations=DESTRUCTIVE)
     def merge_duplicates(

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz, process
+from rapidfuzz.distance import Levenshtein
 
 STOPWORDS = frozenset(
     {
@@ -51,6 +52,8 @@ STOPWORDS = frozenset(
         "were",
     }
 )
+TYPO_MIN_CHARS = 7
+"""Shortest token the slot guard treats as a possible typo of another (see is_variant)."""
 NEGATIONS = frozenset({"not", "no", "never", "cannot", "n't", "without", "false"})
 # Auxiliaries carry tense/modality, not content: "X runs Linux" and "X does not run
 # Linux" must land on the same guard key, so they are ignored by the guards only.
@@ -77,6 +80,8 @@ AUXILIARIES = frozenset(
     }
 )
 
+CITATION_MARKER = re.compile(r"[\[(]\s*D\d+(?:\.\d+)?(?:\s*,\s*D\d+(?:\.\d+)?)*\s*[\])]")
+"""A document citation written into a claim: ``[D2]``, ``(D2.3)``, ``[D1, D3]``."""
 _THOUSANDS = re.compile(r"(?<![\d.])(\d{1,3})((?:,\d{3})+)(?![\d,])")
 _CONTRACTION = re.compile(r"n['’]t\b")
 _NUMBER = re.compile(r"^\d+(?:\.\d+)?%?$")
@@ -133,9 +138,12 @@ def tokenize(claim: str) -> list[str]:
     """Lowercase NFC tokens with thousands separators removed and stopwords dropped.
 
     Punctuation is dropped except a decimal point inside a number and a trailing
-    ``%``; ``n't`` is split off as its own (negation) token.
+    ``%``; ``n't`` is split off as its own (negation) token. Citation markers
+    (:data:`CITATION_MARKER`) go first: "[D2]" says where a claim comes from, not what
+    it says, and as a token mixing letters and digits it would block the merge of one
+    fact cited from two places.
     """
-    text = unicodedata.normalize("NFC", claim).lower()
+    text = unicodedata.normalize("NFC", CITATION_MARKER.sub(" ", claim)).lower()
     text = _THOUSANDS.sub(lambda m: m.group(1) + m.group(2).replace(",", ""), text)
     text = _CONTRACTION.sub(" n't", text)
     return [w for w in _TOKEN_CHARS.findall(text) if w not in STOPWORDS]
@@ -263,13 +271,48 @@ def _canonical_number(token: str) -> str:
     return f"{whole}.{fraction}{percent}" if fraction else f"{whole}{percent}"
 
 
+def is_variant(a: str, b: str) -> bool:
+    """Whether two different content tokens are spellings of one word for the slot guard.
+
+    Only a typo in a long word counts: Levenshtein distance 1 between tokens of at least
+    :data:`TYPO_MIN_CHARS` characters ("Ferrowell"/"Ferowell"). Shorter words differing
+    by a letter are different words ("Acme"/"Acne", "men"/"man"), and every pair of
+    distinct names in one multihop item is at least 2 edits apart
+    (``benchmarks/bench_dedup_soundness.py`` prints the count).
+    """
+    if min(len(a), len(b)) < TYPO_MIN_CHARS:
+        return False
+    return Levenshtein.distance(a, b, score_cutoff=1) <= 1
+
+
+def differ_by_substitution(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Whether each token set holds a content token the other lacks, with no variant
+    (:func:`is_variant`) on the other side: one slot filled differently ("red car" /
+    "blue car", "paid by Acme" / "paid by Apex"). A one-sided difference (extra words
+    in one claim) is not a substitution. O(|a - b| * |b - a|).
+    """
+    only_a, only_b = a - b, b - a
+    if not only_a or not only_b:
+        return False
+    lone_a = any(not any(is_variant(x, y) for y in only_b) for x in only_a)
+    lone_b = any(not any(is_variant(x, y) for x in only_a) for y in only_b)
+    return lone_a and lone_b
+
+
 def _stem(word: str) -> str:
-    # Deliberately crude: enough to equate "runs"/"run" or "servers"/"server" for
-    # the guards, never used for the similarity scores themselves.
+    # Deliberately crude: enough to equate "runs"/"run", "servers"/"server" or
+    # "running"/"run" for the guards, never used for the similarity scores themselves.
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
     if word.endswith(("sses", "ches", "shes", "xes", "zes")):
         return word[:-2]
+    for suffix in ("ing", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            root = word[: -len(suffix)]
+            # "running" -> "runn" -> "run"; "planned" -> "plann" -> "plan"
+            if len(root) > 3 and root[-1] == root[-2] and root[-1] not in "lsz":
+                root = root[:-1]
+            return root
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
         return word[:-1]
     return word

@@ -22,7 +22,8 @@ from typing import Any, TypeVar
 
 import networkx as nx
 
-from graph_server import checks, dedup, disputes, semantics
+from graph_server import checks, disputes, semantics
+from graph_server.dedup import MergePlan, apply_plan, plan_merges
 from graph_server.validation import (
     EdgeRecord,
     NodeRecord,
@@ -102,19 +103,29 @@ class GraphStore:
 
     @_public
     def assert_graph(
-        self, graph_id: str, nodes: Any, edges: Any = None, run_id: str | None = None
+        self,
+        graph_id: str,
+        nodes: Any,
+        edges: Any = None,
+        run_id: str | None = None,
+        *,
+        dedup: Any = True,
     ) -> Payload:
         """Ingest nodes and edges, keep the valid ones, deduplicate new nodes.
 
         Each rejected item is reported with its reason; accepted items stay.
         Re-sending the same payload changes nothing. New nodes are deduplicated
-        against the whole graph (see :mod:`graph_server.dedup`).
+        against the whole graph (see :mod:`graph_server.dedup`) unless ``dedup`` is
+        false. A node may carry ``source``: what its claim is anchored to (for a given,
+        the evidence span it cites); nodes with different sources are never merged.
         Returns ``{accepted_nodes, accepted_edges, rejected, auto_merged,
         contradictions_created}``.
         """
         self._check_graph_id(graph_id)
         if run_id is not None:
             self._check(check_id("run_id", run_id, self.limits))
+        if not isinstance(dedup, bool):
+            raise _Rejected(f"dedup must be true or false, got {shown(dedup)}")
         nodes = self._check_list("nodes", nodes)
         edges = self._check_list("edges", [] if edges is None else edges)
         if len(nodes) + len(edges) > self.limits.max_items_per_call:
@@ -150,10 +161,13 @@ class GraphStore:
             else:
                 rejected.append({"item": _echo(raw), "reason": added})
 
-        plan = dedup.plan_merges(
-            state.graph, self.jaccard_threshold, self.ratio_threshold, focus=new_nodes
-        )
-        merges, contradictions = self._apply(state, plan)
+        merges: list[list[str]] = []
+        contradictions: list[list[str]] = []
+        if dedup:
+            plan = plan_merges(
+                state.graph, self.jaccard_threshold, self.ratio_threshold, focus=new_nodes
+            )
+            merges, contradictions = self._apply(state, plan)
         return {
             "accepted_nodes": accepted_nodes,
             "accepted_edges": accepted_edges,
@@ -173,7 +187,7 @@ class GraphStore:
         state = self._state(graph_id)
         jaccard = self._check_value(check_confidence("jaccard_threshold", jaccard_threshold))
         ratio = self._check_value(check_confidence("ratio_threshold", ratio_threshold))
-        merges, contradictions = self._apply(state, dedup.plan_merges(state.graph, jaccard, ratio))
+        merges, contradictions = self._apply(state, plan_merges(state.graph, jaccard, ratio))
         return {"merges": merges, "contradictions_created": contradictions}
 
     @_public
@@ -343,6 +357,13 @@ class GraphStore:
                 )
             if data["type"] != record.type:
                 return f"id {record.id!r} already has type {data['type']!r}, not {record.type!r}"
+            if record.source is not None and data["source"] not in (None, record.source):
+                return (
+                    f"source {record.source!r} differs from the source {data['source']!r} "
+                    f"that id {record.id!r} already has"
+                )
+            if data["source"] is None:
+                data["source"] = record.source
             data["run_ids"] |= record.run_ids
             data["confidence"] = max(data["confidence"], record.confidence)
             return None
@@ -358,6 +379,7 @@ class GraphStore:
             refute_reason=None,
             aliases=[],
             merged_ids=[],
+            source=record.source,
         )
         return None
 
@@ -391,12 +413,12 @@ class GraphStore:
         return [src, dst, edge.relation]
 
     def _apply(
-        self, state: _Graph, plan: dedup.MergePlan
+        self, state: _Graph, plan: MergePlan
     ) -> tuple[list[list[str]], list[list[str]]]:
         claims = {
             n: state.graph.nodes[n]["claim"] for cluster in plan.clusters for n in cluster[1:]
         }
-        merges, contradictions = dedup.apply_plan(state.graph, plan)
+        merges, contradictions = apply_plan(state.graph, plan)
         state.edge_count = state.graph.number_of_edges()
         for kept, merged in merges:
             state.merged_into[merged] = kept
@@ -468,6 +490,7 @@ def _export_node(node_id: str, data: dict[str, Any]) -> Payload:
         "refute_reason": data["refute_reason"],
         "aliases": list(data["aliases"]),
         "merged_ids": list(data["merged_ids"]),
+        "source": data["source"],
     }
 
 

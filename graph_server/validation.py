@@ -38,6 +38,8 @@ class NodeRecord:
     type: str
     confidence: float
     run_ids: frozenset[str]
+    source: str | None = None
+    """What the claim is anchored to (a cited evidence span, or any caller identity key)."""
 
 
 @dataclass(frozen=True)
@@ -119,7 +121,13 @@ def parse_node(raw: Any, run_id: str | None, limits: StoreLimits) -> NodeRecord 
     weight = _confidence_and_run_ids(raw, run_id, limits)
     if isinstance(weight, str):
         return weight
-    return NodeRecord(raw["id"], claim.strip(), node_type, *weight)
+    source = raw.get("source")
+    if source is not None:
+        problem = check_id("source", source, limits)
+        if problem:
+            return problem
+        source = source.strip()
+    return NodeRecord(raw["id"], claim.strip(), node_type, *weight, source=source)
 
 
 def parse_edge(raw: Any, run_id: str | None, limits: StoreLimits) -> EdgeRecord | str:

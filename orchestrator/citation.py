@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from graph_server.similarity import NEGATIONS, claim_key
+from graph_server.similarity import CITATION_MARKER, NEGATIONS, claim_key
 from orchestrator.evidence import Evidence, Span
 
 CITATION_MISSING = "citation_missing"
@@ -40,9 +40,6 @@ MIN_CONTAINMENT = 0.75
 """Share of a given's content words that must occur in its span (see docs/orchestrator.md)."""
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
-CITATION_MARKER = re.compile(  # "[D2]", "(D2.3)", "[D1, D3]": citations written into a claim
-    r"[\[(]\s*D\d+(?:\.\d+)?(?:\s*,\s*D\d+(?:\.\d+)?)*\s*[\])]"
-)
 _OPENERS = frozenset(
     {
         "a",

@@ -140,7 +140,6 @@ def test_earliest_run_is_kept_in_natural_order() -> None:
         ("given", "inference", "given"),
         ("inference", "assumption", "inference"),
         ("assumption", "given", "given"),
-        ("inference", "conclusion", "conclusion"),
     ],
 )
 def test_merged_type_follows_precedence(first: str, second: str, expected: str) -> None:
@@ -149,6 +148,15 @@ def test_merged_type_follows_precedence(first: str, second: str, expected: str) 
     ingest(store, "r2", node("b", "the pump station shut down.", second))
     (kept,) = store.get_graph("g")["nodes"]
     assert kept["type"] == expected
+
+
+@pytest.mark.parametrize("other", ["given", "inference", "assumption"])
+def test_a_conclusion_never_absorbs_or_joins_a_non_conclusion(other: str) -> None:
+    store = GraphStore()
+    ingest(store, "r1", node("a", "The pump station shut down", other))
+    result = ingest(store, "r2", node("b", "the pump station shut down.", "conclusion"))
+    assert result["auto_merged"] == [] and result["contradictions_created"] == []
+    assert len(store.get_graph("g")["nodes"]) == 2
 
 
 def test_live_paraphrase_merges_into_refuted_node_which_stays_refuted() -> None:

@@ -29,6 +29,18 @@ FIXTURE_SESSION: list[tuple[str, dict[str, Any]]] = [
         ("assert_graph", {"graph_id": GRAPH, "nodes": nodes, "edges": edges, "run_id": run_id})
         for run_id, nodes, edges in RUNS
     ),
+    (
+        "assert_graph",
+        {
+            "graph_id": GRAPH,
+            "nodes": [
+                {"id": "S1", "claim": "row 9 lists server x9", "type": "given", "source": "D2.1"},
+                {"id": "S2", "claim": "row 9 lists server x9.", "type": "given"},
+            ],
+            "run_id": "r3",
+            "dedup": False,
+        },
+    ),
     ("merge_duplicates", {"graph_id": GRAPH, "jaccard_threshold": 0.7, "ratio_threshold": 0.85}),
     ("check_structure", _ON_CONCLUSION),
     ("critical_links", _ON_CONCLUSION),

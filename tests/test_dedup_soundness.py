@@ -1,0 +1,142 @@
+"""Sound dedup: claims about different things never merge; citations and sources decide."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from graph_server.similarity import claim_key, differ_by_substitution, is_variant, tokenize
+from graph_server.store import GraphStore
+
+DIFFERENT_THINGS = [
+    (
+        "The founder of Embstone Ironworks was born in Braskthorpe.",
+        "The founder of Embstone Ironworks was born in Braskmere.",
+    ),
+    ("the suspect owns a red car", "the suspect owns a blue car"),
+    ("The invoice was paid by Acme.", "The invoice was paid by Apex."),
+    ("mortality in men rose sharply", "mortality in women rose sharply"),
+    ("Ferrowood Mill stands on the river bank", "Ferrowell Mill stands on the river bank"),
+    ("Vidar Tarvard founded Tullton Ironworks", "Vidar Tarvelm founded Tullton Ironworks"),
+]
+SAME_THING = [
+    ("Server x9 runs Linux [D2]", "server x9 runs linux."),
+    ("Server x9 runs Linux [D2.1]", "Server x9 runs Linux (D1.3)"),
+    ("The servers run Linux", "the server runs linux"),
+    ("Wenna Korick was born in Quelheim", "Wenna Korick was born in the town of Quelheim"),
+    ("The cron scheduler runs only on Linux hosts", "only on linux hosts runs the cron scheduler"),
+    ("Ferrowell Mill stands on the river bank", "Ferowell Mill stands on the river bank"),
+]
+
+
+def two_runs(a: str, b: str, **extra: Any) -> dict[str, Any]:
+    store = GraphStore()
+    store.assert_graph("g", [{"id": "a", "claim": a, "type": "given", **extra}], run_id="r1")
+    return store.assert_graph("g", [{"id": "b", "claim": b, "type": "given"}], run_id="r2")
+
+
+@pytest.mark.parametrize(("a", "b"), DIFFERENT_THINGS)
+def test_claims_about_different_things_neither_merge_nor_attack(a: str, b: str) -> None:
+    result = two_runs(a, b)
+    assert result["auto_merged"] == [] and result["contradictions_created"] == []
+    store = GraphStore()
+    store.assert_graph("g", [{"id": "a", "claim": a, "type": "given"}], run_id="r1")
+    store.assert_graph("g", [{"id": "b", "claim": b, "type": "given"}], dedup=False)
+    assert store.merge_duplicates("g") == {"merges": [], "contradictions_created": []}
+
+
+@pytest.mark.parametrize(("a", "b"), SAME_THING)
+def test_restatements_of_one_claim_still_merge(a: str, b: str) -> None:
+    assert two_runs(a, b)["auto_merged"] == [["a", "b"]]
+
+
+def test_citation_markers_are_no_tokens() -> None:
+    assert tokenize("x9 runs Linux [D2] (D3.1) [D1, D4]") == ["x9", "runs", "linux"]
+    assert tokenize("see [note 2]") == ["see", "note", "2"]
+
+
+def test_the_spec_guards_still_hold() -> None:
+    assert two_runs("Server X runs Linux", "server x runs linux.")["auto_merged"] == [["a", "b"]]
+    negated = two_runs("Server X runs Linux", "Server X does not run Linux")
+    assert negated["auto_merged"] == [] and negated["contradictions_created"] == [["a", "b"]]
+    numeric = two_runs("trellium melts at 412 C", "trellium melts at 350 C")
+    assert numeric["auto_merged"] == [] and numeric["contradictions_created"] == [["a", "b"]]
+
+
+def test_claims_with_different_sources_never_merge_and_a_sourced_node_is_kept() -> None:
+    result = two_runs("Server x9 runs Linux", "server x9 runs linux.", source="D1.1")
+    assert result["auto_merged"] == [["a", "b"]]
+    store = GraphStore()
+    store.assert_graph(
+        "g", [{"id": "a", "claim": "x9 runs Linux", "type": "inference"}], run_id="r1"
+    )
+    store.assert_graph(
+        "g",
+        [{"id": "D2.1", "claim": "x9 runs linux.", "type": "given", "source": "D2.1"}],
+        run_id="r2",
+    )
+    (kept,) = store.get_graph("g")["nodes"]
+    assert (kept["id"], kept["source"], kept["type"]) == ("D2.1", "D2.1", "given")
+    store.assert_graph(
+        "g",
+        [{"id": "D3.1", "claim": "x9 runs Linux!", "type": "given", "source": "D3.1"}],
+        run_id="r3",
+    )
+    assert sorted(n["id"] for n in store.get_graph("g")["nodes"]) == ["D2.1", "D3.1"]
+
+
+def test_a_source_is_validated_and_cannot_change_under_one_id() -> None:
+    store = GraphStore()
+    bad = store.assert_graph("g", [{"id": "a", "claim": "c", "type": "given", "source": 5}])
+    assert "source must be a non-empty string" in bad["rejected"][0]["reason"]
+    store.assert_graph("g", [{"id": "a", "claim": "c", "type": "given", "source": "D1.1"}])
+    again = store.assert_graph("g", [{"id": "a", "claim": "c", "type": "given", "source": "D1.2"}])
+    assert "differs from the source 'D1.1'" in again["rejected"][0]["reason"]
+    same = store.assert_graph("g", [{"id": "a", "claim": "c", "type": "given"}])
+    assert same["rejected"] == []
+    assert store.get_graph("g")["nodes"][0]["source"] == "D1.1"
+
+
+def test_dedup_false_ingests_without_merging_and_a_bad_flag_is_named() -> None:
+    store = GraphStore()
+    store.assert_graph("g", [{"id": "a", "claim": "x9 runs Linux", "type": "given"}])
+    result = store.assert_graph(
+        "g", [{"id": "b", "claim": "x9 runs linux.", "type": "given"}], dedup=False
+    )
+    assert result["auto_merged"] == [] and len(store.get_graph("g")["nodes"]) == 2
+    assert "dedup must be true or false" in store.assert_graph("g", [], dedup="no")["error"]
+
+
+def test_a_typo_variant_needs_a_long_word_and_one_edit() -> None:
+    assert is_variant("ferrowell", "ferowell")
+    assert not is_variant("acme", "acne") and not is_variant("braskthorpe", "braskmere")
+
+
+WORDS = st.sampled_from(["red", "blue", "car", "owns", "suspect", "ferrowell", "ferowell", "men"])
+
+
+@given(st.frozensets(WORDS, max_size=5), st.frozensets(WORDS, max_size=5))
+def test_the_slot_guard_is_symmetric_and_never_fires_on_a_subset(
+    a: frozenset[str], b: frozenset[str]
+) -> None:
+    assert differ_by_substitution(a, b) == differ_by_substitution(b, a)
+    if a <= b or b <= a:
+        assert not differ_by_substitution(a, b)
+
+
+CLAIMS = [claim for pair in DIFFERENT_THINGS + SAME_THING for claim in pair]
+
+
+@given(st.lists(st.sampled_from(CLAIMS), min_size=2, max_size=10))
+def test_no_cluster_ever_holds_two_claims_the_slot_guard_keeps_apart(claims: list[str]) -> None:
+    store = GraphStore()
+    for i, claim in enumerate(claims):
+        store.assert_graph("g", [{"id": f"n{i}", "claim": claim, "type": "given"}], run_id=f"r{i}")
+    store.merge_duplicates("g")
+    for kept in store.get_graph("g")["nodes"]:
+        texts = [kept["claim"], *kept["aliases"]]
+        keys = [claim_key(t).content for t in texts]
+        assert not any(differ_by_substitution(x, y) for x in keys for y in keys)

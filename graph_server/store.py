@@ -412,9 +412,7 @@ class GraphStore:
             )
         return [src, dst, edge.relation]
 
-    def _apply(
-        self, state: _Graph, plan: MergePlan
-    ) -> tuple[list[list[str]], list[list[str]]]:
+    def _apply(self, state: _Graph, plan: MergePlan) -> tuple[list[list[str]], list[list[str]]]:
         claims = {
             n: state.graph.nodes[n]["claim"] for cluster in plan.clusters for n in cluster[1:]
         }

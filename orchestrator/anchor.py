@@ -133,4 +133,3 @@ def anchor_run(
             seen.add(key)
             out.edges.append({**edge, "src": src, "dst": dst})
     return out
-

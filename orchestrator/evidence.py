@@ -140,11 +140,11 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     for brk in [*_BLOCK_BREAK.finditer(text), None]:
         block_end = brk.start() if brk else len(text)
         cut = block_start
-        for end in _END.finditer(text, block_start, block_end):
-            if _is_abbreviation(text[cut : end.end()]):
+        for stop in _END.finditer(text, block_start, block_end):
+            if _is_abbreviation(text[cut : stop.end()]):
                 continue
-            pieces.append((cut, end.end()))
-            cut = end.end()
+            pieces.append((cut, stop.end()))
+            cut = stop.end()
         pieces.append((cut, block_end))
         block_start = brk.end() if brk else len(text)
     spans: list[tuple[int, int]] = []

@@ -4,7 +4,8 @@ This is where a model's say-so stops being trusted. For one run's parsed graph
 (:func:`orchestrator.parse.parse_graph`), :func:`anchor_run` decides what each node becomes in
 the store:
 
-* **givens** pass the citation check (:mod:`orchestrator.citation`) or are demoted. A checked
+* **givens** pass the citation check (:mod:`orchestrator.citation`, with its repair of a
+  wrong span number) or are demoted. A checked
   given is stored as the span itself: node id = span id (``D2.3``), claim = the span's text,
   ``source`` = span id. Runs that cite one span therefore meet in one node, by identity and not
   by fuzzy text, and a given can only ever say what its document says. A given that fails
@@ -34,7 +35,7 @@ from typing import Any
 
 from graph_server.similarity import normalize
 from orchestrator.answers import answer_key
-from orchestrator.citation import check_citation
+from orchestrator.citation import anchor_citation
 from orchestrator.evidence import Evidence
 
 ANSWER_PREFIX = "answer:"
@@ -83,7 +84,7 @@ def anchor_run(
         record = {"id": scoped, "claim": claim, "type": node["type"]}
         record.update(confidence=node["confidence"], source=None)
         if node["type"] == "given":
-            check = check_citation(claim, node.get("source"), evidence)
+            check = anchor_citation(claim, node.get("source"), evidence)
             out.citations.append(
                 {
                     "run_id": run_id,
@@ -92,6 +93,7 @@ def anchor_run(
                     "source": node.get("source"),
                     "span": check.span.id if check.span else None,
                     "ok": check.ok,
+                    "corrected_from": check.corrected_from,
                     "reason": check.reason,
                     "detail": check.detail,
                 }

@@ -17,6 +17,12 @@ Rules 3 and 4 catch the misquotes that matter most (a wrong year, "Ferrowood" fo
 "Ferrowell"); rule 5 catches a claim that borrows a span's names but says something else.
 docs/orchestrator.md gives the measurement behind :data:`MIN_CONTAINMENT`.
 
+:func:`anchor_citation` adds one repair: when the cited span fails but exactly one other span
+of the task passes every rule (best containment first), the given is anchored to that span and
+the report says which number the model wrote. Small models copy a sentence faithfully and then
+write the number of its neighbour; what the claim says is still checked against the documents,
+only the pointer is mended. A given with no source at all is not searched for.
+
 A claim that fails stays in the graph as an ``assumption`` (a premise nothing supports) and the
 reason is reported, so a bad citation can never ground an answer but is never silently lost.
 """
@@ -87,6 +93,8 @@ class CitationCheck:
     reason: str | None
     detail: str
     span: Span | None
+    corrected_from: str | None = None
+    """The span id the model wrote, when :func:`anchor_citation` moved the citation."""
 
     @property
     def ok(self) -> bool:
@@ -137,6 +145,26 @@ def check_citation(
             QUOTE_MISMATCH, f"negation {negations} does not occur in {span.id}", span
         )
     return CitationCheck(None, f"restates {span.id}", span)
+
+
+def anchor_citation(claim: str, source: object, evidence: Evidence) -> CitationCheck:
+    """:func:`check_citation`, then the repair of the module docstring when the cited span
+    fails. Cost: O(spans) citation checks when the cited span fails, else one."""
+    check = check_citation(claim, source, evidence)
+    if check.ok or check.reason == CITATION_MISSING:
+        return check
+    passing = [
+        (containment(claim_key(claim).content, claim_key(span.text).content), span)
+        for span in evidence.spans
+        if check_citation(claim, span.id, evidence).ok
+    ]
+    best = max((share for share, _ in passing), default=None)
+    winners = [span for share, span in passing if share == best]
+    if len(winners) != 1:
+        return check
+    cited = source.strip() if isinstance(source, str) else repr(source)
+    detail = f"restates {winners[0].id} (cited as {cited}: {check.reason})"
+    return CitationCheck(None, detail, winners[0], corrected_from=cited)
 
 
 def name_words(text: str) -> list[str]:

@@ -10,6 +10,7 @@ from orchestrator.citation import (
     NAME_MISMATCH,
     NUMBER_MISMATCH,
     QUOTE_MISMATCH,
+    anchor_citation,
     check_citation,
     name_words,
 )
@@ -69,3 +70,20 @@ def test_a_misquote_is_named_by_the_first_rule_it_breaks(
 def test_name_words_skip_a_capitalised_opening_function_word_but_keep_names() -> None:
     assert name_words("The survey of Rack 7 lists x9 and Linux") == ["Rack", "x9", "Linux"]
     assert name_words("Vidar Tarvard was born in Quelheim") == ["Vidar", "Tarvard", "Quelheim"]
+
+
+def test_a_faithful_claim_with_a_wrong_span_number_is_anchored_to_its_sentence() -> None:
+    check = anchor_citation("Ferrowell Mill was founded in 1820 by Wenna Korick.", "D2.1", EVIDENCE)
+    assert check.ok and check.span is not None and check.span.id == "D3.1"
+    assert check.corrected_from == "D2.1" and "number_mismatch" in check.detail
+
+
+def test_no_repair_without_a_source_or_when_no_single_span_passes() -> None:
+    assert anchor_citation("Ferrowell Mill was founded in 1820", None, EVIDENCE).reason == (
+        CITATION_MISSING
+    )
+    assert anchor_citation("Ferrowood Mill was founded in 1820", "D3.1", EVIDENCE).reason == (
+        NAME_MISMATCH
+    )
+    twice = build_evidence(["Server x9 runs Linux.", "Server x9 runs Linux.", "Other."])
+    assert anchor_citation("Server x9 runs Linux", "D3.1", twice).reason == NAME_MISMATCH

@@ -6,18 +6,21 @@ import re
 
 import pytest
 
+from orchestrator.evidence import build_evidence
 from orchestrator.prompts import (
     PROMPT_VERSIONS,
-    format_documents,
+    commit_messages,
     interrogation_messages,
     repair_messages,
     verification_messages,
 )
 
-DOCS = [
-    "Rack 7 hosts the db-2 primary.\nIt was patched on Monday.",
-    "The patch window for rack 7 was cancelled.",
-]
+DOCS = build_evidence(
+    [
+        "Rack 7 hosts the db-2 primary.\nIt was patched on Monday.",
+        "The patch window for rack 7 was cancelled.",
+    ]
+)
 QUESTION = "Was the db-2 primary patched?"
 PLACEHOLDER = re.compile(r"\$\w|\$\{|\{k\}|\{max_nodes\}")
 
@@ -28,18 +31,18 @@ def all_text(messages: list[dict[str, str]]) -> str:
 
 def test_every_template_has_a_version() -> None:
     assert PROMPT_VERSIONS == {
-        "interrogation": "interrogation/v3",
-        "verification": "verification/v1",
+        "interrogation": "interrogation/v4",
+        "verification": "verification/v2",
         "repair": "repair/v1",
     }
 
 
-def test_interrogation_renders_numbered_documents_question_and_k() -> None:
+def test_interrogation_renders_numbered_spans_question_and_k() -> None:
     messages = interrogation_messages(DOCS, QUESTION, k=3)
     assert [m["role"] for m in messages] == ["system", "user"]
     system, user = messages[0]["content"], messages[1]["content"]
-    assert "[D1] Rack 7 hosts the db-2 primary. It was patched on Monday." in user
-    assert "[D2] The patch window for rack 7 was cancelled." in user
+    assert "[D1.1] Rack 7 hosts the db-2 primary.\n[D1.2] It was patched on Monday." in user
+    assert "[D2.1] The patch window for rack 7 was cancelled." in user
     assert f"Question: {QUESTION}" in user
     assert "3 separate lines" in system
     assert not PLACEHOLDER.search(all_text(messages))
@@ -62,9 +65,10 @@ def test_interrogation_states_the_graph_contract() -> None:
     ):
         assert term in system
     shape = system[system.index('{"nodes"') :]
-    for key in ('"nodes"', '"id"', '"claim"', '"type"', '"confidence"', '"edges"', '"from"'):
+    for key in ('"nodes"', '"id"', '"claim"', '"type"', '"source"', '"confidence"', '"edges"'):
         assert key in shape
     assert '"to"' in shape and '"relation"' in shape and '"conclusion_node"' in shape
+    assert '"answer"' in shape and "never copy it into a node" in system
     assert '"claim": "' not in shape  # a literal example claim gets copied by small models
 
 
@@ -78,7 +82,7 @@ def test_verification_renders_claim_and_documents_without_any_graph() -> None:
     messages = verification_messages(DOCS, 'The "db-2" primary\nwas patched.')
     text = all_text(messages)
     assert 'Claim: "The \\"db-2\\" primary was patched."' in text
-    assert "[D2]" in text
+    assert "[D2.1]" in text
     for verdict in ("supported", "refuted", "not_determinable"):
         assert f'"{verdict}"' in messages[0]["content"]
     assert "conclusion_node" not in text
@@ -100,23 +104,33 @@ def test_repair_appends_the_bad_reply_and_the_error_without_mutating_input() -> 
 
 
 def test_no_documents_render_as_an_explicit_marker() -> None:
-    assert format_documents([]) == "(no documents)"
-    assert "(no documents)" in interrogation_messages([], QUESTION)[1]["content"]
+    assert "(no documents)" in interrogation_messages(build_evidence([]), QUESTION)[1]["content"]
+
+
+def test_think_first_asks_for_reasoning_then_the_graph_in_the_same_conversation() -> None:
+    first = interrogation_messages(DOCS, QUESTION, think_first=True)
+    assert "plain text" in first[1]["content"] and "JSON object only" not in first[1]["content"]
+    second = commit_messages(first, "D1.2 says it was patched.")
+    assert second[:2] == first
+    assert second[2] == {"role": "assistant", "content": "D1.2 says it was patched."}
+    assert "JSON object only" in second[3]["content"]
 
 
 def test_prompts_stay_small_enough_for_a_two_thousand_token_context() -> None:
     # Roughly 4 characters per token: the fixed part must leave most of 2k tokens to documents
     # and the answer.
-    system = interrogation_messages(["d"], "q")[0]["content"]
-    assert len(system) < 2000
-    assert len(verification_messages(["d"], "c")[0]["content"]) < 700
+    one = build_evidence(["d"])
+    assert len(interrogation_messages(one, "q")[0]["content"]) < 2400
+    assert len(verification_messages(one, "c")[0]["content"]) < 700
 
 
 @pytest.mark.parametrize(
     ("call", "field"),
     [
-        (lambda: interrogation_messages("one doc", QUESTION), "documents"),  # type: ignore[arg-type]
-        (lambda: interrogation_messages([1], QUESTION), "documents"),  # type: ignore[list-item]
+        (lambda: interrogation_messages(["one doc"], QUESTION), "evidence"),  # type: ignore[arg-type]
+        (lambda: verification_messages(["one doc"], "c"), "evidence"),  # type: ignore[arg-type]
+        (lambda: commit_messages([], "r"), "messages"),
+        (lambda: commit_messages([{"role": "user", "content": "q"}], " "), "reasoning"),
         (lambda: interrogation_messages(DOCS, "  "), "question"),
         (lambda: interrogation_messages(DOCS, QUESTION, k=0), "k"),
         (lambda: interrogation_messages(DOCS, QUESTION, max_nodes=1), "max_nodes"),

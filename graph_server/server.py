@@ -157,9 +157,11 @@ class NodeSpec(TypedDict):
             Field(
                 min_length=1,
                 max_length=_LIMITS.max_id_chars,
+                coerce_numbers_to_str=True,
                 description="What the claim is anchored to: for a given, the id of the "
-                "evidence span it cites (e.g. 'D2.3'); for any node, an identity key of "
-                "yours. Nodes with different sources are never merged. Optional.",
+                "evidence span it cites (e.g. 'D2.3'); for any node, an identity key you "
+                "choose. Two nodes with different sources are never merged (and do not "
+                "attack each other for it). Once set, an id keeps its source. Optional.",
             ),
         ]
     ]
@@ -270,8 +272,9 @@ def build_server(store: GraphStore | None = None) -> MCPServer:
         dedup: Annotated[
             bool,
             Field(
-                description="Merge new claims into existing duplicates (default true). "
-                "False stores every node as sent; merge_duplicates can run later."
+                description="Merge new claims into existing duplicates and link "
+                "contradictions (default true). False stores every node as sent, with "
+                "no merges and no contradictions; merge_duplicates can run later."
             ),
         ] = True,
     ) -> dict[str, Any]:
@@ -279,11 +282,14 @@ def build_server(store: GraphStore | None = None) -> MCPServer:
 
         Valid items are accepted even when others are rejected. New claims that
         duplicate existing ones are merged automatically (unless dedup is false);
-        claims that contradict existing ones get mutual attack edges. Claims about
-        different things (a different name, number or value in the same slot), a
-        conclusion and a non-conclusion, and nodes with different sources are never
-        merged. Returns accepted_nodes, accepted_edges, rejected (each with the item
-        and the reason), auto_merged [[kept, merged]] and contradictions_created [[a, b]].
+        claims that contradict existing ones get mutual attack edges. Never merged (and
+        not made to attack each other): claims about different things (a different
+        name, number or value in the same slot), a conclusion and a non-conclusion, and
+        two nodes with different sources. A node's optional source is what its claim
+        is anchored to: for a given, the id of the evidence span it cites; for any
+        node, an identity key you choose. Returns accepted_nodes, accepted_edges,
+        rejected (each with the item and the reason), auto_merged [[kept, merged]] and
+        contradictions_created [[a, b]].
         """
         return _answer(graphs.assert_graph(graph_id, nodes, edges, run_id=run_id, dedup=dedup))
 
@@ -409,7 +415,7 @@ def build_server(store: GraphStore | None = None) -> MCPServer:
 
     @tool(title="Read a whole graph", annotations=READ_ONLY)
     def get_graph(graph_id: GraphId) -> dict[str, Any]:
-        """Return every node (with confidence, run_ids, refuted flag, aliases) and edge."""
+        """Return every node (with confidence, run_ids, refuted flag, aliases, source) and edge."""
         return _answer(graphs.get_graph(graph_id))
 
     @tool(title="List graphs", annotations=READ_ONLY)

@@ -16,6 +16,10 @@ filters, so the pairs found are exactly those a full pairwise loop would find:
 - The ratio search compares a claim only with claims whose length allows the
   score: ``ratio <= 2*min(la, lb) / (la + lb)``, so a claim is checked against the
   length window ``[la, la * (2 - r) / r]`` of a length-sorted list.
+
+The slot guard's token tests (:func:`is_variant`, :func:`differ_by_substitution`) live
+here too; :mod:`graph_server.dedup` applies them to pairs the search found, so the
+search itself stays exact.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz, process
-from rapidfuzz.distance import Levenshtein
+from rapidfuzz.distance import OSA
 
 STOPWORDS = frozenset(
     {
@@ -54,6 +58,8 @@ STOPWORDS = frozenset(
 )
 TYPO_MIN_CHARS = 7
 """Shortest token the slot guard treats as a possible typo of another (see is_variant)."""
+TYPO_SHARED_PREFIX = 3
+"""Leading characters a typo must leave intact: near-miss names differ up front."""
 NEGATIONS = frozenset({"not", "no", "never", "cannot", "n't", "without", "false"})
 # Auxiliaries carry tense/modality, not content: "X runs Linux" and "X does not run
 # Linux" must land on the same guard key, so they are ignored by the guards only.
@@ -274,17 +280,23 @@ def _canonical_number(token: str) -> str:
 def is_variant(a: str, b: str) -> bool:
     """Whether two different content tokens are spellings of one word for the slot guard.
 
-    Only a typo inside a long word counts: Levenshtein distance 1 between tokens of at
-    least :data:`TYPO_MIN_CHARS` characters that share their first three characters
-    ("Ferrowell"/"Ferowell"). Shorter words differing by a letter are different words
-    ("Acme"/"Acne", "men"/"man"). Measured on the 629 distinct capitalised words of 7+
-    characters in ``multihop.jsonl`` (names built to be near misses of each other):
-    distance 1 alone pairs 90 of them ("Marlberg"/"Yarlberg"), the shared prefix none
-    (``benchmarks/bench_dedup_soundness.py`` prints both counts).
+    Only a typo inside a long word counts: one edit (insert, delete, substitute, or swap
+    two adjacent letters: the optimal-string-alignment distance) between tokens of at
+    least :data:`TYPO_MIN_CHARS` characters that share their first
+    :data:`TYPO_SHARED_PREFIX` characters ("Ferrowell"/"Ferowell", "inspection"/
+    "inspcetion"). Shorter words differing by a letter are different words ("Acme"/"Acne",
+    "men"/"man"). Measured on ``evals/datasets/multihop.jsonl``, whose fictional names are
+    built as near misses of each other: of its 629 distinct capitalised words of 7+
+    characters, 90 pairs are one edit apart ("Marlberg"/"Yarlberg") and the shared prefix
+    joins none of them; over the stemmed content words of each item's own documents the
+    rule joins no pair (without the prefix, 3). Counting a swap as one edit joins no
+    further pair there and lets transposition typos merge (``bench_engine.py``'s synthetic
+    paraphrases: 244 -> 262 of 300). ``benchmarks/bench_dedup_soundness.py`` prints these
+    counts. Symmetric; O(len(a) + len(b)).
     """
-    if min(len(a), len(b)) < TYPO_MIN_CHARS or a[:3] != b[:3]:
+    if min(len(a), len(b)) < TYPO_MIN_CHARS or a[:TYPO_SHARED_PREFIX] != b[:TYPO_SHARED_PREFIX]:
         return False
-    return Levenshtein.distance(a, b, score_cutoff=1) <= 1
+    return OSA.distance(a, b, score_cutoff=1) <= 1
 
 
 def differ_by_substitution(a: frozenset[str], b: frozenset[str]) -> bool:
@@ -302,8 +314,16 @@ def differ_by_substitution(a: frozenset[str], b: frozenset[str]) -> bool:
 
 
 def _stem(word: str) -> str:
-    # Deliberately crude: enough to equate "runs"/"run", "servers"/"server" or
-    # "running"/"run" for the guards, never used for the similarity scores themselves.
+    """Strip one inflection: ``-ies`` -> ``-y``; ``-es`` after s/ch/sh/x/z; ``-ing`` or
+    ``-ed`` leaving 3+ letters (a doubled final consonant undone); else a plural ``-s``
+    (not ``-ss``/``-us``/``-is``). Deterministic, O(len(word)).
+
+    Deliberately crude: enough to equate "runs"/"run", "servers"/"server" or
+    "running"/"run" for the guards, never used for the similarity scores themselves.
+    It does not undo a silent e ("making" -> "mak", "make" -> "make"): dropping it would
+    also equate "plane" with "plan", and the guards' keys would then call a claim about a
+    plan's cost a numeric contradiction of one about a plane's.
+    """
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
     if word.endswith(("sses", "ches", "shes", "xes", "zes")):

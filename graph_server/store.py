@@ -29,6 +29,7 @@ from graph_server.validation import (
     NodeRecord,
     StoreLimits,
     check_confidence,
+    check_flag,
     check_id,
     parse_edge,
     parse_node,
@@ -113,19 +114,31 @@ class GraphStore:
     ) -> Payload:
         """Ingest nodes and edges, keep the valid ones, deduplicate new nodes.
 
+        Inputs: node dicts ``{id, claim, type, confidence?, run_ids?, source?}``, edge
+        dicts, an optional ``run_id`` for items naming none, and the keyword-only
+        ``dedup`` switch (a bool, or ``"true"``/``"false"``; default true).
         Each rejected item is reported with its reason; accepted items stay.
         Re-sending the same payload changes nothing. New nodes are deduplicated
         against the whole graph (see :mod:`graph_server.dedup`) unless ``dedup`` is
-        false. A node may carry ``source``: what its claim is anchored to (for a given,
-        the evidence span it cites); nodes with different sources are never merged.
+        false, in which case nothing merges and no contradiction is created now
+        (``merge_duplicates`` can run later).
+
+        ``source`` (optional, validated like an id) is what the claim is anchored to:
+        for a given, the id of the evidence span it cites; for any node, an identity
+        key chosen by the caller. Two nodes with different non-null sources are never
+        merged (and get no attack edge for it). Re-asserting an id with a different
+        non-null source is rejected for that item; the same or no source is fine.
+
         Returns ``{accepted_nodes, accepted_edges, rejected, auto_merged,
-        contradictions_created}``.
+        contradictions_created}``. Cost: validation O(items) plus the dedup of the
+        new nodes (see :func:`graph_server.dedup.plan_merges`).
         """
         self._check_graph_id(graph_id)
         if run_id is not None:
             self._check(check_id("run_id", run_id, self.limits))
-        if not isinstance(dedup, bool):
-            raise _Rejected(f"dedup must be true or false, got {shown(dedup)}")
+        dedup_flag, problem = check_flag("dedup", dedup)
+        if problem:
+            raise _Rejected(problem)
         nodes = self._check_list("nodes", nodes)
         edges = self._check_list("edges", [] if edges is None else edges)
         if len(nodes) + len(edges) > self.limits.max_items_per_call:
@@ -163,7 +176,7 @@ class GraphStore:
 
         merges: list[list[str]] = []
         contradictions: list[list[str]] = []
-        if dedup:
+        if dedup_flag:
             plan = plan_merges(
                 state.graph, self.jaccard_threshold, self.ratio_threshold, focus=new_nodes
             )
@@ -346,6 +359,11 @@ class GraphStore:
                     f"id {record.id!r} was merged into {kept!r} with claim "
                     f"{shown(state.merged_claim[record.id])}; a different claim cannot reuse it"
                 )
+            # The kept node speaks for the merged id, so its source is the one to match.
+            conflict = _source_conflict(record, graph.nodes[kept], f"{kept!r} (merged from it)")
+            if conflict:
+                return conflict
+            _adopt_source(graph.nodes[kept], record)
             graph.nodes[kept]["run_ids"] |= record.run_ids
             return None
         if record.id in graph:
@@ -357,13 +375,10 @@ class GraphStore:
                 )
             if data["type"] != record.type:
                 return f"id {record.id!r} already has type {data['type']!r}, not {record.type!r}"
-            if record.source is not None and data["source"] not in (None, record.source):
-                return (
-                    f"source {record.source!r} differs from the source {data['source']!r} "
-                    f"that id {record.id!r} already has"
-                )
-            if data["source"] is None:
-                data["source"] = record.source
+            conflict = _source_conflict(record, data, "it")
+            if conflict:
+                return conflict
+            _adopt_source(data, record)
             data["run_ids"] |= record.run_ids
             data["confidence"] = max(data["confidence"], record.confidence)
             return None
@@ -475,6 +490,27 @@ class GraphStore:
         if problem or value is None:
             raise _Rejected(problem or "missing value")
         return value
+
+
+def _source_conflict(record: NodeRecord, data: dict[str, Any], holder: str) -> str | None:
+    """Why a re-asserted node's ``source`` cannot be accepted, or None.
+
+    A source is an identity: once a node has one, a different one means a different
+    claim, which needs a different id. Sending none (or the same) is fine.
+    """
+    if record.source is None or data["source"] in (None, record.source):
+        return None
+    return (
+        f"source {record.source!r} of id {record.id!r} differs from the source "
+        f"{data['source']!r} that {holder} already has; a different source needs a "
+        "different id"
+    )
+
+
+def _adopt_source(data: dict[str, Any], record: NodeRecord) -> None:
+    """A node asserted without a source takes the first one it is re-asserted with."""
+    if data["source"] is None:
+        data["source"] = record.source
 
 
 def _export_node(node_id: str, data: dict[str, Any]) -> Payload:

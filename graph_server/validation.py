@@ -86,6 +86,18 @@ def check_confidence(field: str, value: Any) -> tuple[float | None, str | None]:
     return float(value), None
 
 
+def check_flag(field: str, value: Any) -> tuple[bool | None, str | None]:
+    """Parse a yes/no switch: a bool, or the strings ``"true"``/``"false"`` (any case,
+    surrounding spaces ignored) as JSON-minded clients send them. Anything else,
+    including 0/1 and "yes"/"no", is refused with a reason naming ``field``. O(1).
+    """
+    if isinstance(value, bool):
+        return value, None
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true", None
+    return None, f"{field} must be true or false, got {shown(value)}"
+
+
 def _run_ids(
     raw: dict[str, Any], run_id: str | None, limits: StoreLimits
 ) -> tuple[frozenset[str], str | None]:

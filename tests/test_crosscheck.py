@@ -43,7 +43,12 @@ from strategies import (
     distinct_claim,
 )
 
-from graph_server.similarity import claim_key, pairwise_similar_pairs, similar_pairs
+from graph_server.similarity import (
+    claim_key,
+    differ_by_substitution,
+    pairwise_similar_pairs,
+    similar_pairs,
+)
 from graph_server.store import GraphStore
 
 GRAPH_SETTINGS = settings(
@@ -538,6 +543,8 @@ def dedup_payloads(draw: st.DrawFn) -> dict[str, Any]:
             "type": draw(st.sampled_from(["given", "inference", "assumption", "conclusion"])),
             "confidence": draw(st.sampled_from([0.3, 0.6, 0.8, 0.95])),
             "run_ids": sorted(draw(st.sets(st.sampled_from(["r1", "r2", "r10"]), max_size=2))),
+            # Mostly absent: a source blocks merges, so most pairs must still be free to merge.
+            "source": draw(st.sampled_from([None, None, None, "D1.1", "D2.1"])),
         }
         for node_id, claim in zip(ids, claims, strict=True)
     ]
@@ -606,11 +613,18 @@ def test_merge_duplicates_is_idempotent_and_respects_guards(payload: dict[str, A
     assert store.merge_duplicates(GID) == {"merges": [], "contradictions_created": []}
     assert store.get_graph(GID) == settled
 
+    sent = {n["id"]: n for nodes, _ in payload["batches"] for n in nodes}
     for node in settled["nodes"]:
         # Only pairs with equal numbers and negation parity ever merge, so every
         # claim a node absorbed states the same numbers with the same polarity.
         keys = [claim_key(text) for text in [node["claim"], *node["aliases"]]]
         assert len({(k.numbers, k.negations % 2) for k in keys}) == 1, node
+        # ... and no two of its wordings fill one slot differently (the slot guard).
+        assert not any(differ_by_substitution(a.content, b.content) for a in keys for b in keys)
+        members = [sent[m] for m in [node["id"], *node["merged_ids"]]]
+        assert len({m["type"] == "conclusion" for m in members}) == 1, node
+        sources = {m["source"] for m in members} - {None}
+        assert len(sources) <= 1 and node["source"] == next(iter(sources), None), node
         if refuted & {node["id"], *node["merged_ids"]}:
             assert node["refuted"], f"refuted claim merged into live node {node['id']}"
     owner = {m: n["id"] for n in settled["nodes"] for m in [n["id"], *n["merged_ids"]]}

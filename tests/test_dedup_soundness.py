@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from graph_server.dedup import _must_stay_apart
 from graph_server.similarity import claim_key, differ_by_substitution, is_variant, tokenize
 from graph_server.store import GraphStore
 
@@ -18,6 +19,7 @@ DIFFERENT_THINGS = [
     ),
     ("the suspect owns a red car", "the suspect owns a blue car"),
     ("The invoice was paid by Acme.", "The invoice was paid by Apex."),
+    ("mortality in men rose", "mortality in women rose"),
     ("mortality in men rose sharply", "mortality in women rose sharply"),
     ("Ferrowood Mill stands on the river bank", "Ferrowell Mill stands on the river bank"),
     ("Vidar Tarvard founded Tullton Ironworks", "Vidar Tarvelm founded Tullton Ironworks"),
@@ -29,6 +31,11 @@ SAME_THING = [
     ("Wenna Korick was born in Quelheim", "Wenna Korick was born in the town of Quelheim"),
     ("The cron scheduler runs only on Linux hosts", "only on linux hosts runs the cron scheduler"),
     ("Ferrowell Mill stands on the river bank", "Ferowell Mill stands on the river bank"),
+    (
+        "The inspection report was signed by Halvorsen",
+        "the inspcetion report was signed by Halvorsen",
+    ),
+    ("Server X runs Linux", "server x runs linux."),
 ]
 
 
@@ -55,6 +62,7 @@ def test_restatements_of_one_claim_still_merge(a: str, b: str) -> None:
 
 def test_citation_markers_are_no_tokens() -> None:
     assert tokenize("x9 runs Linux [D2] (D3.1) [D1, D4]") == ["x9", "runs", "linux"]
+    assert tokenize("x9 runs Linux [D1][D2.3] (D4)") == ["x9", "runs", "linux"]
     assert tokenize("see [note 2]") == ["see", "note", "2"]
 
 
@@ -110,12 +118,65 @@ def test_dedup_false_ingests_without_merging_and_a_bad_flag_is_named() -> None:
     assert "dedup must be true or false" in store.assert_graph("g", [], dedup="no")["error"]
 
 
-def test_a_typo_variant_needs_a_long_word_and_one_edit() -> None:
-    assert is_variant("ferrowell", "ferowell")
+def test_a_typo_variant_needs_a_long_word_its_first_letters_and_one_edit() -> None:
+    assert is_variant("ferrowell", "ferowell")  # a letter dropped
+    assert is_variant("inspection", "inspcetion")  # two neighbours swapped: one edit
     assert not is_variant("acme", "acne") and not is_variant("braskthorpe", "braskmere")
+    assert not is_variant("blade", "balde")  # too short to tell a typo from another word
+    assert not is_variant("marlberg", "yarlberg")  # near-miss names differ up front
+    assert not is_variant("ferrowood", "ferrowell")
 
 
-WORDS = st.sampled_from(["red", "blue", "car", "owns", "suspect", "ferrowell", "ferowell", "men"])
+@pytest.mark.parametrize(("flag", "merged"), [(True, 1), ("true", 1), (" False ", 0), (False, 0)])
+def test_dedup_takes_a_bool_or_its_json_spelling(flag: object, merged: int) -> None:
+    store = GraphStore()
+    store.assert_graph("g", [{"id": "a", "claim": "x9 runs Linux", "type": "given"}])
+    result = store.assert_graph(
+        "g", [{"id": "b", "claim": "x9 runs linux.", "type": "given"}], dedup=flag
+    )
+    assert len(result["auto_merged"]) == merged and result["contradictions_created"] == []
+
+
+@pytest.mark.parametrize("flag", ["no", 1, 0, None, "yes", ""])
+def test_any_other_dedup_value_is_refused_naming_the_field(flag: object) -> None:
+    result = GraphStore().assert_graph("g", [], dedup=flag)
+    assert result["error"].startswith("dedup must be true or false")
+
+
+def test_dedup_false_creates_no_contradiction_and_merge_duplicates_catches_up() -> None:
+    store = GraphStore()
+    store.assert_graph("g", [{"id": "a", "claim": "trellium melts at 412 C", "type": "given"}])
+    result = store.assert_graph(
+        "g", [{"id": "b", "claim": "trellium melts at 350 C", "type": "given"}], dedup=False
+    )
+    assert result["auto_merged"] == [] and result["contradictions_created"] == []
+    assert store.merge_duplicates("g")["contradictions_created"] == [["a", "b"]]
+
+
+def test_a_merged_id_keeps_the_source_of_the_node_it_was_merged_into() -> None:
+    store = GraphStore()
+    store.assert_graph(
+        "g", [{"id": "a", "claim": "x9 runs Linux", "type": "given", "source": "D1.1"}]
+    )
+    merged = {"id": "b", "claim": "x9 runs linux.", "type": "given"}
+    assert store.assert_graph("g", [merged])["auto_merged"] == [["a", "b"]]
+    assert store.assert_graph("g", [merged])["rejected"] == []
+    assert store.assert_graph("g", [{**merged, "source": "D1.1"}])["rejected"] == []
+    (refused,) = store.assert_graph("g", [{**merged, "source": "D4.2"}])["rejected"]
+    assert "source 'D4.2' of id 'b' differs from the source 'D1.1'" in refused["reason"]
+
+
+def test_a_node_without_a_source_takes_the_one_it_is_re_asserted_with() -> None:
+    store = GraphStore()
+    node = {"id": "a", "claim": "x9 runs Linux", "type": "given"}
+    store.assert_graph("g", [node])
+    assert store.assert_graph("g", [{**node, "source": " D2.1 "}])["rejected"] == []
+    assert store.get_graph("g")["nodes"][0]["source"] == "D2.1"
+
+
+SLOT_WORDS = ("red", "blue", "car", "owns", "suspect", "men", "ferrowell", "ferowell")
+TYPO_WORDS = ("inspection", "inspcetion", "marlberg", "yarlberg")
+WORDS = st.sampled_from([*SLOT_WORDS, *TYPO_WORDS])
 
 
 @given(st.frozensets(WORDS, max_size=5), st.frozensets(WORDS, max_size=5))
@@ -127,7 +188,20 @@ def test_the_slot_guard_is_symmetric_and_never_fires_on_a_subset(
         assert not differ_by_substitution(a, b)
 
 
+@given(st.text(alphabet="abcdeg", max_size=9), st.text(alphabet="abcdeg", max_size=9))
+def test_the_typo_rule_is_symmetric(a: str, b: str) -> None:
+    assert is_variant(a, b) == is_variant(b, a)
+
+
 CLAIMS = [claim for pair in DIFFERENT_THINGS + SAME_THING for claim in pair]
+
+
+def test_keeping_two_claims_apart_is_symmetric_on_every_listed_pair() -> None:
+    for a in CLAIMS:
+        for b in CLAIMS:
+            assert _must_stay_apart(claim_key(a), claim_key(b)) == _must_stay_apart(
+                claim_key(b), claim_key(a)
+            ), (a, b)
 
 
 @given(st.lists(st.sampled_from(CLAIMS), min_size=2, max_size=10))

@@ -91,6 +91,18 @@ BAD_CALLS: list[tuple[str, str, dict[str, Any], str]] = [
         "nodes.0.confidence",
     ),
     (
+        "node_source_empty",
+        "assert_graph",
+        {"graph_id": GRAPH, "nodes": [{**_NODE, "source": ""}]},
+        "nodes.0.source",
+    ),
+    (
+        "dedup_is_a_word",
+        "assert_graph",
+        {"graph_id": GRAPH, "nodes": [_NODE], "dedup": "sometimes"},
+        "dedup",
+    ),
+    (
         "edge_of_unknown_relation",
         "assert_graph",
         {"graph_id": GRAPH, "nodes": [], "edges": [{"src": "A", "dst": "C", "relation": "causes"}]},
@@ -204,4 +216,23 @@ async def test_numbers_and_arrays_sent_as_strings_build_the_same_graph() -> None
         await call(client, "merge_duplicates", thresholds)
         served = await call(client, "get_graph", {"graph_id": GRAPH})
 
+    assert served == json.loads(json.dumps(library.get_graph(GRAPH)))
+
+
+async def test_dedup_sent_as_text_and_a_numeric_source_act_like_library_mode() -> None:
+    twin = {"id": "T", "claim": "A fresh claim about rack 9.", "type": "given", "source": "9"}
+    library = GraphStore()
+    library.assert_graph(GRAPH, [_NODE])
+    library.assert_graph(GRAPH, [twin], dedup="false")
+
+    async with Client(build_server()) as client:
+        await call(client, "assert_graph", {"graph_id": GRAPH, "nodes": [_NODE]})
+        sent = await call(
+            client,
+            "assert_graph",
+            {"graph_id": GRAPH, "nodes": [{**twin, "source": 9}], "dedup": "false"},
+        )
+        served = await call(client, "get_graph", {"graph_id": GRAPH})
+
+    assert sent["auto_merged"] == [] and len(served["nodes"]) == 2
     assert served == json.loads(json.dumps(library.get_graph(GRAPH)))

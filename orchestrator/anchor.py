@@ -67,8 +67,9 @@ def anchor_run(
 ) -> AnchoredRun:
     """Translate ``graph`` (a parsed run) into store nodes and edges for run ``run_id``.
 
-    ``answer_claims`` maps an answer key to the claim already stored for it by an earlier run
-    (the store refuses a second claim under one id). Pure: nothing is mutated. Cost: O(nodes +
+    ``answer_claims`` maps store ids (answer nodes among them) to the claim an earlier run
+    stored under them: a later run giving the same answer reuses that claim, since the store
+    refuses a second claim under one id. Pure: nothing is mutated. Cost: O(nodes +
     edges) citation checks, each linear in the claim and span length.
     """
     out = AnchoredRun(answer=graph.get("answer"), answer_key=answer_key(graph.get("answer")))

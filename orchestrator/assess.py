@@ -30,12 +30,12 @@ document sentence adds nothing.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from graph_server.store import GraphStore
-from orchestrator.answers import UNANSWERABLE, is_entity, normalise_text
-from orchestrator.evidence import Evidence
+from orchestrator.answers import UNANSWERABLE, is_entity
 
 _INTERROGATION_RUN = re.compile(r"^r\d+$")
 
@@ -131,13 +131,14 @@ def assess(
     graph_id: str,
     nodes: dict[str, dict[str, Any]],
     answers: dict[str, dict[str, Any]] | None = None,
-    evidence: Evidence | None = None,
+    evidence_texts: Sequence[str] | None = None,
 ) -> Assessment:
     """Rank every conclusion node of ``graph_id`` and collect the disputes.
 
     ``nodes`` maps id -> node (as :meth:`GraphStore.get_graph` exports it) and must be
     current. ``answers`` maps a conclusion id to ``{"key", "answers": [{"answer", ...}]}`` (the
-    runs' short answers); ``evidence`` is what entity answers are looked up in. Cost: one
+    runs' short answers); ``evidence_texts`` are the evidence spans under
+    :func:`orchestrator.answers.normalise_text`, where entity answers are looked up. Cost: one
     surviving-claims pass plus, per live candidate, one support-width and one disputed-nodes
     query (each O(V*E) at worst, see docs/engine.md).
     """
@@ -167,7 +168,7 @@ def assess(
                 run_ids=tuple(node["run_ids"]),
                 answer=shown,
                 answer_key=key,
-                flags=answer_flags(key, evidence),
+                flags=answer_flags(key, evidence_texts),
             )
         )
     candidates.sort(
@@ -204,15 +205,16 @@ def assess(
     )
 
 
-def answer_flags(key: str, evidence: Evidence | None) -> tuple[str, ...]:
-    """Why a candidate with answer key ``key`` may not be chosen (empty: it may)."""
+def answer_flags(key: str, evidence_texts: Sequence[str] | None) -> tuple[str, ...]:
+    """Why a candidate with answer key ``key`` may not be chosen (empty: it may).
+    ``evidence_texts``: normalised span texts (None: no lookup)."""
     if not key:
         return ("answer_missing",)
     if key == UNANSWERABLE:
         return ("answer_unanswerable",)
-    if evidence is not None and is_entity(key):
+    if evidence_texts is not None and is_entity(key):
         padded = f" {key} "
-        if not any(padded in f" {normalise_text(span.text)} " for span in evidence.spans):
+        if not any(padded in f" {text} " for text in evidence_texts):
             return ("answer_not_in_evidence",)
     return ()
 

@@ -50,8 +50,8 @@ from typing import Any
 
 from graph_server.store import GraphStore
 from orchestrator import parse, prompts, schemas
-from orchestrator.anchor import AnchoredRun, anchor_run
-from orchestrator.answers import UNANSWERABLE
+from orchestrator.anchor import ANSWER_PREFIX, AnchoredRun, anchor_run
+from orchestrator.answers import UNANSWERABLE, normalise_text
 from orchestrator.assess import Assessment, Candidate, assess, engine
 from orchestrator.budget import CallBudget
 from orchestrator.client import SupportsChat
@@ -160,6 +160,8 @@ class _Loop:
         self.phases: list[dict[str, Any]] = []
         self.nodes: dict[str, dict[str, Any]] = {}
         self.evidence = build_evidence(task.documents)
+        # Normalised once: every assessment looks entity answers up in these.
+        self.evidence_texts = tuple(normalise_text(span.text) for span in self.evidence.spans)
         self.merges: list[dict[str, Any]] = []
         self.contradictions: list[dict[str, Any]] = []
         self.citations: list[dict[str, Any]] = []
@@ -203,7 +205,9 @@ class _Loop:
         rounds = 0
         while True:
             with self._timed("assess"):
-                current = assess(self.store, GRAPH_ID, self.nodes, self.answers, self.evidence)
+                current = assess(
+                    self.store, GRAPH_ID, self.nodes, self.answers, self.evidence_texts
+                )
             self.trace.event("assess", round=rounds, **_assessment_summary(current))
             stop = self._stop(current, previous, interrogated, usable)
             if stop is not None:
@@ -369,10 +373,7 @@ class _Loop:
             wait += thought.record["latency_s"]
             if thought.text is None or not thought.text.strip():
                 why = str(thought.error) if thought.error else "empty reasoning reply"
-                run = _run_record(run_id, "call_failed", [why])
-                run["wait_s"] = wait
-                self.trace.event("run", run_id=run_id, outcome="call_failed", error=why)
-                return run
+                return self._failed_run(run_id, why, wait)
             messages = prompts.commit_messages(messages, thought.text)
         first = self._call(
             "interrogation",
@@ -385,10 +386,7 @@ class _Loop:
         )
         wait += first.record["latency_s"]
         if first.text is None:
-            run = _run_record(run_id, "call_failed", [str(first.error)])
-            run["wait_s"] = wait
-            self.trace.event("run", run_id=run_id, outcome="call_failed", error=str(first.error))
-            return run
+            return self._failed_run(run_id, str(first.error), wait)
         bad_text = first.text
         notes: list[str] = []
         with self._timed("parse"):
@@ -434,14 +432,20 @@ class _Loop:
         )
         return run
 
+    def _failed_run(self, run_id: str, why: str, wait: float) -> dict[str, Any]:
+        """The record of a run whose call failed (traced; the loop goes on without it)."""
+        run = _run_record(run_id, "call_failed", [why])
+        run["wait_s"] = wait
+        self.trace.event("run", run_id=run_id, outcome="call_failed", error=why)
+        return run
+
     def _ingest(self, run: dict[str, Any]) -> None:
         """Anchor one parsed run to the evidence, assert it, and note what the store kept."""
         graph = run.pop("graph", None)
         if graph is None:
             return
         run_id = run["run_id"]
-        claims = {anchor: info["claim"] for anchor, info in self.answers.items()}
-        anchored = anchor_run(run_id, graph, self.evidence, self.task.question, claims)
+        anchored = anchor_run(run_id, graph, self.evidence, self.task.question, self.claims)
         self.citations += anchored.citations
         run["errors"] += anchored.notes
         run["answer"], run["answer_key"] = anchored.answer, anchored.answer_key
@@ -481,14 +485,7 @@ class _Loop:
         """Record which run gave which answer under which conclusion node."""
         node_id = anchored.conclusion
         assert node_id is not None
-        info = self.answers.setdefault(
-            node_id,
-            {
-                "key": anchored.answer_key,
-                "claim": self.claims.get(node_id, anchored.conclusion_claim),
-                "answers": [],
-            },
-        )
+        info = self.answers.setdefault(node_id, {"key": anchored.answer_key, "answers": []})
         info["answers"].append(
             {"run_id": run_id, "answer": anchored.answer, "claim": anchored.conclusion_claim}
         )
@@ -545,10 +542,7 @@ class _Loop:
 
     def _unanswerable_runs(self) -> int:
         """Interrogation runs whose answer was "unanswerable"."""
-        for info in self.answers.values():
-            if info["key"] == UNANSWERABLE:
-                return len(info["answers"])
-        return 0
+        return len(self.answers.get(ANSWER_PREFIX + UNANSWERABLE, {}).get("answers", []))
 
     # ------------------------------------------------------------------------ verification
 

@@ -1,4 +1,4 @@
-"""The six arms of the evaluation: five baselines and the full orchestrator, same items, same model.
+"""The seven arms of the evaluation: six baselines and the orchestrator, same items, same model.
 
 Each arm is a function ``(item, model, client, *, settings) -> ArmResult``:
 
@@ -9,8 +9,11 @@ Each arm is a function ``(item, model, client, *, settings) -> ArmResult``:
 4. `arrow_thinking` - one call whose system prompt forces arrow-chain (``a -> b -> c``) thinking.
 5. `compressed_chain` - reason and answer; the model compresses its reasoning to an arrow chain;
    a fresh context checks the chain against documents and question and answers.
-6. `orchestrator` - `orchestrator.run.run_task`; the answer is the chosen conclusion, reduced to
-   a short scorable phrase by one extra call that sees only question and conclusion.
+6. `orchestrator` - `orchestrator.run.run_task`; the answer is the chosen cluster's short
+   answer, as the runs gave it.
+7. `self_consistency` - N independent reasoned answers (fresh contexts, temperature > 0, a
+   different seed each) and a plurality vote over answers normalised as arm 6 clusters them;
+   the harness sets N to the number of calls arm 6 spent on the same item.
 
 Arms 2, 3 and 5 share their first call, so their differences isolate what is fed back. Every
 arm wraps the client it is given in a `CallRecorder`, so ``ArmResult.calls`` holds exactly the
@@ -30,7 +33,9 @@ from evals import prompts
 from evals.datasets import item_to_task
 from evals.metering import CallRecorder
 from evals.score import normalize_answer
+from evals.vote import ABSTAIN, TIE, majority_vote
 from orchestrator import prompts as orchestrator_prompts
+from orchestrator.answers import UNANSWERABLE
 from orchestrator.client import SupportsChat
 from orchestrator.run import RunConfig, run_task
 
@@ -58,7 +63,8 @@ class ArmSettings:
 
     ``max_tokens``: completion cap per baseline call; ``temperature``/``seed``: sampling of the
     baseline calls; ``run_config``: arm 6's orchestrator settings (None: `RunConfig` defaults);
-    ``artifacts_dir``: where arm 6 writes each item's report and trace (None: nowhere).
+    ``artifacts_dir``: where arm 6 writes each item's report and trace (None: nowhere);
+    ``samples``: arm 7's number of samples; ``sample_temperature``: their temperature.
     """
 
     max_tokens: int = 512
@@ -66,6 +72,8 @@ class ArmSettings:
     seed: int | None = None
     run_config: RunConfig | None = None
     artifacts_dir: Path | None = None
+    samples: int = 3
+    sample_temperature: float = 0.8
 
 
 Arm = Callable[..., ArmResult]
@@ -174,14 +182,22 @@ class _Steps:
         self.settings = s
         self.trace: list[dict[str, Any]] = []
 
-    def call(self, step: str, messages: list[dict[str, str]]) -> str:
-        """One call; returns its text (raises LLMError on failure)."""
+    def call(
+        self,
+        step: str,
+        messages: list[dict[str, str]],
+        *,
+        temperature: float | None = None,
+        seed: int | None = None,
+    ) -> str:
+        """One call at the arm's temperature and seed unless given; returns its text (raises
+        LLMError on failure)."""
         result = self.recorder.chat(
             self.model,
             messages,
-            temperature=self.settings.temperature,
+            temperature=self.settings.temperature if temperature is None else temperature,
             max_tokens=self.settings.max_tokens,
-            seed=self.settings.seed,
+            seed=self.settings.seed if seed is None else seed,
             role=f"eval:{step}",
         )
         self.trace.append({"step": step, "messages": messages, "reply": result.text})
@@ -249,6 +265,45 @@ def compressed_chain(
     return steps.finish(final, first_answer=parse_answer(reply).value, chain=chain)
 
 
+def self_consistency(
+    item: Mapping[str, Any], model: str, client: SupportsChat, *, settings: ArmSettings
+) -> ArmResult:
+    """Arm 7: ``settings.samples`` reasoned answers in fresh contexts, then a plurality vote.
+
+    Each sample uses prompt ``reasoned`` at ``settings.sample_temperature`` with seed
+    ``settings.seed + i`` (so a seeded local model does not repeat itself). The vote
+    (`evals.vote.majority_vote`) decides: a winning refusal or a tie is not an answer
+    (``refused``), and ``extra`` records the votes, the outcome and the winner's share.
+    """
+    steps = _Steps(client, model, 7, item, settings)
+    voted: list[str | None] = []
+    for i in range(settings.samples):
+        seed = None if settings.seed is None else settings.seed + i
+        reply = steps.call(
+            f"sample{i + 1}",
+            prompts.reasoned_messages(item),
+            temperature=settings.sample_temperature,
+            seed=seed,
+        )
+        parsed = parse_answer(reply)
+        voted.append(UNANSWERABLE if parsed.refused else parsed.value)
+    vote = majority_vote(voted)
+    return ArmResult(
+        answer=vote.answer,
+        refused=vote.outcome in (ABSTAIN, TIE),
+        calls=steps.recorder.records(),
+        trace=steps.trace,
+        extra={
+            "answer_format": "vote",
+            "samples": settings.samples,
+            "sample_answers": voted,
+            "votes": vote.counts,
+            "vote_outcome": vote.outcome,
+            "confidence": vote.share,
+        },
+    )
+
+
 # --- arm 6 ---------------------------------------------------------------------------------
 
 
@@ -285,8 +340,11 @@ def orchestrator(
     answer = report.get("answer")
     conclusion = report.get("conclusion")
     refused = bool(report.get("refused")) or not isinstance(answer, str) or not answer
+    width = width if isinstance(width, int) else None
     extra: dict[str, Any] = {
-        "width": width if isinstance(width, int) else None,
+        "width": width,
+        # Support width is how sure the graph is: the risk-coverage curve ranks answers by it.
+        "confidence": None if refused else width,
         "conclusion": conclusion if isinstance(conclusion, str) else None,
         "stop_reason": report.get("stop_reason"),
         "refusal_reason": report.get("refusal_reason"),
@@ -307,6 +365,7 @@ ARMS: dict[int, tuple[str, Arm]] = {
     4: ("arrow-notation thinking", arrow_thinking),
     5: ("compressed chain, fresh check", compressed_chain),
     6: ("full orchestrator", orchestrator),
+    7: ("self-consistency", self_consistency),
 }
 """Arm number -> (short name, function)."""
 
@@ -318,6 +377,7 @@ ARM_PROMPTS: dict[int, tuple[str, ...]] = {
     4: ("arrow",),
     5: ("reasoned", "compress", "chain_check"),
     6: (),
+    7: ("reasoned",),
 }
 
 

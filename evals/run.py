@@ -1,9 +1,9 @@
-"""Command line for the six-arm evaluation.
+"""Command line for the seven-arm evaluation.
 
 Usage::
 
     python -m evals.run --dataset math|multihop|PATH [--format gsm8k|hotpotqa|musique|common]
-                        [--arms 1,2,3,4,5,6] [--limit N] [--model ID] [--base-url URL]
+                        [--arms 1,2,3,4,5,6,7] [--limit N] [--model ID] [--base-url URL]
                         [--max-cost USD] [--allow-unknown-cost] [--out DIR | --resume RUNSTAMP]
                         [--max-tokens 512] [--n 3 --k 2 --budget-calls 12 --temp 0.8]
 
@@ -35,6 +35,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,7 @@ from evals.datasets import (
     load_musique,
 )
 from evals.metering import CappedClient, CostCap, CostCapReached, usage_of
-from evals.score import score
+from evals.score import ABSTAINED, CORRECT, is_answerable, outcome, score
 from evals.summary import latest_rows, read_rows, write_summary
 from orchestrator.backend import open_backend
 from orchestrator.client import LLMError, PricingTable
@@ -59,6 +60,7 @@ from orchestrator.run import RunConfig
 REPO = Path(__file__).resolve().parents[1]
 RESULTS_ROOT = Path(__file__).resolve().parent / "results"
 DEFAULT_MODELS_FILE = REPO / "models.json"
+ORCHESTRATOR, SELF_CONSISTENCY = 6, 7
 # A server that fails this many (arm, item) pairs in a row is down; stop instead of burning on.
 MAX_CONSECUTIVE_ERRORS = 5
 FORMATS: dict[str, Callable[..., list[dict[str, Any]]]] = {
@@ -77,13 +79,17 @@ class EvalError(Exception):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m evals.run", description="Six-arm evaluation of logic-graph."
+        prog="python -m evals.run", description="Seven-arm evaluation of logic-graph."
     )
     parser.add_argument("--dataset", required=True, help="math, multihop, or a path to a file")
     parser.add_argument(
         "--format", choices=sorted(FORMATS), help="format of a --dataset file (default: detect)"
     )
-    parser.add_argument("--arms", default="1,2,3,4,5,6", help="comma-separated arm numbers")
+    parser.add_argument(
+        "--arms",
+        default="1,2,3,4,5,6,7",
+        help="comma-separated arm numbers (arm 7 matches arm 6's calls per item)",
+    )
     parser.add_argument("--limit", type=int, help="use only the first N items")
     parser.add_argument("--model", help="model id (default: default_model of the models file)")
     parser.add_argument("--base-url", help="OpenAI-compatible endpoint for the model")
@@ -110,7 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--n", type=int, default=3, help="arm 6: interrogation runs")
     parser.add_argument("--k", type=int, default=2, help="arm 6: target support width")
     parser.add_argument("--budget-calls", type=int, default=12, help="arm 6: calls per item")
-    parser.add_argument("--temp", type=float, default=0.8, help="arm 6: interrogation temperature")
+    parser.add_argument(
+        "--temp", type=float, default=0.8, help="arm 6 interrogation and arm 7 sample temperature"
+    )
     parser.add_argument(
         "--structured-output",
         choices=("auto", "on", "off"),
@@ -133,7 +141,7 @@ def parse_arms(text: str) -> list[int]:
         if not part:
             continue
         if not part.isdigit() or int(part) not in ARMS:
-            raise EvalError(f"--arms: {part!r} is not an arm number (choose from 1-6)")
+            raise EvalError(f"--arms: {part!r} is not an arm number (choose from 1-{max(ARMS)})")
         arms.add(int(part))
     if not arms:
         raise EvalError("--arms names no arm")
@@ -223,9 +231,18 @@ def result_row(
 ) -> dict[str, Any]:
     """One raw line: the arm's answer scored against the item, with its usage."""
     answer = result.answer if result else None
-    scored = score(item, answer)
+    refused = bool(result.refused) if result else False
+    answerable = is_answerable(item)
+    scored = score(item, answer if answerable else None)
     usage = usage_of(calls)
     extra = dict(result.extra) if result else {}
+    result_outcome = outcome(
+        answerable=answerable,
+        answer=answer,
+        refused=refused,
+        correct=bool(scored["correct"]),
+        error=error is not None,
+    )
     return {
         "id": item["id"],
         "arm": arm,
@@ -234,13 +251,17 @@ def result_row(
         "question": item["question"],
         "answer": answer,
         "gold": item["answer"],
-        "correct": bool(scored["correct"]),
+        "answerable": answerable,
+        # Correct: the right answer, or an abstention on an item the evidence does not settle.
+        "correct": result_outcome == CORRECT or (result_outcome == ABSTAINED and not answerable),
+        "outcome": result_outcome,
         "em": scored["em"],
         "f1": scored["f1"],
         "extracted": scored["extracted"],
-        "refused": bool(result.refused) if result else False,
+        "refused": refused,
         "answer_format": extra.pop("answer_format", None),
         "width": extra.pop("width", None),
+        "confidence": extra.pop("confidence", None),
         "error": error,
         "tokens": usage["tokens"],
         "prompt_tokens": usage["prompt_tokens"],
@@ -377,9 +398,12 @@ def evaluate(
     client: CappedClient,
     settings: ArmSettings,
     tally: Tally,
+    arm6_calls: dict[str, int],
 ) -> tuple[str | None, int]:
     """Run each pending (item, arm), appending raw and trace lines as results arrive.
 
+    `arm6_calls` maps item id -> calls arm 6 spent on it (filled in as arm 6 runs); arm 7
+    takes that many samples, so the two arms are compared at the same number of calls.
     Returns (why the run stopped early or None, number of rows recorded with an error).
     """
     failed = consecutive = 0
@@ -387,8 +411,11 @@ def evaluate(
         for arm in pending:
             row: dict[str, Any] | None
             result: ArmResult | None
+            arm_settings, matched = settings, None
+            if arm == SELF_CONSISTENCY:
+                arm_settings, matched = _matched_samples(settings, arm6_calls.get(item["id"]))
             try:
-                row, result = run_one(arm, item, model, client, settings)
+                row, result = run_one(arm, item, model, client, arm_settings)
             except CostCapReached:
                 row = result = None
             if row is None or client.cap.stopped:
@@ -396,6 +423,10 @@ def evaluate(
                 # may have carried on without it): the result is incomplete, so it is not
                 # recorded, and a resumed run with a larger cap does the item again.
                 return client.cap.stopped or "cost cap reached", failed
+            if matched is not None:
+                row["extra"]["calls_matched_to"] = matched
+            if arm == ORCHESTRATOR and not row["error"]:
+                arm6_calls[item["id"]] = int(row["n_calls"])
             append_jsonl(raw_path(out, arm), row)
             if result is not None:
                 trace = {"id": item["id"], "arm": arm, "trace": result.trace}
@@ -411,6 +442,19 @@ def evaluate(
                 return f"{consecutive} items failed in a row; is the model server up?", failed
         print(tally.line(position, len(todo), item["id"], client.cap.spent_usd), file=sys.stderr)
     return None, failed
+
+
+def _matched_samples(
+    settings: ArmSettings, arm6_calls: int | None
+) -> tuple[ArmSettings, dict[str, Any]]:
+    """Arm 7's settings for one item: as many samples as arm 6 made calls on it; without an
+    arm 6 result for the item, arm 6's call budget (its most), and the record says which."""
+    if arm6_calls is not None:
+        samples, source = max(1, arm6_calls), "arm 6 calls on this item"
+    else:
+        samples = (settings.run_config or RunConfig()).budget_calls
+        source = "arm 6 call budget (no arm 6 result for this item)"
+    return replace(settings, samples=samples), {"samples": samples, "source": source}
 
 
 def _settings(args: argparse.Namespace, out: Path, structured_default: bool) -> ArmSettings:
@@ -429,7 +473,14 @@ def _settings(args: argparse.Namespace, out: Path, structured_default: bool) -> 
             think_first=args.think_first,
         ),
         artifacts_dir=out,
+        sample_temperature=args.temp,
     )
+
+
+def _arm6_calls(out: Path) -> dict[str, int]:
+    """Item id -> calls of arm 6's recorded (error-free) result in this run directory."""
+    rows = latest_rows(read_rows(raw_path(out, ORCHESTRATOR)))
+    return {i: int(r.get("n_calls") or 0) for i, r in rows.items() if not r.get("error")}
 
 
 def _check_numbers(args: argparse.Namespace) -> None:
@@ -499,6 +550,7 @@ def _run(args: argparse.Namespace) -> int:
             client=CappedClient(backend.client, cap),
             settings=_settings(args, out, backend.response_format_default),
             tally=Tally(done),
+            arm6_calls=_arm6_calls(out),
         )
         totals = backend.client.ledger.totals()
     if stopped:

@@ -220,3 +220,35 @@ def score(item: Mapping[str, Any], prediction: str | None) -> dict[str, Any]:
             "contains": max(_contains(span, g) for g in golds),
         }
     raise ValueError(f"item {item.get('id')!r}: field 'kind' must be 'math' or 'qa', got {kind!r}")
+
+
+# --- outcomes: what an answer, a refusal or a failure scores ---------------------------------
+
+CORRECT, WRONG, ABSTAINED, NO_ANSWER, ERROR = "correct", "wrong", "abstained", "no_answer", "error"
+OUTCOMES = (CORRECT, WRONG, ABSTAINED, NO_ANSWER, ERROR)
+
+
+def outcome(
+    *, answerable: bool, answer: str | None, refused: bool, correct: bool, error: bool
+) -> str:
+    """How one result counts, one of `OUTCOMES`.
+
+    An error is neither an answer nor an abstention. A refusal (an explicit "unknown", a tied
+    vote, the orchestrator declining) is an abstention whatever the item. A reply with no
+    readable answer and no refusal is `NO_ANSWER`: not answered, but not an abstention either.
+    Any answer to an unanswerable item is wrong; otherwise `correct` decides.
+    """
+    if error:
+        return ERROR
+    if refused:
+        return ABSTAINED
+    if answer is None:
+        return NO_ANSWER
+    return CORRECT if answerable and correct else WRONG
+
+
+def is_answerable(item: Mapping[str, Any]) -> bool:
+    """False only for items marked ``meta.answerable: false`` (the evidence does not settle
+    them, so abstaining is the right response)."""
+    meta = item.get("meta")
+    return not (isinstance(meta, Mapping) and meta.get("answerable") is False)

@@ -17,13 +17,18 @@ import argparse
 import itertools
 import json
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from evals.score import ABSTAINED, CORRECT, NO_ANSWER, OUTCOMES, WRONG, outcome
+from orchestrator.local import is_local_model
+
 # The width strata of arm 6 (G4); widths above the last bucket join it.
 WIDTH_BUCKETS = ("0", "1", "2", "3+")
 PLOT_NAME = "accuracy_vs_cost.png"
+RISK_PLOT_NAME = "risk_coverage.png"
 G2_MARGIN_PP = 5.0
 
 
@@ -74,19 +79,67 @@ def _ratio(numerator: float, denominator: float) -> float | None:
     return numerator / denominator if denominator else None
 
 
-def arm_metrics(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Metrics of one arm over its result rows.
+def row_outcome(row: dict[str, Any]) -> str:
+    """The row's `evals.score.outcome`, recomputed from its fields for rows written before
+    outcomes were recorded (those items were all answerable unless the row says otherwise)."""
+    recorded = row.get("outcome")
+    if recorded in OUTCOMES:
+        return str(recorded)
+    answer = row.get("answer")
+    return outcome(
+        answerable=row.get("answerable") is not False,
+        answer=answer if isinstance(answer, str) else None,
+        refused=bool(row.get("refused")),
+        correct=bool(row.get("correct")),
+        error=bool(row.get("error")),
+    )
 
-    ``accuracy`` counts errors and refusals as wrong; ``accuracy_answered`` is over items that
-    got an answer (no refusal, no error). ``cost_usd`` is None when any row's cost is unknown
+
+def abstention_metrics(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Answers, abstentions and the net score of one arm.
+
+    ``correct`` counts right answers plus abstentions on unanswerable items; ``answered`` the
+    items that got an answer (right or wrong); ``coverage`` answered over items;
+    ``accuracy_answered`` (selective accuracy) right answers over answered; ``net_score`` right
+    answers minus wrong ones, so abstaining scores 0 and a wrong answer costs a point.
+    """
+    n = len(rows)
+    counts = Counter(row_outcome(r) for r in rows)
+    unanswerable = [r for r in rows if r.get("answerable") is False]
+    correct_abstentions = sum(row_outcome(r) == ABSTAINED for r in unanswerable)
+    answered = counts[CORRECT] + counts[WRONG]
+    return {
+        "items": n,
+        "correct": counts[CORRECT] + correct_abstentions,
+        "correct_answers": counts[CORRECT],
+        "wrong_answers": counts[WRONG],
+        "accuracy": _ratio(counts[CORRECT] + correct_abstentions, n),
+        "answered": answered,
+        "coverage": _ratio(answered, n),
+        "accuracy_answered": _ratio(counts[CORRECT], answered),
+        "abstained": counts[ABSTAINED],
+        "no_answer": counts[NO_ANSWER],
+        "unanswerable_items": len(unanswerable),
+        "correct_abstentions": correct_abstentions,
+        "wrong_on_unanswerable": sum(row_outcome(r) == WRONG for r in unanswerable),
+        "net_score": counts[CORRECT] - counts[WRONG],
+        "net_per_item": _ratio(counts[CORRECT] - counts[WRONG], n),
+    }
+
+
+def arm_metrics(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Metrics of one arm over its result rows: `abstention_metrics` plus costs and usage.
+
+    ``accuracy`` counts errors, refusals and missing answers as wrong, except that abstaining
+    on an unanswerable item is right. ``cost_usd`` is None when any row's cost is unknown
     (``cost_usd_known`` keeps the known part); ``cost_per_correct_usd`` is None when cost is
     unknown or nothing is correct; ``correct_per_usd`` is None when cost is unknown or zero.
     """
     n = len(rows)
-    correct = sum(bool(r.get("correct")) for r in rows)
+    scored = abstention_metrics(rows)
+    correct = scored["correct"]
     refused = sum(bool(r.get("refused")) for r in rows)
     errors = sum(bool(r.get("error")) for r in rows)
-    answered = [r for r in rows if not r.get("refused") and not r.get("error")]
     costs = [r.get("cost_usd") for r in rows]
     cost_known = all(isinstance(c, int | float) for c in costs)
     cost = sum(float(r.get("cost_usd_known") or 0.0) for r in rows)
@@ -94,12 +147,8 @@ def arm_metrics(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     tokens_known = all(isinstance(t, int) for t in tokens)
     qa = [r for r in rows if r.get("kind") == "qa"]
     return {
-        "items": n,
-        "correct": correct,
-        "accuracy": _ratio(correct, n),
+        **scored,
         "mean_f1": _ratio(sum(float(r.get("f1") or 0.0) for r in qa), len(qa)),
-        "answered": len(answered),
-        "accuracy_answered": _ratio(sum(bool(r.get("correct")) for r in answered), len(answered)),
         "refusals": refused,
         "refusal_rate": _ratio(refused, n),
         "errors": errors,
@@ -171,19 +220,28 @@ def width_strata(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def g2_reading(arms: dict[int, dict[str, dict[str, Any]]]) -> dict[str, Any]:
-    """G2: arm 6 against naive revisit (2) and re-injection (3), on the items both have.
+# The arms G2 compares arm 6 with: naive revisit, verbatim re-injection, self-consistency.
+G2_ARMS = (2, 3, 7)
 
-    Met when arm 6 is at least `G2_MARGIN_PP` points more accurate than each compared arm at
-    equal or lower total cost. Cost comparisons with unknown costs are unknown (None).
+
+def g2_reading(arms: dict[int, dict[str, dict[str, Any]]]) -> dict[str, Any]:
+    """G2: arm 6 against arms 2, 3 and 7 (self-consistency), on the items both have.
+
+    Two readings. ``verdict`` (accuracy): met when arm 6 is at least `G2_MARGIN_PP` points more
+    accurate than each compared arm at equal or lower total cost; cost comparisons with unknown
+    costs are unknown (None) and do not meet it. ``net_verdict``: met when arm 6's net score
+    (right minus wrong answers) is higher than each compared arm's.
     """
-    if 6 not in arms or not ({2, 3} & arms.keys()):
-        return {"verdict": "not applicable (needs arm 6 and arm 2 or 3)", "versus": {}}
+    compared = [other for other in G2_ARMS if other in arms]
+    if 6 not in arms or not compared:
+        return {
+            "verdict": "not applicable (needs arm 6 and arm 2, 3 or 7)",
+            "net_verdict": "not applicable",
+            "versus": {},
+        }
     versus: dict[str, Any] = {}
-    met = True
-    for other in (2, 3):
-        if other not in arms:
-            continue
+    met = net_met = True
+    for other in compared:
         common = sorted(arms[6].keys() & arms[other].keys())
         mine = arm_metrics([arms[6][i] for i in common])
         theirs = arm_metrics([arms[other][i] for i in common])
@@ -203,9 +261,48 @@ def g2_reading(arms: dict[int, dict[str, dict[str, Any]]]) -> dict[str, Any]:
             "cost_usd_arm6": mine["cost_usd"],
             "cost_usd_other": theirs["cost_usd"],
             "equal_or_lower_cost": cheaper,
+            "net_arm6": mine["net_score"],
+            "net_other": theirs["net_score"],
+            "calls_arm6": mine["calls_per_item"],
+            "calls_other": theirs["calls_per_item"],
         }
         met = met and delta is not None and delta >= G2_MARGIN_PP and cheaper is True
-    return {"verdict": "met" if met else "not met", "versus": versus}
+        net_met = net_met and bool(common) and mine["net_score"] > theirs["net_score"]
+    return {
+        "verdict": "met" if met else "not met",
+        "net_verdict": "met" if net_met else "not met",
+        "versus": versus,
+    }
+
+
+def risk_coverage(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The risk-coverage curve of an arm that scores its own confidence (arm 6: support width;
+    arm 7: vote share), [] for an arm that does not.
+
+    Answering only when confidence >= t, for each distinct t from the highest down: one point
+    ``{"threshold", "coverage", "risk", "answered"}`` where coverage is answered items over all
+    items and risk is wrong answers over answered ones. O(n log n).
+    """
+    answered = [r for r in rows if row_outcome(r) in (CORRECT, WRONG)]
+    scored = [r for r in answered if isinstance(r.get("confidence"), int | float)]
+    if not scored or not rows:
+        return []
+    scored.sort(key=lambda r: -float(r["confidence"]))
+    points = []
+    wrong = 0
+    for position, row in enumerate(scored, start=1):
+        wrong += row_outcome(row) == WRONG
+        last = position == len(scored)
+        if last or float(scored[position]["confidence"]) != float(row["confidence"]):
+            points.append(
+                {
+                    "threshold": row["confidence"],
+                    "answered": position,
+                    "coverage": position / len(rows),
+                    "risk": wrong / position,
+                }
+            )
+    return points
 
 
 def _arm_name(arm: int, rows: dict[str, dict[str, Any]]) -> str:
@@ -228,6 +325,11 @@ def summarize(run_dir: Path) -> dict[str, Any]:
             for arm, rows in arms.items()
         },
         "goals": {"G2": g2_reading(arms)},
+        "risk_coverage": {
+            str(arm): curve
+            for arm, rows in arms.items()
+            if (curve := risk_coverage(list(rows.values())))
+        },
     }
     if 6 in arms:
         summary["arm6_width"] = width_strata(list(arms[6].values()))
@@ -298,6 +400,36 @@ def arm_table(rows: Sequence[tuple[str, dict[str, Any]]]) -> str:
     return "\n".join(lines)
 
 
+def abstention_table(rows: Sequence[tuple[str, dict[str, Any]]]) -> str:
+    """The answers / abstentions / net score markdown table; `rows` are (label, metrics)."""
+    lines = [
+        "| arm | items | accuracy | answered (coverage) | acc. on answered | abstained "
+        "| unanswerable items | correct abstentions | wrong on unanswerable | no answer "
+        "| errors | net score |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for label, m in rows:
+        lines.append(
+            f"| {label} | {m['items']} | {_pct(m['accuracy'])} "
+            f"| {m['answered']} ({_pct(m['coverage'])}) | {_pct(m['accuracy_answered'])} "
+            f"| {m['abstained']} | {m['unanswerable_items']} | {m['correct_abstentions']} "
+            f"| {m['wrong_on_unanswerable']} | {m['no_answer']} | {m['errors']} "
+            f"| {m['net_score']:+d} |"
+        )
+    return "\n".join(lines)
+
+
+def _spent(invocation: dict[str, Any], model: object) -> str:
+    spent = invocation.get("spent_usd")
+    if spent is not None:
+        return usd(spent)
+    if isinstance(model, str) and is_local_model(model):
+        return "$0 (built-in local model)"
+    if "finished" not in invocation:
+        return "unknown (the invocation did not finish)"
+    return f"unknown (>= {usd(invocation.get('spent_usd_known'))})"
+
+
 def render_markdown(summary: dict[str, Any], plot_note: str) -> str:
     """summary.md for one run."""
     config = summary["config"]
@@ -309,13 +441,9 @@ def render_markdown(summary: dict[str, Any], plot_note: str) -> str:
         f"- prompts: `{json.dumps(config.get('prompts', {}), sort_keys=True)}`",
     ]
     for number, inv in enumerate(summary["invocations"], start=1):
-        spent = inv.get("spent_usd")
-        spent_text = (
-            usd(spent) if spent is not None else (f"unknown (>= {usd(inv.get('spent_usd_known'))})")
-        )
         lines.append(
             f"- invocation {number}: {inv.get('started')} to {inv.get('finished', '(unfinished)')}"
-            f", {inv.get('calls', '?')} calls, spent {spent_text}"
+            f", {inv.get('calls', '?')} calls, spent {_spent(inv, config.get('model'))}"
             + (f"; **stopped: {inv['stopped']}**" if inv.get("stopped") else "")
         )
     lines += [
@@ -324,9 +452,18 @@ def render_markdown(summary: dict[str, Any], plot_note: str) -> str:
         "",
         arm_table([(f"{a} {m['name']}", m) for a, m in summary["arms"].items()]),
         "",
-        "Accuracy counts refusals and errors as wrong; *answered acc.* is accuracy over items "
+        "Accuracy counts refusals, missing answers and errors as wrong, except that "
+        "abstaining on an unanswerable item is right; *answered acc.* is accuracy over items "
         "that got an answer. Total cost covers every call of the recorded items (calls of an "
         "item abandoned at the cost cap are in the invocation's spend, not in any arm).",
+        "",
+        "## Answers, abstentions and net score",
+        "",
+        abstention_table([(f"{a} {m['name']}", m) for a, m in summary["arms"].items()]),
+        "",
+        "Net score: right answers minus wrong answers; an abstention scores 0, so a wrong "
+        "answer is worse than an honest refusal. Any answer to an unanswerable item is wrong. "
+        "A tied self-consistency vote counts as an abstention.",
         "",
     ]
     if "arm6_width" in summary:
@@ -353,12 +490,15 @@ def render_markdown(summary: dict[str, Any], plot_note: str) -> str:
     lines += ["## Goals", ""]
     g2 = summary["goals"]["G2"]
     lines.append(
-        f"- **G2** (arm 6 >= +{G2_MARGIN_PP:g} pp over arms 2/3 at <= cost): {g2['verdict']}"
+        f"- **G2** (arm 6 >= +{G2_MARGIN_PP:g} pp accuracy over arms 2/3/7 at <= cost): "
+        f"{g2['verdict']}; on net score (arm 6 above each): {g2['net_verdict']}"
     )
     for other, v in g2["versus"].items():
         delta = "unknown" if v["accuracy_delta_pp"] is None else f"{v['accuracy_delta_pp']:+.1f} pp"
         lines.append(
-            f"  - vs arm {other} on {v['items']} common items: {delta}; cost "
+            f"  - vs arm {other} on {v['items']} common items: accuracy {delta}; net score "
+            f"{v['net_arm6']:+d} vs {v['net_other']:+d}; calls/item "
+            f"{_number(v['calls_arm6'], 1)} vs {_number(v['calls_other'], 1)}; cost "
             f"{usd(v['cost_usd_arm6'])} vs {usd(v['cost_usd_other'])}"
         )
     lines.append(
@@ -415,11 +555,46 @@ def write_plot(summary: dict[str, Any], path: Path) -> str:
     return f"Plot: [{path.name}]({path.name})."
 
 
+def write_risk_coverage_plot(summary: dict[str, Any], path: Path) -> str:
+    """Risk against coverage as PNG: a curve for each arm that scores its confidence, one point
+    for each other arm; returns the note for summary.md (nothing is written without
+    matplotlib)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "Risk-coverage plot skipped: matplotlib is not installed."
+    figure, axes = plt.subplots(figsize=(6, 4))
+    for arm, m in summary["arms"].items():
+        curve = summary["risk_coverage"].get(arm)
+        if curve:
+            xs = [100 * p["coverage"] for p in curve]
+            ys = [100 * p["risk"] for p in curve]
+            axes.plot(xs, ys, marker="o", label=f"arm {arm} (by confidence)")
+        elif m["coverage"] is not None and m["accuracy_answered"] is not None:
+            risk = 100 * (1 - m["accuracy_answered"])
+            axes.scatter([100 * m["coverage"]], [risk], marker="x", label=f"arm {arm}")
+    axes.set_xlim(-5, 105)
+    axes.set_ylim(-5, 105)
+    axes.set_xlabel("coverage (% of items answered)")
+    axes.set_ylabel("risk (% of answers wrong)")
+    axes.set_title(f"{summary['config'].get('dataset')} / {summary['config'].get('model')}")
+    axes.legend(fontsize="small")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    return f"Risk-coverage plot: [{path.name}]({path.name})."
+
+
 def write_summary(run_dir: Path) -> dict[str, Any]:
     """Write summary.md, summary.json and the plot for `run_dir`; return the summary with
     its markdown under ``"markdown"``."""
     summary = summarize(run_dir)
     plot_note = write_plot(summary, run_dir / PLOT_NAME)
+    if "Plot skipped" not in plot_note:
+        plot_note += " " + write_risk_coverage_plot(summary, run_dir / RISK_PLOT_NAME)
     summary["plot"] = PLOT_NAME if (run_dir / PLOT_NAME).is_file() else None
     summary["plot_note"] = plot_note
     markdown = render_markdown(summary, plot_note)

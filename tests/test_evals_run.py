@@ -115,7 +115,7 @@ def raw(out: Path, arm: int) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
-def test_a_six_arm_run_writes_raw_lines_traces_and_a_summary(
+def test_a_seven_arm_run_writes_raw_lines_traces_and_a_summary(
     tmp_path: Path, models_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "run"
@@ -124,22 +124,27 @@ def test_a_six_arm_run_writes_raw_lines_traces_and_a_summary(
             server, models_file, out, "--dataset", "multihop", "--limit", "2", *ARM6_FLAGS
         )
     assert code == 0
-    for arm in range(1, 7):
+    for arm in range(1, 8):
         rows = raw(out, arm)
         assert [r["id"] for r in rows] == ["multihop-0000", "multihop-0001"]
         assert all(r["correct"] and r["error"] is None for r in rows), rows
         assert all(r["cost_usd"] > 0 and r["tokens"] > 0 and r["n_calls"] >= 1 for r in rows)
         assert (out / "traces" / f"arm{arm}.jsonl").is_file()
     assert [r["n_calls"] for r in raw(out, 5)] == [3, 3]
+    # Self-consistency spends exactly the calls the orchestrator spent on each item.
+    assert [r["n_calls"] for r in raw(out, 7)] == [r["n_calls"] for r in raw(out, 6)]
+    assert all(r["extra"]["calls_matched_to"]["source"].startswith("arm 6") for r in raw(out, 7))
     assert all(isinstance(r["width"], int) and r["width"] >= 1 for r in raw(out, 6))
     assert (out / "arm6" / "multihop-0000" / "report.json").is_file()
     summary = json.loads((out / "summary.json").read_text())
     assert summary["arms"]["1"]["accuracy"] == 1.0
-    recorded = sum(r["cost_usd"] for arm in range(1, 7) for r in raw(out, arm))
+    recorded = sum(r["cost_usd"] for arm in range(1, 8) for r in raw(out, arm))
     meta = json.loads((out / "run.json").read_text())
     assert meta["invocations"][0]["spent_usd"] == pytest.approx(recorded)
     markdown = (out / "summary.md").read_text()
-    assert markdown.count("| 6 full orchestrator |") == 1
+    # One row in the cost table, one in the answers / abstentions table.
+    assert markdown.count("| 6 full orchestrator |") == 2
+    assert "net score" in markdown
     assert "cost per correct" in markdown and "support width" in markdown
     progress = capsys.readouterr().err
     assert "[2/2] multihop-0001 | a1 2/2 (100%) |" in progress and "| spent $" in progress
@@ -334,7 +339,7 @@ def test_a_public_gsm8k_file_is_loaded_by_path(tmp_path: Path, models_file: Path
 @pytest.mark.parametrize(
     "args",
     [
-        ["--arms", "7"],
+        ["--arms", "8"],
         ["--arms", ","],
         ["--limit", "0"],
         ["--max-cost", "-1"],
@@ -374,6 +379,7 @@ def row(correct: bool, cost: float | None, **fields: Any) -> dict[str, Any]:
     base = {
         "id": str(id(fields)),
         "kind": "qa",
+        "answer": "x",
         "correct": correct,
         "f1": float(correct),
         "cost_usd": cost,

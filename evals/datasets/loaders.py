@@ -21,6 +21,12 @@ BUILTIN = {
     "math": DATA_DIR / "math.jsonl",
     "multihop": DATA_DIR / "multihop.jsonl",
     "multihop_unanswerable": DATA_DIR / "multihop_unanswerable.jsonl",
+    # External sets, built from pinned registry packages (see PROVENANCE.md).
+    "family_relationships": DATA_DIR / "family_relationships.jsonl",
+    "knights_knaves": DATA_DIR / "knights_knaves.jsonl",
+    "syllogism": DATA_DIR / "syllogism.jsonl",
+    "logical_deduction": DATA_DIR / "logical_deduction.jsonl",
+    "vitaminc": DATA_DIR / "vitaminc.jsonl",
 }
 KINDS = ("math", "qa")
 _LIST_FIELDS = ("documents", "paragraph_ids", "supporting_ids", "answer_aliases")

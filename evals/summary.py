@@ -581,7 +581,10 @@ def write_risk_coverage_plot(summary: dict[str, Any], path: Path) -> str:
     axes.set_xlabel("coverage (% of items answered)")
     axes.set_ylabel("risk (% of answers wrong)")
     axes.set_title(f"{summary['config'].get('dataset')} / {summary['config'].get('model')}")
-    axes.legend(fontsize="small")
+    if axes.get_legend_handles_labels()[0]:
+        axes.legend(fontsize="small")
+    else:  # no arm answered anything: say so on the plot rather than leave it blank
+        axes.text(50, 50, "no answers to plot", ha="center")
     figure.tight_layout()
     figure.savefig(path, dpi=120)
     plt.close(figure)

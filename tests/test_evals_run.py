@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from evals import run as evals_run
-from evals.datasets import load_dataset
+from evals.datasets import BUILTIN, load_dataset
 from evals.summary import arm_metrics, g2_reading, width_strata
 from evals.summary import main as summary_main
 from orchestrator.evidence import build_evidence
@@ -457,3 +457,56 @@ def test_the_summary_cli_rebuilds_and_combines_runs(
     assert summary_main([str(out), str(out), "--out", str(combined)]) == 0
     assert combined.read_text().count("fake-model / math / arm 1") == 2
     assert summary_main([str(tmp_path / "nothing")]) == 2
+
+
+# --- every shipped data set, all seven arms --------------------------------------------------
+
+
+def generic_reply(request: dict[str, Any]) -> str:
+    """A model that knows the gold answer of any shipped item (and says "unknown" when there is
+    none): arm 6 gets a graph whose one given quotes the item's first sentence."""
+    messages = request["messages"]
+    system, text = messages[0]["content"], "\n".join(m["content"] for m in messages)
+    if '"verdict"' in system:
+        return '{"verdict": "supported", "reason": "stated in [D1]"}'
+    item = next(i for i in ALL_SHIPPED if i["question"] in text)
+    answer = item["answer"] or "unknown"
+    if "argument graph" not in system:
+        return f"Some reasoning.\nANSWER: {answer}"
+    documents = item["documents"] or [item["question"]]
+    first = build_evidence(documents).spans[0]
+    graph = {
+        "nodes": [
+            {"id": "g", "type": "given", "source": first.id, "claim": first.text},
+            {"id": "c", "type": "conclusion", "source": "none", "claim": f"So: {answer}."},
+        ],
+        "edges": [{"from": "g", "to": "c", "relation": "supports"}],
+        "conclusion_node": "c",
+        "answer": item["answer"] or "unanswerable",
+    }
+    return json.dumps(graph)
+
+
+SHIPPED = sorted(BUILTIN)
+ALL_SHIPPED = [item for name in SHIPPED for item in load_dataset(name, limit=2)]
+
+
+@pytest.mark.parametrize("dataset", SHIPPED)
+def test_every_shipped_data_set_runs_through_all_seven_arms(
+    dataset: str, tmp_path: Path, models_file: Path
+) -> None:
+    out = tmp_path / "run"
+    with serve(generic_reply) as server:
+        code = run_cli(server, models_file, out, "--dataset", dataset, "--limit", "2", *ARM6_FLAGS)
+    assert code == 0
+    for arm in range(1, 8):
+        rows = raw(out, arm)
+        assert len(rows) == 2 and all(r["error"] is None for r in rows), (arm, rows)
+    assert [r["n_calls"] for r in raw(out, 7)] == [r["n_calls"] for r in raw(out, 6)]
+    summary = json.loads((out / "summary.json").read_text())
+    if all(r["answerable"] is False for r in raw(out, 1)):
+        # The model says "unknown" to every unanswerable item: every arm abstains correctly.
+        assert all(m["correct_abstentions"] == 2 for m in summary["arms"].values())
+        assert all(m["net_score"] == 0 for m in summary["arms"].values())
+    else:
+        assert summary["arms"]["1"]["net_score"] == summary["arms"]["1"]["correct_answers"]

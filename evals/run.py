@@ -6,9 +6,14 @@ Usage::
                         [--arms 1,2,3,4,5,6,7] [--limit N] [--model ID] [--base-url URL]
                         [--max-cost USD] [--allow-unknown-cost] [--out DIR | --resume RUNSTAMP]
                         [--max-tokens 512] [--n 3 --k 2 --budget-calls 12 --temp 0.8]
+                        [--jobs K]
 
-Items are processed one at a time; each item goes through every selected arm before the next
-item starts, so a run cut short (cost cap, Ctrl-C) leaves the arms with comparable item sets.
+Items are processed one at a time (``--jobs K``: K at a time against a server backend); each
+item goes through every selected arm in order (arm 7 takes as many samples as arm 6 made calls
+on that item), so a run cut short (cost cap, Ctrl-C) leaves the arms with comparable item sets.
+Before the first call the run prints an estimate (items x most calls per item x the seconds per
+call measured on earlier runs of a local model); each finished item prints a progress line with
+the elapsed time and an ETA at the pace so far.
 All calls go through one client from `orchestrator.backend.open_backend` (``--model local``
 starts the built-in llama.cpp model, cost 0), wrapped in the run's cost cap.
 
@@ -32,8 +37,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -50,6 +57,7 @@ from evals.datasets import (
     load_musique,
 )
 from evals.metering import CappedClient, CostCap, CostCapReached, usage_of
+from evals.progress import Tally, estimate_line, measured_timing, record_timing
 from evals.score import ABSTAINED, CORRECT, is_answerable, outcome, score
 from evals.summary import latest_rows, read_rows, write_summary
 from orchestrator.backend import open_backend
@@ -124,6 +132,13 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("auto", "on", "off"),
         default="auto",
         help="arm 6: ask for JSON-schema output (auto: the backend's default)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="items evaluated at once against a server backend (a built-in local model "
+        "always runs one at a time)",
     )
     parser.add_argument(
         "--think-first",
@@ -372,24 +387,6 @@ def _write_meta(out: Path, meta: dict[str, Any]) -> None:
     )
 
 
-class Tally:
-    """Correct and scored counts per arm, for the progress line."""
-
-    def __init__(self, done: dict[int, dict[str, dict[str, Any]]]) -> None:
-        self.done = done
-
-    def add(self, arm: int, row: dict[str, Any]) -> None:
-        """Record `row`, replacing an earlier line for the same item (a retried failure)."""
-        self.done[arm][row["id"]] = row
-
-    def line(self, position: int, total: int, item_id: str, spent: float) -> str:
-        parts = []
-        for arm, rows in sorted(self.done.items()):
-            correct, n = sum(bool(r.get("correct")) for r in rows.values()), len(rows)
-            parts.append(f"a{arm} {correct}/{n} ({100 * correct / n:.0f}%)" if n else f"a{arm} -")
-        return f"[{position}/{total}] {item_id} | " + " | ".join(parts) + f" | spent ${spent:.4f}"
-
-
 def evaluate(
     todo: list[tuple[dict[str, Any], list[int]]],
     *,
@@ -399,49 +396,79 @@ def evaluate(
     settings: ArmSettings,
     tally: Tally,
     arm6_calls: dict[str, int],
+    jobs: int = 1,
 ) -> tuple[str | None, int]:
     """Run each pending (item, arm), appending raw and trace lines as results arrive.
 
-    `arm6_calls` maps item id -> calls arm 6 spent on it (filled in as arm 6 runs); arm 7
-    takes that many samples, so the two arms are compared at the same number of calls.
-    Returns (why the run stopped early or None, number of rows recorded with an error).
+    Items run `jobs` at a time (each item's arms in order, since arm 7 needs arm 6's count);
+    with one job, in list order. `arm6_calls` maps item id -> calls arm 6 spent on it (filled
+    in as arm 6 runs); arm 7 takes that many samples, so the two arms are compared at the same
+    number of calls. Returns (why the run stopped early or None, rows recorded with an error).
     """
-    failed = consecutive = 0
-    for position, (item, pending) in enumerate(todo, start=1):
+    lock = threading.Lock()
+    state: dict[str, Any] = {"stopped": None, "failed": 0, "consecutive": 0, "finished": 0}
+    started = time.monotonic()
+
+    def record(
+        arm: int, item: dict[str, Any], row: dict[str, Any], result: ArmResult | None
+    ) -> None:
+        append_jsonl(raw_path(out, arm), row)
+        if result is not None:
+            trace = {"id": item["id"], "arm": arm, "trace": result.trace}
+            append_jsonl(out / "traces" / f"arm{arm}.jsonl", trace)
+        tally.add(arm, row)
+        if not row["error"]:
+            state["consecutive"] = 0
+            return
+        state["failed"] += 1
+        state["consecutive"] += 1
+        print(f"  arm {arm} {item['id']}: {row['error']}", file=sys.stderr)
+        if state["consecutive"] >= MAX_CONSECUTIVE_ERRORS:
+            state["stopped"] = (
+                f"{state['consecutive']} items failed in a row; is the model server up?"
+            )
+
+    def run_item(item: dict[str, Any], pending: list[int]) -> None:
         for arm in pending:
+            with lock:
+                if state["stopped"]:
+                    return
+                arm_settings, matched = settings, None
+                if arm == SELF_CONSISTENCY:
+                    arm_settings, matched = _matched_samples(settings, arm6_calls.get(item["id"]))
             row: dict[str, Any] | None
             result: ArmResult | None
-            arm_settings, matched = settings, None
-            if arm == SELF_CONSISTENCY:
-                arm_settings, matched = _matched_samples(settings, arm6_calls.get(item["id"]))
             try:
                 row, result = run_one(arm, item, model, client, arm_settings)
             except CostCapReached:
                 row = result = None
-            if row is None or client.cap.stopped:
-                # The cap refused a call of this item (perhaps inside the orchestrator, which
-                # may have carried on without it): the result is incomplete, so it is not
-                # recorded, and a resumed run with a larger cap does the item again.
-                return client.cap.stopped or "cost cap reached", failed
-            if matched is not None:
-                row["extra"]["calls_matched_to"] = matched
-            if arm == ORCHESTRATOR and not row["error"]:
-                arm6_calls[item["id"]] = int(row["n_calls"])
-            append_jsonl(raw_path(out, arm), row)
-            if result is not None:
-                trace = {"id": item["id"], "arm": arm, "trace": result.trace}
-                append_jsonl(out / "traces" / f"arm{arm}.jsonl", trace)
-            tally.add(arm, row)
-            if not row["error"]:
-                consecutive = 0
-                continue
-            failed += 1
-            consecutive += 1
-            print(f"  arm {arm} {item['id']}: {row['error']}", file=sys.stderr)
-            if consecutive >= MAX_CONSECUTIVE_ERRORS:
-                return f"{consecutive} items failed in a row; is the model server up?", failed
-        print(tally.line(position, len(todo), item["id"], client.cap.spent_usd), file=sys.stderr)
-    return None, failed
+            with lock:
+                if row is None or client.cap.stopped:
+                    # The cap refused a call of this item (perhaps inside the orchestrator,
+                    # which may have carried on without it): the result is incomplete, so it
+                    # is not recorded, and a resumed run with a larger cap does it again.
+                    state["stopped"] = state["stopped"] or client.cap.stopped or "cost cap reached"
+                    return
+                if matched is not None:
+                    row["extra"]["calls_matched_to"] = matched
+                if arm == ORCHESTRATOR and not row["error"]:
+                    arm6_calls[item["id"]] = int(row["n_calls"])
+                record(arm, item, row, result)
+        with lock:
+            state["finished"] += 1
+            line = tally.line(
+                state["finished"],
+                len(todo),
+                item["id"],
+                client.cap.spent_usd,
+                time.monotonic() - started,
+            )
+            print(line, file=sys.stderr)
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for future in [pool.submit(run_item, item, pending) for item, pending in todo]:
+            future.result()  # an unexpected exception in a worker surfaces here
+    return state["stopped"], state["failed"]
 
 
 def _matched_samples(
@@ -484,7 +511,7 @@ def _arm6_calls(out: Path) -> dict[str, int]:
 
 
 def _check_numbers(args: argparse.Namespace) -> None:
-    for name in ("max_tokens", "n", "k", "budget_calls"):
+    for name in ("max_tokens", "n", "k", "budget_calls", "jobs"):
         if getattr(args, name) < 1:
             raise EvalError(f"--{name.replace('_', '-')} must be at least 1")
     if not args.max_cost >= 0:
@@ -529,6 +556,16 @@ def _run(args: argparse.Namespace) -> int:
         print(f"resuming: {skipped} (arm, item) results already present", file=sys.stderr)
     if prices is None:
         print(f"warning: {model!r} has no known price; spending is not capped", file=sys.stderr)
+    local = is_local_model(model) and args.base_url is None
+    jobs = 1 if local else args.jobs
+    if local and args.jobs > 1:
+        print(
+            "note: --jobs ignored: the built-in local model answers one call at a time",
+            file=sys.stderr,
+        )
+    timing = measured_timing(model) if local else None
+    pending_items = len(todo)
+    print(estimate_line(pending_items, arms, args.budget_calls, timing), file=sys.stderr)
 
     cap = CostCap(
         args.max_cost if prices is not None else None, prices, default_max_tokens=args.max_tokens
@@ -551,8 +588,12 @@ def _run(args: argparse.Namespace) -> int:
             settings=_settings(args, out, backend.response_format_default),
             tally=Tally(done),
             arm6_calls=_arm6_calls(out),
+            jobs=jobs,
         )
         totals = backend.client.ledger.totals()
+        if local:
+            records = backend.client.ledger.records()
+            record_timing(model, [float(r.get("latency_s") or 0.0) for r in records if r["ok"]])
     if stopped:
         print(f"stopped: {stopped}", file=sys.stderr)
     invocation.update(

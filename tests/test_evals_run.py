@@ -510,3 +510,30 @@ def test_every_shipped_data_set_runs_through_all_seven_arms(
         assert all(m["net_score"] == 0 for m in summary["arms"].values())
     else:
         assert summary["arms"]["1"]["net_score"] == summary["arms"]["1"]["correct_answers"]
+
+
+# --- estimates, progress and concurrent items ------------------------------------------------
+
+
+def test_items_run_concurrently_with_jobs_give_the_same_results_as_one_at_a_time(
+    tmp_path: Path, models_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    arms = ["--dataset", "multihop", "--limit", "3", "--arms", "1,6,7", *ARM6_FLAGS]
+    with serve() as server:
+        assert run_cli(server, models_file, tmp_path / "one", *arms) == 0
+        assert run_cli(server, models_file, tmp_path / "three", *arms, "--jobs", "3") == 0
+
+    def outcomes(out: Path, arm: int) -> list[tuple[str, str, int]]:
+        return sorted((r["id"], r["outcome"], r["n_calls"]) for r in raw(out, arm))
+
+    for arm in (1, 6, 7):
+        assert outcomes(tmp_path / "one", arm) == outcomes(tmp_path / "three", arm)
+    err = capsys.readouterr().err
+    assert "estimate: 3 items x up to 9 calls = up to 27 calls" in err
+    assert "ETA" in err and "[3/3]" in err
+
+
+def test_jobs_must_be_at_least_one(tmp_path: Path, models_file: Path) -> None:
+    with serve() as server:
+        code = run_cli(server, models_file, tmp_path / "r", "--dataset", "math", "--jobs", "0")
+        assert code == 2 and server.chat_requests() == []

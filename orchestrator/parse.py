@@ -19,7 +19,9 @@ The normalised graph is ``{"conclusion_node": id, "answer": str | None, "nodes":
 "claim", "type", "confidence", "source"}], "edges": [{"src", "dst", "relation",
 "confidence"}]}``. ``source`` is the cited span id or None; ``answer`` is the short answer or
 None when the reply has none (noted in ``errors``; the run still counts, but its conclusion
-cannot be chosen). Edge keys may arrive as ``from``/``to`` or ``src``/``dst``.
+cannot be chosen). Edges come from each node's ``because`` list (reason -> node, ``supports``,
+or ``assumes`` when the reason is an assumption) and ``against`` list (``attacks``), and from
+an explicit ``edges`` list when a reply has one (keys ``from``/``to`` or ``src``/``dst``).
 """
 
 from __future__ import annotations
@@ -289,6 +291,7 @@ def _normalise_graph(
         errors.append(f"nodes: {len(raw_nodes)} given, limit {max_nodes}; the rest dropped")
     nodes: list[dict[str, Any]] = []
     by_id: dict[str, dict[str, Any]] = {}
+    kept: list[tuple[int, dict[str, Any]]] = []  # (index, raw item) of each kept node
     for index, item in enumerate(raw_nodes[:max_nodes]):
         node, problem = _node(item, errors, index)
         if node is not None and node["id"] in by_id:
@@ -298,12 +301,14 @@ def _normalise_graph(
             continue
         nodes.append(node)
         by_id[node["id"]] = node
+        kept.append((index, item))
     if not nodes:
         return None, errors, "no valid node in 'nodes'"
     conclusion, problem = _conclusion(obj, nodes, by_id, errors)
     if conclusion is None:
         return None, errors, problem
-    edges = _edges(obj, by_id, max_edges, errors)
+    candidates = _edge_list(obj, by_id, errors) + _reason_edges(kept, by_id, errors)
+    edges = _unique_edges(candidates, max_edges, errors)
     answer = _answer(obj, errors)
     graph = {"conclusion_node": conclusion, "answer": answer, "nodes": nodes, "edges": edges}
     return graph, errors, None
@@ -404,26 +409,80 @@ def _conclusion(
     return chosen, None
 
 
-def _edges(
-    obj: dict[str, Any], by_id: dict[str, dict[str, Any]], max_edges: int, errors: list[str]
-) -> list[dict[str, Any]]:
-    raw = obj.get("edges")
+def _edge_list(
+    obj: dict[str, Any], by_id: dict[str, dict[str, Any]], errors: list[str]
+) -> list[tuple[str, dict[str, Any] | None, str | None]]:
+    """(where, edge or None, problem) for each entry of an explicit ``edges`` list. A reply
+    without the field is fine (its reasons sit on the nodes)."""
+    if "edges" not in obj:
+        return []
+    raw = obj["edges"]
     if not isinstance(raw, list):
         errors.append(f"field 'edges' must be a list, got {_kind(raw)}; treated as no edges")
         return []
-    if len(raw) > max_edges:
-        errors.append(f"edges: {len(raw)} given, limit {max_edges}; the rest dropped")
+    return [
+        (f"edges[{index}]", *_edge(item, by_id, f"edges[{index}]", errors))
+        for index, item in enumerate(raw)
+    ]
+
+
+def _reason_edges(
+    kept: list[tuple[int, dict[str, Any]]], by_id: dict[str, dict[str, Any]], errors: list[str]
+) -> list[tuple[str, dict[str, Any] | None, str | None]]:
+    """Edges from each node's ``because`` (reason -> node: ``supports``, or ``assumes`` when
+    the reason is an assumption) and ``against`` (counter-evidence -> node: ``attacks``) lists.
+    An inline edge carries the confidence of the node it bears on."""
+    found: list[tuple[str, dict[str, Any] | None, str | None]] = []
+    for index, item in kept:
+        target = by_id[str(item["id"]).strip()]
+        for field in ("because", "against"):
+            raw = item.get(field)
+            if raw is None:
+                continue
+            if not isinstance(raw, list):
+                errors.append(f"nodes[{index}].{field} must be a list of ids; ignored")
+                continue
+            for position, reason in enumerate(raw):
+                where = f"nodes[{index}].{field}[{position}]"
+                reason_id, problem = _identifier(reason, field)
+                if problem is None and reason_id not in by_id:
+                    problem = f"names unknown node {reason_id!r}"
+                if problem is None and reason_id == target["id"]:
+                    problem = f"node {reason_id!r} cannot be its own reason"
+                if problem is not None or reason_id is None:
+                    found.append((where, None, problem))
+                    continue
+                relation = "attacks" if field == "against" else "supports"
+                if relation == "supports" and by_id[reason_id]["type"] == "assumption":
+                    relation = "assumes"
+                edge = {
+                    "src": reason_id,
+                    "dst": target["id"],
+                    "relation": relation,
+                    "confidence": target["confidence"],
+                }
+                found.append((where, edge, None))
+    return found
+
+
+def _unique_edges(
+    candidates: list[tuple[str, dict[str, Any] | None, str | None]],
+    max_edges: int,
+    errors: list[str],
+) -> list[dict[str, Any]]:
+    """The valid, distinct edges among `candidates`, at most `max_edges`; every drop noted."""
     edges: list[dict[str, Any]] = []
     seen: set[tuple[str, str, str]] = set()
-    for index, item in enumerate(raw[:max_edges]):
-        edge, problem = _edge(item, by_id, f"edges[{index}]", errors)
+    for where, edge, problem in candidates:
         if edge is not None:
             key = (edge["src"], edge["dst"], edge["relation"])
             if key in seen:
                 edge, problem = None, f"duplicate of an earlier {key[2]} edge {key[0]}->{key[1]}"
+            elif len(edges) == max_edges:
+                edge, problem = None, f"over the limit of {max_edges} edges"
             seen.add(key)
         if edge is None:
-            errors.append(f"edges[{index}] dropped: {problem}")
+            errors.append(f"{where} dropped: {problem}")
             continue
         edges.append(edge)
     return edges

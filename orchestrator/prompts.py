@@ -7,6 +7,14 @@
   multi-hop interrogations, and every such reply had to be dropped. v3 dropped the example
   id from that rule, because the model then copied it ("n5") whether or not it had a node n5
   (9 of 20 math interrogations).
+* ``interrogation/v4`` - evidence shown as numbered sentences ([D2.3]); a given cites one in
+  ``source``; a short ``answer`` beside the conclusion.
+* ``interrogation/v5`` - reasons sit on the node they bear on (``because``, ``against``: ids
+  of earlier nodes) instead of a separate ``edges`` list. With v4 the 1.5B local model gave
+  the right answer in both runs on 5 of the first 15 multi-hop items but wired its graphs with
+  ``assumes`` edges or none, so no conclusion was reachable from a cited sentence and every
+  item was refused; listing "because" on the conclusion itself is the question a small model
+  answers best.
 * ``verification/v1`` - judge one claim against the documents only:
   ``{"verdict": supported|refuted|not_determinable, "reason"}``.
 * ``repair/v1`` - one follow-up turn asking for the same answer as clean JSON (design §4.3).
@@ -27,7 +35,7 @@ from typing import Any
 from orchestrator.evidence import Evidence
 
 PROMPT_VERSIONS: dict[str, str] = {
-    "interrogation": "interrogation/v4",
+    "interrogation": "interrogation/v5",
     "verification": "verification/v2",
     "repair": "repair/v1",
 }
@@ -40,43 +48,41 @@ short claims.
 Node types:
 - "given": what one evidence sentence says, in that sentence's own words. Its "source" is \
 the sentence's number, e.g. "D2.3". A given says nothing its sentence does not say.
-- "inference": a step that follows from other nodes; at least one "supports" edge must point \
-to it.
+- "inference": a step that follows from earlier nodes.
 - "assumption": a premise you rely on that no sentence states.
 - "conclusion": your answer to the question as a full sentence. Exactly one node has this type.
 Every node that is not a given has "source": "none".
 
-Every edge points from a reason to the claim it bears on, so support flows toward the \
-conclusion:
-- "supports": the from-node is a reason for the to-node.
-- "attacks": the from-node is evidence against the to-node.
-- "assumes": the to-node depends on the assumption in the from-node.
+Each node lists the ids of earlier nodes it rests on:
+- "because": the nodes that are reasons for it (givens, inferences or assumptions). Every \
+inference and the conclusion need at least one. A given has "because": [].
+- "against": the nodes that are evidence against it; usually [].
 
 Rules:
 - Use the evidence and nothing else; bring in no outside knowledge.
 - The question is not evidence: never copy it into a node.
 - $support_rule
-- When a sentence speaks against a claim, add it as a node with an "attacks" edge. Honest \
-objections are wanted.
+- When a sentence speaks against a claim, add it as a given and list it in that claim's \
+"against". Honest objections are wanted.
 - List the givens first, then inferences and assumptions, and the conclusion last. Use at \
 most $max_nodes nodes. Each confidence is a number from 0 to 1.
-- Node ids are n1, n2, n3, ... Edges name node ids, never sentence numbers. \
-"conclusion_node" repeats the id of the node whose type is "conclusion".
+- Node ids are n1, n2, n3, ... "because" and "against" name node ids, never sentence \
+numbers. "conclusion_node" repeats the id of the node whose type is "conclusion".
 - "answer" is the answer alone, in as few words as possible: a name, a number, yes or no. If \
 the evidence does not decide the question, the answer is "unanswerable".
 
 Reply with one JSON object and no other text. Its shape, with the capitalised words filled in:
 {"nodes": [{"id": "n1", "type": TYPE, "source": SENTENCE_NUMBER_OR_none, "claim": SENTENCE, \
-"confidence": NUMBER}, ...], "edges": [{"from": REASON_ID, "to": CLAIM_ID, "relation": \
-RELATION, "confidence": NUMBER}, ...], "conclusion_node": CONCLUSION_ID, "answer": \
-SHORT_ANSWER}"""
+"because": [IDS], "against": [IDS], "confidence": NUMBER}, ...], "conclusion_node": \
+CONCLUSION_ID, "answer": SHORT_ANSWER}"""
 )
 
 _SUPPORT_RULE_ONE = (
     "Connect the conclusion to the givens by at least one line of reasoning. Never make up support."
 )
 _SUPPORT_RULE_MANY = Template(
-    "Try to reach the conclusion by $k separate lines of reasoning that share no step. Never "
+    "Connect the conclusion to the givens, by $k separate lines of reasoning that share no "
+    "step if the evidence allows. Never "
     "make up support to reach that number: one real line is worth more than several invented "
     "ones."
 )

@@ -6,9 +6,9 @@ are used: ``type``, ``properties``, ``required``, ``additionalProperties: false`
 ``items`` with ``minItems``/``maxItems``, ``minLength``/``maxLength``, ``pattern`` (node ids
 are ``n1``..``n99``; checked against xllamacpp 2026.10). ``minimum``/``maximum``
 on numbers is stated for servers that honour it; llama.cpp ignores it, so parse.py checks the
-range anyway. Property order is the order the model must write them in: nodes and edges first,
-then the conclusion id and the short answer, so the model picks its conclusion after laying
-out the graph.
+range anyway. Property order is the order the model must write them in: the nodes first (each
+with the reasons it rests on), then the conclusion id and the short answer, so the model picks
+its conclusion after laying out the graph.
 
 ``strict`` is off by default: strict-mode providers (OpenAI) reject length keywords, while
 non-strict servers treat the schema as guidance or, like llama.cpp, enforce it as grammar.
@@ -41,8 +41,9 @@ def interrogation_schema(
     max_answer_chars: int = MAX_ANSWER_CHARS,
 ) -> dict[str, Any]:
     """The JSON schema of an argument graph with at most ``max_nodes`` nodes (1..100),
-    ``max_edges`` edges (0..200), claims of at most ``max_claim_chars`` characters (16..2000)
-    and a short ``answer`` of at most ``max_answer_chars`` characters (8..500).
+    claims of at most ``max_claim_chars`` characters (16..2000), each node listing the ids of
+    its reasons (``because``) and counter-evidence (``against``), at most ``max_edges`` (0..200)
+    per list, and a short ``answer`` of at most ``max_answer_chars`` characters (8..500).
 
     Each node's ``source`` is one of ``span_ids`` (the task's evidence spans, at most
     :data:`MAX_SPAN_IDS`) or :data:`NO_SOURCE`, so a constrained decoder cannot invent a
@@ -60,28 +61,23 @@ def interrogation_schema(
     # Ids have a fixed form so a constrained decoder cannot put the answer text or a
     # document number ("D2") where a node id belongs.
     node_id = {"type": "string", "pattern": NODE_ID_PATTERN}
-    confidence = {"type": "number", "minimum": 0, "maximum": 1}
+    # Reasons are listed on the node they bear on; parse.py turns them into edges and caps
+    # the total at max_edges (a per-graph total is not expressible as grammar).
+    reasons = {"type": "array", "items": node_id, "minItems": 0, "maxItems": max(1, max_edges)}
     node = _object(
         {
             "id": node_id,
             "type": {"type": "string", "enum": list(NODE_TYPES)},
             "source": {"type": "string", "enum": [*dict.fromkeys(span_ids), NO_SOURCE]},
             "claim": {"type": "string", "minLength": 1, "maxLength": max_claim_chars},
-            "confidence": confidence,
-        }
-    )
-    edge = _object(
-        {
-            "from": node_id,
-            "to": node_id,
-            "relation": {"type": "string", "enum": list(RELATIONS)},
-            "confidence": confidence,
+            "because": reasons,
+            "against": reasons,
+            "confidence": {"type": "number", "minimum": 0, "maximum": 1},
         }
     )
     return _object(
         {
             "nodes": {"type": "array", "items": node, "minItems": 1, "maxItems": max_nodes},
-            "edges": {"type": "array", "items": edge, "minItems": 0, "maxItems": max_edges},
             "conclusion_node": node_id,
             "answer": {"type": "string", "minLength": 1, "maxLength": max_answer_chars},
         }

@@ -312,13 +312,52 @@ def test_the_declared_conclusion_is_the_only_conclusion_after_retyping() -> None
     assert any("retyped 'inference'" in e for e in result.errors)
 
 
-def test_missing_edges_are_treated_as_none_with_an_error() -> None:
+def test_a_reply_without_an_edges_list_is_fine_and_has_only_its_inline_reasons() -> None:
     graph = graph_json()
     del graph["edges"]
     result = parse_graph(json.dumps(graph))
     assert result.outcome == "strict"
     assert result.graph is not None and result.graph["edges"] == []
-    assert any("field 'edges' must be a list" in e for e in result.errors)
+    assert not any("edges" in e for e in result.errors)
+
+
+def test_because_and_against_lists_become_supports_assumes_and_attacks_edges() -> None:
+    reply = {
+        "nodes": [
+            {"id": "n1", "type": "given", "claim": "A holds.", "because": [], "confidence": 0.9},
+            {"id": "n2", "type": "given", "claim": "B fails.", "confidence": 0.8},
+            {"id": "n3", "type": "assumption", "claim": "C is typical.", "confidence": 0.5},
+            {
+                "id": "n4",
+                "type": "conclusion",
+                "claim": "So D.",
+                "because": ["n1", "n3", "n1", "n4", "n9"],
+                "against": ["n2"],
+                "confidence": 0.7,
+            },
+        ],
+        "conclusion_node": "n4",
+        "answer": "D",
+    }
+    result = parse_graph(json.dumps(reply))
+    assert result.graph is not None
+    assert result.graph["edges"] == [
+        {"src": "n1", "dst": "n4", "relation": "supports", "confidence": 0.7},
+        {"src": "n3", "dst": "n4", "relation": "assumes", "confidence": 0.7},
+        {"src": "n2", "dst": "n4", "relation": "attacks", "confidence": 0.7},
+    ]
+    problems = " | ".join(result.errors)
+    assert "nodes[3].because[2] dropped: duplicate" in problems
+    assert "own reason" in problems and "unknown node 'n9'" in problems
+
+
+def test_inline_reasons_count_towards_the_edge_limit() -> None:
+    nodes = [{"id": f"n{i}", "type": "given", "claim": f"Fact {i}."} for i in range(1, 5)]
+    nodes.append({"id": "n5", "type": "conclusion", "claim": "So.", "because": ["n1", "n2", "n3"]})
+    reply = {"nodes": nodes, "conclusion_node": "n5", "answer": "x"}
+    result = parse_graph(json.dumps(reply), max_edges=2)
+    assert result.graph is not None and len(result.graph["edges"]) == 2
+    assert any("over the limit of 2 edges" in e for e in result.errors)
 
 
 def test_node_and_edge_limits_drop_the_excess_with_an_error() -> None:
@@ -328,7 +367,7 @@ def test_node_and_edge_limits_drop_the_excess_with_an_error() -> None:
     text = json.dumps(graph_json(nodes=nodes, edges=edges, conclusion_node="c"))
     result = parse_graph(text, max_nodes=6, max_edges=2)
     assert result.graph is not None and len(result.graph["edges"]) == 2
-    assert any("edges: 5 given, limit 2" in e for e in result.errors)
+    assert sum("over the limit of 2 edges" in e for e in result.errors) == 3
     dropped = parse_graph(text, max_nodes=3)
     assert dropped.outcome == "dropped"  # the conclusion was beyond the node limit
 
@@ -467,30 +506,41 @@ def test_schemas_use_only_the_grammar_converter_subset_and_are_bounded() -> None
     schema = fmt["json_schema"]["schema"]
     assert keywords(schema) <= SUPPORTED_KEYWORDS
     props = schema["properties"]
-    assert list(props) == ["nodes", "edges", "conclusion_node", "answer"]
-    assert props["nodes"]["maxItems"] == 6 and props["edges"]["maxItems"] == 7
+    assert list(props) == ["nodes", "conclusion_node", "answer"]
+    assert props["nodes"]["maxItems"] == 6
     node = props["nodes"]["items"]
     assert node["additionalProperties"] is False
     assert node["properties"]["claim"]["maxLength"] == 120
     assert node["properties"]["type"]["enum"] == ["given", "inference", "assumption", "conclusion"]
-    assert list(node["properties"]) == ["id", "type", "source", "claim", "confidence"]
+    fields = ["id", "type", "source", "claim", "because", "against", "confidence"]
+    assert list(node["properties"]) == fields and node["required"] == fields
+    for reasons in ("because", "against"):
+        assert node["properties"][reasons]["items"]["pattern"] == "^n[1-9][0-9]?$"
+        assert node["properties"][reasons]["maxItems"] == 7
     assert node["properties"]["source"]["enum"] == ["none"]  # no spans: nothing to cite
     cited = interrogation_schema(span_ids=["D1.1", "D1.2"])["properties"]["nodes"]["items"]
     assert cited["properties"]["source"]["enum"] == ["D1.1", "D1.2", "none"]
     assert props["answer"]["maxLength"] == 80
-    edge = props["edges"]["items"]
-    assert edge["required"] == ["from", "to", "relation", "confidence"]
-    assert edge["properties"]["relation"]["enum"] == ["supports", "attacks", "assumes"]
     verdict = verification_response_format()["json_schema"]["schema"]
     assert keywords(verdict) <= SUPPORTED_KEYWORDS
     assert verdict["properties"]["verdict"]["enum"] == ["supported", "refuted", "not_determinable"]
 
 
-def test_a_reply_that_fits_the_schema_parses_strictly() -> None:
+def test_a_reply_that_fits_the_schema_parses_strictly_with_its_reasons_as_edges() -> None:
     schema = interrogation_schema()
     graph = graph_json()
+    del graph["edges"]
+    for node in graph["nodes"]:
+        node.update(because=["n1"] if node["id"] == "n2" else [], against=[])
     assert set(graph) == set(schema["required"])
-    assert parse_graph(json.dumps(graph)).outcome == "strict"
+    node_fields = set(schema["properties"]["nodes"]["items"]["required"])
+    assert all(set(node) == node_fields for node in graph["nodes"])
+    result = parse_graph(json.dumps(graph))
+    assert result.outcome == "strict" and result.errors == ()
+    assert result.graph is not None
+    assert result.graph["edges"] == [
+        {"src": "n1", "dst": "n2", "relation": "supports", "confidence": 0.7}
+    ]
 
 
 @pytest.mark.parametrize(
@@ -509,8 +559,8 @@ def test_schema_node_ids_cannot_hold_answer_text_or_document_numbers() -> None:
     id_fields = [
         props["conclusion_node"],
         props["nodes"]["items"]["properties"]["id"],
-        props["edges"]["items"]["properties"]["from"],
-        props["edges"]["items"]["properties"]["to"],
+        props["nodes"]["items"]["properties"]["because"]["items"],
+        props["nodes"]["items"]["properties"]["against"]["items"],
     ]
     for field in id_fields:
         pattern = field["pattern"]

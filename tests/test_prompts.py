@@ -31,7 +31,7 @@ def all_text(messages: list[dict[str, str]]) -> str:
 
 def test_every_template_has_a_version() -> None:
     assert PROMPT_VERSIONS == {
-        "interrogation": "interrogation/v4",
+        "interrogation": "interrogation/v5",
         "verification": "verification/v2",
         "repair": "repair/v1",
     }
@@ -55,9 +55,8 @@ def test_interrogation_states_the_graph_contract() -> None:
         '"inference"',
         '"assumption"',
         '"conclusion"',
-        '"supports"',
-        '"attacks"',
-        '"assumes"',
+        '"because"',
+        '"against"',
         "Exactly one node",
         "outside knowledge",
         "Never make up",
@@ -65,9 +64,10 @@ def test_interrogation_states_the_graph_contract() -> None:
     ):
         assert term in system
     shape = system[system.index('{"nodes"') :]
-    for key in ('"nodes"', '"id"', '"claim"', '"type"', '"source"', '"confidence"', '"edges"'):
+    keys = ('"nodes"', '"id"', '"claim"', '"type"', '"source"', '"because"', '"against"')
+    for key in (*keys, '"confidence"', '"conclusion_node"', '"answer"'):
         assert key in shape
-    assert '"to"' in shape and '"relation"' in shape and '"conclusion_node"' in shape
+    assert '"edges"' not in shape  # reasons sit on the node they bear on
     assert '"answer"' in shape and "never copy it into a node" in system
     assert '"claim": "' not in shape  # a literal example claim gets copied by small models
 

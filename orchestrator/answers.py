@@ -6,7 +6,8 @@ by fuzzy sentence similarity: "Quelheim" and "Quelmere" are different answers ho
 they look. The key folds only differences that cannot change the answer:
 
 * case, Unicode compatibility forms, accents are kept (``Zürich`` is not ``Zurich``);
-* punctuation and the articles *a*, *an*, *the*;
+* punctuation and the articles *a*, *an*, *the*; a leading *in*, *at*, *on*, *from* or *by*
+  before more words (``In Quelheim`` is ``Quelheim``);
 * numbers: thousands separators, trailing zeros, a currency sign, number words up to twenty
   (``1,200.0``, ``$1200`` and ``1200`` are one answer; ``seven`` is ``7``);
 * units: a number followed by a known unit word is written with the unit's short form
@@ -29,6 +30,7 @@ UNANSWERABLE = "unanswerable"
 YES, NO = "yes", "no"
 
 _ARTICLES = frozenset({"a", "an", "the"})
+_LEADING_PREPOSITIONS = frozenset({"in", "at", "on", "from", "by"})
 _YES = frozenset({"yes", "y", "true", "correct", "right", "it does", "yes it does", "affirmative"})
 _NO = frozenset({"no", "n", "false", "incorrect", "wrong", "it does not", "no it does not"})
 _REFUSALS = (
@@ -106,7 +108,11 @@ def answer_key(answer: object) -> str:
         return NO
     if is_refusal(text):
         return UNANSWERABLE
-    return _canonical_words(text)
+    words = _canonical_words(text).split()
+    # "In Quelheim" answers "In which town ...?" just as "Quelheim" does.
+    if len(words) > 1 and words[0] in _LEADING_PREPOSITIONS:
+        words = words[1:]
+    return " ".join(words)
 
 
 def normalise_text(text: str) -> str:

@@ -14,7 +14,8 @@ from orchestrator.answers import UNANSWERABLE, answer_key, is_entity, normalise_
     [
         (["Yes", "yes.", "TRUE", "Yes, it does", "correct"], "yes"),
         (["No", "no!", "False", "incorrect"], "no"),
-        (["Quelheim", "quelheim.", "The Quelheim", "  QUELHEIM "], "quelheim"),
+        (["Quelheim", "quelheim.", "The Quelheim", "  QUELHEIM ", "In Quelheim"], "quelheim"),
+        (["1920", "in 1920"], "1920"),
         (["1,200", "1200", "1200.0", "$1,200"], "1200"),
         (["1,200 meters", "1200 m", "1200 metres"], "1200 m"),
         (["50%", "50 percent", "50 per cent"], "50 %"),
@@ -39,6 +40,7 @@ def test_spellings_of_one_answer_share_one_key(spellings: list[str], key: str) -
         ("yes", "no"),
         ("Zürich", "Zurich"),
         ("Volen River", "Volen"),
+        ("in", "on"),  # a one-word answer keeps its only word
     ],
 )
 def test_different_answers_never_share_a_key(a: str, b: str) -> None:

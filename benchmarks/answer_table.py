@@ -3,9 +3,9 @@
     python benchmarks/answer_table.py before=/tmp/runs/before-multihop after=runs/after-multihop
 
 Each argument is ``LABEL=RUN_DIR`` (an ``evals.run`` results folder). Per label and arm it
-prints: items, correct, answered, accuracy, accuracy on answered items, refusals, and for items
-whose gold answer is empty (unanswerable, ``meta.answerable: false``) the refusals among them
-(the right outcome) and the answers given (wrong). For arm 6 it adds the refusal reasons and,
+prints `evals.summary.abstention_metrics`: correct answers, answered items and coverage,
+accuracy on answered items, abstentions, on unanswerable items the abstentions (right) and
+answers (wrong), and the net score. For arm 6 it adds the refusal reasons and,
 from each item's report (``arm6/<item>/report.json``), the interrogation runs by parse outcome
 and the rejected citations by reason. Numbers come from the raw files only; nothing is called.
 """
@@ -17,6 +17,8 @@ import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+from evals.summary import abstention_metrics
 
 
 def rows(run: Path, arm: int) -> list[dict[str, Any]]:
@@ -51,10 +53,10 @@ def main() -> int:
     parser.add_argument("runs", nargs="+", help="LABEL=RUN_DIR")
     args = parser.parse_args()
     print(
-        "| run | arm | items | correct | answered | accuracy | acc. on answered | refusals "
-        "| unanswerable: refused / answered |"
+        "| run | arm | items | correct answers | answered (coverage) | acc. on answered "
+        "| abstained | unanswerable: abstained / answered | net score |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("|---|---:|---:|---:|---:|---:|---:|---|---:|")
     notes: list[str] = []
     for spec in args.runs:
         label, _, folder = spec.partition("=")
@@ -63,17 +65,12 @@ def main() -> int:
             items = rows(run, arm)
             if not items:
                 continue
-            answerable = [r for r in items if r["gold"]]
-            unanswerable = [r for r in items if not r["gold"]]
-            correct = sum(1 for r in answerable if r["correct"])
-            answered = [r for r in items if not r["refused"] and r["answer"] is not None]
-            on_answered = sum(1 for r in answered if r["correct"] and r["gold"])
-            refused = len(items) - len(answered)
-            abstained = sum(1 for r in unanswerable if r["refused"] or r["answer"] is None)
+            m = abstention_metrics(items)
             print(
-                f"| {label} | {arm} | {len(items)} | {correct} | {len(answered)} "
-                f"| {_pct(correct, len(answerable))} | {_pct(on_answered, len(answered))} "
-                f"| {refused} | {abstained} / {len(unanswerable) - abstained} |"
+                f"| {label} | {arm} | {m['items']} | {m['correct_answers']} "
+                f"| {m['answered']} ({_pct(m['coverage'])}) | {_pct(m['accuracy_answered'])} "
+                f"| {m['abstained']} | {m['correct_abstentions']} / {m['wrong_on_unanswerable']} "
+                f"| {m['net_score']:+d} |"
             )
             if arm == 6:
                 refusals, outcomes, rejected = arm6_details(run, items)
@@ -86,8 +83,8 @@ def main() -> int:
     return 0
 
 
-def _pct(part: int, whole: int) -> str:
-    return f"{part / whole:.0%}" if whole else "n/a"
+def _pct(ratio: float | None) -> str:
+    return "n/a" if ratio is None else f"{ratio:.0%}"
 
 
 if __name__ == "__main__":

@@ -6,6 +6,18 @@ control loop, screen and evals have no local special case. Any other name gets a
 for an OpenAI-compatible endpoint, chosen in this order: the ``base_url`` argument, the
 model's ``base_url`` in models.json, ``$LOGIC_GRAPH_BASE_URL``, OpenRouter.
 
+Bounds: a hosted call gets 120 s per HTTP attempt and up to 3 retries (429, 5xx, timeouts);
+a local call gets one attempt of at most 600 s (``LOCAL_TIMEOUT_S``): retrying a local call
+that timed out only queues the same slow work again on the same cores. Every request carries
+``max_tokens`` (:data:`orchestrator.client.DEFAULT_MAX_TOKENS` when the caller sets none).
+
+Unusable backends: for a hosted model, :func:`open_backend` runs
+:meth:`ChatClient.preflight` before yielding, so a missing OpenRouter key, a host name that
+does not resolve, or a port where nothing listens raises
+:class:`orchestrator.errors.BackendUnusableError` before any chat call (``preflight=False``
+skips the check). A rejected key, no credits or an unknown model (401/402/404) surface as the
+same error type at the first call.
+
 Costs: local calls are priced at 0 USD per token (so the ledger shows 0.0 with
 ``cost_source="pricing"``: true, since nothing is billed); hosted calls use the prices in
 models.json or, when absent, stay unknown (None).
@@ -25,8 +37,12 @@ from orchestrator.client import ChatClient, CostLedger, PricingTable
 from orchestrator.local import LOCAL_MODELS, LocalModelServer, is_local_model
 
 LOCAL_TIMEOUT_S = 600.0
-"""Per-attempt read timeout for the built-in server: a 2-core CPU can take minutes for a long
-graph when the machine is busy, and a retry would only queue the same work again."""
+"""Read timeout of a call to the built-in server: a 2-core CPU can take minutes for a long
+graph when the machine is busy. There is one attempt (``LOCAL_MAX_RETRIES``): a retry would
+only queue the same work again, which is how one call once took 1,175 s."""
+LOCAL_MAX_RETRIES = 0
+HOSTED_TIMEOUT_S = 120.0
+HOSTED_MAX_RETRIES = 3
 
 
 @dataclass(frozen=True)
@@ -68,15 +84,19 @@ def open_backend(
     base_url: str | None = None,
     ledger: CostLedger | None = None,
     models_path: Path | None = None,
+    preflight: bool = True,
 ) -> Iterator[Backend]:
     """Yield a :class:`Backend` for ``model``; stop any server it started on exit.
 
     ``ledger`` (default: a fresh one) receives every call; ``models_path`` (default: the
-    repository's models.json, if present) supplies prices and per-model base URLs.
+    repository's models.json, if present) supplies prices and per-model base URLs. With
+    ``preflight`` (the default) a hosted backend is checked first
+    (:meth:`ChatClient.preflight`) and :class:`BackendUnusableError` is raised, before any
+    chat call, when it has no key or cannot be reached.
     Raises ValueError for a bad model name, a base_url combined with a built-in model, or a
     models.json entry marked ``"backend": "local"`` that is not a built-in model; raises
     :class:`orchestrator.local.LocalModelError` when a built-in model cannot be started (its
-    message says how to fix it).
+    message says how to fix it), :class:`BackendUnusableError` as above.
     """
     if not isinstance(model, str) or not model.strip():
         raise ValueError(f"model must be a non-empty string, got {model!r}")
@@ -91,7 +111,7 @@ def open_backend(
                 server.base_url,
                 api_key=None,
                 timeout_s=LOCAL_TIMEOUT_S,
-                max_retries=1,
+                max_retries=LOCAL_MAX_RETRIES,
                 pricing=PricingTable({model: (0.0, 0.0)}),
                 ledger=ledger,
             )
@@ -110,8 +130,12 @@ def open_backend(
         raise ValueError(f"models.json: base_url of {model!r} must be a string, got {entry_url!r}")
     client = ChatClient(
         base_url or entry_url,
+        timeout_s=HOSTED_TIMEOUT_S,
+        max_retries=HOSTED_MAX_RETRIES,
         pricing=PricingTable.from_models_json(models_path),
         ledger=ledger,
     )
     with client:
+        if preflight:
+            client.preflight()
         yield Backend(client, model, False, False)

@@ -4,10 +4,21 @@ Works against OpenRouter (the default) or any compatible server (llama.cpp, vLLM
 ``ChatClient(base_url)`` or the ``LOGIC_GRAPH_BASE_URL`` environment variable.
 
 Key handling: the key comes from the ``api_key`` argument or ``OPENROUTER_API_KEY``. The
-environment key is only ever sent to openrouter.ai hosts, so pointing the client at some other
-server cannot leak it; pass ``api_key=`` explicitly to authenticate elsewhere. The key is kept
-out of ``repr``, log lines, exception messages and ledger records (server text that echoes it is
-redacted).
+environment key is only ever sent over HTTPS to ``openrouter.ai`` itself or a true subdomain
+(``api.openrouter.ai``; not ``evil-openrouter.ai``, not ``openrouter.ai.example.com``, not
+plain ``http://``), so pointing the client at some other server cannot leak it; pass
+``api_key=`` explicitly to authenticate elsewhere. An OpenRouter client without a key raises
+:class:`MissingAPIKeyError` before sending anything. The key is kept out of ``repr``, log
+lines, exception messages and ledger records (server text that echoes it is redacted).
+
+Bounds: every request carries ``max_tokens`` (the caller's, else ``default_max_tokens``); each
+HTTP attempt has a read timeout (``timeout_s``) and a logical call may be given an overall
+limit (``chat(..., timeout_s=...)``) that covers its attempts and back-off together.
+
+Unusable backends: a host name that does not resolve or a port where nothing listens (after the
+retries), and 401, 402 and 404 answers, raise a :class:`BackendUnusableError` subclass whose
+one-line message ends with the fix. :meth:`ChatClient.preflight` finds the first two kinds, and
+a missing key, without a chat call.
 
 Retries: at most ``max_retries`` more attempts after the first, on 408/429/5xx (also when a 200
 body embeds such a code), timeouts and broken connections, waiting ``Retry-After`` (capped at
@@ -24,12 +35,13 @@ import logging
 import math
 import os
 import random
+import socket
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 from urllib.parse import urlsplit
 
 import requests
@@ -38,28 +50,43 @@ from orchestrator._ledger import ChatResult, CostLedger
 from orchestrator._pricing import PricingTable
 from orchestrator.errors import (
     APIStatusError,
+    BackendRejectedError,
+    BackendUnreachableError,
+    BackendUnusableError,
+    CallTimeBudgetError,
     LLMConnectionError,
     LLMError,
     LLMTimeoutError,
     MalformedResponseError,
+    MissingAPIKeyError,
     RetryExhaustedError,
+    UnexpectedClientError,
 )
 
 __all__ = [
     "DEFAULT_BASE_URL",
+    "DEFAULT_MAX_TOKENS",
     "ENV_API_KEY",
     "ENV_BASE_URL",
     "APIStatusError",
+    "BackendRejectedError",
+    "BackendUnreachableError",
+    "BackendUnusableError",
+    "CallTimeBudgetError",
     "ChatClient",
     "ChatResult",
     "CostLedger",
+    "GuardedClient",
     "LLMConnectionError",
     "LLMError",
     "LLMTimeoutError",
     "MalformedResponseError",
+    "MissingAPIKeyError",
     "PricingTable",
     "RetryExhaustedError",
     "SupportsChat",
+    "UnexpectedClientError",
+    "is_openrouter_url",
     "parse_retry_after",
 ]
 
@@ -68,8 +95,22 @@ log = logging.getLogger("orchestrator.client")
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 ENV_BASE_URL = "LOGIC_GRAPH_BASE_URL"
 ENV_API_KEY = "OPENROUTER_API_KEY"
+DEFAULT_MAX_TOKENS = 4096
+"""``max_tokens`` of a request whose caller set none: no call may run to the end of a context."""
 _EXCERPT_CHARS = 300
 _RESERVED_BODY_KEYS = frozenset({"model", "messages"})
+_OPENROUTER_HOST = "openrouter.ai"
+# Statuses after which no request to this backend can succeed: the key is wrong (401), the
+# account has no credits (402), or the model or endpoint does not exist (404). 403 is not
+# here: OpenRouter answers 403 when one prompt is flagged by moderation.
+_UNUSABLE_STATUS = {401: "unauthorized", 402: "payment_required", 404: "not_found"}
+
+
+def is_openrouter_url(url: str) -> bool:
+    """True when ``url``'s host is ``openrouter.ai`` or a true subdomain of it (dot boundary):
+    ``api.openrouter.ai`` is, ``evil-openrouter.ai`` and ``openrouter.ai.evil.com`` are not."""
+    host = (urlsplit(url).hostname or "").rstrip(".").lower()
+    return host == _OPENROUTER_HOST or host.endswith("." + _OPENROUTER_HOST)
 
 
 class SupportsChat(Protocol):
@@ -128,6 +169,7 @@ class ChatClient:
     ``backoff_base_s`` / ``max_backoff_s`` for exponential back-off with jitter;
     ``max_retry_after_s`` caps a server's Retry-After; ``fetch_catalog`` fetches
     ``<base_url>/models`` once, lazily, when a model has no price (failure only logs).
+    ``default_max_tokens`` bounds every request whose caller sets no ``max_tokens``.
     ``sleep``, ``clock`` (monotonic), ``wall_clock`` (Unix time) and ``rng`` exist for tests.
     """
 
@@ -144,6 +186,7 @@ class ChatClient:
         max_backoff_s: float = 30.0,
         max_retry_after_s: float = 60.0,
         fetch_catalog: bool = False,
+        default_max_tokens: int = DEFAULT_MAX_TOKENS,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
@@ -160,6 +203,12 @@ class ChatClient:
             max_retries,
             "an integer in 0..10",
         )
+        _require(
+            isinstance(default_max_tokens, int) and default_max_tokens >= 1,
+            "default_max_tokens",
+            default_max_tokens,
+            "an integer >= 1",
+        )
         for name, value in (
             ("backoff_base_s", backoff_base_s),
             ("max_backoff_s", max_backoff_s),
@@ -167,10 +216,16 @@ class ChatClient:
         ):
             _require(math.isfinite(value) and value >= 0, name, value, ">= 0")
         self.base_url = url
-        self.is_openrouter = (parts.hostname or "").endswith("openrouter.ai")
+        self.is_openrouter = is_openrouter_url(url)
+        # The environment key goes to OpenRouter only, and only over TLS.
+        self._env_key_refused = False
         if api_key is None and self.is_openrouter:
-            api_key = os.environ.get(ENV_API_KEY) or None
+            if parts.scheme == "https":
+                api_key = os.environ.get(ENV_API_KEY) or None
+            else:
+                self._env_key_refused = bool(os.environ.get(ENV_API_KEY))
         self.__key = api_key
+        self.default_max_tokens = default_max_tokens
         self.timeout_s = float(timeout_s)
         self.max_retries = max_retries
         self.pricing = pricing if pricing is not None else PricingTable.from_models_json()
@@ -219,37 +274,62 @@ class ChatClient:
         role: str = "call",
         extra_body: dict[str, Any] | None = None,
         tags: dict[str, Any] | None = None,
+        timeout_s: float | None = None,
     ) -> ChatResult:
         """One logical chat call (with retries); records it in ``self.ledger`` under ``role``.
 
         ``response_format`` is passed through (e.g. :mod:`orchestrator.schemas`);
         ``extra_body`` adds provider-specific fields; ``tags`` become extra ledger fields.
+        ``max_tokens`` None sends ``default_max_tokens``. ``timeout_s`` limits the whole
+        logical call (every attempt and back-off) on top of the per-attempt timeout.
         Returns a :class:`ChatResult` whose ``call_id`` is its ledger record. Raises ValueError
         for invalid arguments (nothing is sent), else an :class:`LLMError` subclass whose
-        ``attempts`` and ``call_id`` are set.
+        ``attempts`` and ``call_id`` are set: :class:`BackendUnusableError` when the backend
+        cannot serve any call (no key, unreachable, 401/402/404).
         """
         payload = self._payload(
             model, messages, temperature, max_tokens, response_format, seed, extra_body
         )
         _require(isinstance(role, str) and bool(role), "role", role, "a non-empty string")
+        _require(
+            timeout_s is None or (math.isfinite(timeout_s) and timeout_s > 0),
+            "timeout_s",
+            timeout_s,
+            "None or > 0",
+        )
         fields = dict(tags or {})
         start = self._clock()
+        deadline = None if timeout_s is None else start + timeout_s
+        missing = self._missing_key()
+        if missing is not None:
+            missing.call_id = self.ledger.record_failure(
+                role, model, missing, latency_s=0.0, **fields
+            )
+            raise missing
         attempts = 0
         transport_failures = 0
         while True:
             attempts += 1
+            read_timeout = self.timeout_s
+            if deadline is not None:
+                read_timeout = min(read_timeout, max(deadline - self._clock(), 0.001))
             try:
-                result = self._attempt(model, payload)
+                result = self._attempt(model, payload, read_timeout)
                 break
             except LLMError as exc:
                 if isinstance(exc, LLMTimeoutError | LLMConnectionError):
                     transport_failures += 1
-                error: LLMError = exc
-                if exc.retryable and attempts > self.max_retries:
+                delay = self._delay(attempts, getattr(exc, "retry_after_s", None))
+                out_of_time = deadline is not None and self._clock() + delay >= deadline
+                error: LLMError = self._unusable(exc, model) or exc
+                if exc.retryable and (attempts > self.max_retries or out_of_time) and error is exc:
+                    limit = "the call's time limit" if out_of_time else "the allowed attempts"
                     error = RetryExhaustedError(
-                        f"{model}: gave up after {attempts} attempt(s); last error: {exc}", exc
+                        f"{model}: gave up after {attempts} attempt(s) ({limit}); last error: "
+                        f"{exc}",
+                        exc,
                     )
-                if not exc.retryable or attempts > self.max_retries:
+                if not exc.retryable or attempts > self.max_retries or out_of_time:
                     error.attempts = attempts
                     error.call_id = self.ledger.record_failure(
                         role,
@@ -262,7 +342,6 @@ class ChatClient:
                     if error is exc:
                         raise
                     raise error from exc
-                delay = self._delay(attempts, getattr(exc, "retry_after_s", None))
                 log.info(
                     "%s call to %s failed (attempt %d of %d): %s; retrying in %.2fs",
                     role,
@@ -282,7 +361,90 @@ class ChatClient:
         call_id = self.ledger.record(role, result, **fields)
         return replace(result, call_id=call_id)
 
+    def preflight(self, *, timeout_s: float = 10.0) -> None:
+        """Check, without a chat call, that this backend can be used at all.
+
+        Raises :class:`MissingAPIKeyError` (OpenRouter and no key; nothing is sent), or
+        :class:`BackendUnreachableError` when ``GET <base_url>/models`` cannot connect (the
+        host name does not resolve, or nothing listens). Any HTTP answer, even an error status,
+        proves the server is there; a slow answer is not held against it. Costs nothing: the
+        models route is free, and its body is not read.
+        """
+        missing = self._missing_key()
+        if missing is not None:
+            raise missing
+        url = self.base_url + "/models"
+        failure: LLMConnectionError | None = None
+        try:
+            response = self._session().get(
+                url, headers=self._headers(), timeout=(min(timeout_s, 10.0), timeout_s), stream=True
+            )
+            response.close()
+        except requests.Timeout:
+            log.info("preflight: %s did not answer within %.0f s; going on", url, timeout_s)
+        except requests.ConnectionError as exc:
+            failure = LLMConnectionError(
+                self._redact(f"connection to {url} failed: {exc}"), kind=_connection_kind(exc)
+            )
+        except requests.RequestException as exc:
+            log.info("preflight: %s: %s; going on", url, self._redact(str(exc)))
+        if failure is not None:
+            unusable = self._unusable(failure, None)
+            if unusable is not None:
+                raise unusable
+
     # -- internals ---------------------------------------------------------------------------
+
+    def _missing_key(self) -> MissingAPIKeyError | None:
+        """The error to raise when this client would call OpenRouter without a key."""
+        if not self.is_openrouter or self.__key:
+            return None
+        if self._env_key_refused:
+            return MissingAPIKeyError(
+                f"{ENV_API_KEY} is only sent over HTTPS, and the base URL {self.base_url} is "
+                "plain http; no request was made",
+                kind="missing_key",
+                fix=f"use https://{_OPENROUTER_HOST}/api/v1",
+            )
+        return MissingAPIKeyError(
+            f"{self.base_url} (OpenRouter) needs an API key and {ENV_API_KEY} is not set; no "
+            "request was made",
+            kind="missing_key",
+            fix=f"export {ENV_API_KEY}=<your key>, or run offline with --model local",
+        )
+
+    def _unusable(self, error: LLMError, model: str | None) -> BackendUnusableError | None:
+        """``error`` restated as a :class:`BackendUnusableError` when it means no call to this
+        backend can succeed, else None."""
+        host = urlsplit(self.base_url).netloc
+        if isinstance(error, LLMConnectionError) and error.kind == "dns":
+            return BackendUnreachableError(
+                f"the host name of {self.base_url} does not resolve",
+                kind="dns",
+                fix="check the host in --base-url (or LOGIC_GRAPH_BASE_URL, or models.json)",
+            )
+        if isinstance(error, LLMConnectionError) and error.kind == "connection_refused":
+            return BackendUnreachableError(
+                f"nothing accepts connections at {host} ({self.base_url}): connection refused",
+                kind="connection_refused",
+                fix="start the model server there, or point --base-url at one that runs",
+            )
+        if isinstance(error, APIStatusError) and error.status in _UNUSABLE_STATUS:
+            kind = _UNUSABLE_STATUS[error.status]
+            if kind == "unauthorized":
+                fix = (
+                    f"check {ENV_API_KEY} (openrouter.ai/settings/keys)"
+                    if self.is_openrouter
+                    else "check the API key this server expects"
+                )
+            elif kind == "payment_required":
+                fix = "add credits to the account, or run offline with --model local"
+            else:
+                fix = f"check the model name ({model!r}) and the base URL {self.base_url}"
+            return BackendRejectedError(
+                error.status, str(error), kind=kind, fix=fix, embedded=error.embedded
+            )
+        return None
 
     def _payload(
         self,
@@ -326,8 +488,7 @@ class ChatClient:
         clash = sorted(_RESERVED_BODY_KEYS.intersection(extra))
         _require(not clash, "extra_body", clash, "must not override 'model' or 'messages'")
         payload: dict[str, Any] = {"model": model, "messages": messages, "temperature": temperature}
-        if max_tokens is not None:
-            payload["max_tokens"] = max_tokens
+        payload["max_tokens"] = max_tokens if max_tokens is not None else self.default_max_tokens
         if response_format is not None:
             payload["response_format"] = response_format
         if seed is not None:
@@ -358,7 +519,7 @@ class ChatClient:
     def _redact(self, text: str) -> str:
         return text.replace(self.__key, "[REDACTED]") if self.__key else text
 
-    def _attempt(self, model: str, payload: dict[str, Any]) -> ChatResult:
+    def _attempt(self, model: str, payload: dict[str, Any], read_timeout: float) -> ChatResult:
         """One HTTP attempt; returns a result (latency/attempts filled in later) or raises."""
         url = self.base_url + "/chat/completions"
         # requests exceptions hold the prepared request, Authorization header included, so
@@ -371,12 +532,14 @@ class ChatClient:
                 url,
                 json=payload,
                 headers=self._headers(),
-                timeout=(min(10.0, self.timeout_s), self.timeout_s),
+                timeout=(min(10.0, read_timeout), read_timeout),
             )
         except requests.Timeout:
-            failure = LLMTimeoutError(f"no answer from {url} within {self.timeout_s:g}s")
+            failure = LLMTimeoutError(f"no answer from {url} within {read_timeout:.3g}s")
         except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError) as exc:
-            failure = LLMConnectionError(self._redact(f"connection to {url} failed: {exc}"))
+            failure = LLMConnectionError(
+                self._redact(f"connection to {url} failed: {exc}"), kind=_connection_kind(exc)
+            )
         except requests.RequestException as exc:
             failure = LLMError(self._redact(f"request to {url} failed: {exc}"))
         if failure is not None or response is None:
@@ -484,6 +647,23 @@ class ChatClient:
         return backoff * (0.5 + 0.5 * self._rng.random())
 
 
+def _connection_kind(exc: BaseException) -> str | None:
+    """``"dns"`` or ``"connection_refused"`` when the chain under a requests error says so."""
+    seen: set[int] = set()
+    stack: list[object] = [exc]
+    while stack:
+        item = stack.pop()
+        if not isinstance(item, BaseException) or id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, socket.gaierror) or type(item).__name__ == "NameResolutionError":
+            return "dns"
+        if isinstance(item, ConnectionRefusedError):
+            return "connection_refused"
+        stack += [getattr(item, "reason", None), item.__cause__, item.__context__, *item.args]
+    return None
+
+
 def _require(ok: bool, field: str, value: object, rule: str) -> None:
     if not ok:
         raise ValueError(f"{field}={value!r} is invalid: must be {rule}")
@@ -511,3 +691,108 @@ def _error_detail(text: str) -> str:
     if isinstance(error, dict) and isinstance(error.get("message"), str):
         return _excerpt(error["message"])
     return _excerpt(text)
+
+
+class GuardedClient:
+    """Wraps a client for one run: a wall-clock budget, and a stop on an unusable backend.
+
+    * ``budget_s``: calls that would start after ``budget_s`` seconds (from construction) are
+      not made; they raise :class:`CallTimeBudgetError`. A :class:`ChatClient` call that does
+      start is given the time left as its overall limit, so no call outlives the budget by
+      more than the connection set-up.
+    * After the first :class:`BackendUnusableError`, every later call raises the same error
+      at once, without contacting the backend: one missing key must not become 24 requests.
+
+    Both kinds of refused call are recorded in the wrapped client's ledger as failed calls
+    with no attempts and no cost. ``unusable`` holds the first such error, ``succeeded``
+    counts calls that returned, ``refused_for_time`` the calls the budget stopped, and
+    ``deadline_reached`` says whether that happened.
+    """
+
+    def __init__(
+        self,
+        inner: SupportsChat,
+        *,
+        budget_s: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        _require(
+            budget_s is None or (math.isfinite(budget_s) and budget_s > 0),
+            "budget_s",
+            budget_s,
+            "None or > 0",
+        )
+        self.inner = inner
+        self.ledger = inner.ledger
+        self.budget_s = budget_s
+        self._clock = clock
+        self._deadline = None if budget_s is None else clock() + budget_s
+        self._lock = threading.Lock()
+        self.unusable: BackendUnusableError | None = None
+        self.succeeded = 0
+        self.refused_for_time = 0
+
+    @property
+    def deadline_reached(self) -> bool:
+        return self.refused_for_time > 0
+
+    def chat(
+        self,
+        model: str,
+        messages: list[dict[str, Any]],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        response_format: dict[str, Any] | None = None,
+        seed: int | None = None,
+        role: str = "call",
+        extra_body: dict[str, Any] | None = None,
+        tags: dict[str, Any] | None = None,
+    ) -> ChatResult:
+        """``inner.chat`` with the guards described in the class docstring."""
+        with self._lock:
+            known = self.unusable.fresh() if self.unusable is not None else None
+        if known is not None:
+            self._refuse(known, role, model, tags)
+        left = None if self._deadline is None else self._deadline - self._clock()
+        if left is not None and left <= 0:
+            with self._lock:
+                self.refused_for_time += 1
+            self._refuse(
+                CallTimeBudgetError(
+                    f"the run's wall-clock budget of {self.budget_s:g} s is spent; call not made"
+                ),
+                role,
+                model,
+                tags,
+            )
+        kwargs: dict[str, Any] = {
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "response_format": response_format,
+            "seed": seed,
+            "role": role,
+            "extra_body": extra_body,
+            "tags": tags,
+        }
+        try:
+            if isinstance(self.inner, ChatClient) and left is not None:
+                result = self.inner.chat(model, messages, timeout_s=left, **kwargs)
+            else:
+                result = self.inner.chat(model, messages, **kwargs)
+        except BackendUnusableError as exc:
+            with self._lock:
+                if self.unusable is None:
+                    self.unusable = exc
+            raise
+        with self._lock:
+            self.succeeded += 1
+        return result
+
+    def _refuse(
+        self, error: LLMError, role: str, model: str, tags: dict[str, Any] | None
+    ) -> NoReturn:
+        error.call_id = self.ledger.record_failure(
+            role, model, error, latency_s=0.0, **dict(tags or {})
+        )
+        raise error

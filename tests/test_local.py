@@ -212,20 +212,30 @@ def test_a_chunk_file_gone_from_disk_gives_a_clear_error(
 
 
 def test_verify_forces_a_full_hash_of_a_vouched_file(
-    tmp_path: Path, chunk_files: list[Path], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, chunk_files: list[Path]
 ) -> None:
     spec = _spec(b"".join(CHUNKS))
     ensure_model_file(spec, cache_dir=tmp_path, sources=chunk_files)
-    hashed: list[Path] = []
-    real = local._sha256_file
+    reused: list[str] = []
+    ensure_model_file(spec, cache_dir=tmp_path, sources=chunk_files, progress=reused.append)
+    assert reused == []  # vouched by its sidecar: nothing hashed, nothing to report
+    verified: list[str] = []
+    ensure_model_file(
+        spec, cache_dir=tmp_path, sources=chunk_files, verify=True, progress=verified.append
+    )
+    assert verified[0].startswith("[logic-graph] checking the sha256 of fake.gguf")
+    assert "done in" in verified[-1] and "hashed" in verified[-1]
 
-    def counting(path: Path) -> str:
-        hashed.append(path)
-        return real(path)
 
-    monkeypatch.setattr(local, "_sha256_file", counting)
-    ensure_model_file(spec, cache_dir=tmp_path, sources=chunk_files, verify=True)
-    assert hashed == [tmp_path / "fake.gguf"]
+def test_assembling_reports_progress_from_start_to_finish(
+    tmp_path: Path, chunk_files: list[Path]
+) -> None:
+    spec = _spec(b"".join(CHUNKS))
+    lines: list[str] = []
+    ensure_model_file(spec, cache_dir=tmp_path, sources=chunk_files, progress=lines.append)
+    assert lines[0].startswith(f"[logic-graph] assembling {spec.alias!r} from 3 package file(s)")
+    assert "sha256 matches" in lines[-1] and "done in" in lines[-1]
+    assert all(line.startswith("[logic-graph] ") for line in lines)
 
 
 def test_unwritable_cache_dir_error_says_to_set_logic_graph_cache(tmp_path: Path) -> None:
@@ -352,7 +362,7 @@ def test_server_starts_with_free_port_loopback_and_split_context(
 ) -> None:
     made: list[Any] = []
     monkeypatch.setattr(local, "_import_xllamacpp", lambda: _fake_llama(_root(health_server), made))
-    monkeypatch.setattr(local, "ensure_model_file", lambda spec, cache_dir: tmp_path / "m.gguf")
+    monkeypatch.setattr(local, "ensure_model_file", lambda spec, cache_dir, progress: tmp_path / "m.gguf")
     with LocalModelServer("local", n_threads=2, slots=3, ctx_per_slot=1024) as server:
         assert server.base_url == _root(health_server) + "/v1"
         params = made[0].params
@@ -372,7 +382,7 @@ def test_llama_cpp_refusing_the_file_gives_the_verify_command(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setattr(local, "_import_xllamacpp", lambda: _fake_llama("", [], fail=True))
-    monkeypatch.setattr(local, "ensure_model_file", lambda spec, cache_dir: tmp_path / "m.gguf")
+    monkeypatch.setattr(local, "ensure_model_file", lambda spec, cache_dir, progress: tmp_path / "m.gguf")
     with pytest.raises(LocalModelError, match=r"orchestrator\.local prepare local-tiny --verify"):
         LocalModelServer("local-tiny", n_threads=1).start()
 
@@ -382,7 +392,7 @@ def test_a_server_that_never_turns_healthy_times_out_and_is_closed(
 ) -> None:
     _Health.status = 503
     monkeypatch.setattr(local, "_import_xllamacpp", lambda: _fake_llama(_root(health_server), []))
-    monkeypatch.setattr(local, "ensure_model_file", lambda spec, cache_dir: tmp_path / "m.gguf")
+    monkeypatch.setattr(local, "ensure_model_file", lambda spec, cache_dir, progress: tmp_path / "m.gguf")
     server = LocalModelServer("local", n_threads=1, startup_timeout_s=0.3)
     with pytest.raises(LocalModelError, match=r"did not become healthy.*HTTP 503"):
         server.start()

@@ -706,7 +706,7 @@ class GuardedClient:
     Both kinds of refused call are recorded in the wrapped client's ledger as failed calls
     with no attempts and no cost. ``unusable`` holds the first such error, ``succeeded``
     counts calls that returned, ``refused_for_time`` the calls the budget stopped, and
-    ``deadline_reached`` says whether that happened.
+    ``deadline_reached`` whether the budget ran out.
     """
 
     def __init__(
@@ -734,7 +734,10 @@ class GuardedClient:
 
     @property
     def deadline_reached(self) -> bool:
-        return self.refused_for_time > 0
+        """Whether the budget ran out: a call was refused for time, or the clock is past it
+        (calls in flight were then cut at the deadline)."""
+        past = self._deadline is not None and self._clock() >= self._deadline
+        return self.refused_for_time > 0 or past
 
     def chat(
         self,

@@ -7,6 +7,7 @@ import json
 import logging
 import random
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,16 +15,21 @@ import pytest
 
 from orchestrator.client import (
     DEFAULT_BASE_URL,
+    DEFAULT_MAX_TOKENS,
     APIStatusError,
     BackendRejectedError,
     BackendUnreachableError,
+    BackendUnusableError,
+    CallTimeBudgetError,
     ChatClient,
     CostLedger,
-    LLMConnectionError,
+    GuardedClient,
     LLMTimeoutError,
     MalformedResponseError,
+    MissingAPIKeyError,
     PricingTable,
     RetryExhaustedError,
+    is_openrouter_url,
     parse_retry_after,
 )
 from orchestrator.testing import FakeOpenAIServer, FakeReply, completion_body
@@ -490,3 +496,231 @@ def test_pricing_table_reads_catalogs_and_skips_variable_prices(tmp_path: Path) 
     assert table.cost("openrouter/auto", 10, 10) is None
     merged = PricingTable({"a/b": (0.0, 0.0)}).merged(table)
     assert merged.get("a/b") == (0.0, 0.0)
+
+
+# -- key safety: look-alike hosts --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "is_openrouter"),
+    [
+        ("https://openrouter.ai/api/v1", True),
+        ("https://api.openrouter.ai/v1", True),
+        ("https://OpenRouter.AI./api/v1", True),
+        ("https://evil-openrouter.ai/api/v1", False),
+        ("https://notopenrouter.ai/api/v1", False),
+        ("https://openrouter.ai.evil.example/api/v1", False),
+        ("https://evil.example/openrouter.ai/api/v1", False),
+    ],
+)
+def test_only_openrouter_itself_or_a_true_subdomain_counts_as_openrouter(
+    url: str, is_openrouter: bool
+) -> None:
+    assert is_openrouter_url(url) is is_openrouter
+
+
+@pytest.fixture
+def proxy_to(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAIServer]:
+    """A fake server that receives every plain-http request whatever its host (as a proxy), so
+    a test can see exactly which headers would have gone to a look-alike host."""
+    with FakeOpenAIServer(["hi"] * 10) as server:
+        root = server.base_url.removesuffix("/v1")
+        for name in ("NO_PROXY", "no_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("HTTP_PROXY", root)
+        monkeypatch.setenv("http_proxy", root)
+        yield server
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://evil-openrouter.ai/api/v1", "http://notopenrouter.ai/api/v1", "http://x.io/v1"],
+)
+def test_look_alike_hosts_never_receive_the_environment_key(
+    url: str, proxy_to: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENROUTER_API_KEY", FAKE_KEY)
+    client = ChatClient(url, pricing=PricingTable(), max_retries=0)
+    assert client.chat("m", MESSAGES).text == "hi"
+    (request,) = proxy_to.requests
+    assert request.path.startswith(url)  # it really was addressed to the look-alike host
+    assert "authorization" not in request.headers
+    assert FAKE_KEY not in json.dumps(request.headers) + request.body
+
+
+def test_the_key_is_never_sent_to_openrouter_over_plain_http(
+    proxy_to: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENROUTER_API_KEY", FAKE_KEY)
+    client = ChatClient("http://openrouter.ai/api/v1", pricing=PricingTable())
+    assert "api_key=none" in repr(client)
+    with pytest.raises(MissingAPIKeyError, match="only sent over HTTPS") as caught:
+        client.chat("m", MESSAGES)
+    assert "Fix: use https://openrouter.ai/api/v1" in str(caught.value)
+    assert proxy_to.requests == []
+
+
+# -- unusable backends -------------------------------------------------------------------------
+
+
+def test_openrouter_without_a_key_fails_before_any_request_with_the_fix(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
+    with FakeOpenAIServer() as server:  # would see any request, as the HTTPS proxy
+        monkeypatch.setenv("HTTPS_PROXY", server.base_url.removesuffix("/v1"))
+        client = ChatClient(DEFAULT_BASE_URL, pricing=PricingTable())
+        with pytest.raises(MissingAPIKeyError) as caught:
+            client.chat("meta-llama/llama-3.1-8b-instruct", MESSAGES)
+        with pytest.raises(MissingAPIKeyError):
+            client.preflight()
+        assert server.requests == []
+    message = str(caught.value)
+    assert caught.value.kind == "missing_key" and "\n" not in message
+    assert message.endswith(
+        "Fix: export OPENROUTER_API_KEY=<your key>, or run offline with --model local"
+    )
+    (record,) = client.ledger.records()
+    assert (record["ok"], record["attempts"], record["cost_usd"]) == (False, 0, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("status", "kind"), [(401, "unauthorized"), (402, "payment_required"), (404, "not_found")]
+)
+def test_a_rejecting_status_makes_the_backend_unusable_after_one_attempt(
+    status: int, kind: str
+) -> None:
+    with FakeOpenAIServer(lambda req, headers: FakeReply(status=status)) as server:
+        client, sleeps = make_client(server)
+        with pytest.raises(BackendRejectedError) as caught:
+            client.chat("m", MESSAGES)
+    error = caught.value
+    assert isinstance(error, BackendUnusableError) and isinstance(error, APIStatusError)
+    assert (error.status, error.kind, error.attempts) == (status, kind, 1)
+    assert f"HTTP {status}" in str(error) and "Fix: " in str(error) and "\n" not in str(error)
+    assert sleeps.delays == []
+
+
+def test_a_403_stays_an_ordinary_error_because_one_prompt_can_be_refused() -> None:
+    with FakeOpenAIServer(lambda req, headers: FakeReply(status=403)) as server:
+        client, _ = make_client(server)
+        with pytest.raises(APIStatusError) as caught:
+            client.chat("m", MESSAGES)
+    assert not isinstance(caught.value, BackendUnusableError)
+
+
+def test_a_host_name_that_does_not_resolve_is_an_unusable_backend() -> None:
+    client = ChatClient(
+        "http://no-such-host.logic-graph.invalid/v1",
+        pricing=PricingTable(),
+        sleep=Sleeps(),
+        max_retries=1,
+    )
+    with pytest.raises(BackendUnreachableError) as preflight:
+        client.preflight()
+    with pytest.raises(BackendUnreachableError) as chat:
+        client.chat("m", MESSAGES)
+    assert preflight.value.kind == chat.value.kind == "dns"
+    assert "does not resolve" in str(chat.value) and "Fix: check the host" in str(chat.value)
+
+
+def test_preflight_finds_a_port_where_nothing_listens_without_a_chat_call() -> None:
+    with FakeOpenAIServer() as server:
+        url = server.base_url
+    with pytest.raises(BackendUnreachableError) as caught:
+        ChatClient(url, pricing=PricingTable()).preflight()
+    assert caught.value.kind == "connection_refused"
+
+
+def test_preflight_accepts_any_http_answer_and_makes_no_chat_call() -> None:
+    with FakeOpenAIServer(catalog={"data": []}) as server:
+        ChatClient(server.base_url, pricing=PricingTable()).preflight()
+        ChatClient(server.base_url + "/nowhere", pricing=PricingTable()).preflight()  # a 404
+        assert [r.method for r in server.requests] == ["GET", "GET"]
+        assert server.chat_requests() == []
+
+
+# -- bounds: max_tokens and timeouts against the slow fake server --------------------------------
+
+LONG_ANSWER = " ".join(f"w{i}" for i in range(1000))
+
+
+def test_a_request_without_max_tokens_carries_the_clients_default() -> None:
+    with FakeOpenAIServer(["a", "b"]) as server:
+        ChatClient(server.base_url, pricing=PricingTable()).chat("m", MESSAGES)
+        ChatClient(server.base_url, pricing=PricingTable(), default_max_tokens=77).chat(
+            "m", MESSAGES
+        )
+        sent = [r["max_tokens"] for r in server.chat_requests()]
+    assert sent == [DEFAULT_MAX_TOKENS, 77]
+
+
+def test_max_tokens_bounds_what_a_slow_model_generates_and_how_long_it_takes() -> None:
+    # 1,000 tokens at 0.05 s each would take 50 s; 8 tokens take 0.4 s.
+    with FakeOpenAIServer([LONG_ANSWER], seconds_per_token=0.05) as server:
+        client, _ = make_client(server, timeout_s=30.0)
+        result = client.chat("m", MESSAGES, max_tokens=8)
+    assert result.text.split() == LONG_ANSWER.split()[:8]
+    assert (result.finish_reason, result.completion_tokens) == ("length", 8)
+    assert 0.4 <= result.latency_s < 20
+
+
+def test_the_per_attempt_timeout_ends_a_call_the_slow_model_would_not_finish() -> None:
+    with FakeOpenAIServer([LONG_ANSWER], seconds_per_token=0.05) as server:
+        client = ChatClient(server.base_url, pricing=PricingTable(), timeout_s=0.5, max_retries=0)
+        with pytest.raises(RetryExhaustedError) as caught:
+            client.chat("m", MESSAGES, max_tokens=1000)
+    assert isinstance(caught.value.last_error, LLMTimeoutError)
+    (record,) = client.ledger.records()
+    assert 0.5 <= record["latency_s"] < 20 and record["cost_usd"] is None
+
+
+def test_a_calls_own_time_limit_covers_its_retries_and_back_off() -> None:
+    slow = [LONG_ANSWER] * 10
+    with FakeOpenAIServer(slow, seconds_per_token=0.05) as server:
+        client = ChatClient(server.base_url, pricing=PricingTable(), timeout_s=30.0, max_retries=5)
+        with pytest.raises(RetryExhaustedError, match="the call's time limit") as caught:
+            client.chat("m", MESSAGES, max_tokens=1000, timeout_s=1.0)
+        assert len(server.chat_requests()) < 5
+    assert isinstance(caught.value.last_error, LLMTimeoutError)
+    assert client.ledger.records()[0]["latency_s"] < 20
+
+
+# -- GuardedClient -----------------------------------------------------------------------------
+
+
+def test_after_the_first_unusable_error_no_further_request_reaches_the_backend() -> None:
+    with FakeOpenAIServer(lambda req, headers: FakeReply(status=401)) as server:
+        client, _ = make_client(server)
+        guard = GuardedClient(client)
+        for _ in range(3):
+            with pytest.raises(BackendRejectedError):
+                guard.chat("m", MESSAGES)
+        assert len(server.chat_requests()) == 1
+    assert guard.unusable is not None and guard.unusable.kind == "unauthorized"
+    assert [r["attempts"] for r in client.ledger.records()] == [1, 0, 0]
+
+
+def test_no_call_starts_after_the_wall_clock_budget_and_it_is_recorded() -> None:
+    now = [100.0]
+    with FakeOpenAIServer(["one", "two"]) as server:
+        client, _ = make_client(server)
+        guard = GuardedClient(client, budget_s=5.0, clock=lambda: now[0])
+        assert guard.chat("m", MESSAGES).text == "one"
+        now[0] += 5.0
+        with pytest.raises(CallTimeBudgetError, match="budget of 5 s is spent"):
+            guard.chat("m", MESSAGES)
+        assert len(server.chat_requests()) == 1
+    assert (guard.succeeded, guard.refused_for_time, guard.deadline_reached) == (1, 1, True)
+    refused = client.ledger.records()[1]
+    assert (refused["ok"], refused["attempts"], refused["cost_usd"]) == (False, 0, 0.0)
+
+
+def test_a_call_in_flight_gets_only_the_time_left_in_the_budget() -> None:
+    with FakeOpenAIServer([LONG_ANSWER], seconds_per_token=0.05) as server:
+        client = ChatClient(server.base_url, pricing=PricingTable(), timeout_s=60.0)
+        guard = GuardedClient(client, budget_s=1.0)
+        with pytest.raises(RetryExhaustedError) as caught:
+            guard.chat("m", MESSAGES, max_tokens=1000)
+    assert isinstance(caught.value.last_error, LLMTimeoutError)
+    assert client.ledger.records()[0]["latency_s"] < 20

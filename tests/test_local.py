@@ -362,7 +362,7 @@ def test_server_starts_with_free_port_loopback_and_split_context(
 ) -> None:
     made: list[Any] = []
     monkeypatch.setattr(local, "_import_xllamacpp", lambda: _fake_llama(_root(health_server), made))
-    monkeypatch.setattr(local, "ensure_model_file", lambda spec, cache_dir, progress: tmp_path / "m.gguf")
+    monkeypatch.setattr(local, "ensure_model_file", lambda spec, **_: tmp_path / "m.gguf")
     with LocalModelServer("local", n_threads=2, slots=3, ctx_per_slot=1024) as server:
         assert server.base_url == _root(health_server) + "/v1"
         params = made[0].params
@@ -382,7 +382,7 @@ def test_llama_cpp_refusing_the_file_gives_the_verify_command(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setattr(local, "_import_xllamacpp", lambda: _fake_llama("", [], fail=True))
-    monkeypatch.setattr(local, "ensure_model_file", lambda spec, cache_dir, progress: tmp_path / "m.gguf")
+    monkeypatch.setattr(local, "ensure_model_file", lambda spec, **_: tmp_path / "m.gguf")
     with pytest.raises(LocalModelError, match=r"orchestrator\.local prepare local-tiny --verify"):
         LocalModelServer("local-tiny", n_threads=1).start()
 
@@ -392,7 +392,7 @@ def test_a_server_that_never_turns_healthy_times_out_and_is_closed(
 ) -> None:
     _Health.status = 503
     monkeypatch.setattr(local, "_import_xllamacpp", lambda: _fake_llama(_root(health_server), []))
-    monkeypatch.setattr(local, "ensure_model_file", lambda spec, cache_dir, progress: tmp_path / "m.gguf")
+    monkeypatch.setattr(local, "ensure_model_file", lambda spec, **_: tmp_path / "m.gguf")
     server = LocalModelServer("local", n_threads=1, startup_timeout_s=0.3)
     with pytest.raises(LocalModelError, match=r"did not become healthy.*HTTP 503"):
         server.start()

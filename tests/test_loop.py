@@ -30,7 +30,7 @@ from canned_runs import (
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from orchestrator.errors import APIStatusError
+from orchestrator.errors import APIStatusError, BackendRejectedError, BackendUnusableError
 from orchestrator.run import RunConfig, run_task
 from orchestrator.task import TaskError
 from orchestrator.testing import ScriptedClient
@@ -400,3 +400,71 @@ def test_invalid_task_is_rejected_before_any_call() -> None:
 def test_invalid_settings_name_the_field(field: str, value: object) -> None:
     with pytest.raises(TaskError, match=field):
         RunConfig(**{field: value})  # type: ignore[arg-type]
+
+
+def test_a_client_error_that_is_not_an_llm_error_costs_its_run_and_the_loop_goes_on() -> None:
+    report, _ = run(Script(six_runs(r2=KeyError("choices"))))
+    assert outcomes(report)["r2"] == "call_failed"
+    call = next(c for c in report["calls"] if c["subject"] == "r2")
+    assert call["ok"] is False and call["cost_usd"] is None  # unknown: the client said nothing
+    assert call["error"].startswith("UnexpectedClientError: the client raised KeyError")
+    assert sum(1 for r in report["runs"] if r["ingested"]) == 5
+    assert report["answer"] == "yes"
+
+
+def test_a_verification_call_that_raises_a_non_llm_error_is_simply_no_vote() -> None:
+    def votes(claim: str, nth: int) -> str | BaseException:
+        return RuntimeError("socket library bug") if nth == 0 else verdict("refuted")
+
+    report, _ = run(Script(six_runs(r6=WIDE), votes=votes))
+    entry = next(v for v in report["verifications"] if v["node_id"] == "r6:s0")
+    assert entry["tally"]["no_vote"] == 1 and entry["tally"]["refuted"] == 2
+    assert "RuntimeError: socket library bug" in entry["votes"][0]["error"]
+
+
+def test_a_backend_that_rejects_the_first_calls_ends_the_run_with_backend_unusable() -> None:
+    rejected = BackendRejectedError(401, "HTTP 401: bad key", kind="unauthorized", fix="fix it")
+    client = ScriptedClient(lambda model, messages, kwargs: rejected.fresh())
+    with pytest.raises(BackendUnusableError, match=r"HTTP 401: bad key\. Fix: fix it"):
+        run_task(RACK7_TASK, client=client, model="scripted", config=RunConfig(n=6))
+    # Calls already under way may finish, but nothing starts after the verdict is known.
+    assert 1 <= len(client.calls) <= 6
+    assert len(client.ledger) == 6
+
+
+def test_a_backend_that_fails_after_calls_succeeded_still_gets_a_report_that_says_so() -> None:
+    def no_credits(claim: str, nth: int) -> BaseException:
+        return BackendRejectedError(402, "HTTP 402: no credits", kind="payment_required", fix="x")
+
+    report, client = run(Script(six_runs(r6=WIDE), votes=no_credits))
+    assert "HTTP 402: no credits" in report["limits"]["backend_error"]
+    verifications = [c for c in report["calls"] if c["role"] == "verification"]
+    assert verifications and all("HTTP 402: no credits" in c["error"] for c in verifications)
+    # Once the backend has said 402, later calls are answered by the guard, not sent.
+    assert len(roles(client, "verification")) <= len(verifications)
+    assert outcomes(report) == {f"r{i}": "strict" for i in range(1, 7)}
+
+
+def test_the_wall_clock_budget_stops_new_calls_and_the_report_says_how_many() -> None:
+    client = ScriptedClient(Script(six_runs(r6=WIDE)), cost_per_call=0.001, latency_s=1.5)
+    report = run_task(
+        RACK7_TASK, client=client, model="scripted", config=RunConfig(), budget_seconds=1.0
+    )
+    limits = report["limits"]
+    assert limits["budget_seconds"] == 1.0 and limits["deadline_reached"] is True
+    not_made = [c for c in report["calls"] if c["error"] and "CallTimeBudgetError" in c["error"]]
+    assert len(not_made) == limits["calls_not_made_for_time"] > 0
+    assert {c["role"] for c in not_made} == {"verification"}
+    assert len(roles(client, "verification")) == 0
+    assert outcomes(report) == {f"r{i}": "strict" for i in range(1, 7)}
+
+
+def test_the_report_lists_the_max_tokens_of_every_role() -> None:
+    report, client = run(Script(six_runs()), RunConfig(think_first=False))
+    assert report["limits"]["max_tokens"] == {
+        "interrogation": 2048,
+        "repair": 2048,
+        "verification": 512,
+    }
+    assert {c["kwargs"]["max_tokens"] for c in roles(client, "interrogation")} == {2048}
+    assert report["limits"]["calls_cut_at_max_tokens"] == 0

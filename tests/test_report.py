@@ -281,3 +281,30 @@ def test_reports_are_identical_across_runs_apart_from_clock_readings() -> None:
         render_markdown(first).split("## Argument graph")[1].split("## Verifications")[0]
         == (render_markdown(second).split("## Argument graph")[1].split("## Verifications")[0])
     )
+
+
+def test_markdown_shows_arrows_as_written_and_never_passes_raw_html_through() -> None:
+    report = report_for(Script(six_runs()))
+    report["stop_detail"] = "edge n1->n4 dropped <script>alert(1)</script>"
+    report["runs"][0]["errors"] = ["edge n1->n4 dropped", "> not a quote"]
+    markdown = render_markdown(report)
+    assert "&gt;" not in markdown and "&lt;" not in markdown
+    assert "edge n1->n4 dropped \\<script>alert(1)\\</script>" in markdown
+    assert re.search(r"(?<!\\)<", markdown.split("```mermaid")[0]) is None
+    assert "| edge n1->n4 dropped; > not a quote |" in markdown
+
+
+def test_markdown_lists_the_limits_and_says_when_the_time_budget_ran_out() -> None:
+    report = report_for(Script(six_runs()))
+    report["limits"].update(
+        budget_seconds=60.0,
+        deadline_reached=True,
+        calls_not_made_for_time=4,
+        http={"timeout_s_per_attempt": 120.0, "max_retries": 3, "default_max_tokens": 4096},
+    )
+    markdown = render_markdown(report)
+    assert (
+        "- Limits: wall-clock budget 60 s; max_tokens interrogation 2048, repair 2048, "
+        "verification 512; 120 s per HTTP attempt, 3 retries at most" in markdown
+    )
+    assert "**The wall-clock budget ran out**: 4 call(s) were not made" in markdown

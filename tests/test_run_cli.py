@@ -205,3 +205,99 @@ def test_python_dash_m_runs_end_to_end_with_the_default_output_folder(
     report = json.loads(report_path.read_text())
     assert report["totals"]["calls"] <= 5
     assert (report_path.parent / "report.md").is_file()
+
+
+# -- an unusable backend: exit 1, one line, the fix -------------------------------------------
+
+
+def _one_error_line(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("error: ") and "Traceback" not in err
+    return lines[0]
+
+
+def test_a_hosted_model_without_a_key_exits_1_before_any_request(
+    task_file: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
+    monkeypatch.delenv("LOGIC_GRAPH_BASE_URL", raising=False)
+    with FakeOpenAIServer() as watcher:  # as the HTTPS proxy it would see any request
+        monkeypatch.setenv("HTTPS_PROXY", watcher.base_url.removesuffix("/v1"))
+        code = main(["--task", str(task_file), "--model", "foo/bar", "--out", str(tmp_path / "o")])
+        assert watcher.requests == []
+    assert code == 1
+    line = _one_error_line(capsys.readouterr().err)
+    assert "OPENROUTER_API_KEY is not set" in line
+    assert line.endswith(
+        "Fix: export OPENROUTER_API_KEY=<your key>, or run offline with --model local"
+    )
+    assert not (tmp_path / "o" / "report.json").exists()
+
+
+@pytest.mark.parametrize(("status", "words"), [(401, "HTTP 401"), (402, "HTTP 402")])
+def test_a_rejected_key_or_no_credits_exits_1_with_one_line_and_few_requests(
+    status: int, words: str, task_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FakeOpenAIServer(lambda req, headers: FakeReply(status=status)) as fake:
+        argv = ["--task", str(task_file), "--model", "m", "--base-url", fake.base_url]
+        code = main([*argv, "--out", str(tmp_path / "o"), "--quiet"])
+        sent = len(fake.chat_requests())
+    assert code == 1
+    line = _one_error_line(capsys.readouterr().err)
+    assert words in line and "Fix: " in line
+    assert 1 <= sent <= 6  # the fan-out's calls at most; no retries, no verification round
+    assert not (tmp_path / "o" / "report.json").exists()
+
+
+def test_connection_refused_exits_1_with_one_line_and_no_chat_call(
+    task_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FakeOpenAIServer() as gone:
+        url = gone.base_url
+    code = main(["--task", str(task_file), "--model", "m", "--base-url", url, "--quiet"])
+    assert code == 1
+    line = _one_error_line(capsys.readouterr().err)
+    assert "connection refused" in line and "Fix: start the model server" in line
+
+
+def test_a_host_name_that_does_not_resolve_exits_1_with_one_line(
+    task_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = "http://no-such-host.logic-graph.invalid/v1"
+    code = main(["--task", str(task_file), "--model", "m", "--base-url", url, "--quiet"])
+    assert code == 1
+    line = _one_error_line(capsys.readouterr().err)
+    assert "does not resolve" in line and "Fix: check the host" in line
+
+
+# -- bounds ------------------------------------------------------------------------------------
+
+
+def test_budget_seconds_bounds_a_run_against_a_slow_model_and_the_report_says_so(
+    task_file: Path, tmp_path: Path
+) -> None:
+    slow_answer = GOOD + " " + "pad " * 400  # about 400 tokens: 20 s at 0.05 s per token
+    with FakeOpenAIServer(lambda req, headers: slow_answer, seconds_per_token=0.05) as fake:
+        argv = ["--task", str(task_file), "--model", "m", "--base-url", fake.base_url]
+        out = tmp_path / "o"
+        code = main([*argv, "--out", str(out), "--quiet", "--budget-seconds", "1"])
+    assert code == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["timing"]["wall_s"] < 15
+    assert report["refused"] and report["refusal_reason"] == "all_runs_failed"
+    limits = report["limits"]
+    assert limits["budget_seconds"] == 1.0 and limits["deadline_reached"] is True
+    assert limits["http"]["timeout_s_per_attempt"] == 120.0
+    assert "wall-clock budget 1 s" in (out / "report.md").read_text()
+    assert {r["max_tokens"] for r in fake.chat_requests()} == {2048}
+
+
+def test_a_negative_budget_seconds_is_bad_input(
+    task_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--task", str(task_file), "--model", "m", "--budget-seconds", "-1"]) == 2
+    assert "--budget-seconds" in capsys.readouterr().err

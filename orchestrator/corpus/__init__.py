@@ -1,0 +1,78 @@
+"""Document corpora: ingest a folder into one SQLite index, retrieve evidence chunks from it.
+
+Public API (see docs/corpus.md)::
+
+    from orchestrator import corpus
+
+    report = corpus.ingest("docs/", "docs.sqlite")          # incremental, all-or-nothing
+    hits = corpus.search("docs.sqlite", "where is rack 7", k=5)
+    found = corpus.retrieve("docs.sqlite", question, ["variant 1", "variant 2"], k=8)
+    evidence = corpus.hits_to_evidence(found.hits)
+    task_documents = evidence.documents                     # one document per chunk
+    evidence.locate("D2.3")                                  # file, page, offsets, chunk id
+
+Modules: :mod:`.readers` (files to pages of text), :mod:`.chunking` (pages to chunks),
+:mod:`.index` (the SQLite file and the ingest), :mod:`.embed` (optional dense vectors),
+:mod:`.retrieve` (BM25 + dense, fused by RRF), :mod:`.documents` (hits as task documents),
+:mod:`.cli` (``logic-graph ingest`` / ``search`` / ``info``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from orchestrator.corpus.chunking import DEFAULT_MAX_CHARS, Chunk, chunk_id, chunk_page
+from orchestrator.corpus.documents import CorpusEvidence, SpanSource, hits_to_evidence
+from orchestrator.corpus.embed import Embedder
+from orchestrator.corpus.index import (
+    CorpusIndexError,
+    FileProblem,
+    IndexInfo,
+    IngestReport,
+    Progress,
+    index_info,
+    ingest_directory,
+)
+from orchestrator.corpus.readers import Page, ReadError, read_pages
+from orchestrator.corpus.retrieve import Hit, Retrieval, retrieve, rrf_fuse, search
+
+__all__ = [
+    "DEFAULT_MAX_CHARS",
+    "Chunk",
+    "CorpusEvidence",
+    "CorpusIndexError",
+    "Embedder",
+    "FileProblem",
+    "Hit",
+    "IndexInfo",
+    "IngestReport",
+    "Page",
+    "Progress",
+    "ReadError",
+    "Retrieval",
+    "SpanSource",
+    "chunk_id",
+    "chunk_page",
+    "hits_to_evidence",
+    "index_info",
+    "ingest",
+    "read_pages",
+    "retrieve",
+    "rrf_fuse",
+    "search",
+]
+
+
+def ingest(
+    directory: Path | str,
+    index_path: Path | str,
+    *,
+    progress: Progress | None = None,
+    dense: bool | Embedder = True,
+    max_chars: int = DEFAULT_MAX_CHARS,
+) -> IngestReport:
+    """Ingest ``directory`` into the index at ``index_path`` (see
+    :func:`orchestrator.corpus.index.ingest_directory`)."""
+    return ingest_directory(
+        directory, index_path, progress=progress, dense=dense, max_chars=max_chars
+    )

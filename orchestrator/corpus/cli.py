@@ -1,0 +1,199 @@
+"""``logic-graph``: build and inspect corpus indexes from the command line.
+
+::
+
+    logic-graph ingest DIR --index PATH [--keyword-only] [--max-chars N] [--quiet]
+    logic-graph search QUERY --index PATH [-k N] [--variant TEXT ...] [--keyword-only] [--json]
+    logic-graph info --index PATH
+
+Exit codes: 0 success; 1 some files failed (the rest was ingested and committed) or the index
+could not be used; 2 bad arguments (a missing folder, a bad number, an index path that is a
+folder). Progress goes to stderr (a redrawn bar on a terminal, a line per 10% otherwise);
+results go to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import ClassVar, TextIO
+
+from orchestrator.corpus.chunking import DEFAULT_MAX_CHARS, MAX_MAX_CHARS, MIN_MAX_CHARS
+from orchestrator.corpus.index import CorpusIndexError, IngestReport, index_info, ingest_directory
+from orchestrator.corpus.retrieve import MAX_K, MAX_VARIANTS, retrieve
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+BAR_WIDTH = 30
+
+
+class ProgressBar:
+    """Renders ``progress(stage, done, total)`` calls on ``stream``: on a terminal one line
+    redrawn at most 10 times a second, elsewhere one line at each further 10% (only when
+    ``total`` reaches ``min_total``). Cost: O(1) per call."""
+
+    LABELS: ClassVar[dict[str, str]] = {"read": "files", "embed": "chunks embedded"}
+
+    def __init__(self, stream: TextIO, *, min_total: int = 20) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.min_total = min_total
+        self._last_draw = 0.0
+        self._last_tenth: dict[str, int] = {}
+        self._open_line = False
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if total < self.min_total:
+            return
+        label = self.LABELS.get(stage, stage)
+        if self.tty:
+            now = time.monotonic()
+            if done < total and now - self._last_draw < 0.1:
+                return
+            self._last_draw = now
+            filled = BAR_WIDTH * done // total
+            bar = "#" * filled + "." * (BAR_WIDTH - filled)
+            self.stream.write(f"\r[{bar}] {done}/{total} {label}")
+            self._open_line = done < total
+            if done == total:
+                self.stream.write("\n")
+            self.stream.flush()
+            return
+        tenth = 10 * done // total
+        if tenth > self._last_tenth.get(stage, 0):
+            self._last_tenth[stage] = tenth
+            self.stream.write(f"{label}: {done}/{total} ({10 * tenth}%)\n")
+            self.stream.flush()
+
+    def close(self) -> None:
+        """End a half-drawn bar line (after an interruption)."""
+        if self._open_line:
+            self.stream.write("\n")
+            self._open_line = False
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``logic-graph`` (argparse exits 2 on bad arguments)."""
+    parser = argparse.ArgumentParser(
+        prog="logic-graph", description="Build and search document-corpus indexes."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    ingest = commands.add_parser("ingest", help="ingest a folder into an index (incremental)")
+    ingest.add_argument("directory", help="folder of .txt, .md, .html and .pdf files")
+    ingest.add_argument("--index", required=True, help="index file (created if missing)")
+    ingest.add_argument(
+        "--keyword-only", action="store_true", help="do not compute dense embeddings"
+    )
+    ingest.add_argument(
+        "--max-chars",
+        type=int,
+        default=DEFAULT_MAX_CHARS,
+        help=f"chunk size bound in characters ({MIN_MAX_CHARS}-{MAX_MAX_CHARS}, "
+        f"default {DEFAULT_MAX_CHARS})",
+    )
+    ingest.add_argument("--quiet", action="store_true", help="no progress, no file lists")
+
+    search = commands.add_parser("search", help="retrieve the top chunks for a query")
+    search.add_argument("query", help="the question or search text")
+    search.add_argument("--index", required=True, help="index file")
+    search.add_argument("-k", type=int, default=5, help=f"how many chunks (1-{MAX_K})")
+    search.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        help=f"another phrasing of the query (up to {MAX_VARIANTS})",
+    )
+    search.add_argument("--keyword-only", action="store_true", help="BM25 only")
+    search.add_argument("--json", action="store_true", help="print hits as JSON lines")
+
+    info = commands.add_parser("info", help="summarise an index")
+    info.add_argument("--index", required=True, help="index file")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (see the module docstring)."""
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "ingest":
+            return _ingest(args)
+        if args.command == "search":
+            return _search(args)
+        return _info(args)
+    except ValueError as exc:
+        print(f"logic-graph {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except CorpusIndexError as exc:
+        print(f"logic-graph {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+def _ingest(args: argparse.Namespace) -> int:
+    bar = None if args.quiet else ProgressBar(sys.stderr)
+    try:
+        report = ingest_directory(
+            args.directory,
+            args.index,
+            progress=bar,
+            dense=not args.keyword_only,
+            max_chars=args.max_chars,
+        )
+    except KeyboardInterrupt:
+        if bar is not None:
+            bar.close()
+        print("logic-graph ingest: interrupted; the index is unchanged", file=sys.stderr)
+        return 130
+    print(_summary(report, verbose=not args.quiet))
+    for problem in report.failed:
+        print(f"failed: {problem.path}: {problem.reason}", file=sys.stderr)
+    return EXIT_OK if report.ok else EXIT_FAILED
+
+
+def _summary(report: IngestReport, *, verbose: bool) -> str:
+    lines = [
+        f"ingested {report.files_total} files, {report.chunks_total} chunks in "
+        f"{report.seconds:.2f} s: {len(report.accepted)} new, {len(report.replaced)} "
+        f"replaced, {len(report.skipped)} unchanged, {len(report.removed)} removed, "
+        f"{len(report.failed)} failed, {len(report.ignored)} ignored (unsupported type)",
+        f"chunks: +{report.chunks_added} -{report.chunks_removed}, "
+        f"{report.chunks_embedded} embedded; "
+        + ("dense search: on" if report.dense else f"dense search: off ({report.dense_note})"),
+    ]
+    if verbose:
+        lines += [f"  empty (no text): {path}" for path in report.empty]
+        lines += [f"  ignored: {path}" for path in report.ignored]
+    return "\n".join(lines)
+
+
+def _search(args: argparse.Namespace) -> int:
+    result = retrieve(args.index, args.query, args.variant, args.k, dense=not args.keyword_only)
+    if args.json:
+        for hit in result.hits:
+            print(json.dumps(asdict(hit), ensure_ascii=False, sort_keys=True))
+    else:
+        mode = "hybrid" if result.dense_used else f"keyword only ({result.dense_note})"
+        print(f"{len(result.hits)} hits, {mode}")
+        for rank, hit in enumerate(result.hits, 1):
+            where = f"{hit.path} p.{hit.page} chars {hit.start}-{hit.end}"
+            print(f"{rank}. [{hit.chunk_id}] {where} score {hit.score:.4f}")
+            if hit.section:
+                print(f"   section: {hit.section}")
+            snippet = " ".join(hit.text.split())
+            print(f"   {snippet[:200]}{'...' if len(snippet) > 200 else ''}")
+    return EXIT_OK
+
+
+def _info(args: argparse.Namespace) -> int:
+    info = index_info(args.index)
+    print(json.dumps(asdict(info), indent=2, sort_keys=True))
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,245 @@
+"""Readers: one file in, its pages of plain text out, or a :class:`ReadError` saying why not.
+
+Supported suffixes (case-insensitive): ``.txt``, ``.md``/``.markdown``, ``.html``/``.htm``
+and ``.pdf``.
+
+- Text and Markdown are decoded as UTF-8 (a byte-order mark is dropped); the page text is
+  the file's text with ``\\r\\n`` and ``\\r`` turned into ``\\n``, so for these files a chunk's
+  offsets are offsets into the file as a text editor shows it.
+- HTML is reduced to its text with the standard library's :mod:`html.parser`: scripts,
+  styles and other non-text elements are dropped, block elements end a paragraph, headings
+  become Markdown headings (``## Title``) so the chunker sees the structure, list items
+  become ``- item`` lines. Character references are decoded.
+- PDF needs the optional ``pypdf`` package (``pip install 'logic-graph[corpus]'``): one page
+  of text per PDF page, numbered from 1. Without ``pypdf`` a PDF is a failed file whose
+  reason says how to install it.
+
+A file that is not valid UTF-8, holds NUL bytes, or cannot be parsed raises
+:class:`ReadError`; the ingest reports it and goes on. Cost: O(file size) per file.
+"""
+
+from __future__ import annotations
+
+import html.parser
+import importlib.util
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown"})
+HTML_SUFFIXES = frozenset({".html", ".htm"})
+PDF_SUFFIXES = frozenset({".pdf"})
+SUPPORTED_SUFFIXES = TEXT_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES
+
+MAX_FILE_BYTES = 200 * 1024 * 1024
+"""Larger files are refused (reported as failed) rather than read into memory."""
+
+
+class ReadError(Exception):
+    """A file could not be turned into text; the message is the reason, in one line."""
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a file's text (``number`` is 1-based; files without pages have page 1)."""
+
+    number: int
+    text: str
+
+
+def is_supported(path: Path | str) -> bool:
+    """Whether a file with this name has a reader (by suffix, case-insensitive). O(1)."""
+    return Path(path).suffix.lower() in SUPPORTED_SUFFIXES
+
+
+def pdf_support() -> str | None:
+    """None when PDFs can be read, else the reason they cannot (with the fix). O(1)."""
+    if importlib.util.find_spec("pypdf") is None:
+        return "PDF support needs the optional package pypdf: pip install 'logic-graph[corpus]'"
+    return None
+
+
+def read_pages(path: Path | str, data: bytes | None = None) -> list[Page]:
+    """The pages of the file at ``path``, by its suffix; ``data`` is its bytes when the
+    caller already read them. Raises :class:`ReadError` with the reason when the file cannot
+    be read, and ValueError for an unsupported suffix. Cost: O(file size)."""
+    if not isinstance(path, str | Path):
+        raise ValueError(f"path must be a str or Path, got {type(path).__name__}")
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        raise ValueError(
+            f"path {str(path)!r} has unsupported suffix {suffix!r}; "
+            f"supported: {', '.join(sorted(SUPPORTED_SUFFIXES))}"
+        )
+    if data is None:
+        try:
+            size = path.stat().st_size
+            if size > MAX_FILE_BYTES:
+                raise ReadError(f"file is {size} bytes, over the limit of {MAX_FILE_BYTES}")
+            data = path.read_bytes()
+        except OSError as exc:
+            raise ReadError(f"cannot read the file: {exc.strerror or exc}") from exc
+    if suffix in PDF_SUFFIXES:
+        return read_pdf(data)
+    text = decode_text(data)
+    if suffix in HTML_SUFFIXES:
+        text = html_to_text(text)
+    return [Page(1, text)]
+
+
+def decode_text(data: bytes) -> str:
+    """``data`` as UTF-8 text with newlines normalised; :class:`ReadError` for binary data
+    (a NUL byte) or invalid UTF-8, naming the byte offset. Cost: O(len(data))."""
+    nul = data.find(b"\x00")
+    if nul != -1:
+        raise ReadError(f"binary data (NUL byte at offset {nul}), not text")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ReadError(f"not UTF-8 text (invalid byte at offset {exc.start})") from exc
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def read_pdf(data: bytes) -> list[Page]:
+    """Per-page text of a PDF given as bytes (needs ``pypdf``). Raises :class:`ReadError`
+    for a missing ``pypdf``, an encrypted or unreadable PDF. Cost: O(len(data))."""
+    missing = pdf_support()
+    if missing is not None:
+        raise ReadError(missing)
+    import pypdf
+
+    try:
+        reader = pypdf.PdfReader(io.BytesIO(data), strict=False)
+        if reader.is_encrypted:
+            raise ReadError("encrypted PDF: decrypt it first")
+        pages = [
+            Page(number, (page.extract_text() or "").replace("\r\n", "\n").replace("\r", "\n"))
+            for number, page in enumerate(reader.pages, 1)
+        ]
+    except ReadError:
+        raise
+    except Exception as exc:  # pypdf raises many types for broken files
+        raise ReadError(f"unreadable PDF: {type(exc).__name__}: {_one_line(exc)}") from exc
+    return pages
+
+
+_SKIP = frozenset(
+    {"script", "style", "noscript", "template", "svg", "math", "head", "iframe", "object"}
+)
+_VOID = frozenset(
+    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
+)
+_BLOCKS = frozenset(
+    {
+        "address",
+        "article",
+        "aside",
+        "blockquote",
+        "caption",
+        "dd",
+        "details",
+        "div",
+        "dl",
+        "dt",
+        "fieldset",
+        "figcaption",
+        "figure",
+        "footer",
+        "form",
+        "header",
+        "li",
+        "main",
+        "nav",
+        "ol",
+        "p",
+        "pre",
+        "section",
+        "summary",
+        "table",
+        "tbody",
+        "td",
+        "tfoot",
+        "th",
+        "thead",
+        "tr",
+        "ul",
+    }
+)
+_HEADINGS = {f"h{level}": level for level in range(1, 7)}
+
+
+class _TextExtractor(html.parser.HTMLParser):
+    """Collects the visible text of an HTML document as Markdown-like paragraphs."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.paragraphs: list[str] = []
+        self._parts: list[str] = []
+        self._prefix = ""
+        self._skip_depth = 0
+        self._pre_depth = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _SKIP:
+            if tag not in _VOID:
+                self._skip_depth += 1
+            return
+        if tag in _HEADINGS or tag in _BLOCKS or tag == "br":
+            self._end_paragraph()
+        if tag in _HEADINGS:
+            self._prefix = "#" * _HEADINGS[tag] + " "
+        elif tag == "li":
+            self._prefix = "- "
+        elif tag == "pre":
+            self._pre_depth += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _SKIP:
+            self._skip_depth = max(0, self._skip_depth - 1)
+            return
+        if tag in _HEADINGS or tag in _BLOCKS:
+            self._end_paragraph()
+        if tag == "pre":
+            self._pre_depth = max(0, self._pre_depth - 1)
+
+    def handle_data(self, data: str) -> None:
+        if self._skip_depth:
+            return
+        if self._pre_depth:
+            for number, line in enumerate(data.split("\n")):
+                if number:
+                    self._end_paragraph()
+                self._parts.append(line)
+        else:
+            self._parts.append(data)
+
+    def _end_paragraph(self) -> None:
+        words = "".join(self._parts).split()
+        if words:
+            self.paragraphs.append(self._prefix + " ".join(words))
+        self._parts = []
+        self._prefix = ""
+
+    def text(self) -> str:
+        self._end_paragraph()
+        return "\n\n".join(self.paragraphs)
+
+
+def html_to_text(markup: str) -> str:
+    """The visible text of an HTML document, one paragraph per block element, headings as
+    Markdown headings, list items as ``- `` lines. Never raises on malformed markup (the
+    parser is lenient); :class:`ReadError` only if the parser itself fails. O(len(markup))."""
+    if not isinstance(markup, str):
+        raise ValueError(f"markup must be a string, got {type(markup).__name__}")
+    extractor = _TextExtractor()
+    try:
+        extractor.feed(markup)
+        extractor.close()
+    except Exception as exc:  # defensive: html.parser is lenient, but not bug-free
+        raise ReadError(f"unparseable HTML: {_one_line(exc)}") from exc
+    return extractor.text()
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:300] or type(exc).__name__

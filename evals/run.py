@@ -27,7 +27,8 @@ Output directory (default ``evals/results/<runstamp>/``):
 
 Resuming: re-running with the same ``--out`` (or ``--resume RUNSTAMP``) skips every
 (arm, item) whose latest raw line has no error. Exit status: 0 every selected (arm, item) has a
-result; 1 stopped early (cost cap, repeated errors) or some items failed; 2 refused before any
+result; 1 stopped early (cost cap, repeated errors, a backend that cannot be used: no key,
+unreachable, key rejected) or some items failed; 2 refused before any
 call (bad arguments, unknown price without ``--allow-unknown-cost``, settings that differ from
 the run being resumed).
 """
@@ -62,6 +63,7 @@ from evals.score import ABSTAINED, CORRECT, is_answerable, outcome, score
 from evals.summary import latest_rows, read_rows, write_summary
 from orchestrator.backend import open_backend
 from orchestrator.client import LLMError, PricingTable
+from orchestrator.errors import BackendUnusableError
 from orchestrator.local import is_local_model
 from orchestrator.run import RunConfig
 
@@ -311,6 +313,8 @@ def run_one(
     error = None
     try:
         result = ARMS[arm][1](item, model, client, settings=settings)
+    except BackendUnusableError:
+        raise  # no item can succeed: the whole run stops (exit 1), see `main`
     except LLMError as exc:
         error = f"{type(exc).__name__}: {exc}"
     latency = time.perf_counter() - started
@@ -442,6 +446,10 @@ def evaluate(
                 row, result = run_one(arm, item, model, client, arm_settings)
             except CostCapReached:
                 row = result = None
+            except BaseException as exc:  # e.g. an unusable backend: no other item may start
+                with lock:
+                    state["stopped"] = state["stopped"] or f"{type(exc).__name__}: {exc}"
+                raise
             with lock:
                 if row is None or client.cap.stopped:
                     # The cap refused a call of this item (perhaps inside the orchestrator,
@@ -466,8 +474,9 @@ def evaluate(
             print(line, file=sys.stderr)
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for future in [pool.submit(run_item, item, pending) for item, pending in todo]:
-            future.result()  # an unexpected exception in a worker surfaces here
+        futures = [pool.submit(run_item, item, pending) for item, pending in todo]
+    for future in futures:
+        future.result()  # the first exception a worker raised surfaces here
     return state["stopped"], state["failed"]
 
 
@@ -576,6 +585,8 @@ def _run(args: argparse.Namespace) -> int:
             backend = stack.enter_context(
                 open_backend(model, base_url=args.base_url, models_path=args.models_file)
             )
+        except BackendUnusableError:
+            raise
         except (LLMError, RuntimeError, OSError, ValueError) as exc:
             raise EvalError(f"cannot start model {model!r}: {exc}") from exc
         meta["invocations"].append(invocation)
@@ -615,6 +626,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EvalError as exc:
         print(f"evals.run: {exc}", file=sys.stderr)
         return 2
+    except BackendUnusableError as exc:
+        # The model cannot serve any call (no key, unreachable, rejected): not an evaluation
+        # result, so nothing is scored; what was recorded before stays for a resumed run.
+        print(f"evals.run: error: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -537,3 +537,34 @@ def test_jobs_must_be_at_least_one(tmp_path: Path, models_file: Path) -> None:
     with serve() as server:
         code = run_cli(server, models_file, tmp_path / "r", "--dataset", "math", "--jobs", "0")
         assert code == 2 and server.chat_requests() == []
+
+
+def test_a_backend_that_rejects_the_key_ends_the_run_with_exit_1_and_no_scores(
+    tmp_path: Path, models_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def handler(request: dict[str, Any], headers: dict[str, str]) -> FakeReply:
+        return FakeReply(status=401)
+
+    out = tmp_path / "run"
+    with FakeOpenAIServer(handler) as server:
+        code = run_cli(server, models_file, out, "--dataset", "math", "--arms", "1,6,7")
+        requests = server.chat_requests()
+    assert code == 1
+    assert len(requests) == 1  # the first rejection stops everything
+    assert raw(out, 1) == [] and raw(out, 6) == []  # nothing scored as a wrong answer
+    error_lines = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    assert len(error_lines) == 1 and "401" in error_lines[0]
+
+
+def test_an_unreachable_server_ends_the_run_with_exit_1_before_any_item(
+    tmp_path: Path, models_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FakeOpenAIServer(lambda request, headers: FakeReply()) as server:
+        closed = server.base_url  # the port is closed once the server is gone
+    where = ["--models-file", str(models_file), "--out", str(tmp_path / "run")]
+    code = evals_run.main(
+        ["--dataset", "math", "--arms", "1", "--model", "fake-model", "--base-url", closed, *where]
+    )
+    assert code == 1
+    assert "error:" in capsys.readouterr().err
+    assert raw(tmp_path / "run", 1) == []

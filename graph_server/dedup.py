@@ -52,9 +52,15 @@ from typing import Any
 
 import networkx as nx
 
-from graph_server.similarity import ClaimKey, claim_key, differ_by_substitution, similar_pairs
+from graph_server.candidates import ContentIndex, covering_pairs, signature
+from graph_server.similarity import (
+    ClaimKey,
+    claim_key,
+    differ_by_substitution,
+    is_similar,
+    similar_pairs,
+)
 
-PairFinder = Callable[[Sequence[ClaimKey], float, float], set[tuple[int, int]]]
 TYPE_PRECEDENCE = ("conclusion", "given", "inference", "assumption")
 _DIGITS = re.compile(r"(\d+)")
 
@@ -89,31 +95,48 @@ def assertion_order(graph: nx.MultiDiGraph, node: str) -> tuple[object, ...]:
     return (1, (), natural_key(node))
 
 
+class Cancelled(Exception):
+    """Raised by a ``checkpoint`` when the caller asked to stop; nothing was changed yet."""
+
+
 def plan_merges(
     graph: nx.MultiDiGraph,
     jaccard_threshold: float,
     ratio_threshold: float,
     focus: Iterable[str] | None = None,
-    find_pairs: PairFinder = similar_pairs,
+    *,
+    key_of: Callable[[str], ClaimKey] = claim_key,
+    checkpoint: Callable[[], None] = lambda: None,
 ) -> MergePlan:
     """Decide which nodes merge and which pairs contradict. Pure read.
 
     ``focus`` limits new merges and contradictions to pairs involving at least one
     of those nodes (used when a fresh ingest is deduplicated against the graph);
-    constraints between all nodes still apply. ``find_pairs`` is the similarity
-    search; the default is the indexed search, and
-    :func:`graph_server.similarity.pairwise_similar_pairs` gives the O(n^2)
-    reference used to check it. Complexity: the similarity search
-    plus O(P log P) for P candidate pairs.
+    constraints between all nodes still apply. ``key_of`` normalises a claim (the
+    store passes its per-graph cache); ``checkpoint`` is called between batches and
+    may raise :class:`Cancelled`.
+
+    How: mergeable pairs are found through signature blocks and a content-word index
+    (:mod:`graph_server.candidates`), not by comparing every pair. Nodes joined by
+    them form components; only inside a component can a cluster form, so the pairs
+    that must stay apart (similar but blocked) are searched for there alone, with the
+    exact similarity search. The clusters are identical to those of the O(n^2)
+    formulation that compares every pair (the tests keep it as the oracle).
+    Complexity: near-linear in the claims (see candidates) plus the components'
+    exact searches and O(P log P) for P candidate pairs.
     """
     nodes = sorted(graph.nodes, key=lambda n: assertion_order(graph, n))
+    data = [graph.nodes[node] for node in nodes]
     owner: list[int] = []
     keys: list[ClaimKey] = []
-    for position, node in enumerate(nodes):
-        data = graph.nodes[node]
-        for text in [data["claim"], *data["aliases"]]:
+    keys_of: list[list[int]] = []
+    for position, attributes in enumerate(data):
+        keys_of.append([])
+        for text in [attributes["claim"], *attributes["aliases"]]:
+            keys_of[position].append(len(keys))
             owner.append(position)
-            keys.append(claim_key(text))
+            keys.append(key_of(text))
+    checkpoint()
 
     position_of = {node: p for p, node in enumerate(nodes)}
     focused = (
@@ -121,17 +144,45 @@ def plan_merges(
         if focus is None
         else {position_of[n] for n in set(focus) if n in position_of}
     )
+    signatures = [signature(key) for key in keys]
+    usable = [i for i, key in enumerate(keys) if key.tokens]
+    linked: set[tuple[int, int]] = set()
+
+    def accept(i: int, j: int) -> None:
+        pair = _ordered(owner[i], owner[j])
+        if (
+            pair[0] != pair[1]
+            and pair not in linked
+            and not differ_by_substitution(keys[i].content, keys[j].content)
+            and not _different_kinds(data[pair[0]], data[pair[1]])
+            and is_similar(keys[i], keys[j], jaccard_threshold, ratio_threshold)
+        ):
+            linked.add(pair)
+
+    focus_keys = [i for i in usable if owner[i] in focused]
+    everything = ContentIndex(keys, signatures, usable)
+    covering_pairs(keys, focus_keys, everything, signatures, accept, checkpoint)
+    if len(focus_keys) < len(usable):
+        # Pairs whose covered side is outside the focus: ask the focused claims.
+        only_focus = ContentIndex(keys, signatures, focus_keys)
+        rest = [i for i in usable if owner[i] not in focused]
+        covering_pairs(keys, rest, only_focus, signatures, accept, checkpoint)
+    checkpoint()
+
     mergeable: set[tuple[int, int]] = set()
     apart: set[tuple[int, int]] = set()
-    for i, j in find_pairs(keys, jaccard_threshold, ratio_threshold):
-        pair = _ordered(owner[i], owner[j])
-        if pair[0] == pair[1]:
-            continue
-        first, second = (graph.nodes[nodes[p]] for p in pair)
-        if _must_stay_apart(keys[i], keys[j]) or _different_kinds(first, second):
-            apart.add(pair)
-        else:
-            mergeable.add(pair)
+    for component in _components(len(nodes), linked):
+        members = [k for position in component for k in keys_of[position]]
+        for a, b in _similar_within([keys[k] for k in members], jaccard_threshold, ratio_threshold):
+            i, j = members[a], members[b]
+            pair = _ordered(owner[i], owner[j])
+            if pair[0] == pair[1]:
+                continue
+            if _must_stay_apart(keys[i], keys[j]) or _different_kinds(data[pair[0]], data[pair[1]]):
+                apart.add(pair)
+            else:
+                mergeable.add(pair)
+    checkpoint()
     guarded = {
         pair
         for pair in (_ordered(owner[i], owner[j]) for i, j in _guard_pairs(keys))
@@ -149,6 +200,41 @@ def plan_merges(
             (nodes[a], nodes[b]) for a, b in guarded if a in focused or b in focused
         ),
     )
+
+
+def _components(size: int, pairs: Iterable[tuple[int, int]]) -> list[list[int]]:
+    """Connected components with two or more members of the graph on ``range(size)``."""
+    parent: dict[int, int] = {}
+
+    def find(x: int) -> int:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in pairs:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    groups: dict[int, list[int]] = defaultdict(list)
+    for x in list(parent):
+        groups[find(x)].append(x)
+    return [sorted(members) for members in groups.values() if len(members) > 1]
+
+
+def _similar_within(
+    keys: Sequence[ClaimKey], jaccard_threshold: float, ratio_threshold: float
+) -> set[tuple[int, int]]:
+    """Every similar pair among a component's claims (small: a direct loop is cheapest)."""
+    if len(keys) > 24:
+        return similar_pairs(keys, jaccard_threshold, ratio_threshold)
+    return {
+        (i, j)
+        for i in range(len(keys))
+        for j in range(i + 1, len(keys))
+        if is_similar(keys[i], keys[j], jaccard_threshold, ratio_threshold)
+    }
 
 
 def apply_plan(graph: nx.MultiDiGraph, plan: MergePlan) -> tuple[list[list[str]], list[list[str]]]:

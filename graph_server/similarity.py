@@ -24,7 +24,6 @@ search itself stays exact.
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 import unicodedata
@@ -111,12 +110,11 @@ class ClaimKey:
     """Tokens mixing letters and digits (``x9``, ``a320``): names, never merged across."""
 
 
-@functools.lru_cache(maxsize=65_536)
 def claim_key(claim: str) -> ClaimKey:
     """Normalise one claim. O(len(claim)).
 
-    Cached: every ingest re-keys every claim already in the graph, and ClaimKey is
-    immutable, so each distinct text is normalised once per process.
+    Not cached here: a process-wide cache would keep the text of deleted graphs
+    alive. The store keeps one cache per graph, dropped with the graph.
     """
     words = tokenize(claim)
     numbers = tuple(_canonical_number(w) for w in words if _NUMBER.match(w))

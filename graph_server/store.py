@@ -1,36 +1,49 @@
-"""GraphStore: many in-memory argument graphs behind one lock.
+"""GraphStore: many in-memory argument graphs, one lock per graph.
 
 This is the library API (the MCP server in :mod:`graph_server.server` exposes the
 same methods as tools). Every public method takes ``graph_id`` first, returns a
 JSON-serialisable dict and never raises: failures come back as
 ``{"error": "..."}`` naming the field, the value and the rule broken.
 
-The store owns all state and the lock; the algorithms it calls
+Concurrency: each graph has its own lock, held for the whole of a call on that
+graph, so work on one graph never waits for another. A short registry lock guards
+only the table of graphs (creation, lookup, deletion, listing) and the memory
+budget; it is never held while a graph's lock is awaited.
+
+Writes are all or nothing where it matters: ``assert_graph`` records an undo log
+while it adds items and deduplicates; if the caller's ``cancel`` check fires
+before the commit point (between batches), or the call would overrun the memory
+budget, the log is rolled back and the graph is exactly as before. The algorithms
 (:mod:`~graph_server.checks`, :mod:`~graph_server.semantics`,
 :mod:`~graph_server.disputes`, :mod:`~graph_server.dedup`) are functions over
-networkx graphs that the store hands them while holding the lock.
+networkx graphs that the store hands them while holding the graph's lock.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import networkx as nx
 
 from graph_server import checks, disputes, semantics
-from graph_server.dedup import MergePlan, apply_plan, plan_merges
+from graph_server.dedup import Cancelled, MergePlan, apply_plan, plan_merges
+from graph_server.similarity import ClaimKey, claim_key
 from graph_server.validation import (
     EdgeRecord,
     NodeRecord,
     StoreLimits,
     check_confidence,
     check_flag,
-    check_id,
+    check_text,
+    decode_json_text,
+    normalise_id,
     parse_edge,
     parse_node,
     shown,
@@ -39,11 +52,15 @@ from graph_server.validation import (
 log = logging.getLogger(__name__)
 
 Payload = dict[str, Any]
+CancelCheck = Callable[[], bool]
+"""Returns True once the caller wants the call abandoned (checked between batches)."""
 F = TypeVar("F", bound=Callable[..., Payload])
 
 DEFAULT_JACCARD_THRESHOLD = 0.7
 DEFAULT_RATIO_THRESHOLD = 0.85
 _ECHO_CHARS = 200
+_BATCH = 1_000
+"""Items validated between two cancellation checks."""
 
 
 class _Rejected(Exception):
@@ -58,30 +75,84 @@ class _Graph:
     merged_claim: dict[str, str] = field(default_factory=dict)
     edge_count: int = 0
     """Kept in step with the graph: MultiDiGraph.number_of_edges() is O(V), not O(1)."""
+    claim_bytes: int = 0
+    """UTF-8 bytes of the claims this graph holds (its share of the memory budget)."""
+    keys: dict[str, ClaimKey] = field(default_factory=dict)
+    """This graph's claim normalisation cache: text -> key. Dropped with the graph."""
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    alive: bool = True
+    """False once deleted: a call that waited for the lock must not use it."""
+    sizes: tuple[int, int] = (0, 0)
+    """Committed node and edge counts, readable without the lock (list_graphs)."""
+    committed: bool = False
+    """Whether any call on this graph completed (a graph only a cancelled call saw is dropped)."""
 
     def resolve(self, node_id: str) -> str:
         while node_id in self.merged_into:
             node_id = self.merged_into[node_id]
         return node_id
 
+    def key(self, text: str) -> ClaimKey:
+        found = self.keys.get(text)
+        if found is None:
+            found = self.keys[text] = claim_key(text)
+        return found
+
+
+@dataclass
+class _Undo:
+    """What one assert_graph call changed, so a cancelled call can be taken back."""
+
+    new_nodes: list[str] = field(default_factory=list)
+    old_nodes: dict[str, tuple[set[str], float, str | None]] = field(default_factory=dict)
+    new_edges: list[tuple[str, str, str]] = field(default_factory=list)
+    old_edges: dict[tuple[str, str, str], tuple[float, set[str]]] = field(default_factory=dict)
+    claim_bytes: int = 0
+
+    def touch_node(self, node_id: str, data: dict[str, Any]) -> None:
+        if node_id not in self.old_nodes and node_id not in self.new_nodes:
+            self.old_nodes[node_id] = (set(data["run_ids"]), data["confidence"], data["source"])
+
+    def touch_edge(self, edge: tuple[str, str, str], data: dict[str, Any]) -> None:
+        if edge not in self.old_edges:
+            self.old_edges[edge] = (data["confidence"], set(data["run_ids"]))
+
+    def roll_back(self, state: _Graph) -> None:
+        graph = state.graph
+        for edge in reversed(self.new_edges):
+            graph.remove_edge(*edge)
+        for (src, dst, relation), (confidence, run_ids) in self.old_edges.items():
+            graph.edges[src, dst, relation].update(confidence=confidence, run_ids=run_ids)
+        for node_id in reversed(self.new_nodes):
+            claim = graph.nodes[node_id]["claim"]
+            graph.remove_node(node_id)
+            state.keys.pop(claim, None)
+        for node_id, (run_ids, confidence, source) in self.old_nodes.items():
+            graph.nodes[node_id].update(run_ids=run_ids, confidence=confidence, source=source)
+        state.edge_count -= len(self.new_edges)
+
 
 def _public(method: F) -> F:
-    """Hold the store lock for the whole call and turn every failure into an error dict."""
+    """Turn every failure into an error dict (the contract: never raise to the caller)."""
 
     @functools.wraps(method)
     def wrapper(self: GraphStore, *args: Any, **kwargs: Any) -> Payload:
-        with self._lock:
-            try:
-                return method(self, *args, **kwargs)
-            except _Rejected as rejected:
-                return {"error": str(rejected)}
-            except Exception as exc:  # the contract: never raise to the caller
-                log.exception("internal error in %s", method.__name__)
-                return {
-                    "error": f"internal error in {method.__name__}: {type(exc).__name__}: {exc}"
-                }
+        try:
+            return method(self, *args, **kwargs)
+        except _Rejected as rejected:
+            return {"error": str(rejected)}
+        except Exception as exc:
+            log.exception("internal error in %s", method.__name__)
+            return {"error": f"internal error in {method.__name__}: {type(exc).__name__}: {exc}"}
 
     return wrapper  # type: ignore[return-value]
+
+
+def _cancelled_error(method: str) -> _Rejected:
+    return _Rejected(
+        f"cancelled: {method} stopped before its commit point; nothing from this call was "
+        "applied and the graph is as it was"
+    )
 
 
 class GraphStore:
@@ -98,7 +169,14 @@ class GraphStore:
         self.jaccard_threshold = jaccard_threshold
         self.ratio_threshold = ratio_threshold
         self._graphs: dict[str, _Graph] = {}
-        self._lock = threading.RLock()
+        self._registry = threading.Lock()
+        self._claim_bytes = 0
+
+    @property
+    def claim_bytes(self) -> int:
+        """UTF-8 bytes of claim text held across all graphs (what the budget counts)."""
+        with self._registry:
+            return self._claim_bytes
 
     # ----------------------------------------------------------------- writes
 
@@ -111,31 +189,35 @@ class GraphStore:
         run_id: str | None = None,
         *,
         dedup: Any = True,
+        cancel: CancelCheck | None = None,
     ) -> Payload:
         """Ingest nodes and edges, keep the valid ones, deduplicate new nodes.
 
         Inputs: node dicts ``{id, claim, type, confidence?, run_ids?, source?}``, edge
         dicts, an optional ``run_id`` for items naming none, and the keyword-only
         ``dedup`` switch (a bool, or ``"true"``/``"false"``; default true).
-        Each rejected item is reported with its reason; accepted items stay.
-        Re-sending the same payload changes nothing. New nodes are deduplicated
-        against the whole graph (see :mod:`graph_server.dedup`) unless ``dedup`` is
-        false, in which case nothing merges and no contradiction is created now
-        (``merge_duplicates`` can run later).
+        Each rejected item is reported with its position (``at``) and reason;
+        accepted items stay. Re-sending the same payload changes nothing. New nodes
+        are deduplicated against the whole graph (see :mod:`graph_server.dedup`)
+        unless ``dedup`` is false, in which case nothing merges and no contradiction
+        is created now (``merge_duplicates`` can run later).
 
-        ``source`` (optional, validated like an id) is what the claim is anchored to:
-        for a given, the id of the evidence span it cites; for any node, an identity
-        key chosen by the caller. Two nodes with different non-null sources are never
-        merged (and get no attack edge for it). Re-asserting an id with a different
-        non-null source is rejected for that item; the same or no source is fine.
+        ``source`` (optional, an id) is what the claim is anchored to: for a given,
+        the id of the evidence span it cites; for any node, an identity key chosen by
+        the caller. Two nodes with different non-null sources are never merged (and
+        get no attack edge for it). Re-asserting an id with a different non-null
+        source is rejected for that item; the same or no source is fine.
+
+        All or nothing per call: ``cancel`` (optional) is checked between batches; if
+        it returns true before the commit point, or the new claims would overrun the
+        memory budget (``StoreLimits.max_claim_bytes``), every change of this call is
+        undone and the answer is an error saying so.
 
         Returns ``{accepted_nodes, accepted_edges, rejected, auto_merged,
         contradictions_created}``. Cost: validation O(items) plus the dedup of the
         new nodes (see :func:`graph_server.dedup.plan_merges`).
         """
-        self._check_graph_id(graph_id)
-        if run_id is not None:
-            self._check(check_id("run_id", run_id, self.limits))
+        run = self._optional_id("run_id", run_id)
         dedup_flag, problem = check_flag("dedup", dedup)
         if problem:
             raise _Rejected(problem)
@@ -146,48 +228,38 @@ class GraphStore:
                 f"nodes + edges has {len(nodes) + len(edges)} items, over the limit of "
                 f"{self.limits.max_items_per_call} per call; split the payload"
             )
-        if graph_id not in self._graphs and len(self._graphs) >= self.limits.max_graphs:
-            raise _Rejected(
-                f"graph_id {graph_id!r} would be graph number {len(self._graphs) + 1}, over the "
-                f"limit of {self.limits.max_graphs}; delete_graph unused graphs first"
-            )
-        state = self._graphs.setdefault(graph_id, _Graph())
-        rejected: list[Payload] = []
-        accepted_nodes: list[str] = []
-        new_nodes: list[str] = []
-        for raw in nodes:
-            record = parse_node(raw, run_id, self.limits)
-            outcome = record if isinstance(record, str) else self._add_node(state, record)
-            if outcome is None:
-                assert isinstance(record, NodeRecord)
-                accepted_nodes.append(record.id)
-                if record.id in state.graph and record.id not in new_nodes:
-                    new_nodes.append(record.id)
-            else:
-                rejected.append({"item": _echo(raw), "reason": outcome})
-        accepted_edges: list[list[str]] = []
-        for raw in edges:
-            edge = parse_edge(raw, run_id, self.limits)
-            added = edge if isinstance(edge, str) else self._add_edge(state, graph_id, edge)
-            if isinstance(added, list):
-                accepted_edges.append(added)
-            else:
-                rejected.append({"item": _echo(raw), "reason": added})
 
-        merges: list[list[str]] = []
-        contradictions: list[list[str]] = []
-        if dedup_flag:
-            plan = plan_merges(
-                state.graph, self.jaccard_threshold, self.ratio_threshold, focus=new_nodes
-            )
-            merges, contradictions = self._apply(state, plan)
-        return {
-            "accepted_nodes": accepted_nodes,
-            "accepted_edges": accepted_edges,
-            "rejected": rejected,
-            "auto_merged": merges,
-            "contradictions_created": contradictions,
-        }
+        def checkpoint() -> None:
+            if cancel is not None and cancel():
+                raise Cancelled
+
+        with self._locked(graph_id, create=True) as (name, state):
+            undo = _Undo()
+            try:
+                result = self._ingest(name, state, nodes, edges, run, undo, checkpoint)
+                merges: list[list[str]] = []
+                contradictions: list[list[str]] = []
+                if dedup_flag:
+                    plan = plan_merges(
+                        state.graph,
+                        self.jaccard_threshold,
+                        self.ratio_threshold,
+                        focus=result.pop("_new_nodes"),
+                        key_of=state.key,
+                        checkpoint=checkpoint,
+                    )
+                    checkpoint()
+                    # The commit point: from here on the call completes.
+                    merges, contradictions = self._apply(state, plan)
+                result.pop("_new_nodes", None)
+            except Cancelled:
+                self._roll_back(name, state, undo)
+                raise _cancelled_error("assert_graph") from None
+            except BaseException:
+                self._roll_back(name, state, undo)
+                raise
+            self._settle(state)
+        return {**result, "auto_merged": merges, "contradictions_created": contradictions}
 
     @_public
     def merge_duplicates(
@@ -195,12 +267,30 @@ class GraphStore:
         graph_id: str,
         jaccard_threshold: Any = DEFAULT_JACCARD_THRESHOLD,
         ratio_threshold: Any = DEFAULT_RATIO_THRESHOLD,
+        *,
+        cancel: CancelCheck | None = None,
     ) -> Payload:
-        """Full-graph dedup pass. Returns ``{merges: [[kept, merged]], contradictions_created}``."""
-        state = self._state(graph_id)
+        """Full-graph dedup pass. Returns ``{merges: [[kept, merged]], contradictions_created}``.
+
+        ``cancel`` is checked while the pass is planned; a cancelled pass changes nothing.
+        """
         jaccard = self._check_value(check_confidence("jaccard_threshold", jaccard_threshold))
         ratio = self._check_value(check_confidence("ratio_threshold", ratio_threshold))
-        merges, contradictions = self._apply(state, plan_merges(state.graph, jaccard, ratio))
+
+        def checkpoint() -> None:
+            if cancel is not None and cancel():
+                raise Cancelled
+
+        with self._locked(graph_id) as (_, state):
+            try:
+                plan = plan_merges(
+                    state.graph, jaccard, ratio, key_of=state.key, checkpoint=checkpoint
+                )
+                checkpoint()
+            except Cancelled:
+                raise _cancelled_error("merge_duplicates") from None
+            merges, contradictions = self._apply(state, plan)
+            self._settle(state)
         return {"merges": merges, "contradictions_created": contradictions}
 
     @_public
@@ -213,30 +303,24 @@ class GraphStore:
         ``conclusion`` node if exactly one exists (otherwise widths are null).
         Marking an already refuted claim changes nothing and keeps the first reason.
         """
-        state = self._state(graph_id)
-        node_id = self._node(state, graph_id, node_id, "node_id")
-        if not isinstance(reason, str) or not reason.strip():
-            raise _Rejected(f"reason must be a non-empty string, got {shown(reason)}")
-        if len(reason) > self.limits.max_reason_chars:
-            raise _Rejected(
-                f"reason has {len(reason)} characters, over the limit of "
-                f"{self.limits.max_reason_chars}"
-            )
-        conclusion = self._conclusion_for(state, graph_id, conclusion_id)
-        data = state.graph.nodes[node_id]
-        already = bool(data["refuted"])
-        before = self._width(state.graph, conclusion)
-        if not already:
-            data["refuted"] = True
-            data["refute_reason"] = reason.strip()
-        return {
-            "ok": True,
-            "node_id": node_id,
-            "already_refuted": already,
-            "conclusion_id": conclusion,
-            "width_before": before,
-            "width_after": self._width(state.graph, conclusion),
-        }
+        why = self._check_text(check_text("reason", reason, self.limits.max_reason_chars))
+        with self._locked(graph_id) as (name, state):
+            node = self._node(state, name, node_id, "node_id")
+            conclusion = self._conclusion_for(state, name, conclusion_id)
+            data = state.graph.nodes[node]
+            already = bool(data["refuted"])
+            before = self._width(state.graph, conclusion)
+            if not already:
+                data["refuted"] = True
+                data["refute_reason"] = why
+            return {
+                "ok": True,
+                "node_id": node,
+                "already_refuted": already,
+                "conclusion_id": conclusion,
+                "width_before": before,
+                "width_after": self._width(state.graph, conclusion),
+            }
 
     @_public
     def update_node(
@@ -247,110 +331,230 @@ class GraphStore:
         run_id: str | None = None,
     ) -> Payload:
         """Set a claim's confidence and/or add a provenance run id (e.g. a verifier's)."""
-        state = self._state(graph_id)
-        node_id = self._node(state, graph_id, node_id, "node_id")
         if confidence is None and run_id is None:
             raise _Rejected("update_node needs confidence, run_id or both; got neither")
-        data = state.graph.nodes[node_id]
-        if confidence is not None:
-            data["confidence"] = self._check_value(check_confidence("confidence", confidence))
-        if run_id is not None:
-            self._check(check_id("run_id", run_id, self.limits))
-            data["run_ids"].add(run_id)
-        return {"ok": True, "node": _export_node(node_id, data)}
+        value = (
+            None
+            if confidence is None
+            else self._check_value(check_confidence("confidence", confidence))
+        )
+        run = self._optional_id("run_id", run_id)
+        with self._locked(graph_id) as (name, state):
+            node = self._node(state, name, node_id, "node_id")
+            data = state.graph.nodes[node]
+            if value is not None:
+                data["confidence"] = value
+            if run is not None:
+                data["run_ids"].add(run)
+            return {"ok": True, "node": _export_node(node, data)}
 
     @_public
     def delete_graph(self, graph_id: str) -> Payload:
-        """Forget a graph and free its memory."""
-        self._state(graph_id)
-        del self._graphs[graph_id]
-        return {"ok": True, "graph_id": graph_id}
+        """Forget a graph and free its memory (its claims leave the memory budget)."""
+        with self._locked(graph_id) as (name, state):
+            with self._registry:
+                del self._graphs[name]
+                self._claim_bytes -= state.claim_bytes
+            state.alive = False
+            state.graph = nx.MultiDiGraph()
+            state.keys.clear()
+            state.merged_into.clear()
+            state.merged_claim.clear()
+        _release_memory()
+        return {"ok": True, "graph_id": name}
 
     # ------------------------------------------------------------------ reads
 
     @_public
     def check_structure(self, graph_id: str, conclusion_id: str) -> Payload:
         """Orphans, floating assumptions, cycles, reachability, refuted-but-feeding claims."""
-        state = self._state(graph_id)
-        conclusion = self._node(state, graph_id, conclusion_id, "conclusion_id")
-        return checks.check_structure(state.graph, conclusion)
+        with self._locked(graph_id) as (name, state):
+            conclusion = self._node(state, name, conclusion_id, "conclusion_id")
+            return checks.check_structure(state.graph, conclusion)
 
     @_public
     def critical_links(self, graph_id: str, conclusion_id: str) -> Payload:
         """Minimum node cut, bridge edges and edges ranked weakest-first."""
-        state = self._state(graph_id)
-        conclusion = self._node(state, graph_id, conclusion_id, "conclusion_id")
-        return checks.critical_links(state.graph, conclusion)
+        with self._locked(graph_id) as (name, state):
+            conclusion = self._node(state, name, conclusion_id, "conclusion_id")
+            return checks.critical_links(state.graph, conclusion)
 
     @_public
     def support_width(self, graph_id: str, conclusion_id: str) -> Payload:
         """Node-disjoint evidence paths (Menger) and the confidence-capped max flow."""
-        state = self._state(graph_id)
-        conclusion = self._node(state, graph_id, conclusion_id, "conclusion_id")
-        paths, flow = semantics.support_width(state.graph, conclusion)
-        return {"disjoint_paths": len(paths), "paths": paths, "max_flow": flow}
+        with self._locked(graph_id) as (name, state):
+            conclusion = self._node(state, name, conclusion_id, "conclusion_id")
+            paths, flow = semantics.support_width(state.graph, conclusion)
+            return {"disjoint_paths": len(paths), "paths": paths, "max_flow": flow}
 
     @_public
     def surviving_claims(self, graph_id: str) -> Payload:
         """Grounded labelling over attacks, plus claims still grounded in live evidence."""
-        state = self._state(graph_id)
-        label = semantics.grounded_labelling(state.graph)
-        return {
-            "in": sorted(n for n, lab in label.items() if lab == semantics.IN),
-            "out": sorted(n for n, lab in label.items() if lab == semantics.OUT),
-            "undecided": sorted(n for n, lab in label.items() if lab == semantics.UNDEC),
-            "surviving": sorted(semantics.surviving(state.graph, label)),
-        }
+        with self._locked(graph_id) as (_, state):
+            label = semantics.grounded_labelling(state.graph)
+            return {
+                "in": sorted(n for n, lab in label.items() if lab == semantics.IN),
+                "out": sorted(n for n, lab in label.items() if lab == semantics.OUT),
+                "undecided": sorted(n for n, lab in label.items() if lab == semantics.UNDEC),
+                "surviving": sorted(semantics.surviving(state.graph, label)),
+            }
 
     @_public
     def disputed_nodes(self, graph_id: str, conclusion_id: str) -> Payload:
         """Live contradiction pairs and single-run claims the conclusion leans on."""
-        state = self._state(graph_id)
-        conclusion = self._node(state, graph_id, conclusion_id, "conclusion_id")
-        return {
-            "contradiction_pairs": disputes.contradiction_pairs(state.graph),
-            "isolated_load_bearing": disputes.isolated_load_bearing(state.graph, conclusion),
-        }
+        with self._locked(graph_id) as (name, state):
+            conclusion = self._node(state, name, conclusion_id, "conclusion_id")
+            return {
+                "contradiction_pairs": disputes.contradiction_pairs(state.graph),
+                "isolated_load_bearing": disputes.isolated_load_bearing(state.graph, conclusion),
+            }
 
     @_public
     def get_graph(self, graph_id: str) -> Payload:
         """Every node and edge with every attribute, sorted by id."""
-        state = self._state(graph_id)
-        graph = state.graph
-        return {
-            "graph_id": graph_id,
-            "nodes": [_export_node(n, graph.nodes[n]) for n in sorted(graph.nodes)],
-            "edges": [
-                {
-                    "src": src,
-                    "dst": dst,
-                    "relation": relation,
-                    "confidence": data["confidence"],
-                    "run_ids": sorted(data["run_ids"]),
-                }
-                for src, dst, relation, data in sorted(
-                    graph.edges(keys=True, data=True), key=lambda e: e[:3]
-                )
-            ],
-        }
+        with self._locked(graph_id) as (name, state):
+            graph = state.graph
+            return {
+                "graph_id": name,
+                "nodes": [_export_node(n, graph.nodes[n]) for n in sorted(graph.nodes)],
+                "edges": [
+                    {
+                        "src": src,
+                        "dst": dst,
+                        "relation": relation,
+                        "confidence": data["confidence"],
+                        "run_ids": sorted(data["run_ids"]),
+                    }
+                    for src, dst, relation, data in sorted(
+                        graph.edges(keys=True, data=True), key=lambda e: e[:3]
+                    )
+                ],
+            }
 
     @_public
     def list_graphs(self) -> Payload:
-        """Ids and sizes of every stored graph."""
+        """Ids and committed sizes of every stored graph; never waits for a busy graph."""
+        with self._registry:
+            listed = sorted(self._graphs.items())
+            used = self._claim_bytes
         return {
             "graphs": [
-                {
-                    "graph_id": graph_id,
-                    "nodes": state.graph.number_of_nodes(),
-                    "edges": state.graph.number_of_edges(),
-                }
-                for graph_id, state in sorted(self._graphs.items())
-            ]
+                {"graph_id": graph_id, "nodes": state.sizes[0], "edges": state.sizes[1]}
+                for graph_id, state in listed
+            ],
+            "claim_bytes": used,
+            "claim_bytes_limit": self.limits.max_claim_bytes,
         }
+
+    # -------------------------------------------------------------- locking
+
+    @contextmanager
+    def _locked(self, graph_id: Any, *, create: bool = False) -> Iterator[tuple[str, _Graph]]:
+        """Hold the lock of graph ``graph_id`` (normalised), creating it if asked.
+
+        The registry lock is held only to look the graph up, never while waiting for
+        the graph's lock; a graph deleted while we waited is looked up again.
+        """
+        name = self._id("graph_id", graph_id)
+        while True:
+            with self._registry:
+                state = self._graphs.get(name)
+                if state is None:
+                    if not create:
+                        raise _Rejected(
+                            f"graph_id {name!r} not found ({len(self._graphs)} graphs stored; "
+                            "see list_graphs)"
+                        )
+                    if len(self._graphs) >= self.limits.max_graphs:
+                        raise _Rejected(
+                            f"graph_id {name!r} would be graph number {len(self._graphs) + 1}, "
+                            f"over the limit of {self.limits.max_graphs}; delete_graph unused "
+                            "graphs first"
+                        )
+                    state = self._graphs[name] = _Graph()
+            with state.lock:
+                if state.alive:
+                    yield name, state
+                    return
+
+    def _roll_back(self, name: str, state: _Graph, undo: _Undo) -> None:
+        undo.roll_back(state)
+        with self._registry:
+            self._claim_bytes -= undo.claim_bytes
+            state.claim_bytes -= undo.claim_bytes
+            if not state.committed:
+                # A graph this call created: it leaves no trace either.
+                self._graphs.pop(name, None)
+                state.alive = False
+
+    @staticmethod
+    def _settle(state: _Graph) -> None:
+        state.sizes = (state.graph.number_of_nodes(), state.edge_count)
+        state.committed = True
 
     # ---------------------------------------------------------------- helpers
 
-    def _add_node(self, state: _Graph, record: NodeRecord) -> str | None:
+    def _ingest(
+        self,
+        graph_id: str,
+        state: _Graph,
+        nodes: list[Any],
+        edges: list[Any],
+        run_id: str | None,
+        undo: _Undo,
+        checkpoint: Callable[[], None],
+    ) -> Payload:
+        """Add the valid items (recording ``undo``), charge the memory budget."""
+        rejected: list[Payload] = []
+        accepted_nodes: list[str] = []
+        new_nodes: dict[str, None] = {}
+        for index, raw in enumerate(nodes):
+            if index % _BATCH == 0:
+                checkpoint()
+            record = parse_node(raw, run_id, self.limits)
+            outcome = record if isinstance(record, str) else self._add_node(state, record, undo)
+            if outcome is None:
+                assert isinstance(record, NodeRecord)
+                accepted_nodes.append(record.id)
+                if record.id in state.graph:
+                    new_nodes[record.id] = None
+            else:
+                rejected.append({"at": f"nodes.{index}", "item": _echo(raw), "reason": outcome})
+        self._charge(state, undo)
+        accepted_edges: list[list[str]] = []
+        for index, raw in enumerate(edges):
+            if index % _BATCH == 0:
+                checkpoint()
+            edge = parse_edge(raw, run_id, self.limits)
+            added = edge if isinstance(edge, str) else self._add_edge(state, graph_id, edge, undo)
+            if isinstance(added, list):
+                accepted_edges.append(added)
+            else:
+                rejected.append({"at": f"edges.{index}", "item": _echo(raw), "reason": added})
+        checkpoint()
+        return {
+            "accepted_nodes": accepted_nodes,
+            "accepted_edges": accepted_edges,
+            "rejected": rejected,
+            "_new_nodes": list(new_nodes),
+        }
+
+    def _charge(self, state: _Graph, undo: _Undo) -> None:
+        """Reserve the new claims' bytes in the memory budget, or refuse the whole call."""
+        with self._registry:
+            if self._claim_bytes + undo.claim_bytes > self.limits.max_claim_bytes:
+                wanted, used = undo.claim_bytes, self._claim_bytes
+                undo.claim_bytes = 0  # nothing was reserved
+                raise _Rejected(
+                    f"memory budget exceeded: this call adds {wanted:,} bytes of claim text, "
+                    f"{used:,} of the {self.limits.max_claim_bytes:,}-byte budget "
+                    "(max_claim_bytes, all graphs together) are in use; nothing from this "
+                    "call was applied. delete_graph graphs you no longer need, or send less"
+                )
+            self._claim_bytes += undo.claim_bytes
+            state.claim_bytes += undo.claim_bytes
+
+    def _add_node(self, state: _Graph, record: NodeRecord, undo: _Undo) -> str | None:
         graph = state.graph
         if record.id in state.merged_into:
             kept = state.resolve(record.id)
@@ -363,6 +567,7 @@ class GraphStore:
             conflict = _source_conflict(record, graph.nodes[kept], f"{kept!r} (merged from it)")
             if conflict:
                 return conflict
+            undo.touch_node(kept, graph.nodes[kept])
             _adopt_source(graph.nodes[kept], record)
             graph.nodes[kept]["run_ids"] |= record.run_ids
             return None
@@ -378,6 +583,7 @@ class GraphStore:
             conflict = _source_conflict(record, data, "it")
             if conflict:
                 return conflict
+            undo.touch_node(record.id, data)
             _adopt_source(data, record)
             data["run_ids"] |= record.run_ids
             data["confidence"] = max(data["confidence"], record.confidence)
@@ -396,9 +602,13 @@ class GraphStore:
             merged_ids=[],
             source=record.source,
         )
+        undo.new_nodes.append(record.id)
+        undo.claim_bytes += len(record.claim.encode("utf-8"))
         return None
 
-    def _add_edge(self, state: _Graph, graph_id: str, edge: EdgeRecord) -> list[str] | str:
+    def _add_edge(
+        self, state: _Graph, graph_id: str, edge: EdgeRecord, undo: _Undo
+    ) -> list[str] | str:
         graph = state.graph
         src, dst = state.resolve(edge.src), state.resolve(edge.dst)
         for name, original in (("src", edge.src), ("dst", edge.dst)):
@@ -411,6 +621,7 @@ class GraphStore:
             return f"src {edge.src!r} and dst {edge.dst!r} were merged into one claim {src!r}"
         if graph.has_edge(src, dst, edge.relation):
             existing = graph.edges[src, dst, edge.relation]
+            undo.touch_edge((src, dst, edge.relation), existing)
             existing["confidence"] = max(existing["confidence"], edge.confidence)
             existing["run_ids"] |= edge.run_ids
         elif state.edge_count >= self.limits.max_edges_per_graph:
@@ -425,6 +636,7 @@ class GraphStore:
                 confidence=edge.confidence,
                 run_ids=set(edge.run_ids),
             )
+            undo.new_edges.append((src, dst, edge.relation))
         return [src, dst, edge.relation]
 
     def _apply(self, state: _Graph, plan: MergePlan) -> tuple[list[list[str]], list[list[str]]]:
@@ -451,38 +663,38 @@ class GraphStore:
         found = [n for n, t in state.graph.nodes(data="type") if t == "conclusion"]
         return found[0] if len(found) == 1 else None
 
-    def _state(self, graph_id: Any) -> _Graph:
-        self._check_graph_id(graph_id)
-        if graph_id not in self._graphs:
-            raise _Rejected(
-                f"graph_id {graph_id!r} not found ({len(self._graphs)} graphs stored; "
-                "see list_graphs)"
-            )
-        return self._graphs[graph_id]
-
     def _node(self, state: _Graph, graph_id: str, node_id: Any, field_name: str) -> str:
-        self._check(check_id(field_name, node_id, self.limits))
-        if node_id in state.graph:
-            return str(node_id)
-        if node_id in state.merged_into:
+        node = self._id(field_name, node_id)
+        if node in state.graph:
+            return node
+        if node in state.merged_into:
             raise _Rejected(
-                f"{field_name} {node_id!r} was merged into {state.resolve(node_id)!r}; use that id"
+                f"{field_name} {node!r} was merged into {state.resolve(node)!r}; use that id"
             )
-        raise _Rejected(f"{field_name} {node_id!r} is not a node of graph {graph_id!r}")
+        raise _Rejected(f"{field_name} {node!r} is not a node of graph {graph_id!r}")
 
-    def _check_graph_id(self, graph_id: Any) -> None:
-        self._check(check_id("graph_id", graph_id, self.limits))
+    def _id(self, field_name: str, value: Any) -> str:
+        clean, problem = normalise_id(field_name, value, self.limits)
+        if problem or clean is None:
+            raise _Rejected(problem or f"{field_name} is missing")
+        return clean
+
+    def _optional_id(self, field_name: str, value: Any) -> str | None:
+        return None if value is None else self._id(field_name, value)
 
     @staticmethod
     def _check_list(field_name: str, value: Any) -> list[Any]:
+        value = decode_json_text(value)
         if not isinstance(value, list | tuple):
             raise _Rejected(f"{field_name} must be a list, got {shown(value)}")
         return list(value)
 
     @staticmethod
-    def _check(problem: str | None) -> None:
-        if problem:
-            raise _Rejected(problem)
+    def _check_text(parsed: tuple[str | None, str | None]) -> str:
+        value, problem = parsed
+        if problem or value is None:
+            raise _Rejected(problem or "missing text")
+        return value
 
     @staticmethod
     def _check_value(parsed: tuple[float | None, str | None]) -> float:
@@ -490,6 +702,23 @@ class GraphStore:
         if problem or value is None:
             raise _Rejected(problem or "missing value")
         return value
+
+
+def _release_memory() -> None:
+    """Hand freed heap pages back to the operating system after a graph is deleted.
+
+    CPython frees the graph's objects at once (nothing else refers to them), but
+    glibc keeps freed pages in its arenas; ``malloc_trim`` returns them, so the
+    process's RSS goes back down. A no-op where glibc is not the allocator.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # another libc: nothing to trim with
+        pass
 
 
 def _source_conflict(record: NodeRecord, data: dict[str, Any], holder: str) -> str | None:

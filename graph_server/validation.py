@@ -1,12 +1,24 @@
-"""Limits and ingest validation for the graph store.
+"""Limits and input validation for the graph store.
 
-Validators return either a clean record or a human-readable reason naming the
-field, the offending value and the rule it breaks; they never raise.
+Validators return either a clean value or a human-readable reason naming the
+field, the offending value and the rule it breaks; they never raise. The MCP
+server hands its arguments to the same validators, so both modes refuse and
+accept exactly the same input.
+
+**Ids** (graph ids, node ids, edge endpoints, run ids, sources) are normalised by
+:func:`normalise_id`: a JSON integer becomes its decimal string; the text is put in
+Unicode NFC; whitespace and invisible format characters (zero-width space, joiner,
+byte-order mark, ...) are stripped from both ends; what remains must be non-empty,
+at most ``max_id_chars`` long and free of control, format, surrogate and line or
+paragraph separator characters. So ``"A"``, ``" A "`` and ``"A\\u200b"`` are one id,
+and ``"A\\u200bB"`` is refused.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +27,11 @@ from graph_server.views import SUPER_SOURCE
 NODE_TYPES = ("given", "inference", "assumption", "conclusion")
 RELATIONS = ("supports", "attacks", "assumes")
 DEFAULT_CONFIDENCE = 0.8
+NODE_KEYS = ("id", "claim", "type", "confidence", "run_ids", "source")
+EDGE_KEYS = ("src", "dst", "from", "to", "relation", "confidence", "run_ids")
 _SHOWN_CHARS = 60
+_REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+"""Control, format (zero-width), surrogate, line and paragraph separator characters."""
 
 
 @dataclass(frozen=True)
@@ -29,6 +45,8 @@ class StoreLimits:
     max_id_chars: int = 200
     max_reason_chars: int = 2_000
     max_items_per_call: int = 50_000
+    max_claim_bytes: int = 200_000_000
+    """Memory budget: UTF-8 bytes of claim text held across all graphs together."""
 
 
 @dataclass(frozen=True)
@@ -57,21 +75,90 @@ def shown(value: Any) -> str:
     return text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS] + f"... ({len(text)} chars)"
 
 
-def check_id(field: str, value: Any, limits: StoreLimits) -> str | None:
-    """Reason why ``value`` is not a usable id, or None when it is."""
-    if not isinstance(value, str) or not value.strip():
-        return f"{field} must be a non-empty string, got {shown(value)}"
-    if len(value) > limits.max_id_chars:
-        return (
+def decode_json_text(value: Any) -> Any:
+    """Decode a string that JSON-encodes an array or object; pass anything else on.
+
+    Models often send a list or an object as a JSON string. Strings that are not such
+    JSON (including nesting too deep to parse) are returned untouched, so the caller's
+    check reports the field with its usual message. O(len(value)).
+    """
+    if not isinstance(value, str) or not value.lstrip().startswith(("[", "{")):
+        return value
+    try:
+        decoded = json.loads(value)
+    except (ValueError, RecursionError):
+        return value
+    return decoded if isinstance(decoded, list | dict) else value
+
+
+def _is_edge_junk(char: str) -> bool:
+    return char.isspace() or unicodedata.category(char) == "Cf"
+
+
+def normalise_id(field: str, value: Any, limits: StoreLimits) -> tuple[str | None, str | None]:
+    """``(id, None)`` for a usable id after normalisation, else ``(None, reason)``.
+
+    The rule is in the module docstring. Booleans are refused (JSON ``true`` is not
+    an id); integers are accepted as their decimal string. O(len(value)).
+    """
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str):
+        return None, f"{field} must be a non-empty string, got {shown(value)}"
+    text = unicodedata.normalize("NFC", value) if not value.isascii() else value
+    start, end = 0, len(text)
+    while start < end and _is_edge_junk(text[start]):
+        start += 1
+    while end > start and _is_edge_junk(text[end - 1]):
+        end -= 1
+    text = text[start:end]
+    if not text:
+        return None, f"{field} must be a non-empty string, got {shown(value)}"
+    if len(text) > limits.max_id_chars:
+        return None, (
             f"{field} {shown(value)} is longer than the limit of {limits.max_id_chars} characters"
         )
-    if value == SUPER_SOURCE:
-        return f"{field} {value!r} is reserved for the virtual super-source"
-    return None
+    if not text.isprintable():
+        for char in text:
+            if unicodedata.category(char) in _REFUSED_CATEGORIES:
+                return None, (
+                    f"{field} {shown(value)} holds U+{ord(char):04X} "
+                    f"({unicodedata.name(char, 'unnamed')}), a control or invisible "
+                    "character; ids may not contain one"
+                )
+    if text == SUPER_SOURCE:
+        return None, f"{field} {text!r} is reserved for the virtual super-source"
+    return text, None
+
+
+def check_id(field: str, value: Any, limits: StoreLimits) -> str | None:
+    """Reason why ``value`` is not a usable id, or None when it is (see normalise_id)."""
+    return normalise_id(field, value, limits)[1]
+
+
+def check_text(field: str, value: Any, limit: int) -> tuple[str | None, str | None]:
+    """A non-empty string of at most ``limit`` characters, surrounding spaces dropped,
+    holding valid Unicode only (no lone surrogate). Returns ``(text, None)`` or
+    ``(None, reason)``. O(len(value)).
+    """
+    if not isinstance(value, str) or not value.strip():
+        return None, f"{field} must be a non-empty string, got {shown(value)}"
+    if len(value) > limit:
+        return None, f"{field} has {len(value)} characters, over the limit of {limit}"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return None, (
+            f"{field} holds a lone surrogate U+{ord(value[exc.start]):04X} at character "
+            f"{exc.start}, which is not valid Unicode"
+        )
+    return value.strip(), None
 
 
 def check_confidence(field: str, value: Any) -> tuple[float | None, str | None]:
-    """Parse a confidence in [0, 1]; numeric strings such as ``"0.9"`` are accepted."""
+    """Parse a number in [0, 1]. Numeric strings such as ``"0.9"`` are accepted;
+    booleans are not numbers; ``-0.0`` comes back as ``0.0``. O(1).
+    """
     if isinstance(value, bool):
         return None, f"{field} must be a number in [0, 1], got {shown(value)}"
     if isinstance(value, str):
@@ -83,7 +170,7 @@ def check_confidence(field: str, value: Any) -> tuple[float | None, str | None]:
         return None, f"{field} must be a number in [0, 1], got {shown(value)}"
     if not 0.0 <= value <= 1.0:
         return None, f"{field} {value} is outside [0, 1]"
-    return float(value), None
+    return float(value) + 0.0, None  # + 0.0 turns -0.0 into 0.0
 
 
 def check_flag(field: str, value: Any) -> tuple[bool | None, str | None]:
@@ -98,35 +185,47 @@ def check_flag(field: str, value: Any) -> tuple[bool | None, str | None]:
     return None, f"{field} must be true or false, got {shown(value)}"
 
 
+def unknown_keys(what: str, raw: dict[str, Any], accepted: tuple[str, ...]) -> str | None:
+    """Reason naming the first unknown key of ``raw`` (sorted), with the accepted keys."""
+    extra = sorted(str(key) for key in raw if key not in accepted)
+    if not extra:
+        return None
+    return f"unknown key {shown(extra[0])} in {what}; accepted keys: {', '.join(sorted(accepted))}"
+
+
 def _run_ids(
     raw: dict[str, Any], run_id: str | None, limits: StoreLimits
 ) -> tuple[frozenset[str], str | None]:
-    given = raw.get("run_ids")
+    given = decode_json_text(raw.get("run_ids"))
     if given is None:
         return (frozenset({run_id}) if run_id else frozenset()), None
-    if isinstance(given, str):
+    if isinstance(given, str | int) and not isinstance(given, bool):
         given = [given]
     if not isinstance(given, list | tuple | set | frozenset):
         return frozenset(), f"run_ids must be a list of strings, got {shown(given)}"
+    clean: set[str] = set()
     for item in given:
-        problem = check_id("run_ids item", item, limits)
-        if problem:
-            return frozenset(), problem
-    return frozenset(given), None
+        value, problem = normalise_id("run_ids item", item, limits)
+        if problem or value is None:
+            return frozenset(), problem or "run_ids item is missing"
+        clean.add(value)
+    return frozenset(clean), None
 
 
 def parse_node(raw: Any, run_id: str | None, limits: StoreLimits) -> NodeRecord | str:
     """Validate one incoming node dict; returns the record or the rejection reason."""
+    raw = decode_json_text(raw)
     if not isinstance(raw, dict):
         return f"node must be an object, got {shown(raw)}"
-    problem = check_id("id", raw.get("id"), limits)
+    problem = unknown_keys("node", raw, NODE_KEYS)
     if problem:
         return problem
-    claim = raw.get("claim")
-    if not isinstance(claim, str) or not claim.strip():
-        return f"claim must be a non-empty string, got {shown(claim)}"
-    if len(claim) > limits.max_claim_chars:
-        return f"claim has {len(claim)} characters, over the limit of {limits.max_claim_chars}"
+    node_id, problem = normalise_id("id", raw.get("id"), limits)
+    if problem or node_id is None:
+        return problem or "id is missing"
+    claim, problem = check_text("claim", raw.get("claim"), limits.max_claim_chars)
+    if problem or claim is None:
+        return problem or "claim is missing"
     node_type = raw.get("type")
     if node_type not in NODE_TYPES:
         return f"type must be one of {', '.join(NODE_TYPES)}; got {shown(node_type)}"
@@ -135,24 +234,31 @@ def parse_node(raw: Any, run_id: str | None, limits: StoreLimits) -> NodeRecord 
         return weight
     source = raw.get("source")
     if source is not None:
-        problem = check_id("source", source, limits)
+        source, problem = normalise_id("source", source, limits)
         if problem:
             return problem
-        source = source.strip()
-    return NodeRecord(raw["id"], claim.strip(), node_type, *weight, source=source)
+    return NodeRecord(node_id, claim, node_type, *weight, source=source)
 
 
 def parse_edge(raw: Any, run_id: str | None, limits: StoreLimits) -> EdgeRecord | str:
     """Validate one incoming edge dict (``src``/``dst`` or ``from``/``to``)."""
+    raw = decode_json_text(raw)
     if not isinstance(raw, dict):
         return f"edge must be an object, got {shown(raw)}"
+    problem = unknown_keys("edge", raw, EDGE_KEYS)
+    if problem:
+        return problem
     endpoints: list[str] = []
     for name, alias in (("src", "from"), ("dst", "to")):
-        value = raw.get(name, raw.get(alias))
-        problem = check_id(f"{name} (or {alias})", value, limits)
-        if problem:
-            return problem
-        endpoints.append(str(value))
+        if name in raw and alias in raw and raw[name] != raw[alias]:
+            return (
+                f"{name} {shown(raw[name])} and {alias} {shown(raw[alias])} disagree; "
+                f"give one of them"
+            )
+        value, problem = normalise_id(f"{name} (or {alias})", raw.get(name, raw.get(alias)), limits)
+        if problem or value is None:
+            return problem or f"{name} is missing"
+        endpoints.append(value)
     src, dst = endpoints
     if src == dst:
         return f"src and dst are both {src!r}: a claim cannot support or attack itself"

@@ -98,7 +98,8 @@ def test_claims_with_different_sources_never_merge_and_a_sourced_node_is_kept() 
 
 def test_a_source_is_validated_and_cannot_change_under_one_id() -> None:
     store = GraphStore()
-    bad = store.assert_graph("g", [{"id": "a", "claim": "c", "type": "given", "source": 5}])
+    # A boolean is no source (a number is: it is taken as its decimal string, like an id).
+    bad = store.assert_graph("g", [{"id": "a", "claim": "c", "type": "given", "source": True}])
     assert "source must be a non-empty string" in bad["rejected"][0]["reason"]
     store.assert_graph("g", [{"id": "a", "claim": "c", "type": "given", "source": "D1.1"}])
     again = store.assert_graph("g", [{"id": "a", "claim": "c", "type": "given", "source": "D1.2"}])

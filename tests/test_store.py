@@ -104,7 +104,9 @@ def test_graph_count_limit_names_the_limit() -> None:
         ),
         (lambda s: s.mark_refuted("rack7", "Q", "why"), "node_id 'Q' is not a node"),
         (lambda s: s.mark_refuted("rack7", "D", ""), "reason must be a non-empty string"),
-        (lambda s: s.critical_links("rack7", 7), "conclusion_id must be a non-empty string, got 7"),
+        (lambda s: s.critical_links("rack7", 7), "conclusion_id '7' is not a node"),
+        (lambda s: s.critical_links("rack7", True), "conclusion_id must be a non-empty string"),
+        (lambda s: s.critical_links("rack7", "Z\u200bQ"), "U+200B (ZERO WIDTH SPACE)"),
         (lambda s: s.assert_graph("rack7", "nodes", []), "nodes must be a list"),
         (lambda s: s.assert_graph("", [], []), "graph_id must be a non-empty string"),
         (
@@ -195,12 +197,17 @@ def test_list_and_delete_graphs() -> None:
     store = GraphStore()
     store.assert_graph("b", [good_node()], [])
     store.assert_graph("a", [good_node(), good_node("n2", "the valve held")], [])
-    assert store.list_graphs() == {
-        "graphs": [
-            {"graph_id": "a", "nodes": 2, "edges": 0},
-            {"graph_id": "b", "nodes": 1, "edges": 0},
-        ]
-    }
+    listed = store.list_graphs()
+    assert listed["graphs"] == [
+        {"graph_id": "a", "nodes": 2, "edges": 0},
+        {"graph_id": "b", "nodes": 1, "edges": 0},
+    ]
+    assert (
+        listed["claim_bytes"]
+        == store.claim_bytes
+        == 2 * len("the pump failed") + len("the valve held")
+    )
+    assert listed["claim_bytes_limit"] == StoreLimits().max_claim_bytes
     assert store.delete_graph("a") == {"ok": True, "graph_id": "a"}
     assert [g["graph_id"] for g in store.list_graphs()["graphs"]] == ["b"]
 

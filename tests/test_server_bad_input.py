@@ -70,50 +70,6 @@ BAD_CALLS: list[tuple[str, str, dict[str, Any], str]] = [
     ("no_reason", "mark_refuted", {"graph_id": GRAPH, "node_id": "D"}, "reason"),
     ("no_nodes", "assert_graph", {"graph_id": GRAPH, "edges": []}, "nodes"),
     ("no_arguments_at_all", "critical_links", {}, "graph_id"),
-    # malformed nodes and edges
-    ("node_is_a_number", "assert_graph", {"graph_id": GRAPH, "nodes": [1]}, "nodes.0"),
-    (
-        "node_without_claim",
-        "assert_graph",
-        {"graph_id": GRAPH, "nodes": [{"id": "N", "type": "given"}]},
-        "nodes.0.claim",
-    ),
-    (
-        "node_of_unknown_type",
-        "assert_graph",
-        {"graph_id": GRAPH, "nodes": [{**_NODE, "type": "hypothesis"}]},
-        "nodes.0.type",
-    ),
-    (
-        "node_confidence_word",
-        "assert_graph",
-        {"graph_id": GRAPH, "nodes": [{**_NODE, "confidence": "very"}]},
-        "nodes.0.confidence",
-    ),
-    (
-        "node_source_empty",
-        "assert_graph",
-        {"graph_id": GRAPH, "nodes": [{**_NODE, "source": ""}]},
-        "nodes.0.source",
-    ),
-    (
-        "dedup_is_a_word",
-        "assert_graph",
-        {"graph_id": GRAPH, "nodes": [_NODE], "dedup": "sometimes"},
-        "dedup",
-    ),
-    (
-        "edge_of_unknown_relation",
-        "assert_graph",
-        {"graph_id": GRAPH, "nodes": [], "edges": [{"src": "A", "dst": "C", "relation": "causes"}]},
-        "edges.0.relation",
-    ),
-    (
-        "one_megabyte_claim",
-        "assert_graph",
-        {"graph_id": GRAPH, "nodes": [{**_NODE, "claim": "x" * 1_000_000}]},
-        "nodes.0.claim",
-    ),
     (
         "one_megabyte_reason",
         "mark_refuted",
@@ -140,8 +96,109 @@ BAD_CALLS: list[tuple[str, str, dict[str, Any], str]] = [
         "conclusion_id 'Q'",
     ),
     ("update_with_nothing", "update_node", {"graph_id": GRAPH, "node_id": "B"}, "needs confidence"),
-    ("unknown_tool", "format_hard_disk", {"graph_id": GRAPH}, "Unknown tool"),
+    ("unknown_tool", "format_hard_disk", {"graph_id": GRAPH}, "unknown tool 'format_hard_disk'"),
+    # argument names are checked strictly
+    (
+        "misspelt_argument",
+        "update_node",
+        {"graph_id": GRAPH, "node_id": "B", "confidance": 0.1},
+        "unknown argument 'confidance' for update_node; accepted arguments: confidence,",
+    ),
+    (
+        "extra_argument_on_a_read",
+        "check_structure",
+        {"graph_id": GRAPH, "conclusion_id": "Z", "verbose": True},
+        "unknown argument 'verbose'",
+    ),
+    (
+        "confidence_is_a_boolean",
+        "update_node",
+        {"graph_id": GRAPH, "node_id": "B", "confidence": True},
+        "confidence must be a number",
+    ),
+    (
+        "node_id_with_zero_width_inside",
+        "update_node",
+        {"graph_id": GRAPH, "node_id": "B\u200bC", "confidence": 0.5},
+        "U+200B",
+    ),
+    (
+        "arguments_not_an_object_list_of_nodes_as_graph",
+        "surviving_claims",
+        {"graph_id": 3.5},
+        "graph_id must be a non-empty string",
+    ),
 ]
+
+
+# (case id, the one bad item of an assert_graph call, its position, text its reason contains)
+BAD_ITEMS: list[tuple[str, dict[str, Any], str, str]] = [
+    ("node_is_a_number", {"nodes": [1]}, "nodes.0", "node must be an object"),
+    ("node_without_claim", {"nodes": [{"id": "N", "type": "given"}]}, "nodes.0", "claim"),
+    ("node_of_unknown_type", {"nodes": [{**_NODE, "type": "hypothesis"}]}, "nodes.0", "type"),
+    ("node_confidence_word", {"nodes": [{**_NODE, "confidence": "very"}]}, "nodes.0", "confidence"),
+    (
+        "node_confidence_boolean",
+        {"nodes": [{**_NODE, "confidence": True}]},
+        "nodes.0",
+        "confidence",
+    ),
+    ("node_source_empty", {"nodes": [{**_NODE, "source": ""}]}, "nodes.0", "source"),
+    (
+        "node_key_misspelt",
+        {"nodes": [{**_NODE, "confidance": 0.1}]},
+        "nodes.0",
+        "unknown key 'confidance' in node; accepted keys: claim, confidence, id,",
+    ),
+    ("node_id_zero_width_inside", {"nodes": [{**_NODE, "id": "N\u200bM"}]}, "nodes.0", "U+200B"),
+    (
+        "edge_of_unknown_relation",
+        {"nodes": [], "edges": [{"src": "A", "dst": "C", "relation": "causes"}]},
+        "edges.0",
+        "relation",
+    ),
+    (
+        "edge_without_destination",
+        {"nodes": [], "edges": [{"src": "A", "relation": "supports"}]},
+        "edges.0",
+        "dst (or to)",
+    ),
+    (
+        "edge_key_misspelt",
+        {"nodes": [], "edges": [{"src": "A", "dst": "C", "relation": "supports", "weight": 1}]},
+        "edges.0",
+        "unknown key 'weight' in edge",
+    ),
+    (
+        "one_megabyte_claim",
+        {"nodes": [{**_NODE, "claim": "x" * 1_000_000}]},
+        "nodes.0",
+        "claim has 1000000 characters",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("payload", "at", "named"), [c[1:] for c in BAD_ITEMS], ids=[c[0] for c in BAD_ITEMS]
+)
+async def test_a_bad_item_is_rejected_with_its_position_and_reason_exactly_as_in_library_mode(
+    payload: dict[str, Any], at: str, named: str
+) -> None:
+    library = GraphStore()
+    for run_id, nodes, edges in RUNS:
+        library.assert_graph(GRAPH, nodes, edges, run_id=run_id)
+    expected = json.loads(json.dumps(library.assert_graph(GRAPH, **payload)))
+
+    async with Client(build_server()) as client:
+        await seeded_client_calls(client)
+        before = await call(client, "get_graph", {"graph_id": GRAPH})
+        served = await call(client, "assert_graph", {"graph_id": GRAPH, **payload})
+        assert await call(client, "get_graph", {"graph_id": GRAPH}) == before
+
+    assert served == expected
+    [rejection] = served["rejected"]
+    assert rejection["at"] == at and named in rejection["reason"]
+    assert len(json.dumps(rejection)) < 5_000  # a 1 MB value is not echoed back
 
 
 async def seeded_client_calls(client: Client) -> None:

@@ -115,7 +115,7 @@ async def test_server_shares_the_store_it_is_given_with_library_code() -> None:
         listed = await call(client, "list_graphs", {})
 
     assert listed == store.list_graphs()
-    assert listed == {"graphs": [{"graph_id": GRAPH, "nodes": 8, "edges": 7}]}
+    assert listed["graphs"] == [{"graph_id": GRAPH, "nodes": 8, "edges": 7}]
 
 
 async def test_concurrent_calls_are_all_answered_and_leave_a_consistent_store() -> None:

@@ -36,8 +36,10 @@ READ_ONLY = {
     "get_graph",
     "list_graphs",
 }
-DESTRUCTIVE = {"merge_duplicates", "delete_graph"}
-ALL_TOOLS = READ_ONLY | DESTRUCTIVE | {"assert_graph", "mark_refuted", "update_node"}
+# Every writing tool can remove or overwrite something: assert_graph merges nodes away,
+# update_node overwrites a confidence, mark_refuted cannot be undone.
+DESTRUCTIVE = {"assert_graph", "merge_duplicates", "mark_refuted", "update_node", "delete_graph"}
+ALL_TOOLS = READ_ONLY | DESTRUCTIVE
 
 
 @asynccontextmanager
@@ -52,9 +54,12 @@ async def stdio_session(log_dir: Path) -> AsyncIterator[Client]:
 
 
 def undescribed_properties(schema: dict[str, Any]) -> list[str]:
-    """Names of properties (top level and in $defs) whose schema has no description."""
+    """Names of properties (top level and in node/edge items) whose schema has no description."""
     missing = []
-    objects = [("", schema), *((f"{name}.", sub) for name, sub in schema.get("$defs", {}).items())]
+    objects = [("", schema)]
+    for name, prop in schema.get("properties", {}).items():
+        if prop.get("type") == "array" and "properties" in prop.get("items", {}):
+            objects.append((f"{name}[].", prop["items"]))
     for prefix, obj in objects:
         for name, prop in obj.get("properties", {}).items():
             if not prop.get("description"):
@@ -73,7 +78,12 @@ async def test_tools_are_listed_with_described_schemas_and_honest_annotations(
         assert tool.description and tool.description == tool.description.strip()
         assert tool.input_schema["type"] == "object"
         assert undescribed_properties(tool.input_schema) == [], name
-        assert tool.output_schema is not None and tool.output_schema["type"] == "object"
+        assert tool.input_schema["additionalProperties"] is False, name
+        output = tool.output_schema
+        assert output is not None and output["type"] == "object", name
+        # Typed: every declared output field says what it holds, and all are required.
+        assert output["properties"] and set(output["required"]) == set(output["properties"])
+        assert all("type" in field for field in output["properties"].values()), name
         hints = tool.annotations
         assert hints is not None
         assert hints.read_only_hint is (name in READ_ONLY), name
@@ -81,8 +91,18 @@ async def test_tools_are_listed_with_described_schemas_and_honest_annotations(
             assert hints.destructive_hint is (name in DESTRUCTIVE), name
     assert tools["mark_refuted"].annotations.idempotent_hint is True  # type: ignore[union-attr]
     assert tools["check_structure"].input_schema["required"] == ["graph_id", "conclusion_id"]
-    node_types = tools["assert_graph"].input_schema["$defs"]["NodeSpec"]["properties"]["type"]
-    assert node_types["enum"] == ["given", "inference", "assumption", "conclusion"]
+    node = tools["assert_graph"].input_schema["properties"]["nodes"]["items"]
+    assert node["properties"]["type"]["enum"] == ["given", "inference", "assumption", "conclusion"]
+    assert node["additionalProperties"] is False and node["required"] == ["id", "claim", "type"]
+    edge = tools["assert_graph"].input_schema["properties"]["edges"]["items"]
+    assert edge["allOf"] == [
+        {"anyOf": [{"required": ["src"]}, {"required": ["from"]}]},
+        {"anyOf": [{"required": ["dst"]}, {"required": ["to"]}]},
+    ]
+    assert "50,000 nodes + edges per call" in tools["assert_graph"].description
+    assert "200,000,000 bytes of claim text" in tools["assert_graph"].description
+    assert "undecided claims count as surviving" in tools["surviving_claims"].description
+    assert "never reported as isolated" in tools["disputed_nodes"].description
 
 
 async def test_fixture_over_stdio_matches_library_mode_also_under_concurrent_calls(
@@ -109,7 +129,9 @@ async def test_fixture_over_stdio_matches_library_mode_also_under_concurrent_cal
     assert answers[0]["orphans"] == ["F", "G"]
 
 
-def test_junk_on_stdin_is_ignored_and_the_next_request_is_answered(tmp_path: Path) -> None:
+def test_junk_on_stdin_gets_an_error_reply_and_the_next_request_is_answered(
+    tmp_path: Path,
+) -> None:
     lines: queue.Queue[str] = queue.Queue()
     with (tmp_path / "server.stderr").open("w") as errlog:
         server = subprocess.Popen(
@@ -136,7 +158,7 @@ def test_junk_on_stdin_is_ignored_and_the_next_request_is_answered(tmp_path: Pat
         server.stdin.write(text + "\n")
         server.stdin.flush()
 
-    def answer_to(request_id: int) -> dict[str, Any]:
+    def answer_to(request_id: int | None) -> dict[str, Any]:
         while True:  # queue.get raises Empty instead of hanging the test
             reply = json.loads(lines.get(timeout=60))
             if reply.get("id") == request_id:
@@ -153,12 +175,14 @@ def test_junk_on_stdin_is_ignored_and_the_next_request_is_answered(tmp_path: Pat
         send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         for junk in ["not json at all {", "[1, 2, 3]", '{"jsonrpc": "2.0"}', "\x00" * 64]:
             send(junk)
+            # JSON-RPC: a line with no readable id is answered with id null.
+            assert answer_to(None)["error"]["code"] in (-32700, -32600)  # type: ignore[arg-type]
         send({"jsonrpc": "2.0", "id": 2, "method": "no/such/method"})
         assert answer_to(2)["error"]["code"] == -32601
         call = {"name": "list_graphs", "arguments": {}}
         send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": call})
         reply = answer_to(3)["result"]
-        assert reply["isError"] is False and reply["structuredContent"] == {"graphs": []}
+        assert reply["isError"] is False and reply["structuredContent"]["graphs"] == []
     finally:
         server.stdin.close()
         try:

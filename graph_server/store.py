@@ -108,6 +108,9 @@ class _Undo:
     new_edges: list[tuple[str, str, str]] = field(default_factory=list)
     old_edges: dict[tuple[str, str, str], tuple[float, set[str]]] = field(default_factory=dict)
     claim_bytes: int = 0
+    """Bytes of the claims this call added."""
+    reserved: int = 0
+    """Bytes charged to the memory budget so far (0 until the nodes are all in)."""
 
     def touch_node(self, node_id: str, data: dict[str, Any]) -> None:
         if node_id not in self.old_nodes and node_id not in self.new_nodes:
@@ -480,8 +483,8 @@ class GraphStore:
     def _roll_back(self, name: str, state: _Graph, undo: _Undo) -> None:
         undo.roll_back(state)
         with self._registry:
-            self._claim_bytes -= undo.claim_bytes
-            state.claim_bytes -= undo.claim_bytes
+            self._claim_bytes -= undo.reserved
+            state.claim_bytes -= undo.reserved
             if not state.committed:
                 # A graph this call created: it leaves no trace either.
                 self._graphs.pop(name, None)
@@ -544,7 +547,6 @@ class GraphStore:
         with self._registry:
             if self._claim_bytes + undo.claim_bytes > self.limits.max_claim_bytes:
                 wanted, used = undo.claim_bytes, self._claim_bytes
-                undo.claim_bytes = 0  # nothing was reserved
                 raise _Rejected(
                     f"memory budget exceeded: this call adds {wanted:,} bytes of claim text, "
                     f"{used:,} of the {self.limits.max_claim_bytes:,}-byte budget "
@@ -553,6 +555,7 @@ class GraphStore:
                 )
             self._claim_bytes += undo.claim_bytes
             state.claim_bytes += undo.claim_bytes
+            undo.reserved = undo.claim_bytes
 
     def _add_node(self, state: _Graph, record: NodeRecord, undo: _Undo) -> str | None:
         graph = state.graph

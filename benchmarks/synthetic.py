@@ -282,6 +282,37 @@ class ArgumentGraph:
     conclusion: str
 
 
+TEMPLATED = (
+    "{person} approved the {doc} for {org}",
+    "the {product} made by {org} failed inspection in {city}",
+    "{org} ships {substance} from its {city} plant",
+    "{person} audited the {product} line of {org}",
+)
+"""Word-slot templates without numbers: claims that differ in one slot look alike to the
+similarity scores and are kept apart only by the slot guard (the costly case)."""
+
+
+def templated_claims(count: int, seed: int = 0) -> list[str]:
+    """``count`` claims filled into a few fixed templates, the way an agent restates
+    one finding per row of a table: about half from the word-slot templates above
+    (many near-identical pairs that must not merge, a few true repeats), the rest
+    numbered rows such as "invoice 1042 from Acme Labs lists 18 pallets of zinc oxide".
+    Deterministic for a seed.
+    """
+    rng = random.Random(seed)
+    out: list[str] = []
+    for index in range(count):
+        if index % 2:
+            org = f"{rng.choice(ORG_HEADS)} {rng.choice(ORG_TAILS)}"
+            out.append(
+                f"invoice {1000 + index} from {org} lists {rng.randint(2, 90)} pallets of "
+                f"{rng.choice(SUBSTANCES)}"
+            )
+        else:
+            out.append(_fill(rng.choice(TEMPLATED), rng))
+    return out
+
+
 def argument_graph(
     node_count: int,
     edge_count: int,

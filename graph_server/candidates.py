@@ -6,8 +6,9 @@ tokens such as ``x9``), their content words pass the slot guard, and they are
 similar. The first two are cheap to index, so the search starts from them:
 
 - **Signature blocks.** Claims with different signatures never merge, so each
-  block is searched on its own. Templated claims ("shipment sh00017 left Oslo on
-  May 3") usually fall into blocks of one.
+  block is searched on its own, and a claim alone in its block is not searched at
+  all. Templated rows ("invoice 1042 ... lists 18 pallets") usually fall into
+  blocks of one.
 - **Content-word index.** The slot guard lets a pair through only when one claim's
   content words are all present in the other, or are one-edit typos of a word
   there (:func:`graph_server.similarity.is_variant`). So for every claim A, the
@@ -38,6 +39,24 @@ _ENOUGH = 4
 def signature(key: ClaimKey) -> Signature:
     """What two claims must share to be mergeable: negation parity, numbers, identifiers."""
     return (key.negations % 2, key.numbers, key.identifiers)
+
+
+def block_numbers(keys: Sequence[ClaimKey], usable: Iterable[int]) -> dict[int, int]:
+    """Signature block number of each usable claim whose block holds another claim.
+
+    Blocks are numbered in order of first appearance. A claim alone in its block can
+    merge with nothing, so it is left out of the search altogether.
+    """
+    numbers: dict[Signature, int] = {}
+    block_of: dict[int, int] = {}
+    sizes: list[int] = []
+    for i in usable:
+        number = numbers.setdefault(signature(keys[i]), len(numbers))
+        if number == len(sizes):
+            sizes.append(0)
+        sizes[number] += 1
+        block_of[i] = number
+    return {i: number for i, number in block_of.items() if sizes[number] > 1}
 
 
 class Variants:
@@ -83,20 +102,21 @@ class ContentIndex:
     """Postings ``(signature, content word) -> claim indices`` over chosen claims."""
 
     def __init__(
-        self, keys: Sequence[ClaimKey], signatures: Sequence[Signature], members: Iterable[int]
+        self, keys: Sequence[ClaimKey], signatures: Sequence[int], members: Iterable[int]
     ) -> None:
-        self._postings: dict[tuple[Signature, str], set[int]] = defaultdict(set)
-        self._blocks: dict[Signature, list[int]] = defaultdict(list)
+        self._postings: dict[tuple[int, str], set[int]] = defaultdict(set)
+        self._blocks: dict[int, list[int]] = defaultdict(list)
         words: set[str] = set()
         for i in members:
             sig = signatures[i]
             self._blocks[sig].append(i)
-            for word in keys[i].content:
+            content = keys[i].content
+            for word in content:
                 self._postings[(sig, word)].add(i)
-            words |= keys[i].content
+            words |= content
         self.variants = Variants(words)
 
-    def covering(self, key: ClaimKey, sig: Signature) -> Iterable[int]:
+    def covering(self, key: ClaimKey, sig: int) -> Iterable[int]:
         """Indexed claims of signature ``sig`` whose content holds every content word of
         ``key`` or a typo variant of it (a superset of those; callers check exactly).
         """
@@ -126,7 +146,7 @@ def covering_pairs(
     keys: Sequence[ClaimKey],
     queries: Iterable[int],
     index: ContentIndex,
-    signatures: Sequence[Signature],
+    signatures: Sequence[int],
     accept: Callable[[int, int], None],
     checkpoint: Callable[[], None] = lambda: None,
 ) -> None:

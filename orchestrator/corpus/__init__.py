@@ -19,8 +19,6 @@ Modules: :mod:`.readers` (files to pages of text), :mod:`.chunking` (pages to ch
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from orchestrator.corpus.chunking import DEFAULT_MAX_CHARS, Chunk, chunk_id, chunk_page
 from orchestrator.corpus.documents import CorpusEvidence, SpanSource, hits_to_evidence
 from orchestrator.corpus.embed import Embedder
@@ -63,16 +61,6 @@ __all__ = [
 ]
 
 
-def ingest(
-    directory: Path | str,
-    index_path: Path | str,
-    *,
-    progress: Progress | None = None,
-    dense: bool | Embedder = True,
-    max_chars: int = DEFAULT_MAX_CHARS,
-) -> IngestReport:
-    """Ingest ``directory`` into the index at ``index_path`` (see
-    :func:`orchestrator.corpus.index.ingest_directory`)."""
-    return ingest_directory(
-        directory, index_path, progress=progress, dense=dense, max_chars=max_chars
-    )
+ingest = ingest_directory
+"""``ingest(directory, index_path, *, progress=None, dense=True, max_chars=1200)``: see
+:func:`orchestrator.corpus.index.ingest_directory`."""

@@ -10,9 +10,17 @@ Dedup figures time the full-graph pass that ``GraphStore.merge_duplicates``
 runs (``dedup.plan_merges`` then ``dedup.apply_plan``) on a graph holding every
 synthetic claim un-merged, plus the public ``assert_graph`` ingest of the same
 claims (which deduplicates them on the way in) and a ``merge_duplicates``
-re-pass over the result. At 1,000 claims the indexed similarity search is
-compared with the plain pairwise loop; both must give identical clusters and
-contradictions, or the script exits with status 1.
+re-pass over the result. Each full pass is also timed, in the same run, with the
+engine's previous planner ("before": every similar pair found by the prefix-filtered
+search, then classified; ``tests/dedup_reference.py``), and the ratio is printed.
+At 1,000 claims both are also compared with the plain pairwise loop; all must give
+identical clusters and contradictions, or the script exits with status 1.
+
+Issue 12 figures run in child processes so that peak RSS is the call's own:
+``assert_graph`` of 20,000 templated claims (``synthetic.templated_claims``; goal
+< 5 s and peak RSS < 600 MB), the same with the previous planner at a smaller
+size, and RSS before loading 200 graphs of 500 claims, after, and after deleting
+them all (goal: back within 10% of the figure before).
 
 Graph figures use layered synthetic argument graphs (see ``synthetic.py``) with
 1% of the claims refuted, and time the public ``GraphStore`` methods.
@@ -22,19 +30,27 @@ from __future__ import annotations
 
 import argparse
 import functools
+import json
+import resource
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import networkx as nx
 import synthetic
 
 from graph_server import dedup
+from graph_server import store as store_module
 from graph_server.similarity import pairwise_similar_pairs, similar_pairs
 from graph_server.store import GraphStore
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from dedup_reference import reference_plan  # the previous planner
 
 JACCARD, RATIO = 0.7, 0.85
 
@@ -115,9 +131,9 @@ def bench_dedup(size: int, repeats: int, compare_pairwise: bool) -> list[Row]:
     claims = synthetic.claims(size, seed=size)
     rows = []
 
-    def full_pass(find_pairs: dedup.PairFinder = similar_pairs) -> dedup.MergePlan:
+    def full_pass(planner: Callable[..., dedup.MergePlan] = dedup.plan_merges) -> dedup.MergePlan:
         graph = claims_graph(claims)
-        plan = dedup.plan_merges(graph, JACCARD, RATIO, find_pairs=find_pairs)
+        plan = planner(graph, JACCARD, RATIO)
         dedup.apply_plan(graph, plan)
         return plan
 
@@ -128,32 +144,39 @@ def bench_dedup(size: int, repeats: int, compare_pairwise: bool) -> list[Row]:
             f"{size} claims",
             wall,
             cpu,
-            2000.0 if size == 5000 else None,
+            {5000: 2000.0, 20000: 3000.0}.get(size),
             f"{sum(len(c) - 1 for c in plan.clusters)} merges; " + dedup_quality(claims, plan),
         )
     )
+    before_wall, before_cpu, before = measure(
+        lambda: full_pass(functools.partial(reference_plan, find_pairs=similar_pairs)), 1
+    )
+    references = [("  same pass, before (issue 12)", before, before_wall, before_cpu)]
     if compare_pairwise:
-        reference_wall, reference_cpu, reference = measure(
-            lambda: full_pass(pairwise_similar_pairs), 1
+        pairwise_wall, pairwise_cpu, pairwise = measure(
+            lambda: full_pass(functools.partial(reference_plan, find_pairs=pairwise_similar_pairs)),
+            1,
         )
+        references.append(("  same pass, pairwise loop", pairwise, pairwise_wall, pairwise_cpu))
+    for label, reference, reference_wall, reference_cpu in references:
         identical = (reference.clusters, reference.contradictions) == (
             plan.clusters,
             plan.contradictions,
         )
         rows.append(
             Row(
-                "  same pass, pairwise loop",
+                label,
                 f"{size} claims",
                 reference_wall,
                 reference_cpu,
                 None,
-                f"indexed is {reference_wall / wall:.1f}x faster; identical clusters and "
-                f"contradictions: {identical}",
+                f"now {reference_wall / wall:.1f}x faster (wall), {reference_cpu / cpu:.1f}x "
+                f"(cpu); identical clusters and contradictions: {identical}",
             )
         )
         if not identical:
             print_rows(rows)
-            sys.exit("indexed and pairwise dedup disagree")
+            sys.exit("the dedup planners disagree")
 
     payload = [
         {"id": f"c{i}", "claim": c.text, "type": "inference", "run_ids": [c.run_id]}
@@ -274,6 +297,111 @@ def _summary(name: str, result: dict[str, Any], width: int) -> str:
     )
 
 
+# ------------------------------------------------------------ issue 12 (children)
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * resource.getpagesize() / 2**20
+
+
+def child_templated(size: int, planner: str) -> dict[str, Any]:
+    """One assert_graph of ``size`` templated claims in this (fresh) process."""
+    if planner == "before":
+        # The previous planner, with the store's call form (it ignores the new keywords).
+        def before(graph: nx.MultiDiGraph, j: float, r: float, focus: Any = None, **_: Any) -> Any:
+            return reference_plan(graph, j, r, focus=focus, find_pairs=similar_pairs)
+
+        store_module.plan_merges = before  # type: ignore[assignment]
+    claims = synthetic.templated_claims(size, seed=size)
+    payload = [{"id": f"t{i}", "claim": c, "type": "given"} for i, c in enumerate(claims)]
+    store = GraphStore()
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = store.assert_graph("bench", payload, run_id="r1")
+    return {
+        "wall_ms": (time.perf_counter() - wall) * 1000,
+        "cpu_ms": (time.process_time() - cpu) * 1000,
+        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "merged": len(result["auto_merged"]),
+        "contradictions": len(result["contradictions_created"]),
+    }
+
+
+def child_memory(graphs: int, nodes: int) -> dict[str, Any]:
+    """RSS before loading ``graphs`` x ``nodes`` claims, after, and after deleting them.
+
+    The payloads are made first and kept as JSON bytes, decoded one graph at a time,
+    as a server would receive them: objects the claim generator keeps alive must not
+    be interleaved with the graphs' (they would pin the allocator's arenas).
+    """
+    blobs = [
+        json.dumps(
+            [
+                {"id": f"c{i}", "claim": c.text, "type": "inference", "run_ids": [c.run_id]}
+                for i, c in enumerate(synthetic.claims(nodes, seed=g))
+            ]
+        ).encode()
+        for g in range(graphs)
+    ]
+    store = GraphStore()
+    # One small graph first, so one-off costs (lazy imports, compiled patterns) are in.
+    store.assert_graph("warm-up", json.loads(blobs[0])[:100])
+    store.merge_duplicates("warm-up")
+    store.delete_graph("warm-up")
+    before = _rss_mb()
+    for g, blob in enumerate(blobs):
+        store.assert_graph(f"g{g}", json.loads(blob))
+    loaded = _rss_mb()
+    for g in range(graphs):
+        store.delete_graph(f"g{g}")
+    return {"before_mb": before, "loaded_mb": loaded, "after_mb": _rss_mb()}
+
+
+def run_child(*args: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", *args], capture_output=True, text=True, check=True
+    )
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def bench_issue12(size: int, before_size: int, graphs: int, nodes: int) -> list[Row]:
+    rows = []
+    for planner, claims in (("now", size), ("before", before_size), ("now", before_size)):
+        if claims <= 0:
+            continue
+        got = run_child("templated", str(claims), planner)
+        goal = 5000.0 if planner == "now" and claims == 20000 else None
+        over = planner == "now" and claims == 20000 and got["peak_mb"] >= 600
+        rows.append(
+            Row(
+                f"assert_graph templated ({planner})",
+                f"{claims} claims",
+                got["wall_ms"],
+                got["cpu_ms"],
+                goal,
+                f"peak RSS {got['peak_mb']:.0f} MB"
+                + (" (goal < 600 MB: MISSED)" if over else " (goal < 600 MB)" if goal else "")
+                + f"; {got['merged']} merged, {got['contradictions']} contradictions",
+            )
+        )
+    memory = run_child("memory", str(graphs), str(nodes))
+    ratio = memory["after_mb"] / memory["before_mb"]
+    rows.append(
+        Row(
+            "RSS: load, then delete_graph",
+            f"{graphs} x {nodes} claims",
+            0.0,
+            0.0,
+            None,
+            f"before {memory['before_mb']:.0f} MB, loaded {memory['loaded_mb']:.0f} MB, after "
+            f"deleting all {memory['after_mb']:.0f} MB ({100 * (ratio - 1):+.1f}%; goal within "
+            f"10%: {'ok' if ratio <= 1.10 else 'MISSED'})",
+        )
+    )
+    return rows
+
+
 # ---------------------------------------------------------------------- table
 
 
@@ -293,11 +421,26 @@ def print_rows(rows: list[Row]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, one repetition")
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--before-size",
+        type=int,
+        default=4000,
+        help="templated claims for the previous planner's ingest (it is quadratic there)",
+    )
     options = parser.parse_args()
+    if options.child:
+        kind, *rest = options.child
+        if kind == "templated":
+            print(json.dumps(child_templated(int(rest[0]), rest[1])))
+        else:
+            print(json.dumps(child_memory(int(rest[0]), int(rest[1]))))
+        return
 
     if options.quick:
         runs = [
             lambda: bench_dedup(1000, 1, compare_pairwise=True),
+            lambda: bench_issue12(2000, 1000, 20, 100),
             lambda: bench_graph(500, 1500, 1, goals=True),
         ]
     else:
@@ -305,6 +448,7 @@ def main() -> None:
             lambda: bench_dedup(1000, 3, compare_pairwise=True),
             lambda: bench_dedup(5000, 3, compare_pairwise=False),
             lambda: bench_dedup(20000, 1, compare_pairwise=False),
+            lambda: bench_issue12(20000, options.before_size, 200, 500),
             lambda: bench_graph(500, 1500, 7, goals=True),
             lambda: bench_graph(2000, 6000, 5, goals=True),
         ]

@@ -22,6 +22,7 @@ networkx graphs that the store hands them while holding the graph's lock.
 from __future__ import annotations
 
 import functools
+import gc
 import logging
 import sys
 import threading
@@ -359,6 +360,10 @@ class GraphStore:
                 del self._graphs[name]
                 self._claim_bytes -= state.claim_bytes
             state.alive = False
+            # networkx caches its views (nodes, adj, ...) in the graph's __dict__, and
+            # they point back at the graph: a reference cycle that would wait for the
+            # cyclic garbage collector. Clearing the dict frees the graph at once.
+            state.graph.__dict__.clear()
             state.graph = nx.MultiDiGraph()
             state.keys.clear()
             state.merged_into.clear()
@@ -707,6 +712,21 @@ class GraphStore:
         return value
 
 
+def _load_malloc_trim() -> Callable[[int], int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        trim: Callable[[int], int] = ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # another libc: nothing to trim with
+        return None
+    return trim
+
+
+_MALLOC_TRIM = _load_malloc_trim()
+
+
 def _release_memory() -> None:
     """Hand freed heap pages back to the operating system after a graph is deleted.
 
@@ -714,14 +734,9 @@ def _release_memory() -> None:
     glibc keeps freed pages in its arenas; ``malloc_trim`` returns them, so the
     process's RSS goes back down. A no-op where glibc is not the allocator.
     """
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # another libc: nothing to trim with
-        pass
+    gc.collect()
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
 
 
 def _source_conflict(record: NodeRecord, data: dict[str, Any], holder: str) -> str | None:

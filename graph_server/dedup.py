@@ -184,12 +184,31 @@ def plan_merges(
             else:
                 mergeable.add(pair)
     checkpoint()
+    return finish_plan(graph, nodes, owner, keys, mergeable, apart, focused)
+
+
+def finish_plan(
+    graph: nx.MultiDiGraph,
+    nodes: Sequence[str],
+    owner: Sequence[int],
+    keys: Sequence[ClaimKey],
+    mergeable: set[tuple[int, int]],
+    apart: set[tuple[int, int]],
+    focused: set[int],
+) -> MergePlan:
+    """Add the guard pairs and attack edges to the constraints and cluster.
+
+    ``nodes`` are in assertion order, ``owner[k]`` is the node position of claim key
+    ``k``; ``mergeable`` and ``apart`` are node-position pairs found by the search.
+    Shared by :func:`plan_merges` and the every-pair reference in the tests.
+    """
     guarded = {
         pair
         for pair in (_ordered(owner[i], owner[j]) for i, j in _guard_pairs(keys))
         if pair[0] != pair[1]
     }
-    apart |= guarded
+    apart = apart | guarded
+    position_of = {node: p for p, node in enumerate(nodes)}
     for src, dst, relation in graph.edges(keys=True):
         if relation == "attacks" and src != dst:
             apart.add(_ordered(position_of[src], position_of[dst]))
@@ -288,7 +307,7 @@ def _different_kinds(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return first is not None and second is not None and first != second
 
 
-def _guard_pairs(keys: list[ClaimKey]) -> set[tuple[int, int]]:
+def _guard_pairs(keys: Sequence[ClaimKey]) -> set[tuple[int, int]]:
     by_statement: dict[tuple[frozenset[str], tuple[str, ...]], list[int]] = defaultdict(list)
     by_wording: dict[tuple[frozenset[str], int, int], list[int]] = defaultdict(list)
     for i, key in enumerate(keys):
@@ -309,7 +328,7 @@ def _guard_pairs(keys: list[ClaimKey]) -> set[tuple[int, int]]:
 
 
 def _differ_only_at(
-    keys: list[ClaimKey], members: list[int], position: int
+    keys: Sequence[ClaimKey], members: list[int], position: int
 ) -> set[tuple[int, int]]:
     """Pairs whose number sequences agree everywhere except at ``position``."""
     masked: dict[tuple[str, ...], dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))

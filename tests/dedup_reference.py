@@ -3,9 +3,10 @@
 :func:`reference_plan` is the engine's earlier ``plan_merges``: it finds every similar
 pair of claims (with ``find_pairs``: the O(n^2) loop by default, or the earlier
 prefix-filtered search), classifies each as mergeable or blocked, adds guard pairs and
-attack edges as constraints, and clusters. It shares the guards, the clustering and
-the merge policy with :mod:`graph_server.dedup`, so a difference between the two plans
-can only come from which pairs the search found. The tests compare the two;
+attack edges as constraints, and clusters. It shares the guards, the clustering
+(:func:`graph_server.dedup.finish_plan`) and the merge policy with
+:mod:`graph_server.dedup`, so a difference between the two plans can only come from
+which pairs the search found. The tests compare the two;
 ``benchmarks/bench_engine.py`` times it as the baseline ("today's code").
 """
 
@@ -17,13 +18,11 @@ import networkx as nx
 
 from graph_server.dedup import (
     MergePlan,
-    _cluster,
     _different_kinds,
-    _guard_pairs,
     _must_stay_apart,
-    _order_cluster,
     _ordered,
     assertion_order,
+    finish_plan,
 )
 from graph_server.similarity import ClaimKey, claim_key, pairwise_similar_pairs
 
@@ -64,20 +63,4 @@ def reference_plan(
             apart.add(pair)
         else:
             mergeable.add(pair)
-    guarded = {
-        pair
-        for pair in (_ordered(owner[i], owner[j]) for i, j in _guard_pairs(keys))
-        if pair[0] != pair[1]
-    }
-    apart |= guarded
-    for src, dst, relation in graph.edges(keys=True):
-        if relation == "attacks" and src != dst:
-            apart.add(_ordered(position_of[src], position_of[dst]))
-
-    clusters = _cluster(len(nodes), sorted(mergeable - apart), apart, focused)
-    return MergePlan(
-        clusters=[_order_cluster(graph, [nodes[p] for p in members]) for members in clusters],
-        contradictions=sorted(
-            (nodes[a], nodes[b]) for a, b in guarded if a in focused or b in focused
-        ),
-    )
+    return finish_plan(graph, nodes, owner, keys, mergeable, apart, focused)

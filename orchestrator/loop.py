@@ -25,7 +25,8 @@ One call of :func:`run_loop` answers one task with a fresh in-memory graph:
    verification calls each (the claim and the documents only), then apply the majority
    verdict, and go back to 3.
 6. **Decide**: answer with the top candidate, or refuse (``all_runs_failed``,
-   ``no_grounded_conclusion``, ``candidates_tied``, ``runs_found_no_answer``).
+   ``no_grounded_conclusion``, ``candidates_tied``, ``runs_found_no_answer``, or
+   ``no_evidence`` for a task without documents, which makes no call at all).
    ``stop_reason`` says why the loop ended; ``refusal_reason`` says why no answer is given.
    They are independent.
 
@@ -54,7 +55,7 @@ from orchestrator.anchor import ANSWER_PREFIX, AnchoredRun, anchor_run
 from orchestrator.answers import UNANSWERABLE, normalise_text
 from orchestrator.assess import Assessment, Candidate, assess, engine
 from orchestrator.budget import CallBudget
-from orchestrator.client import SupportsChat
+from orchestrator.client import ChatResult, SupportsChat
 from orchestrator.errors import LLMError, UnexpectedClientError
 from orchestrator.evidence import Evidence, build_evidence
 from orchestrator.task import RunConfig, Task
@@ -72,6 +73,7 @@ REFUSE_ALL_RUNS_FAILED = "all_runs_failed"
 REFUSE_NO_GROUNDED = "no_grounded_conclusion"
 REFUSE_TIED = "candidates_tied"
 REFUSE_UNANSWERABLE = "runs_found_no_answer"
+REFUSE_NO_EVIDENCE = "no_evidence"
 
 MAX_PARALLEL_CALLS = 64
 """Thread-pool ceiling; calls beyond it queue (the budget, not this, bounds how many run)."""
@@ -220,7 +222,9 @@ class _Loop:
             previous = current
         self.trace.event("stop", stop_reason=stop_reason, detail=stop_detail)
 
-        refusal, chosen = decide(current, usable, self._unanswerable_runs())
+        refusal, chosen = decide(
+            current, usable, self._unanswerable_runs(), has_evidence=bool(self.evidence.spans)
+        )
         self.trace.event(
             "decide",
             refusal_reason=refusal,
@@ -319,7 +323,9 @@ class _Loop:
         # A think-first run is two calls (reasoning, then the graph), reserved together.
         per_run = 2 if self.config.think_first else 1
         for index in range(1, self.config.n + 1):
-            if self.budget.try_reserve(per_run):
+            if not self.evidence.spans:  # nothing a given could cite: no call can help
+                skipped.append(_run_record(f"r{index}", "not_started", ["no evidence"]))
+            elif self.budget.try_reserve(per_run):
                 started.append(index)
             else:
                 skipped.append(_run_record(f"r{index}", "not_started", ["call budget exhausted"]))
@@ -722,25 +728,9 @@ class _Loop:
         except Exception as exc:  # a client bug costs this call, never the whole run
             error = UnexpectedClientError(exc)
         latency = time.perf_counter() - start
-        record: dict[str, Any] = {
-            "step": step,
-            "role": role,
-            "subject": subject,
-            "vote": vote,
-            "model": self.model,
-            "ok": error is None,
-            "prompt_tokens": result.prompt_tokens if result else None,
-            "completion_tokens": result.completion_tokens if result else None,
-            "cost_usd": result.cost_usd if result else None,
-            "cost_source": result.cost_source if result else "unknown",
-            "latency_s": round(latency, 6),
-            "attempts": result.attempts if result else max(1, error.attempts if error else 1),
-            "finish_reason": result.finish_reason if result else None,
-            "parse_outcome": None,
-            "error": f"{type(error).__name__}: {error}" if error else None,
-        }
+        record = call_record(step, role, subject, self.model, result, error, latency, vote=vote)
         if error is not None:
-            record["cost_usd"], record["cost_source"] = self._failure_cost(error)
+            record["cost_usd"], record["cost_source"] = failure_cost(self.client, error)
         with self._lock:
             self.calls.append(record)
             done = len(self.calls)
@@ -779,17 +769,6 @@ class _Loop:
             with self._lock:
                 self.local_s[name] = self.local_s.get(name, 0.0) + time.perf_counter() - start
 
-    def _failure_cost(self, error: LLMError) -> tuple[float | None, str]:
-        """The client ledger's cost for a failed call (0.0 for error answers, None when an
-        attempt was abandoned mid-flight), or unknown when the client keeps no such record."""
-        ledger = getattr(self.client, "ledger", None)
-        if error.call_id is None or ledger is None:
-            return None, "unknown"
-        for record in ledger.records():
-            if record.get("call_id") == error.call_id:
-                return record.get("cost_usd"), str(record.get("cost_source", "unknown"))
-        return None, "unknown"
-
     def _seed(self, *parts: object) -> int | None:
         """A per-call seed derived from ``config.seed`` (None when unseeded), stable across
         processes (no ``hash()`` randomisation)."""
@@ -807,14 +786,66 @@ class _Loop:
             self.nodes = {node["id"]: node for node in graph["nodes"]}
 
 
+def call_record(
+    step: str,
+    role: str,
+    subject: str,
+    model: str,
+    result: ChatResult | None,
+    error: LLMError | None,
+    latency_s: float,
+    *,
+    vote: int | None = None,
+) -> dict[str, Any]:
+    """The report's record of one logical call, whether it succeeded (``result``) or failed
+    (``error``): tokens, cost, latency, attempts, finish reason. ``parse_outcome`` is filled
+    in by whoever parses the reply."""
+    return {
+        "step": step,
+        "role": role,
+        "subject": subject,
+        "vote": vote,
+        "model": model,
+        "ok": error is None,
+        "prompt_tokens": result.prompt_tokens if result else None,
+        "completion_tokens": result.completion_tokens if result else None,
+        "cost_usd": result.cost_usd if result else None,
+        "cost_source": result.cost_source if result else "unknown",
+        "latency_s": round(latency_s, 6),
+        "attempts": result.attempts if result else max(1, error.attempts if error else 1),
+        "finish_reason": result.finish_reason if result else None,
+        "parse_outcome": None,
+        "error": f"{type(error).__name__}: {error}" if error else None,
+    }
+
+
+def failure_cost(client: SupportsChat, error: LLMError) -> tuple[float | None, str]:
+    """The client ledger's cost for a failed call (0.0 for error answers, None when an
+    attempt was abandoned mid-flight), or unknown when the client keeps no such record."""
+    ledger = getattr(client, "ledger", None)
+    if error.call_id is None or ledger is None:
+        return None, "unknown"
+    for record in ledger.records():
+        if record.get("call_id") == error.call_id:
+            return record.get("cost_usd"), str(record.get("cost_source", "unknown"))
+    return None, "unknown"
+
+
 def decide(
-    assessment: Assessment, usable_runs: int, unanswerable_runs: int = 0
+    assessment: Assessment,
+    usable_runs: int,
+    unanswerable_runs: int = 0,
+    *,
+    has_evidence: bool = True,
 ) -> tuple[str | None, Candidate | None]:
     """``(refusal_reason, None)`` or ``(None, chosen candidate)`` (see the module docstring).
 
     A wrong answer is worse than an honest refusal, so the top candidate is refused when at
     least as many runs said the evidence does not decide the question as gave that answer.
+    A task without evidence is refused as ``no_evidence`` without any interrogation.
     """
+    if not has_evidence:
+        return REFUSE_NO_EVIDENCE, None
     if usable_runs == 0:
         return REFUSE_ALL_RUNS_FAILED, None
     top = assessment.top

@@ -18,6 +18,9 @@
 * ``verification/v1`` - judge one claim against the documents only:
   ``{"verdict": supported|refuted|not_determinable, "reason"}``.
 * ``repair/v1`` - one follow-up turn asking for the same answer as clean JSON (design §4.3).
+* ``query_rewrite/v1`` - corpus tasks only: the question rewritten as up to three keyword
+  search queries, one per fact the answer chains together
+  (``{"queries": [...]}``).
 
 The texts are short on purpose: 0.5B local models with a ~2k-token context use them too, so
 every sentence has to earn its tokens. The reply shapes use capitalised slots (SENTENCE, TYPE)
@@ -38,6 +41,7 @@ PROMPT_VERSIONS: dict[str, str] = {
     "interrogation": "interrogation/v5",
     "verification": "verification/v2",
     "repair": "repair/v1",
+    "query_rewrite": "query_rewrite/v1",
 }
 
 _INTERROGATION_SYSTEM = Template(
@@ -169,6 +173,23 @@ def verification_messages(evidence: Evidence, claim: str) -> list[dict[str, Any]
     return [
         {"role": "system", "content": _VERIFICATION_SYSTEM},
         {"role": "user", "content": user},
+    ]
+
+
+_QUERY_REWRITE_SYSTEM = """You write search queries for a keyword search over a folder of \
+documents. Given a question, write at most three short queries (a few keywords each) that \
+together find every passage needed to answer it. When the answer needs several facts chained \
+together, write one query per fact; when a later fact depends on an earlier answer you do not \
+know yet, search for the earlier fact. Reply with one JSON object and no other text:
+{"queries": [QUERY, QUERY]}"""
+
+
+def query_rewrite_messages(question: str) -> list[dict[str, Any]]:
+    """Template D: the question alone, to be rewritten into search queries."""
+    _check_text("question", question)
+    return [
+        {"role": "system", "content": _QUERY_REWRITE_SYSTEM},
+        {"role": "user", "content": f"Question: {' '.join(question.split())}"},
     ]
 
 

@@ -16,6 +16,7 @@ from orchestrator import mermaid, prompts
 from orchestrator.assess import Candidate
 from orchestrator.loop import (
     REFUSE_ALL_RUNS_FAILED,
+    REFUSE_NO_EVIDENCE,
     REFUSE_NO_GROUNDED,
     REFUSE_TIED,
     REFUSE_UNANSWERABLE,
@@ -308,6 +309,8 @@ def _statement(result: LoopResult) -> str:
             "unrefuted reasoning"
             + (f" (candidate flags: {', '.join(flagged)})." if flagged else ".")
         )
+    elif reason == REFUSE_NO_EVIDENCE:
+        why = "The task has no evidence to reason from, so no model call was made."
     elif reason == REFUSE_UNANSWERABLE:
         why = (
             "At least as many interrogations found that the evidence does not decide the "
@@ -342,6 +345,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         *_limits_md(report.get("limits") or {}),
         "",
     ]
+    out += _retrieval_md(report)
     out += _candidates_md(report)
     out += _paths_md(report)
     out += _givens_md(report)
@@ -353,6 +357,39 @@ def render_markdown(report: dict[str, Any]) -> str:
     out += _calls_md(report)
     out += _settings_md(report)
     return "\n".join(out).rstrip() + "\n"
+
+
+def _retrieval_md(report: dict[str, Any]) -> list[str]:
+    """Corpus runs only: each retrieval round's queries, chunks and outcome."""
+    retrieval = report.get("retrieval")
+    if not retrieval:
+        return []
+    rewrite = retrieval["rewrite"]
+    how = (
+        "the question and its rewrites"
+        if rewrite["fallback"] is None
+        else f"the question alone ({_inline(rewrite['fallback'])})"
+    )
+    out = [
+        "## Retrieval",
+        "",
+        f"Corpus `{_inline(retrieval['index'])}`; round 1 searched {how}. The rounds ended: "
+        f"`{retrieval['end']}`.",
+        "",
+        "| round | queries | chunks (new marked *) | outcome |",
+        "|---:|---|---|---|",
+    ]
+    for r in retrieval["rounds"]:
+        queries = "; ".join(_cell(q) for q in r["queries"])
+        chunks = ", ".join(f"`{h['chunk_id']}`" + ("*" if h["new"] else "") for h in r["hits"])
+        if "refused" not in r:
+            outcome = "not run"
+        elif r["refused"]:
+            outcome = f"refused: {r['refusal_reason']}"
+        else:
+            outcome = "answered"
+        out.append(f"| {r['round']} | {queries} | {chunks or '-'} | {outcome} |")
+    return [*out, ""]
 
 
 def _candidates_md(report: dict[str, Any]) -> list[str]:
@@ -375,7 +412,15 @@ def _candidates_md(report: dict[str, Any]) -> list[str]:
 
 def _givens_md(report: dict[str, Any]) -> list[str]:
     out = ["## Evidence cited", ""]
-    if report["givens"]:
+    if report["givens"] and "retrieval" in report:
+        out += ["| span | sentence | source | runs |", "|---|---|---|---|"]
+        for g in report["givens"]:
+            where = g["citation"]["citation"] if g.get("citation") else "-"
+            out.append(
+                f"| `{g['span']}` | {_cell(g['text'] or '')} | {_cell(where)} "
+                f"| {', '.join(g['run_ids'])} |"
+            )
+    elif report["givens"]:
         out += ["| span | sentence | runs |", "|---|---|---|"]
         out += [
             f"| `{g['span']}` | {_cell(g['text'] or '')} | {', '.join(g['run_ids'])} |"

@@ -7,7 +7,8 @@ prints progress to stderr and the report path (or, with ``--json``, the report) 
 
 Exit codes: 0 the run finished (an answer or a refusal: refusing is a valid outcome), 1 the
 model backend could not be used (no key, unreachable, key rejected, no credits, unknown model,
-or a built-in model that cannot start), 2 bad input (task file, flags, models file). Errors
+or a built-in model that cannot start), 2 bad input (task file, its corpus index, flags,
+models file). Errors
 are one line on stderr, ``error: ...``, with the fix.
 """
 
@@ -27,6 +28,7 @@ from typing import Any
 
 from orchestrator._pricing import DEFAULT_MODELS_PATH
 from orchestrator.client import ChatClient, GuardedClient, SupportsChat
+from orchestrator.corpus_mode import check_corpus, complete_report, run_corpus_task
 from orchestrator.errors import BackendUnusableError
 from orchestrator.loop import Progress, run_loop
 from orchestrator.report import build_report, set_wall_clock, write_report
@@ -50,7 +52,9 @@ def run_task(
     context: dict[str, Any] | None = None,
     budget_seconds: float | None = None,
 ) -> dict[str, Any]:
-    """Answer ``task`` (``{"question", "documents", "expected_answer"?}``) and return the report.
+    """Answer ``task`` (``{"question", "documents" or "corpus", "expected_answer"?}``) and
+    return the report. A corpus task is answered in retrieval rounds
+    (:mod:`orchestrator.corpus_mode`) and its report gains ``retrieval``.
 
     ``client`` is anything with ``ChatClient.chat``'s signature (a ChatClient, a
     ScriptedClient); ``config`` defaults to :class:`RunConfig()`; with ``out_dir``,
@@ -60,7 +64,8 @@ def run_task(
     run's wall-clock budget: no call starts after it, and a ChatClient call that starts gets
     only the time left (None: no budget). ``report["limits"]`` reports every bound.
 
-    Raises :class:`TaskError` for an invalid task, before any call is made, and
+    Raises :class:`TaskError` for an invalid task or a corpus that cannot be searched, before
+    any call is made, and
     :class:`BackendUnusableError` when the backend refused or could not be reached (no key,
     DNS, connection refused, 401, 402, 404) before any call succeeded: after the first such
     failure no further request is sent. If calls had succeeded first, the run goes on and the
@@ -78,9 +83,16 @@ def run_task(
     guard = GuardedClient(client, budget_s=budget_seconds)
     trace_path = out_dir / "trace.jsonl" if out_dir is not None else None
     with Trace(trace_path) as trace:
-        result = run_loop(
-            checked, client=guard, model=model, config=config, trace=trace, progress=progress
-        )
+        corpus_run = None
+        if checked.corpus is None:
+            result = run_loop(
+                checked, client=guard, model=model, config=config, trace=trace, progress=progress
+            )
+        else:
+            corpus_run = run_corpus_task(
+                checked, client=guard, model=model, config=config, trace=trace, progress=progress
+            )
+            result = corpus_run.result
         if guard.unusable is not None and guard.succeeded == 0:
             trace.event("backend_unusable", kind=guard.unusable.kind, error=str(guard.unusable))
             raise guard.unusable.fresh()
@@ -92,6 +104,8 @@ def run_task(
             context=context,
             limits=_limits(client, config, guard),
         )
+        if corpus_run is not None:
+            complete_report(report, corpus_run, config)
         report["timing"]["local_s"]["report"] = round(time.perf_counter() - built, 6)
         set_wall_clock(report, time.perf_counter() - start)
         trace.event(
@@ -181,6 +195,19 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="each interrogation reasons in plain text, then writes the graph (two calls)",
     )
+    parser.add_argument(
+        "--retrieval-k",
+        type=int,
+        default=defaults.retrieval_k,
+        help=f"corpus tasks: chunks retrieved per round (default {defaults.retrieval_k})",
+    )
+    parser.add_argument(
+        "--max-retrieval-rounds",
+        type=int,
+        default=defaults.max_retrieval_rounds,
+        help="corpus tasks: retrieval rounds before refusing as insufficient_evidence "
+        f"(default {defaults.max_retrieval_rounds})",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     return parser
 
@@ -190,6 +217,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         task = load_task(Path(args.task))
+        if task.corpus is not None:
+            check_corpus(task.corpus)
         config = RunConfig(
             n=args.n,
             k=args.k,
@@ -197,6 +226,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             temperature=args.temp,
             seed=args.seed,
             think_first=args.think_first,
+            retrieval_k=args.retrieval_k,
+            max_retrieval_rounds=args.max_retrieval_rounds,
         )
         model = args.model or default_model()
         if not args.budget_seconds >= 0 or args.budget_seconds == float("inf"):

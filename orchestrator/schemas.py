@@ -118,6 +118,17 @@ def verification_response_format(
     return _response_format("verdict", verification_schema(max_reason_chars), strict)
 
 
+MAX_QUERIES = 3
+MAX_QUERY_CHARS = 200
+
+
+def query_rewrite_response_format(*, strict: bool = False) -> dict[str, Any]:
+    """``response_format`` for a query rewrite: 1 to :data:`MAX_QUERIES` short queries."""
+    query = {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS}
+    items = {"type": "array", "items": query, "minItems": 1, "maxItems": MAX_QUERIES}
+    return _response_format("search_queries", _object({"queries": items}), strict)
+
+
 def _object(properties: dict[str, Any]) -> dict[str, Any]:
     return {
         "type": "object",

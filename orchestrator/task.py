@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,8 @@ MAX_TASK_CHARS = 1_000_000
 """Question plus documents; far beyond any context window, so only absurd inputs hit it."""
 MAX_N = 64
 MAX_BUDGET_CALLS = 10_000
+MAX_RETRIEVAL_ROUNDS = 5
+MAX_RETRIEVAL_K = 50
 
 
 class TaskError(ValueError):
@@ -25,19 +27,26 @@ class TaskError(ValueError):
 
 @dataclass(frozen=True)
 class Task:
-    """A question to answer from ``documents`` only; ``expected_answer`` is for evals."""
+    """A question to answer from ``documents`` only; ``expected_answer`` is for evals.
+
+    A corpus task names an ingested index in ``corpus`` instead (``documents`` is then
+    empty): :mod:`orchestrator.corpus_mode` retrieves its documents from that index.
+    """
 
     question: str
     documents: tuple[str, ...]
     expected_answer: str | None = None
+    corpus: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The task as JSON-ready data (the shape :func:`validate_task` accepts)."""
-        return {
-            "question": self.question,
-            "documents": list(self.documents),
-            "expected_answer": self.expected_answer,
-        }
+        data: dict[str, Any] = {"question": self.question}
+        if self.corpus is not None:
+            data["corpus"] = self.corpus
+        else:
+            data["documents"] = list(self.documents)
+        data["expected_answer"] = self.expected_answer
+        return data
 
 
 @dataclass(frozen=True)
@@ -52,7 +61,9 @@ class RunConfig:
     ``structured_output`` sends a bounded JSON schema as ``response_format``; ``max_nodes`` /
     ``max_edges`` bound the graph a model is asked for; ``max_tokens_*`` cap each reply;
     ``think_first`` makes each interrogation two calls in one conversation, plain-text
-    reasoning and then the graph.
+    reasoning and then the graph. For a corpus task: ``retrieval_k`` chunks per retrieval
+    (1..50) and at most ``max_retrieval_rounds`` retrievals (1..5), the first from the
+    question and its rewrites, each later one from what the previous round lacked.
     """
 
     n: int = 6
@@ -69,9 +80,13 @@ class RunConfig:
     max_tokens_verification: int | None = 512
     think_first: bool = False
     max_tokens_think: int | None = 512
+    retrieval_k: int = 8
+    max_retrieval_rounds: int = 2
 
     def __post_init__(self) -> None:
         _int_in("n", self.n, 1, MAX_N)
+        _int_in("retrieval_k", self.retrieval_k, 1, MAX_RETRIEVAL_K)
+        _int_in("max_retrieval_rounds", self.max_retrieval_rounds, 1, MAX_RETRIEVAL_ROUNDS)
         _int_in("k", self.k, 1, 10)
         _int_in("budget_calls", self.budget_calls, 1, MAX_BUDGET_CALLS)
         _int_in("m_verify", self.m_verify, 1, 15)
@@ -103,25 +118,42 @@ class RunConfig:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
+_TASK_FIELDS = ("question", "documents", "corpus", "expected_answer", "id", "notes")
+
+
 def validate_task(task: Any) -> Task:
-    """Check a task dict (``question``, ``documents``, optional ``expected_answer``).
+    """Check a task dict: ``question``, then either ``documents`` (a list of strings) or
+    ``corpus`` (the path of an index made by ``logic-graph ingest``), optional
+    ``expected_answer``.
 
     ``documents`` may be empty (the system should then refuse). Unknown keys are rejected so
-    a typo such as ``"document"`` is not silently ignored. Raises :class:`TaskError`.
+    a typo such as ``"document"`` is not silently ignored. Whether ``corpus`` names a usable
+    index is checked when it is opened. Raises :class:`TaskError`.
     """
     if isinstance(task, Task):
         return task
     if not isinstance(task, dict):
         raise TaskError(f"task must be a JSON object, got {_shown(task)}")
-    unknown = sorted(set(task) - {"question", "documents", "expected_answer", "id", "notes"})
+    unknown = sorted(set(task) - set(_TASK_FIELDS))
     if unknown:
-        raise TaskError(
-            f"task has unknown field(s) {unknown}; allowed: question, documents, "
-            "expected_answer, id, notes"
-        )
+        raise TaskError(f"task has unknown field(s) {unknown}; allowed: {', '.join(_TASK_FIELDS)}")
     question = task.get("question")
     if not isinstance(question, str) or not question.strip():
         raise TaskError(f"task field 'question' must be a non-empty string, got {_shown(question)}")
+    expected = task.get("expected_answer")
+    if expected is not None and not isinstance(expected, str):
+        raise TaskError(
+            f"task field 'expected_answer' must be a string or null, got {_shown(expected)}"
+        )
+    if "corpus" in task:
+        corpus = task["corpus"]
+        if "documents" in task:
+            raise TaskError("task gives both 'documents' and 'corpus'; give one of them")
+        if not isinstance(corpus, str) or not corpus.strip():
+            raise TaskError(
+                f"task field 'corpus' must be the path of an index, got {_shown(corpus)}"
+            )
+        return Task(question.strip(), (), expected, corpus=corpus.strip())
     documents = task.get("documents")
     if not isinstance(documents, list):
         raise TaskError(
@@ -140,17 +172,13 @@ def validate_task(task: Any) -> Task:
     total = len(question) + sum(len(d) for d in documents)
     if total > MAX_TASK_CHARS:
         raise TaskError(f"task text has {total} characters, over the limit of {MAX_TASK_CHARS}")
-    expected = task.get("expected_answer")
-    if expected is not None and not isinstance(expected, str):
-        raise TaskError(
-            f"task field 'expected_answer' must be a string or null, got {_shown(expected)}"
-        )
     return Task(question.strip(), tuple(documents), expected)
 
 
 def load_task(path: Path) -> Task:
     """Read and validate a task JSON file. Raises :class:`TaskError` (unreadable, not JSON,
-    or invalid), never a raw OSError/JSONDecodeError."""
+    or invalid), never a raw OSError/JSONDecodeError. A relative ``corpus`` path is taken
+    relative to the task file's folder, so a task and its index can move together."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -160,9 +188,12 @@ def load_task(path: Path) -> Task:
     except json.JSONDecodeError as exc:
         raise TaskError(f"task file {str(path)!r} is not valid JSON: {exc}") from exc
     try:
-        return validate_task(data)
+        task = validate_task(data)
     except TaskError as exc:
         raise TaskError(f"task file {str(path)!r}: {exc}") from exc
+    if task.corpus is not None and not Path(task.corpus).is_absolute():
+        task = replace(task, corpus=str(path.parent / task.corpus))
+    return task
 
 
 def _int_in(name: str, value: Any, low: int, high: int) -> None:

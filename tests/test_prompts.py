@@ -11,6 +11,7 @@ from orchestrator.prompts import (
     PROMPT_VERSIONS,
     commit_messages,
     interrogation_messages,
+    query_rewrite_messages,
     repair_messages,
     verification_messages,
 )
@@ -34,7 +35,15 @@ def test_every_template_has_a_version() -> None:
         "interrogation": "interrogation/v5",
         "verification": "verification/v2",
         "repair": "repair/v1",
+        "query_rewrite": "query_rewrite/v1",
     }
+
+
+def test_the_query_rewrite_shows_the_question_alone_and_asks_for_a_queries_list() -> None:
+    messages = query_rewrite_messages("  Where was the\nfounder born? ")
+    assert messages[-1]["content"] == "Question: Where was the founder born?"
+    assert '{"queries": [QUERY, QUERY]}' in messages[0]["content"]
+    assert not PLACEHOLDER.search(all_text(messages))
 
 
 def test_interrogation_renders_numbered_spans_question_and_k() -> None:

@@ -1,0 +1,378 @@
+"""Corpus tasks: bounded retrieval rounds around the control loop.
+
+A task that names an index in ``corpus`` instead of carrying ``documents`` is answered in
+rounds (at most ``config.max_retrieval_rounds``), all within one call budget:
+
+1. **Rewrite** (one call, ``query_rewrite/v1``): the question becomes up to three keyword
+   queries. An unusable reply (failed call, no JSON, no strings) falls back to the question
+   alone; the report says which happened.
+2. **Retrieve** the top ``config.retrieval_k`` chunks for the question and the queries
+   (:func:`orchestrator.corpus.retrieve`: BM25, plus dense vectors when installed, fused by
+   RRF). Each chunk becomes one document, so ``D2.3`` is sentence 3 of the second chunk, and
+   :meth:`~orchestrator.corpus.CorpusEvidence.locate` traces it to file, page and offsets.
+3. **Answer** with :func:`orchestrator.loop.run_loop` on those documents and the calls left.
+4. **Close the gap**: when the loop refused for lack of support (``no_grounded_conclusion``,
+   ``runs_found_no_answer``, ``candidates_tied``) and rounds and calls are left, the next
+   round searches for what was missing (:func:`gap_queries`: question words no retrieved chunk
+   contains, claims no cited sentence supports, disputed claims). Chunks not seen before are
+   appended after the earlier ones, so earlier span ids keep their meaning, and the loop runs
+   again on all of them. No new chunk ends the rounds.
+
+A run that still lacks support after its last round is refused with
+``refusal_reason: insufficient_evidence``; the last loop's own reason is kept in
+``retrieval.last_refusal_reason``. Why the loop stopped (``stop_reason``) and why the rounds
+ended (``retrieval.end``) are reported apart from the refusal. Each round's queries and hits
+go to the trace and the report.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from json_repair import repair_json
+
+from graph_server.similarity import STOPWORDS
+from orchestrator import parse, prompts, schemas
+from orchestrator.client import ChatResult, SupportsChat
+from orchestrator.corpus import CorpusEvidence, CorpusIndexError, Hit, hits_to_evidence, retrieve
+from orchestrator.corpus.retrieval import MAX_VARIANTS, query_terms
+from orchestrator.errors import LLMError, UnexpectedClientError
+from orchestrator.loop import (
+    REFUSE_NO_EVIDENCE,
+    REFUSE_NO_GROUNDED,
+    REFUSE_TIED,
+    REFUSE_UNANSWERABLE,
+    LoopResult,
+    Progress,
+    call_record,
+    failure_cost,
+    run_loop,
+)
+from orchestrator.report import totals
+from orchestrator.task import RunConfig, Task, TaskError
+from orchestrator.trace import Trace
+
+REFUSE_INSUFFICIENT_EVIDENCE = "insufficient_evidence"
+GAP_REFUSALS = frozenset({REFUSE_NO_EVIDENCE, REFUSE_NO_GROUNDED, REFUSE_UNANSWERABLE, REFUSE_TIED})
+"""Loop refusals that more evidence could overturn; others (all runs failed) end the rounds."""
+
+END_ANSWERED = "answered"
+END_NOT_EVIDENTIAL = "refusal_not_about_evidence"
+END_MAX_ROUNDS = "max_retrieval_rounds"
+END_NO_NEW_EVIDENCE = "no_new_evidence"
+END_BUDGET = "budget_exhausted"
+MAX_TOKENS_REWRITE = 256
+MAX_GAP_CLAIM_CHARS = 200
+
+
+@dataclass(frozen=True)
+class CorpusRun:
+    """Everything the rounds established; the report is built from ``result`` (the last
+    round's loop) and completed from the rest by :func:`orchestrator.report.build_report`."""
+
+    index: str
+    result: LoopResult
+    evidence: CorpusEvidence
+    """The chunks the last loop was shown, in its order (earlier rounds' chunks first)."""
+    rounds: list[dict[str, Any]]
+    calls: list[dict[str, Any]]
+    """Every logical call of every round (the rewrite first), tagged ``retrieval_round``."""
+    rewrite: dict[str, Any]
+    refusal_reason: str | None
+    end: str
+    budget_used: int
+
+
+def run_corpus_task(
+    task: Task,
+    *,
+    client: SupportsChat,
+    model: str,
+    config: RunConfig,
+    trace: Trace,
+    progress: Progress | None = None,
+) -> CorpusRun:
+    """Answer a corpus task (``task.corpus`` names the index) in retrieval rounds.
+
+    Never makes more than ``config.budget_calls`` logical calls in all. Raises
+    :class:`TaskError` when the task has no corpus or its index cannot be used (missing file,
+    not an index), before any model call.
+    """
+    if task.corpus is None:
+        raise TaskError("task has no 'corpus' to retrieve from")
+    index = task.corpus
+    check_corpus(index)
+    calls: list[dict[str, Any]] = []
+    rewrite, record = rewrite_question(client, model, task.question, config)
+    if record is not None:
+        calls.append({**record, "retrieval_round": 1})
+    trace.event("query_rewrite", **rewrite)
+    variants: list[str] = rewrite["queries"]
+    hits: list[Hit] = []
+    rounds: list[dict[str, Any]] = []
+    used = len(calls)
+    result: LoopResult | None = None
+    shown = hits_to_evidence(())
+    end = END_MAX_ROUNDS
+    for round_no in range(1, config.max_retrieval_rounds + 1):
+        found = retrieve(index, task.question, variants, config.retrieval_k)
+        seen = {hit.chunk_id for hit in hits}
+        new = [hit for hit in found.hits if hit.chunk_id not in seen]
+        round_info: dict[str, Any] = {
+            "round": round_no,
+            "queries": list(found.queries),
+            "dense_used": found.dense_used,
+            "dense_note": found.dense_note,
+            "hits": [_hit_summary(hit, hit.chunk_id not in seen) for hit in found.hits],
+            "new_chunks": len(new),
+        }
+        trace.event("retrieval", **round_info)
+        rounds.append(round_info)
+        if not new and result is not None:
+            end = END_NO_NEW_EVIDENCE
+            break
+        hits += new
+        left = config.budget_calls - used
+        if left < 1:  # never in round 1: the rewrite is skipped unless a call is left
+            end = END_BUDGET
+            break
+        shown = hits_to_evidence(hits)
+        round_task = Task(task.question, shown.documents, task.expected_answer)
+        result = run_loop(
+            round_task,
+            client=client,
+            model=model,
+            config=replace(config, budget_calls=left),
+            trace=trace,
+            progress=progress,
+        )
+        used += result.budget_used
+        calls += [{**call, "retrieval_round": round_no} for call in result.calls]
+        round_info.update(
+            refused=result.chosen is None,
+            refusal_reason=result.refusal_reason,
+            stop_reason=result.stop_reason,
+            calls=len(result.calls),
+            chunks_shown=len(shown.documents),
+            model_wait_s=result.model_wait_s,
+            schema_compliance=result.compliance,
+        )
+        if result.chosen is not None:
+            end = END_ANSWERED
+            break
+        if result.refusal_reason not in GAP_REFUSALS:
+            end = END_NOT_EVIDENTIAL
+            break
+        variants = gap_queries(task.question, result, shown.documents)
+    assert result is not None  # round 1 always runs the loop
+    refusal = result.refusal_reason
+    if result.chosen is None and refusal in GAP_REFUSALS:
+        refusal = REFUSE_INSUFFICIENT_EVIDENCE
+    trace.event("retrieval_end", end=end, refusal_reason=refusal, rounds=len(rounds))
+    return CorpusRun(
+        index=index,
+        result=result,
+        evidence=shown,
+        rounds=rounds,
+        calls=calls,
+        rewrite=rewrite,
+        refusal_reason=refusal,
+        end=end,
+        budget_used=used,
+    )
+
+
+def check_corpus(index: str) -> None:
+    """Raise :class:`TaskError` naming the task field when ``index`` is missing or not a
+    corpus index (one cheap keyword query); nothing is written."""
+    try:
+        retrieve(index, "check", (), 1, dense=False)
+    except (ValueError, CorpusIndexError) as exc:
+        raise TaskError(f"task field 'corpus': {exc}") from exc
+
+
+def complete_report(report: dict[str, Any], run: CorpusRun, config: RunConfig) -> None:
+    """Turn the report of the last round's loop into the report of the whole corpus run.
+
+    Calls, totals, budget, compliance and model wait cover every round and the rewrite; the
+    settings are the run's own (not the last round's share of the budget); a refusal for lack
+    of support becomes ``insufficient_evidence``; every given gains the file, page, chunk and
+    offsets of the span it cites; ``report["retrieval"]`` tells the rounds.
+    """
+    report["calls"] = run.calls
+    report["totals"] = totals(run.calls, config.budget_calls)
+    limit = config.budget_calls
+    report["budget"].update(limit=limit, used=run.budget_used, unused=limit - run.budget_used)
+    report["config"] = config.to_dict()
+    report["limits"]["calls_cut_at_max_tokens"] = sum(
+        1 for call in run.calls if call["finish_reason"] == "length"
+    )
+    tally = parse.ComplianceTally()
+    for round_info in run.rounds:
+        for model, counts in round_info.get("schema_compliance", {}).items():
+            for outcome in parse.OUTCOMES:
+                for _ in range(counts[outcome]):
+                    tally.record(model, outcome)
+    report["schema_compliance"] = tally.to_dict()
+    wait = round(sum(r.get("model_wait_s", 0.0) for r in run.rounds), 6)
+    report["timing"]["model_wait_s"] = wait
+    for given in report["givens"]:
+        given["citation"] = citation_of(run.evidence, given["span"])
+    if run.refusal_reason != report["refusal_reason"]:
+        report["refusal_reason"] = run.refusal_reason
+        report["headline"] = f"Refused: {run.refusal_reason}"
+        report["statement"] = (
+            f"The documents retrieved from the corpus do not support a reliable answer after "
+            f"{len(run.rounds)} retrieval round(s) ({run.end}); the last round ended with "
+            f"{run.result.refusal_reason}."
+        )
+    report["retrieval"] = {
+        "index": run.index,
+        "rewrite": run.rewrite,
+        "rounds": run.rounds,
+        "end": run.end,
+        "last_refusal_reason": run.result.refusal_reason,
+        "chunks_shown": list(run.evidence.labels),
+    }
+
+
+def rewrite_question(
+    client: SupportsChat, model: str, question: str, config: RunConfig
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """One ``query_rewrite`` call: ``({"queries", "fallback"}, call record)``.
+
+    ``queries`` holds up to :data:`~orchestrator.corpus.retrieval.MAX_VARIANTS` distinct
+    queries other than the question itself; ``fallback`` is None when the reply was usable,
+    else why the question is searched alone. With a budget of one call there is no rewrite
+    (and no record): the loop needs that call.
+    """
+    if config.budget_calls < 2:
+        return {"queries": [], "fallback": "budget leaves no call for a rewrite"}, None
+    messages = prompts.query_rewrite_messages(question)
+    response_format = schemas.query_rewrite_response_format() if config.structured_output else None
+    start = time.perf_counter()
+    result: ChatResult | None = None
+    error: LLMError | None = None
+    try:
+        result = client.chat(
+            model,
+            messages,
+            temperature=0.0,
+            max_tokens=MAX_TOKENS_REWRITE,
+            response_format=response_format,
+            seed=config.seed,
+            role="query_rewrite",
+            tags={"step": "query_rewrite", "subject": "question"},
+        )
+    except LLMError as exc:
+        error = exc
+    except Exception as exc:  # a client bug costs the rewrite, never the run
+        error = UnexpectedClientError(exc)
+    record = call_record(
+        "query_rewrite",
+        "query_rewrite",
+        "question",
+        model,
+        result,
+        error,
+        time.perf_counter() - start,
+    )
+    if error is not None:
+        record["cost_usd"], record["cost_source"] = failure_cost(client, error)
+        return {"queries": [], "fallback": f"the rewrite call failed: {error}"}, record
+    assert result is not None
+    queries, problem = parse_queries(result.text, question)
+    record["parse_outcome"] = "ok" if problem is None else "unusable"
+    return {"queries": queries, "fallback": problem}, record
+
+
+def parse_queries(text: str, question: str) -> tuple[list[str], str | None]:
+    """The search queries in a rewrite reply: ``(queries, None)``, or ``([], problem)`` when
+    the reply holds none. Queries are whitespace-collapsed, cut to
+    :data:`~orchestrator.schemas.MAX_QUERY_CHARS`, and kept when they have a word that is
+    not a stopword and differ from the question and from each other; at most three.
+    Cost: O(len(text))."""
+    body = parse.extract_json_text(text or "")
+    if body is None:
+        return [], "the reply holds no JSON object"
+    try:
+        data = json.loads(repair_json(body))
+    except (ValueError, RecursionError):
+        return [], "the reply's JSON cannot be read"
+    items = data.get("queries") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        return [], "the reply has no 'queries' list"
+    asked = " ".join(question.split()).casefold()
+    queries: dict[str, str] = {}  # casefolded -> first spelling, in order
+    for item in items:
+        if not isinstance(item, str):
+            continue
+        query = " ".join(item.split())[: schemas.MAX_QUERY_CHARS]
+        if set(query_terms(query)) - STOPWORDS and query.casefold() != asked:
+            queries.setdefault(query.casefold(), query)
+    if not queries:
+        return [], "the reply's 'queries' holds no usable query"
+    return list(queries.values())[:MAX_VARIANTS], None
+
+
+def gap_queries(question: str, result: LoopResult, documents: Sequence[str]) -> list[str]:
+    """Queries for what a refused round lacked, at most three, most specific first:
+
+    1. the question's search words that occur in none of ``documents`` (the retrieved chunks);
+    2. claims of the round's graph that no cited sentence grounds: assumptions (including
+       givens that failed the citation check) and candidate conclusions that are not grounded;
+    3. disputed claims (contradictions, claims only one run asserts).
+
+    Claims are taken in node-id order, so the queries are deterministic.
+    Cost: O(size of the documents + size of the graph).
+    """
+    present = {term for document in documents for term in query_terms(document)}
+    missing = [term for term in query_terms(question) if term not in present]
+    queries = [" ".join(missing)] if missing else []
+    nodes = {node["id"]: node for node in result.graph["nodes"]}
+    ungrounded = {c.node_id for c in result.assessment.candidates if not c.grounded}
+    unsupported = [
+        node_id
+        for node_id, node in sorted(nodes.items())
+        if node["type"] == "assumption" or node_id in ungrounded
+    ]
+    for node_id in [*unsupported, *sorted(result.assessment.disputed)]:
+        claim = " ".join(str(nodes.get(node_id, {}).get("claim", "")).split())
+        claim = claim[:MAX_GAP_CLAIM_CHARS]
+        if claim and query_terms(claim) and claim not in queries:
+            queries.append(claim)
+    return queries[:MAX_VARIANTS]
+
+
+def citation_of(evidence: CorpusEvidence, span_id: str | None) -> dict[str, Any] | None:
+    """Where a cited span lives: chunk id, file, page, offsets in the page, section, version
+    and a one-line citation; None for an id that is not a span of ``evidence``."""
+    source = evidence.locate(span_id)
+    if source is None:
+        return None
+    return {
+        "chunk_id": source.chunk_id,
+        "path": source.path,
+        "page": source.page,
+        "start": source.start,
+        "end": source.end,
+        "section": source.section,
+        "version": source.version,
+        "citation": source.citation(),
+    }
+
+
+def _hit_summary(hit: Hit, new: bool) -> dict[str, Any]:
+    return {
+        "chunk_id": hit.chunk_id,
+        "path": hit.path,
+        "page": hit.page,
+        "score": round(hit.score, 6),
+        "keyword_rank": hit.keyword_rank,
+        "dense_rank": hit.dense_rank,
+        "new": new,
+    }

@@ -1,0 +1,252 @@
+"""Corpus tasks end to end on scripted models: rewrite, retrieval rounds, citations a person
+can follow, and the refusal when the corpus does not hold the answer."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from canned_runs import model_graph, verdict
+from corpus_fixtures import write_corpus
+
+from orchestrator import corpus
+from orchestrator.corpus_mode import (
+    END_ANSWERED,
+    END_MAX_ROUNDS,
+    END_NO_NEW_EVIDENCE,
+    REFUSE_INSUFFICIENT_EVIDENCE,
+    parse_queries,
+)
+from orchestrator.report import render_markdown
+from orchestrator.run import RunConfig, main, run_task
+from orchestrator.task import TaskError, load_task, validate_task
+from orchestrator.testing import ScriptedClient
+
+RACK_SENTENCE = "Rack 7 stands in hall B of the Quelheim site."
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("corpus")
+    path = root / "index.sqlite"
+    report = corpus.ingest(write_corpus(root / "docs"), path, dense=False)
+    assert report.ok
+    return path
+
+
+def span_of(messages: list[dict[str, Any]], sentence: str) -> str | None:
+    """The span id the prompt gives ``sentence`` (``[D2.1] Rack 7 stands ...``), or None."""
+    for line in messages[-1]["content"].splitlines():
+        match = re.match(r"\[(D\d+\.\d+)\] (.*)$", line)
+        if match and match.group(2) == sentence:
+            return match.group(1)
+    return None
+
+
+def hall_graph(span: str) -> str:
+    return model_graph(
+        [
+            {"id": "n1", "type": "given", "source": span, "claim": RACK_SENTENCE},
+            {"id": "n2", "type": "conclusion", "source": "none", "claim": "Rack 7 is in hall B."},
+        ],
+        [{"from": "n1", "to": "n2", "relation": "supports", "confidence": 0.9}],
+        "n2",
+        answer="hall B",
+    )
+
+
+UNANSWERABLE = model_graph(
+    [{"id": "n1", "type": "conclusion", "source": "none", "claim": "The mayor is not named."}],
+    [],
+    "n1",
+    answer="unanswerable",
+)
+
+
+def script(rewrite: str, *, answer_from_rack_sentence: bool) -> Any:
+    def reply(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
+        role = kwargs["role"]
+        if role == "query_rewrite":
+            return rewrite
+        if role == "verification":
+            return verdict("supported")
+        span = span_of(messages, RACK_SENTENCE)
+        if answer_from_rack_sentence and span is not None:
+            return hall_graph(span)
+        return UNANSWERABLE
+
+    return reply
+
+
+def config(**overrides: Any) -> RunConfig:
+    return RunConfig(**{"n": 2, "k": 1, "budget_calls": 8, "seed": 1, **overrides})
+
+
+def test_a_corpus_answer_cites_file_page_chunk_and_the_quoted_sentence(
+    index: Path, tmp_path: Path
+) -> None:
+    client = ScriptedClient(
+        script('{"queries": ["rack 7 hall", "Quelheim site"]}', answer_from_rack_sentence=True)
+    )
+    task = {"question": "Which hall is rack 7 in?", "corpus": str(index)}
+    report = run_task(task, client=client, model="m", config=config(), out_dir=tmp_path)
+
+    assert report["headline"] == "Answer: hall B"
+    retrieval = report["retrieval"]
+    assert retrieval["end"] == END_ANSWERED
+    assert retrieval["rewrite"] == {"queries": ["rack 7 hall", "Quelheim site"], "fallback": None}
+    assert retrieval["rounds"][0]["queries"] == [
+        "Which hall is rack 7 in?",
+        "rack 7 hall",
+        "Quelheim site",
+    ]
+    [given] = report["givens"]
+    assert given["text"] == RACK_SENTENCE
+    citation = given["citation"]
+    assert citation["path"] == "racks/rack7-v1.2.md"
+    assert citation["page"] == 1
+    assert citation["chunk_id"].startswith("racks/rack7-v1.2.md#p1c")
+    page_text = "\n".join(
+        page.text for page in corpus.read_pages(index.parent / "docs" / citation["path"])
+    )
+    assert page_text[citation["start"] : citation["end"]] == RACK_SENTENCE
+    markdown = (tmp_path / "report.md").read_text()
+    assert citation["citation"] in markdown and "## Retrieval" in markdown
+    # the rewrite is a logical call like any other: counted, budgeted, tagged with its round
+    roles = [call["role"] for call in report["calls"]]
+    assert roles[0] == "query_rewrite" and roles.count("interrogation") == 2
+    assert report["totals"]["calls"] == len(report["calls"]) == report["budget"]["used"]
+    assert {call["retrieval_round"] for call in report["calls"]} == {1}
+    assert report["config"]["budget_calls"] == 8
+
+
+def test_a_corpus_without_the_answer_is_refused_after_every_round_with_each_round_traced(
+    index: Path, tmp_path: Path
+) -> None:
+    client = ScriptedClient(script("no idea", answer_from_rack_sentence=False))
+    task = {"question": "Who is the mayor of the Quelheim site?", "corpus": str(index)}
+    settings = config(retrieval_k=1, max_retrieval_rounds=3, budget_calls=20)
+    report = run_task(task, client=client, model="m", config=settings, out_dir=tmp_path)
+
+    assert report["refused"] and report["refusal_reason"] == REFUSE_INSUFFICIENT_EVIDENCE
+    assert report["headline"] == "Refused: insufficient_evidence"
+    retrieval = report["retrieval"]
+    assert retrieval["last_refusal_reason"] == "no_grounded_conclusion"
+    assert retrieval["rewrite"]["fallback"] == "the reply holds no JSON object"
+    rounds = retrieval["rounds"]
+    assert rounds[0]["queries"] == ["Who is the mayor of the Quelheim site?"]
+    assert len(rounds) >= 2 and all(r["new_chunks"] >= 1 for r in rounds[1:] if "refused" in r)
+    # round 2 searched for what round 1 lacked: the question's words no chunk contained
+    assert "mayor" in rounds[1]["queries"][1]
+    assert retrieval["end"] in {END_MAX_ROUNDS, END_NO_NEW_EVIDENCE}
+    # each round's loop saw every chunk found so far, earlier ones first
+    shown = [r["chunks_shown"] for r in rounds if "chunks_shown" in r]
+    assert shown == sorted(shown) and shown[-1] == len(retrieval["chunks_shown"])
+    assert report["stop_reason"] != report["refusal_reason"]  # separate fields, separate facts
+    events = [json.loads(line) for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
+    traced = [e for e in events if e["event"] == "retrieval"]
+    assert [e["round"] for e in traced] == [r["round"] for r in rounds]
+    assert traced[0]["hits"] == rounds[0]["hits"]
+    assert report["totals"]["calls"] <= 20
+    assert "## Retrieval" in render_markdown(report)
+
+
+def test_the_rounds_never_spend_more_than_the_call_budget(index: Path) -> None:
+    client = ScriptedClient(script('{"queries": ["mayor"]}', answer_from_rack_sentence=False))
+    task = {"question": "Who is the mayor of the Quelheim site?", "corpus": str(index)}
+    settings = config(retrieval_k=1, max_retrieval_rounds=5, budget_calls=5)
+    report = run_task(task, client=client, model="m", config=settings)
+
+    assert len(client.calls) == report["totals"]["calls"] <= 5
+    assert report["refusal_reason"] == REFUSE_INSUFFICIENT_EVIDENCE
+
+
+def test_a_question_no_chunk_matches_costs_only_the_rewrite(index: Path) -> None:
+    client = ScriptedClient(script("{}", answer_from_rack_sentence=False))
+    task = {"question": "Zorblax quuxfrob?", "corpus": str(index)}
+    report = run_task(task, client=client, model="m", config=config())
+
+    assert [call["role"] for call in report["calls"]] == ["query_rewrite"]
+    assert report["refusal_reason"] == REFUSE_INSUFFICIENT_EVIDENCE
+    assert report["retrieval"]["last_refusal_reason"] == "no_evidence"
+    assert report["retrieval"]["end"] == END_NO_NEW_EVIDENCE
+    assert report["retrieval"]["rewrite"]["fallback"] == "the reply has no 'queries' list"
+
+
+def test_a_failed_rewrite_falls_back_to_the_question_and_is_recorded(index: Path) -> None:
+    def reply(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> Any:
+        if kwargs["role"] == "query_rewrite":
+            raise KeyError("client bug")
+        return script("", answer_from_rack_sentence=True)(model, messages, kwargs)
+
+    task = {"question": "Which hall is rack 7 in?", "corpus": str(index)}
+    report = run_task(task, client=ScriptedClient(reply), model="m", config=config())
+
+    assert report["answer"] == "hall B"
+    assert report["retrieval"]["rewrite"]["fallback"].startswith("the rewrite call failed")
+    assert report["calls"][0]["ok"] is False and report["totals"]["failed_calls"] == 1
+
+
+def test_a_missing_index_fails_before_any_call(tmp_path: Path) -> None:
+    client = ScriptedClient([])
+    task = {"question": "Which hall is rack 7 in?", "corpus": str(tmp_path / "none.sqlite")}
+    with pytest.raises(TaskError, match=r"task field 'corpus': .* does not exist"):
+        run_task(task, client=client, model="m", config=config())
+    assert client.calls == []
+
+
+def test_the_cli_reports_a_missing_corpus_as_bad_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    task_file = tmp_path / "task.json"
+    task_file.write_text(json.dumps({"question": "Where?", "corpus": "missing.sqlite"}))
+    code = main(["--task", str(task_file), "--model", "x/y", "--base-url", "http://127.0.0.1:9/v1"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: task field 'corpus'") and "missing.sqlite" in err
+
+
+@pytest.mark.parametrize(
+    ("text", "queries", "problem"),
+    [
+        ('{"queries": ["rack 7 hall", "hall B"]}', ["rack 7 hall", "hall B"], None),
+        ('```json\n{"queries": ["a  b\\nc"]}\n```', ["a b c"], None),
+        (
+            '{"queries": ["x", "X", 3, "", "the", "Where is it?", "y", "z", "w"]}',
+            ["x", "y", "z"],
+            None,
+        ),
+        ('{"queries": "rack"}', [], "the reply has no 'queries' list"),
+        ('{"queries": ["where is it?"]}', [], "the reply's 'queries' holds no usable query"),
+        ("[1, 2]", [], "the reply holds no JSON object"),
+        ("", [], "the reply holds no JSON object"),
+    ],
+)
+def test_rewrite_replies_are_read_leniently_and_never_repeat_the_question(
+    text: str, queries: list[str], problem: str | None
+) -> None:
+    assert parse_queries(text, "Where is it?") == (queries, problem)
+
+
+def test_a_task_gives_documents_or_a_corpus_never_both(tmp_path: Path) -> None:
+    assert validate_task({"question": "q?", "corpus": " idx.sqlite "}).corpus == "idx.sqlite"
+    with pytest.raises(TaskError, match="both 'documents' and 'corpus'"):
+        validate_task({"question": "q?", "documents": ["d"], "corpus": "idx.sqlite"})
+    with pytest.raises(TaskError, match="'corpus' must be the path"):
+        validate_task({"question": "q?", "corpus": ""})
+    task_file = tmp_path / "sub" / "task.json"
+    task_file.parent.mkdir()
+    task_file.write_text(json.dumps({"question": "q?", "corpus": "idx.sqlite"}))
+    assert load_task(task_file).corpus == str(tmp_path / "sub" / "idx.sqlite")
+    absolute = str(tmp_path / "elsewhere.sqlite")
+    task_file.write_text(json.dumps({"question": "q?", "corpus": absolute}))
+    assert load_task(task_file).corpus == absolute
+
+
+def test_a_task_without_documents_is_refused_without_any_call() -> None:
+    client = ScriptedClient([])
+    report = run_task({"question": "q?", "documents": []}, client=client, model="m")
+    assert report["refusal_reason"] == "no_evidence" and client.calls == []

@@ -52,6 +52,8 @@ checks tell you where it is weak. A typical session:
    conclusion, and which single links it hangs on.
 4. surviving_claims / disputed_nodes: what survives the attacks, what needs evidence.
 5. mark_refuted / update_node as evidence arrives, then re-check.
+search_evidence finds sentences in an ingested document index; cite one by putting
+its id in a given node's source.
 Graph ids are yours to choose; graphs live in memory until delete_graph.
 Unknown argument names are refused, never ignored."""
 
@@ -117,6 +119,45 @@ _NODE_OUT = _obj(
         "merged_ids",
         "source",
     ],
+    strict=False,
+)
+
+
+_SEARCH_OUTPUT = _obj(
+    {
+        "index": _STR,
+        "query": _STR,
+        "dense_used": {"type": "boolean"},
+        "dense_note": _STR,
+        "hits": _list(
+            _obj(
+                {
+                    "chunk_id": _STR,
+                    "path": _STR,
+                    "page": {"type": "integer"},
+                    "section": _STR,
+                    "version": _OPTIONAL_STR,
+                    "score": _NUMBER,
+                    "text": _STR,
+                    "spans": _list(
+                        _obj(
+                            {
+                                "id": _STR,
+                                "text": _STR,
+                                "start": {"type": "integer"},
+                                "end": {"type": "integer"},
+                            },
+                            ["id", "text", "start", "end"],
+                            strict=False,
+                        )
+                    ),
+                },
+                ["chunk_id", "path", "page", "section", "version", "score", "text", "spans"],
+                strict=False,
+            )
+        ),
+    },
+    ["index", "query", "dense_used", "dense_note", "hits"],
     strict=False,
 )
 
@@ -262,7 +303,7 @@ def _hints(
 
 
 def tool_specs(limits: StoreLimits) -> list[ToolSpec]:
-    """The twelve tools, their schemas and descriptions (limits taken from ``limits``)."""
+    """The thirteen tools, their schemas and descriptions (limits taken from ``limits``)."""
     i = _Inputs(limits)
     graph_only = {"graph_id": i.graph_id}
     on_conclusion = {"graph_id": i.graph_id, "conclusion_id": i.conclusion_id}
@@ -655,7 +696,38 @@ def tool_specs(limits: StoreLimits) -> list[ToolSpec]:
             _obj({"ok": {"type": "boolean"}, "graph_id": _STR}, ["ok", "graph_id"], strict=False),
             lambda s, a, _: s.delete_graph(a["graph_id"]),
         ),
+        ToolSpec(
+            "search_evidence",
+            "Search a document index for evidence",
+            "Search an index built by `logic-graph ingest` (keyword BM25, plus dense vectors "
+            "when the index has them and the corpus extra is installed, fused by rank) and "
+            "return the best chunks, each cut into sentences with stable ids "
+            "(<chunk id>:s<n>), the file, page, section and character offsets. To ground a "
+            "claim, put a sentence's id in a given node's source and its words in the claim. "
+            "Does not touch any graph. Limits: query up to 1,000 characters, k up to 50.",
+            read,
+            {
+                "index": {"type": "string", "description": "Path of the index file."},
+                "query": {"type": "string", "description": "What to look for (any text)."},
+                "k": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 50,
+                    "description": "How many chunks to return (default 5).",
+                },
+            },
+            ("index", "query"),
+            _SEARCH_OUTPUT,
+            lambda s, a, _: _search_evidence(a["index"], a["query"], a.get("k", 5)),
+        ),
     ]
+
+
+def _search_evidence(index: Any, query: Any, k: Any) -> Payload:
+    # Imported on first use: graph-only sessions never load the corpus code.
+    from orchestrator.corpus import search_evidence
+
+    return search_evidence(index, query, k)
 
 
 # ----------------------------------------------------------------- dispatch

@@ -140,3 +140,34 @@ async def test_concurrent_calls_are_all_answered_and_leave_a_consistent_store() 
     assert widths == dict.fromkeys(range(24), 2)
     kept = sorted(f"g{i}" for i in range(0, 24, 2))
     assert listed["graphs"] == [{"graph_id": g, "nodes": 8, "edges": 7} for g in kept]
+
+
+async def test_search_evidence_returns_citable_sentences_and_errors_name_the_argument(
+    tmp_path: Any,
+) -> None:
+    from corpus_fixtures import write_corpus
+
+    from orchestrator import corpus
+
+    index = tmp_path / "index.sqlite"
+    assert corpus.ingest(write_corpus(tmp_path / "docs"), index, dense=False).ok
+    arguments = {"index": str(index), "query": "which hall holds rack 7", "k": 2}
+    async with Client(build_server()) as client:
+        found = await call(client, "search_evidence", arguments)
+        bad_k = await client.call_tool("search_evidence", {**arguments, "k": 0})
+        no_index = await client.call_tool(
+            "search_evidence", {"index": str(tmp_path / "none.sqlite"), "query": "rack"}
+        )
+        # a sentence found this way is cited by id in a given, like any other source
+        sentence = next(
+            span for span in found["hits"][0]["spans"] if span["text"].startswith("Rack 7 stands")
+        )
+        given = {"id": "g", "claim": sentence["text"], "type": "given", "source": sentence["id"]}
+        stored = await call(client, "assert_graph", {"graph_id": "g", "nodes": [given]})
+
+    assert found == corpus.search_evidence(str(index), "which hall holds rack 7", 2)
+    assert found["hits"][0]["chunk_id"] == "racks/rack7-v1.2.md#p1c1"
+    assert sentence["id"] == "racks/rack7-v1.2.md#p1c1:s3"
+    assert bad_k.is_error and "k must be an integer in 1..50" in text_of(bad_k)
+    assert no_index.is_error and text_of(no_index).startswith("index: ")
+    assert stored["accepted_nodes"] == ["g"]

@@ -35,6 +35,7 @@ READ_ONLY = {
     "disputed_nodes",
     "get_graph",
     "list_graphs",
+    "search_evidence",
 }
 # Every writing tool can remove or overwrite something: assert_graph merges nodes away,
 # update_node overwrites a confidence, mark_refuted cannot be undone.

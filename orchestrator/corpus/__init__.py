@@ -10,6 +10,7 @@ Public API (see docs/corpus.md)::
     evidence = corpus.hits_to_evidence(found.hits)
     task_documents = evidence.documents                     # one document per chunk
     evidence.locate("D2.3")                                  # file, page, offsets, chunk id
+    corpus.search_evidence("docs.sqlite", "rack 7", k=5)     # JSON-ready hits with span ids
 
 Modules: :mod:`.readers` (files to pages of text), :mod:`.chunking` (pages to chunks),
 :mod:`.index` (the SQLite file and the ingest), :mod:`.embed` (optional dense vectors),
@@ -20,7 +21,12 @@ Modules: :mod:`.readers` (files to pages of text), :mod:`.chunking` (pages to ch
 from __future__ import annotations
 
 from orchestrator.corpus.chunking import DEFAULT_MAX_CHARS, Chunk, chunk_id, chunk_page
-from orchestrator.corpus.documents import CorpusEvidence, SpanSource, hits_to_evidence
+from orchestrator.corpus.documents import (
+    CorpusEvidence,
+    SpanSource,
+    hits_to_evidence,
+    search_evidence,
+)
 from orchestrator.corpus.embed import Embedder
 from orchestrator.corpus.index import (
     CorpusIndexError,
@@ -58,6 +64,7 @@ __all__ = [
     "retrieve",
     "rrf_fuse",
     "search",
+    "search_evidence",
 ]
 
 

@@ -12,9 +12,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
+from typing import Any
 
-from orchestrator.corpus.retrieval import Hit
+from orchestrator.corpus.index import CorpusIndexError
+from orchestrator.corpus.retrieval import Hit, retrieve
 from orchestrator.evidence import Evidence, build_evidence
+
+MAX_SEARCH_K = 50
+MAX_SEARCH_QUERY_CHARS = 1000
 
 
 @dataclass(frozen=True)
@@ -93,3 +99,60 @@ def hits_to_evidence(hits: Sequence[Hit]) -> CorpusEvidence:
             raise ValueError(f"hits[{index}] must be a Hit, got {type(hit).__name__}")
         unique.setdefault(hit.chunk_id, hit)
     return CorpusEvidence(tuple(unique.values()))
+
+
+def search_evidence(index: object, query: object, k: object = 5) -> dict[str, Any]:
+    """Search an index for evidence an agent can cite (the MCP tool ``search_evidence``).
+
+    Inputs: ``index``, the path of an index made by ``logic-graph ingest``; ``query``, any
+    text (1 to :data:`MAX_SEARCH_QUERY_CHARS` characters); ``k``, how many chunks (1 to
+    :data:`MAX_SEARCH_K`). Output: ``{"index", "query", "dense_used", "dense_note", "hits"}``,
+    hits best first, each with its chunk id, file, page, section, version, fused score, text
+    and ``spans``: the chunk's sentences, each with a stable id ``<chunk id>:s<n>`` and its
+    character offsets in the page. Bad input or an unusable index gives ``{"error": ...}``
+    naming the argument; nothing raises. Cost: one retrieval (see :func:`retrieve`).
+    """
+    if not isinstance(index, str | Path) or not str(index).strip():
+        return {"error": f"index must be the path of a corpus index, got {index!r}"}
+    if not isinstance(query, str) or not query.strip():
+        return {"error": f"query must be a non-empty string, got {query!r}"}
+    if len(query) > MAX_SEARCH_QUERY_CHARS:
+        return {
+            "error": f"query has {len(query)} characters, over the limit of "
+            f"{MAX_SEARCH_QUERY_CHARS}"
+        }
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_SEARCH_K:
+        return {"error": f"k must be an integer in 1..{MAX_SEARCH_K}, got {k!r}"}
+    try:
+        found = retrieve(index, query, (), k)
+    except (ValueError, CorpusIndexError) as exc:
+        return {"error": f"index: {exc}"}
+    return {
+        "index": str(index),
+        "query": query,
+        "dense_used": found.dense_used,
+        "dense_note": found.dense_note,
+        "hits": [_hit_with_spans(hit) for hit in found.hits],
+    }
+
+
+def _hit_with_spans(hit: Hit) -> dict[str, Any]:
+    spans = build_evidence([hit.text]).spans
+    return {
+        "chunk_id": hit.chunk_id,
+        "path": hit.path,
+        "page": hit.page,
+        "section": hit.section,
+        "version": hit.version,
+        "score": round(hit.score, 6),
+        "text": hit.text,
+        "spans": [
+            {
+                "id": f"{hit.chunk_id}:s{span.sentence}",
+                "text": span.text,
+                "start": hit.start + span.start,
+                "end": hit.start + span.end,
+            }
+            for span in spans
+        ],
+    }

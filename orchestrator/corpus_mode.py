@@ -6,17 +6,20 @@ rounds (at most ``config.max_retrieval_rounds``), all within one call budget:
 1. **Rewrite** (one call, ``query_rewrite/v1``): the question becomes up to three keyword
    queries. An unusable reply (failed call, no JSON, no strings) falls back to the question
    alone; the report says which happened.
-2. **Retrieve** the top ``config.retrieval_k`` chunks for the question and the queries
+2. **Retrieve** the top ``config.retrieval_k`` chunks (in later rounds, the top
+   ``retrieval_k`` chunks not retrieved before) for the question and the queries
    (:func:`orchestrator.corpus.retrieve`: BM25, plus dense vectors when installed, fused by
    RRF). Each chunk becomes one document, so ``D2.3`` is sentence 3 of the second chunk, and
    :meth:`~orchestrator.corpus.CorpusEvidence.locate` traces it to file, page and offsets.
 3. **Answer** with :func:`orchestrator.loop.run_loop` on those documents and the calls left.
 4. **Close the gap**: when the loop refused for lack of support (``no_grounded_conclusion``,
-   ``runs_found_no_answer``, ``candidates_tied``) and rounds and calls are left, the next
-   round searches for what was missing (:func:`gap_queries`: question words no retrieved chunk
-   contains, claims no cited sentence supports, disputed claims). Chunks not seen before are
-   appended after the earlier ones, so earlier span ids keep their meaning, and the loop runs
-   again on all of them. No new chunk ends the rounds.
+   ``runs_found_no_answer``, ``candidates_tied``, ``no_evidence``) and rounds and calls are
+   left, the next round searches for what was missing (:func:`gap_queries`: the new names the
+   cited sentences lead to, question words no retrieved chunk contains, claims no cited
+   sentence supports, disputed claims). Each gap query is searched on its own and their
+   unseen chunks are taken in turn (:func:`interleave_new`), ``retrieval_k`` at most; they
+   are appended after the earlier ones, so earlier span ids keep their meaning, and the loop
+   runs again on all of them. No new chunk ends the rounds.
 
 A run that still lacks support after its last round is refused with
 ``refusal_reason: insufficient_evidence``; the last loop's own reason is kept in
@@ -67,6 +70,7 @@ END_NO_NEW_EVIDENCE = "no_new_evidence"
 END_BUDGET = "budget_exhausted"
 MAX_TOKENS_REWRITE = 256
 MAX_GAP_CLAIM_CHARS = 200
+MAX_LEAD_TERMS = 12
 
 
 @dataclass(frozen=True)
@@ -119,16 +123,20 @@ def run_corpus_task(
     shown = hits_to_evidence(())
     end = END_MAX_ROUNDS
     for round_no in range(1, config.max_retrieval_rounds + 1):
-        found = retrieve(index, task.question, variants, config.retrieval_k)
-        seen = {hit.chunk_id for hit in hits}
-        new = [hit for hit in found.hits if hit.chunk_id not in seen]
+        if round_no == 1:
+            found = [retrieve(index, task.question, variants, config.retrieval_k)]
+            new = list(found[0].hits)
+        else:
+            found = [
+                retrieve(index, query, (), config.retrieval_k + len(hits)) for query in variants
+            ]
+            new = interleave_new([f.hits for f in found], hits, config.retrieval_k)
         round_info: dict[str, Any] = {
             "round": round_no,
-            "queries": list(found.queries),
-            "dense_used": found.dense_used,
-            "dense_note": found.dense_note,
-            "hits": [_hit_summary(hit, hit.chunk_id not in seen) for hit in found.hits],
-            "new_chunks": len(new),
+            "queries": [query for f in found for query in f.queries],
+            "dense_used": all(f.dense_used for f in found),
+            "dense_note": next((f.dense_note for f in found if f.dense_note), ""),
+            "hits": [_hit_summary(hit) for hit in new],
         }
         trace.event("retrieval", **round_info)
         rounds.append(round_info)
@@ -320,20 +328,28 @@ def parse_queries(text: str, question: str) -> tuple[list[str], str | None]:
 
 
 def gap_queries(question: str, result: LoopResult, documents: Sequence[str]) -> list[str]:
-    """Queries for what a refused round lacked, at most three, most specific first:
+    """Queries for what a refused round lacked, at most three, in this order:
 
-    1. the question's search words that occur in none of ``documents`` (the retrieved chunks);
-    2. claims of the round's graph that no cited sentence grounds: assumptions (including
+    1. the words of the round's cited sentences (its givens) that the question lacks: the
+       names a multi-hop question leads to (the company that built the bridge) but does not
+       state, so the next round can find the facts about them;
+    2. the question's search words that occur in none of ``documents`` (the retrieved chunks);
+    3. claims of the round's graph that no cited sentence grounds: assumptions (including
        givens that failed the citation check) and candidate conclusions that are not grounded;
-    3. disputed claims (contradictions, claims only one run asserts).
+    4. disputed claims (contradictions, claims only one run asserts).
 
     Claims are taken in node-id order, so the queries are deterministic.
     Cost: O(size of the documents + size of the graph).
     """
-    present = {term for document in documents for term in query_terms(document)}
-    missing = [term for term in query_terms(question) if term not in present]
-    queries = [" ".join(missing)] if missing else []
     nodes = {node["id"]: node for node in result.graph["nodes"]}
+    asked = query_terms(question)
+    cited = [node["claim"] for _, node in sorted(nodes.items()) if node["type"] == "given"]
+    leads = dict.fromkeys(t for claim in cited for t in query_terms(claim) if t not in asked)
+    queries = [" ".join(list(leads)[:MAX_LEAD_TERMS])] if leads else []
+    present = {term for document in documents for term in query_terms(document)}
+    missing = [term for term in asked if term not in present]
+    if missing:
+        queries.append(" ".join(missing))
     ungrounded = {c.node_id for c in result.assessment.candidates if not c.grounded}
     unsupported = [
         node_id
@@ -346,6 +362,25 @@ def gap_queries(question: str, result: LoopResult, documents: Sequence[str]) -> 
         if claim and query_terms(claim) and claim not in queries:
             queries.append(claim)
     return queries[:MAX_VARIANTS]
+
+
+def interleave_new(rankings: Sequence[Sequence[Hit]], seen: Sequence[Hit], k: int) -> list[Hit]:
+    """Up to ``k`` chunks not in ``seen``, taken from ``rankings`` in turn (the best unseen
+    chunk of the first ranking, then of the second, ..., then the second best of each), so
+    every gap query gets its share and an earlier query its pick first. Cost: O(total)."""
+    taken = {hit.chunk_id for hit in seen}
+    queues = [[hit for hit in ranking if hit.chunk_id not in taken] for ranking in rankings]
+    picked: list[Hit] = []
+    depth = 0
+    while len(picked) < k and any(depth < len(queue) for queue in queues):
+        for queue in queues:
+            if depth < len(queue) and queue[depth].chunk_id not in taken:
+                picked.append(queue[depth])
+                taken.add(queue[depth].chunk_id)
+                if len(picked) == k:
+                    break
+        depth += 1
+    return picked
 
 
 def citation_of(evidence: CorpusEvidence, span_id: str | None) -> dict[str, Any] | None:
@@ -366,7 +401,7 @@ def citation_of(evidence: CorpusEvidence, span_id: str | None) -> dict[str, Any]
     }
 
 
-def _hit_summary(hit: Hit, new: bool) -> dict[str, Any]:
+def _hit_summary(hit: Hit) -> dict[str, Any]:
     return {
         "chunk_id": hit.chunk_id,
         "path": hit.path,
@@ -374,5 +409,4 @@ def _hit_summary(hit: Hit, new: bool) -> dict[str, Any]:
         "score": round(hit.score, 6),
         "keyword_rank": hit.keyword_rank,
         "dense_rank": hit.dense_rank,
-        "new": new,
     }

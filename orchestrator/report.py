@@ -376,12 +376,12 @@ def _retrieval_md(report: dict[str, Any]) -> list[str]:
         f"Corpus `{_inline(retrieval['index'])}`; round 1 searched {how}. The rounds ended: "
         f"`{retrieval['end']}`.",
         "",
-        "| round | queries | chunks (new marked *) | outcome |",
+        "| round | queries | chunks added | outcome |",
         "|---:|---|---|---|",
     ]
     for r in retrieval["rounds"]:
         queries = "; ".join(_cell(q) for q in r["queries"])
-        chunks = ", ".join(f"`{h['chunk_id']}`" + ("*" if h["new"] else "") for h in r["hits"])
+        chunks = ", ".join(f"`{h['chunk_id']}`" for h in r["hits"])
         if "refused" not in r:
             outcome = "not run"
         elif r["refused"]:

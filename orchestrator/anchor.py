@@ -33,9 +33,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from graph_server.citation import anchor_citation
 from graph_server.similarity import normalize
 from orchestrator.answers import answer_key
-from orchestrator.citation import anchor_citation
 from orchestrator.evidence import Evidence
 
 ANSWER_PREFIX = "answer:"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from orchestrator.citation import (
+from graph_server.citation import (
     CITATION_MISSING,
     CITATION_UNKNOWN,
     NAME_MISMATCH,

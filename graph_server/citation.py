@@ -1,7 +1,8 @@
 """The mechanical citation check: is a ``given`` really what the span it cites says?
 
-A model's ``given`` is only a claim with a ``source`` (a span id, see
-:mod:`orchestrator.evidence`). It becomes a given in the graph when, in this order:
+A model's ``given`` is only a claim with a ``source`` (a span id, such as the orchestrator's
+``D2.3`` from :mod:`orchestrator.evidence`, or a span an MCP agent registered with
+``add_evidence``). It becomes a given in the graph when, in this order:
 
 1. it names a source at all (else ``citation_missing``);
 2. the source is a span of this task (else ``citation_unknown``);
@@ -30,10 +31,11 @@ reason is reported, so a bad citation can never ground an answer but is never si
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from graph_server.similarity import CITATION_MARKER, NEGATIONS, claim_key
-from orchestrator.evidence import Evidence, Span
 
 CITATION_MISSING = "citation_missing"
 CITATION_UNKNOWN = "citation_unknown"
@@ -86,6 +88,51 @@ _OPENERS = frozenset(
 """Function words that are capitalised only because they open the claim."""
 
 
+class Span(Protocol):
+    """What the check needs of a span: its id and its text."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+
+class Evidence(Protocol):
+    """What the check needs of the evidence: spans in order, and a lookup by id (None for an
+    unknown id or a non-string)."""
+
+    @property
+    def spans(self) -> Sequence[Span]: ...
+
+    def get(self, span_id: object) -> Span | None: ...
+
+
+@dataclass(frozen=True)
+class TextSpan:
+    """A span known only by id and text (the store's registered evidence)."""
+
+    id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class SpanTable:
+    """Registered spans, id -> text, as :class:`Evidence` for the checks."""
+
+    texts: dict[str, str]
+
+    @property
+    def spans(self) -> Sequence[Span]:
+        return [TextSpan(span_id, text) for span_id, text in self.texts.items()]
+
+    def get(self, span_id: object) -> Span | None:
+        if not isinstance(span_id, str):
+            return None
+        text = self.texts.get(span_id.strip())
+        return None if text is None else TextSpan(span_id.strip(), text)
+
+
 @dataclass(frozen=True)
 class CitationCheck:
     """Outcome of :func:`check_citation`: ``reason`` is None exactly when the citation holds."""
@@ -116,7 +163,7 @@ def check_citation(
     span = evidence.get(source)
     if span is None:
         return CitationCheck(
-            CITATION_UNKNOWN, f"{source.strip()!r} is not a span of this task", None
+            CITATION_UNKNOWN, f"{source.strip()!r} is not a known evidence span", None
         )
     text = CITATION_MARKER.sub(" ", claim)
     said, quoted = claim_key(text), claim_key(span.text)

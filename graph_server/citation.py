@@ -12,7 +12,8 @@ A model's ``given`` is only a claim with a ``source`` (a span id, such as the or
    sentence) and words mixing letters and digits (``x9``);
 5. the claim is lexically contained in the span (else ``quote_mismatch``): at least
    :data:`MIN_CONTAINMENT` of its content words (stemmed, without stopwords) occur in the
-   span, and every negation word of the claim occurs in the span too.
+   span, and the claim and the span hold the same negation words (a claim that adds "not"
+   or drops it says the opposite).
 
 Rules 3 and 4 catch the misquotes that matter most (a wrong year, "Ferrowood" for
 "Ferrowell"); rule 5 catches a claim that borrows a span's names but says something else.
@@ -190,6 +191,11 @@ def check_citation(
     if negations:
         return CitationCheck(
             QUOTE_MISMATCH, f"negation {negations} does not occur in {span.id}", span
+        )
+    dropped = sorted((quoted.tokens & NEGATIONS) - said.tokens)
+    if dropped:
+        return CitationCheck(
+            QUOTE_MISMATCH, f"negation {dropped} of {span.id} is missing from the claim", span
         )
     return CitationCheck(None, f"restates {span.id}", span)
 

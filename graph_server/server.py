@@ -52,8 +52,9 @@ checks tell you where it is weak. A typical session:
    conclusion, and which single links it hangs on.
 4. surviving_claims / disputed_nodes: what survives the attacks, what needs evidence.
 5. mark_refuted / update_node as evidence arrives, then re-check.
-search_evidence finds sentences in an ingested document index; cite one by putting
-its id in a given node's source.
+search_evidence finds sentences in an ingested document index; add_evidence registers
+them on a graph, and from then on each given must cite one (source) and restate it,
+or it is kept as an assumption.
 Graph ids are yours to choose; graphs live in memory until delete_graph.
 Unknown argument names are refused, never ignored."""
 
@@ -303,7 +304,7 @@ def _hints(
 
 
 def tool_specs(limits: StoreLimits) -> list[ToolSpec]:
-    """The thirteen tools, their schemas and descriptions (limits taken from ``limits``)."""
+    """The fourteen tools, their schemas and descriptions (limits taken from ``limits``)."""
     i = _Inputs(limits)
     graph_only = {"graph_id": i.graph_id}
     on_conclusion = {"graph_id": i.graph_id, "conclusion_id": i.conclusion_id}
@@ -329,7 +330,11 @@ def tool_specs(limits: StoreLimits) -> list[ToolSpec]:
             "id keeps resolving to the kept node. Claims that contradict existing ones get "
             "mutual attack edges. Never merged: claims about different things (a different "
             "name, number or value in the same slot), a conclusion and a non-conclusion, and "
-            "two nodes with different sources. All or nothing: if the call is cancelled "
+            "two nodes with different sources. On a graph with registered evidence "
+            "(add_evidence), every given must cite a registered span in source and say what "
+            "it says (its numbers and names occur in the span, its words are contained in "
+            "it, no negation added); one that fails is stored as an assumption, and "
+            "citations lists every check with its reason. All or nothing: if the call is cancelled "
             "before it commits, or would exceed the memory budget, nothing is applied and "
             "the error says so. " + limits_text,
             _hints(read_only=False, destructive=True, idempotent=True),
@@ -365,6 +370,20 @@ def tool_specs(limits: StoreLimits) -> list[ToolSpec]:
                             strict=False,
                         )
                     ),
+                    "citations": _list(
+                        _obj(
+                            {
+                                "at": _STR,
+                                "id": _STR,
+                                "source": _OPTIONAL_STR,
+                                "ok": {"type": "boolean"},
+                                "reason": _OPTIONAL_STR,
+                                "detail": _STR,
+                            },
+                            ["at", "id", "source", "ok", "reason", "detail"],
+                            strict=False,
+                        )
+                    ),
                     "auto_merged": _PAIRS,
                     "contradictions_created": _PAIRS,
                 },
@@ -372,6 +391,7 @@ def tool_specs(limits: StoreLimits) -> list[ToolSpec]:
                     "accepted_nodes",
                     "accepted_edges",
                     "rejected",
+                    "citations",
                     "auto_merged",
                     "contradictions_created",
                 ],
@@ -695,6 +715,55 @@ def tool_specs(limits: StoreLimits) -> list[ToolSpec]:
             ("graph_id",),
             _obj({"ok": {"type": "boolean"}, "graph_id": _STR}, ["ok", "graph_id"], strict=False),
             lambda s, a, _: s.delete_graph(a["graph_id"]),
+        ),
+        ToolSpec(
+            "add_evidence",
+            "Register evidence spans on a graph",
+            "Register evidence sentences ({id, text}) on a graph, creating it on first use. "
+            "From then on assert_graph checks every given against them: a given must cite "
+            "one of these ids in source and restate its text, or it is stored as an "
+            "assumption (see citations in assert_graph's reply). Spans from search_evidence "
+            "can be passed as they come. Re-sending a span changes nothing; a known id with "
+            "a different text is rejected. Span text counts against the memory budget. "
+            + limits_text,
+            _hints(read_only=False, destructive=False, idempotent=True),
+            {
+                "graph_id": i.graph_id,
+                "spans": _list(
+                    _obj(
+                        {
+                            "id": {
+                                "type": "string",
+                                "description": "The span's id, cited in a given's source.",
+                            },
+                            "text": {
+                                "type": "string",
+                                "description": "The sentence the span holds.",
+                            },
+                        },
+                        ["id", "text"],
+                    ),
+                    "Evidence sentences to register.",
+                ),
+            },
+            ("graph_id", "spans"),
+            _obj(
+                {
+                    "graph_id": _STR,
+                    "accepted": _STRS,
+                    "rejected": _list(
+                        _obj(
+                            {"at": _STR, "item": {}, "reason": _STR},
+                            ["at", "item", "reason"],
+                            strict=False,
+                        )
+                    ),
+                    "spans": {"type": "integer"},
+                },
+                ["graph_id", "accepted", "rejected", "spans"],
+                strict=False,
+            ),
+            lambda s, a, _: s.add_evidence(a["graph_id"], a["spans"]),
         ),
         ToolSpec(
             "search_evidence",

@@ -28,12 +28,13 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import networkx as nx
 
 from graph_server import checks, disputes, semantics
+from graph_server.citation import SpanTable, check_citation
 from graph_server.dedup import Cancelled, MergePlan, apply_plan, plan_merges
 from graph_server.similarity import ClaimKey, claim_key
 from graph_server.validation import (
@@ -47,6 +48,7 @@ from graph_server.validation import (
     normalise_id,
     parse_edge,
     parse_node,
+    parse_span,
     shown,
 )
 
@@ -87,6 +89,8 @@ class _Graph:
     """Committed node and edge counts, readable without the lock (list_graphs)."""
     committed: bool = False
     """Whether any call on this graph completed (a graph only a cancelled call saw is dropped)."""
+    evidence: dict[str, str] = field(default_factory=dict)
+    """Registered evidence spans, id -> text (add_evidence): givens are checked against them."""
 
     def resolve(self, node_id: str) -> str:
         while node_id in self.merged_into:
@@ -264,6 +268,59 @@ class GraphStore:
                 raise
             self._settle(state)
         return {**result, "auto_merged": merges, "contradictions_created": contradictions}
+
+    @_public
+    def add_evidence(self, graph_id: str, spans: Any) -> Payload:
+        """Register evidence spans ``{id, text}`` on a graph (creating it on first use).
+
+        From then on every ``given`` that ``assert_graph`` receives for this graph must cite
+        one of them in ``source`` and say what it says (the rules of
+        :mod:`graph_server.citation`: numbers and names of the claim occur in the span, its
+        content words are contained in it, no negation added); a given that fails is stored
+        as an ``assumption`` and ``citations`` in the reply says why. Re-sending a span is a
+        no-op; a known id with a different text is a rejected item. Span text counts
+        against the memory budget like claims (all or nothing per call).
+
+        Returns ``{graph_id, accepted, rejected, spans}`` (``spans``: how many the graph now
+        holds). Cost: O(total text).
+        """
+        spans = self._check_list("spans", spans)
+        if len(spans) > self.limits.max_items_per_call:
+            raise _Rejected(
+                f"spans has {len(spans)} items, over the limit of "
+                f"{self.limits.max_items_per_call} per call; split the payload"
+            )
+        with self._locked(graph_id, create=True) as (name, state):
+            accepted: list[str] = []
+            rejected: list[Payload] = []
+            added: dict[str, str] = {}
+            for index, raw in enumerate(spans):
+                parsed = parse_span(raw, self.limits)
+                if isinstance(parsed, str):
+                    rejected.append({"at": f"spans.{index}", "item": _echo(raw), "reason": parsed})
+                    continue
+                span_id, text = parsed
+                known = state.evidence.get(span_id, added.get(span_id))
+                if known is not None and known != text:
+                    reason = f"span {span_id!r} already holds the text {shown(known)}"
+                    rejected.append({"at": f"spans.{index}", "item": _echo(raw), "reason": reason})
+                    continue
+                added.setdefault(span_id, text)
+                accepted.append(span_id)
+            undo = _Undo(claim_bytes=sum(len(text.encode("utf-8")) for text in added.values()))
+            try:
+                self._charge(state, undo)
+            except _Rejected:
+                self._roll_back(name, state, undo)
+                raise
+            state.evidence.update(added)
+            self._settle(state)
+            return {
+                "graph_id": name,
+                "accepted": accepted,
+                "rejected": rejected,
+                "spans": len(state.evidence),
+            }
 
     @_public
     def merge_duplicates(
@@ -516,10 +573,26 @@ class GraphStore:
         rejected: list[Payload] = []
         accepted_nodes: list[str] = []
         new_nodes: dict[str, None] = {}
+        citations: list[Payload] = []
+        spans = SpanTable(state.evidence)
         for index, raw in enumerate(nodes):
             if index % _BATCH == 0:
                 checkpoint()
             record = parse_node(raw, run_id, self.limits)
+            if isinstance(record, NodeRecord) and record.type == "given" and state.evidence:
+                check = check_citation(record.claim, record.source, spans)
+                citations.append(
+                    {
+                        "at": f"nodes.{index}",
+                        "id": record.id,
+                        "source": record.source,
+                        "ok": check.ok,
+                        "reason": check.reason,
+                        "detail": check.detail,
+                    }
+                )
+                if not check.ok:  # kept, but as a premise nothing supports
+                    record = replace(record, type="assumption")
             outcome = record if isinstance(record, str) else self._add_node(state, record, undo)
             if outcome is None:
                 assert isinstance(record, NodeRecord)
@@ -544,6 +617,7 @@ class GraphStore:
             "accepted_nodes": accepted_nodes,
             "accepted_edges": accepted_edges,
             "rejected": rejected,
+            "citations": citations,
             "_new_nodes": list(new_nodes),
         }
 

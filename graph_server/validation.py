@@ -29,6 +29,7 @@ RELATIONS = ("supports", "attacks", "assumes")
 DEFAULT_CONFIDENCE = 0.8
 NODE_KEYS = ("id", "claim", "type", "confidence", "run_ids", "source")
 EDGE_KEYS = ("src", "dst", "from", "to", "relation", "confidence", "run_ids")
+SPAN_KEYS = ("id", "text")
 _SHOWN_CHARS = 60
 _REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 """Control, format (zero-width), surrogate, line and paragraph separator characters."""
@@ -238,6 +239,24 @@ def parse_node(raw: Any, run_id: str | None, limits: StoreLimits) -> NodeRecord 
         if problem:
             return problem
     return NodeRecord(node_id, claim, node_type, *weight, source=source)
+
+
+def parse_span(raw: Any, limits: StoreLimits) -> tuple[str, str] | str:
+    """Validate one evidence span ``{id, text}``; returns ``(id, text)`` or the rejection
+    reason. The id follows the node id rules; the text the claim rules."""
+    raw = decode_json_text(raw)
+    if not isinstance(raw, dict):
+        return f"span must be an object, got {shown(raw)}"
+    problem = unknown_keys("span", raw, SPAN_KEYS)
+    if problem:
+        return problem
+    span_id, problem = normalise_id("id", raw.get("id"), limits)
+    if problem or span_id is None:
+        return problem or "id is missing"
+    text, problem = check_text("text", raw.get("text"), limits.max_claim_chars)
+    if problem or text is None:
+        return problem or "text is missing"
+    return span_id, text
 
 
 def parse_edge(raw: Any, run_id: str | None, limits: StoreLimits) -> EdgeRecord | str:

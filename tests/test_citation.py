@@ -87,3 +87,10 @@ def test_no_repair_without_a_source_or_when_no_single_span_passes() -> None:
     )
     twice = build_evidence(["Server x9 runs Linux.", "Server x9 runs Linux.", "Other."])
     assert anchor_citation("Server x9 runs Linux", "D3.1", twice).reason == NAME_MISMATCH
+
+
+def test_a_given_that_drops_the_negation_of_its_span_says_the_opposite() -> None:
+    evidence = build_evidence(["Braskthorpe is not on the coast."])
+    check = check_citation("Braskthorpe is on the coast.", "D1.1", evidence)
+    assert check.reason == QUOTE_MISMATCH and "missing from the claim" in check.detail
+    assert check_citation("Braskthorpe is not on the coast.", "D1.1", evidence).ok

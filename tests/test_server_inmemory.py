@@ -142,7 +142,7 @@ async def test_concurrent_calls_are_all_answered_and_leave_a_consistent_store() 
     assert listed["graphs"] == [{"graph_id": g, "nodes": 8, "edges": 7} for g in kept]
 
 
-async def test_search_evidence_returns_citable_sentences_and_errors_name_the_argument(
+async def test_an_agent_searches_registers_and_cites_evidence_and_misquotes_are_demoted(
     tmp_path: Any,
 ) -> None:
     from corpus_fixtures import write_corpus
@@ -162,12 +162,21 @@ async def test_search_evidence_returns_citable_sentences_and_errors_name_the_arg
         sentence = next(
             span for span in found["hits"][0]["spans"] if span["text"].startswith("Rack 7 stands")
         )
+        spans = [{"id": s["id"], "text": s["text"]} for hit in found["hits"] for s in hit["spans"]]
+        registered = await call(client, "add_evidence", {"graph_id": "g", "spans": spans})
         given = {"id": "g", "claim": sentence["text"], "type": "given", "source": sentence["id"]}
-        stored = await call(client, "assert_graph", {"graph_id": "g", "nodes": [given]})
+        misquote = {**given, "id": "m", "claim": "Rack 7 stands in hall C of the Quelheim site."}
+        stored = await call(client, "assert_graph", {"graph_id": "g", "nodes": [given, misquote]})
+        graph = await call(client, "get_graph", {"graph_id": "g"})
 
     assert found == corpus.search_evidence(str(index), "which hall holds rack 7", 2)
     assert found["hits"][0]["chunk_id"] == "racks/rack7-v1.2.md#p1c1"
     assert sentence["id"] == "racks/rack7-v1.2.md#p1c1:s3"
     assert bad_k.is_error and "k must be an integer in 1..50" in text_of(bad_k)
     assert no_index.is_error and text_of(no_index).startswith("index: ")
-    assert stored["accepted_nodes"] == ["g"]
+    assert registered["spans"] == len(spans)
+    assert [(c["id"], c["ok"], c["reason"]) for c in stored["citations"]] == [
+        ("g", True, None),
+        ("m", False, "name_mismatch"),
+    ]
+    assert {n["id"]: n["type"] for n in graph["nodes"]} == {"g": "given", "m": "assumption"}

@@ -40,7 +40,9 @@ READ_ONLY = {
 # Every writing tool can remove or overwrite something: assert_graph merges nodes away,
 # update_node overwrites a confidence, mark_refuted cannot be undone.
 DESTRUCTIVE = {"assert_graph", "merge_duplicates", "mark_refuted", "update_node", "delete_graph"}
-ALL_TOOLS = READ_ONLY | DESTRUCTIVE
+# add_evidence only adds: a known span id with another text is refused, never overwritten.
+ADDITIVE = {"add_evidence"}
+ALL_TOOLS = READ_ONLY | DESTRUCTIVE | ADDITIVE
 
 
 @asynccontextmanager

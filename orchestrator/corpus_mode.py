@@ -156,7 +156,7 @@ def run_corpus_task(
             model=model,
             config=replace(config, budget_calls=left),
             trace=trace,
-            progress=progress,
+            progress=_whole_run(progress, round_no, calls, config.budget_calls),
         )
         used += result.budget_used
         calls += [{**call, "retrieval_round": round_no} for call in result.calls]
@@ -399,6 +399,33 @@ def citation_of(evidence: CorpusEvidence, span_id: str | None) -> dict[str, Any]
         "version": source.version,
         "citation": source.citation(),
     }
+
+
+def _whole_run(
+    progress: Progress | None, round_no: int, earlier: list[dict[str, Any]], budget: int
+) -> Progress | None:
+    """The loop's progress events restated for the whole run: calls and known cost include
+    the earlier rounds' (``earlier``), the budget is the run's, the step names the round."""
+    if progress is None:
+        return None
+    done = len(earlier)
+    known = sum(call["cost_usd"] for call in earlier if call["cost_usd"] is not None)
+    unknown = sum(1 for call in earlier if call["cost_usd"] is None)
+    report = progress
+
+    def shifted(event: dict[str, Any]) -> None:
+        report(
+            {
+                **event,
+                "step": f"round {round_no} {event['step']}",
+                "calls_done": done + event["calls_done"],
+                "budget_calls": budget,
+                "cost_usd_known": round(known + event["cost_usd_known"], 12),
+                "calls_cost_unknown": unknown + event["calls_cost_unknown"],
+            }
+        )
+
+    return shifted
 
 
 def _hit_summary(hit: Hit) -> dict[str, Any]:

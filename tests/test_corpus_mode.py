@@ -309,3 +309,24 @@ def test_gap_rounds_follow_the_names_each_round_cites_until_the_chain_is_complet
     cited = sorted(g["citation"]["path"] for g in report["givens"])
     assert cited == ["bridges/faldcrest.txt", "companies/rookcombe.txt", "people/tarvard.txt"]
     assert report["retrieval"]["end"] == END_ANSWERED and len(rounds) == 3
+
+
+def test_progress_counts_every_round_against_the_whole_budget(tmp_path: Path) -> None:
+    index = tmp_path / "index.sqlite"
+    corpus.ingest(write_corpus(tmp_path / "docs", MULTIHOP_FILES), index, dense=False)
+    task = {"question": "Who founded the company that built the Faldcrest Bridge?"}
+    events: list[dict[str, Any]] = []
+    settings = config(retrieval_k=1, max_retrieval_rounds=2, budget_calls=9)
+    report = run_task(
+        {**task, "corpus": str(index)},
+        client=ScriptedClient(chain_script),
+        model="m",
+        config=settings,
+        progress=events.append,
+    )
+
+    assert len(report["retrieval"]["rounds"]) == 2
+    # the rewrite (call 1) is not a loop step; every loop call after it is counted once
+    assert [e["calls_done"] for e in events] == list(range(2, report["totals"]["calls"] + 1))
+    assert {e["budget_calls"] for e in events} == {9}
+    assert events[0]["step"].startswith("round 1 ") and events[-1]["step"].startswith("round 2 ")

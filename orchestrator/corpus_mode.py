@@ -14,8 +14,8 @@ rounds (at most ``config.max_retrieval_rounds``), all within one call budget:
 3. **Answer** with :func:`orchestrator.loop.run_loop` on those documents and the calls left.
 4. **Close the gap**: when the loop refused for lack of support (``no_grounded_conclusion``,
    ``runs_found_no_answer``, ``candidates_tied``, ``no_evidence``) and rounds and calls are
-   left, the next round searches for what was missing (:func:`gap_queries`: the new names the
-   cited sentences lead to, question words no retrieved chunk contains, claims no cited
+   left, the next round searches for what was missing (:func:`gap_queries`: the new names each
+   cited sentence leads to, question words no retrieved chunk contains, claims no cited
    sentence supports, disputed claims). Each gap query is searched on its own and their
    unseen chunks are taken in turn (:func:`interleave_new`), ``retrieval_k`` at most; they
    are appended after the earlier ones, so earlier span ids keep their meaning, and the loop
@@ -38,6 +38,7 @@ from typing import Any
 
 from json_repair import repair_json
 
+from graph_server.citation import name_words
 from graph_server.similarity import STOPWORDS
 from orchestrator import parse, prompts, schemas
 from orchestrator.client import ChatResult, SupportsChat
@@ -70,7 +71,7 @@ END_NO_NEW_EVIDENCE = "no_new_evidence"
 END_BUDGET = "budget_exhausted"
 MAX_TOKENS_REWRITE = 256
 MAX_GAP_CLAIM_CHARS = 200
-MAX_LEAD_TERMS = 12
+MAX_GAP_QUERIES = 6
 
 
 @dataclass(frozen=True)
@@ -328,28 +329,33 @@ def parse_queries(text: str, question: str) -> tuple[list[str], str | None]:
 
 
 def gap_queries(question: str, result: LoopResult, documents: Sequence[str]) -> list[str]:
-    """Queries for what a refused round lacked, at most three, in this order:
+    """Queries for what a refused round lacked, at most :data:`MAX_GAP_QUERIES`, in order:
 
-    1. the words of the round's cited sentences (its givens) that the question lacks: the
-       names a multi-hop question leads to (the company that built the bridge) but does not
-       state, so the next round can find the facts about them;
+    1. for each cited sentence (each given of the round's graph), its names that the
+       question lacks: the entities a multi-hop question leads to (the company that built
+       the bridge) but does not state, so the next round finds the facts about them;
     2. the question's search words that occur in none of ``documents`` (the retrieved chunks);
     3. claims of the round's graph that no cited sentence grounds: assumptions (including
        givens that failed the citation check) and candidate conclusions that are not grounded;
     4. disputed claims (contradictions, claims only one run asserts).
 
-    Claims are taken in node-id order, so the queries are deterministic.
+    Nodes are taken in id order and repeats dropped, so the queries are deterministic.
     Cost: O(size of the documents + size of the graph).
     """
     nodes = {node["id"]: node for node in result.graph["nodes"]}
-    asked = query_terms(question)
-    cited = [node["claim"] for _, node in sorted(nodes.items()) if node["type"] == "given"]
-    leads = dict.fromkeys(t for claim in cited for t in query_terms(claim) if t not in asked)
-    queries = [" ".join(list(leads)[:MAX_LEAD_TERMS])] if leads else []
+    asked = set(query_terms(question))
+    queries: list[str] = []
+
+    def add(query: str) -> None:
+        query = " ".join(query.split())[:MAX_GAP_CLAIM_CHARS]
+        if query and query_terms(query) and query not in queries:
+            queries.append(query)
+
+    for _, node in sorted(nodes.items()):
+        if node["type"] == "given":
+            add(" ".join(w for w in name_words(node["claim"]) if w.casefold() not in asked))
     present = {term for document in documents for term in query_terms(document)}
-    missing = [term for term in asked if term not in present]
-    if missing:
-        queries.append(" ".join(missing))
+    add(" ".join(term for term in query_terms(question) if term not in present))
     ungrounded = {c.node_id for c in result.assessment.candidates if not c.grounded}
     unsupported = [
         node_id
@@ -357,11 +363,8 @@ def gap_queries(question: str, result: LoopResult, documents: Sequence[str]) -> 
         if node["type"] == "assumption" or node_id in ungrounded
     ]
     for node_id in [*unsupported, *sorted(result.assessment.disputed)]:
-        claim = " ".join(str(nodes.get(node_id, {}).get("claim", "")).split())
-        claim = claim[:MAX_GAP_CLAIM_CHARS]
-        if claim and query_terms(claim) and claim not in queries:
-            queries.append(claim)
-    return queries[:MAX_VARIANTS]
+        add(str(nodes.get(node_id, {}).get("claim", "")))
+    return queries[:MAX_GAP_QUERIES]
 
 
 def interleave_new(rankings: Sequence[Sequence[Hit]], seen: Sequence[Hit], k: int) -> list[Hit]:

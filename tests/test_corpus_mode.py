@@ -305,7 +305,7 @@ def test_gap_rounds_follow_the_names_each_round_cites_until_the_chain_is_complet
     new = [[h["path"] for h in r["hits"]] for r in rounds]
     assert new == [["bridges/faldcrest.txt"], ["companies/rookcombe.txt"], ["people/tarvard.txt"]]
     # round 2 followed "Rookcombe Foundry", a name only the cited sentence held
-    assert rounds[1]["queries"][0] == "rookcombe foundry"
+    assert rounds[1]["queries"][0] == "Rookcombe Foundry"
     cited = sorted(g["citation"]["path"] for g in report["givens"])
     assert cited == ["bridges/faldcrest.txt", "companies/rookcombe.txt", "people/tarvard.txt"]
     assert report["retrieval"]["end"] == END_ANSWERED and len(rounds) == 3

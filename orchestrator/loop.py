@@ -12,8 +12,9 @@ One call of :func:`run_loop` answers one task with a fresh in-memory graph:
 2. **Merge** duplicates across runs; every merge and contradiction, at ingest or in this
    pass, is kept for the report. Then **settle the attacks**: a run's ``attacks`` edges are
    held back during the fan-out and asserted only now, each when the runs that drew it are at
-   least half as many as the runs behind the claim it attacks. One run's stray attack must not
-   sink an answer five runs reached (the 0.5B model draws attacks almost at random), while an
+   least half as many as the runs behind the claim it attacks, and at least two when two or
+   more runs are usable. One run's stray attack must not sink an answer five runs reached, nor
+   a cited sentence two runs rest on (the 0.5B model draws attacks almost at random), while an
    objection that runs repeat still counts; every attack, counted or set aside, is reported.
 3. **Assess** (:mod:`orchestrator.assess`): ranked candidate answers and the disputed queue.
 4. **Stop?** In this order: ``no_candidates`` (nothing to judge), ``no_disputes``,
@@ -194,15 +195,15 @@ class _Loop:
             self._refresh_nodes()
         if merged:
             self._note_merges("merge pass", merged["merges"], merged["contradictions_created"])
+        usable = sum(1 for run in runs if run["ingested"])
         with self._timed("attacks"):
-            self._settle_attacks()
+            self._settle_attacks(usable)
         self.trace.event(
             "merge",
             merges=merged["merges"] if merged else [],
             contradictions_created=merged["contradictions_created"] if merged else [],
         )
 
-        usable = sum(1 for run in runs if run["ingested"])
         interrogated: list[str] = []
         verifications: list[dict[str, Any]] = []
         previous: Assessment | None = None
@@ -517,7 +518,7 @@ class _Loop:
                 {"at": at, "pair": [a, b], "claims": [self.claims.get(a), self.claims.get(b)]}
             )
 
-    def _settle_attacks(self) -> None:
+    def _settle_attacks(self, usable_runs: int) -> None:
         """Assert the held attack edges that meet the quorum (module docstring, step 2)."""
         if not self.held_attacks or not self._has_graph():
             return
@@ -531,7 +532,7 @@ class _Loop:
                 drawn_by.setdefault((src, dst), set()).add(run_id)
         for (src, dst), runs in sorted(drawn_by.items()):
             target_runs = sum(1 for r in current[dst]["run_ids"] if r.startswith("r"))
-            counted = 2 * len(runs) >= target_runs
+            counted = 2 * len(runs) >= target_runs and len(runs) >= min(2, usable_runs)
             self.attacks.append(
                 {
                     "src": src,

@@ -120,6 +120,26 @@ def test_an_attack_drawn_by_enough_runs_counts() -> None:
     assert report["refused"]  # an unattacked given defeats the answer it attacks
 
 
+def test_one_runs_attack_on_a_sentence_two_runs_cite_is_set_aside() -> None:
+    # Seen on rack-7 seed 2 with the 0.5B: one run attacked the sentences other runs relied
+    # on; at half the target's support it used to count and left every "yes" ungrounded.
+    stray = json.loads(GOOD)
+    stray["edges"].append({"from": "B", "to": "A", "relation": "attacks", "confidence": 0.9})
+    runs = {"r1": GOOD, "r2": json.dumps(stray)}
+    report = run(RACK7_TASK, runs, RunConfig(n=2, k=2, budget_calls=2))
+    assert report["attacks"] == [
+        {"src": "D2.1", "dst": "D1.2", "runs": ["r2"], "target_runs": 2, "counted": False}
+    ]
+    assert report["answer"] == "yes"
+
+
+def test_with_a_single_usable_run_its_own_attacks_still_count() -> None:
+    stray = json.loads(GOOD)
+    stray["edges"].append({"from": "A", "to": "Z", "relation": "attacks", "confidence": 0.9})
+    report = run(RACK7_TASK, {"r1": json.dumps(stray)}, RunConfig(n=1, k=1, budget_calls=1))
+    assert report["attacks"][0]["counted"] is True and report["refused"]
+
+
 def test_think_first_reasons_in_plain_text_then_writes_the_graph_in_one_conversation() -> None:
     def script(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
         if kwargs["role"] == "think":

@@ -568,14 +568,19 @@ def write_risk_coverage_plot(summary: dict[str, Any], path: Path) -> str:
         return "Risk-coverage plot skipped: matplotlib is not installed."
     figure, axes = plt.subplots(figsize=(6, 4))
     for arm, m in summary["arms"].items():
+        # One colour per arm: lines and scatter points would otherwise draw from two
+        # separate colour cycles and two arms could share a colour.
+        colour = f"C{(int(arm) - 1) % 10}"
         curve = summary["risk_coverage"].get(arm)
         if curve:
             xs = [100 * p["coverage"] for p in curve]
             ys = [100 * p["risk"] for p in curve]
-            axes.plot(xs, ys, marker="o", label=f"arm {arm} (by confidence)")
+            axes.plot(xs, ys, marker="o", color=colour, label=f"arm {arm} (by confidence)")
         elif m["coverage"] is not None and m["accuracy_answered"] is not None:
             risk = 100 * (1 - m["accuracy_answered"])
-            axes.scatter([100 * m["coverage"]], [risk], marker="x", label=f"arm {arm}")
+            axes.scatter(
+                [100 * m["coverage"]], [risk], marker="x", color=colour, label=f"arm {arm}"
+            )
     axes.set_xlim(-5, 105)
     axes.set_ylim(-5, 105)
     axes.set_xlabel("coverage (% of items answered)")

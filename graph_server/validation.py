@@ -215,18 +215,10 @@ def _run_ids(
 
 def parse_node(raw: Any, run_id: str | None, limits: StoreLimits) -> NodeRecord | str:
     """Validate one incoming node dict; returns the record or the rejection reason."""
-    raw = decode_json_text(raw)
-    if not isinstance(raw, dict):
-        return f"node must be an object, got {shown(raw)}"
-    problem = unknown_keys("node", raw, NODE_KEYS)
-    if problem:
-        return problem
-    node_id, problem = normalise_id("id", raw.get("id"), limits)
-    if problem or node_id is None:
-        return problem or "id is missing"
-    claim, problem = check_text("claim", raw.get("claim"), limits.max_claim_chars)
-    if problem or claim is None:
-        return problem or "claim is missing"
+    head = _id_and_text(raw, "node", NODE_KEYS, "claim", limits)
+    if isinstance(head, str):
+        return head
+    raw, node_id, claim = head
     node_type = raw.get("type")
     if node_type not in NODE_TYPES:
         return f"type must be one of {', '.join(NODE_TYPES)}; got {shown(node_type)}"
@@ -244,19 +236,29 @@ def parse_node(raw: Any, run_id: str | None, limits: StoreLimits) -> NodeRecord 
 def parse_span(raw: Any, limits: StoreLimits) -> tuple[str, str] | str:
     """Validate one evidence span ``{id, text}``; returns ``(id, text)`` or the rejection
     reason. The id follows the node id rules; the text the claim rules."""
+    head = _id_and_text(raw, "span", SPAN_KEYS, "text", limits)
+    return head if isinstance(head, str) else head[1:]
+
+
+def _id_and_text(
+    raw: Any, what: str, keys: tuple[str, ...], text_field: str, limits: StoreLimits
+) -> tuple[dict[str, Any], str, str] | str:
+    """The part nodes and spans share: an object (or its JSON text) with only ``keys``, a
+    valid ``id`` and a valid text in ``text_field``; returns ``(object, id, text)`` or the
+    rejection reason."""
     raw = decode_json_text(raw)
     if not isinstance(raw, dict):
-        return f"span must be an object, got {shown(raw)}"
-    problem = unknown_keys("span", raw, SPAN_KEYS)
+        return f"{what} must be an object, got {shown(raw)}"
+    problem = unknown_keys(what, raw, keys)
     if problem:
         return problem
-    span_id, problem = normalise_id("id", raw.get("id"), limits)
-    if problem or span_id is None:
+    item_id, problem = normalise_id("id", raw.get("id"), limits)
+    if problem or item_id is None:
         return problem or "id is missing"
-    text, problem = check_text("text", raw.get("text"), limits.max_claim_chars)
+    text, problem = check_text(text_field, raw.get(text_field), limits.max_claim_chars)
     if problem or text is None:
-        return problem or "text is missing"
-    return span_id, text
+        return problem or f"{text_field} is missing"
+    return raw, item_id, text
 
 
 def parse_edge(raw: Any, run_id: str | None, limits: StoreLimits) -> EdgeRecord | str:

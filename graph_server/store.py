@@ -425,6 +425,7 @@ class GraphStore:
             state.keys.clear()
             state.merged_into.clear()
             state.merged_claim.clear()
+            state.evidence.clear()
         _release_memory()
         return {"ok": True, "graph_id": name}
 

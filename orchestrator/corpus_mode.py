@@ -42,7 +42,14 @@ from graph_server.citation import name_words
 from graph_server.similarity import STOPWORDS
 from orchestrator import parse, prompts, schemas
 from orchestrator.client import ChatResult, SupportsChat
-from orchestrator.corpus import CorpusEvidence, CorpusIndexError, Hit, hits_to_evidence, retrieve
+from orchestrator.corpus import (
+    CorpusEvidence,
+    CorpusIndexError,
+    Hit,
+    hits_to_evidence,
+    index_info,
+    retrieve,
+)
 from orchestrator.corpus.retrieval import MAX_VARIANTS, query_terms
 from orchestrator.errors import LLMError, UnexpectedClientError
 from orchestrator.loop import (
@@ -197,9 +204,9 @@ def run_corpus_task(
 
 def check_corpus(index: str) -> None:
     """Raise :class:`TaskError` naming the task field when ``index`` is missing or not a
-    corpus index (one cheap keyword query); nothing is written."""
+    corpus index (it is opened and its counts read); nothing is written."""
     try:
-        retrieve(index, "check", (), 1, dense=False)
+        index_info(index)
     except (ValueError, CorpusIndexError) as exc:
         raise TaskError(f"task field 'corpus': {exc}") from exc
 
@@ -224,8 +231,7 @@ def complete_report(report: dict[str, Any], run: CorpusRun, config: RunConfig) -
     for round_info in run.rounds:
         for model, counts in round_info.get("schema_compliance", {}).items():
             for outcome in parse.OUTCOMES:
-                for _ in range(counts[outcome]):
-                    tally.record(model, outcome)
+                tally.record(model, outcome, counts[outcome])
     report["schema_compliance"] = tally.to_dict()
     wait = round(sum(r.get("model_wait_s", 0.0) for r in run.rounds), 6)
     report["timing"]["model_wait_s"] = wait
@@ -343,7 +349,8 @@ def gap_queries(question: str, result: LoopResult, documents: Sequence[str]) -> 
     Cost: O(size of the documents + size of the graph).
     """
     nodes = {node["id"]: node for node in result.graph["nodes"]}
-    asked = set(query_terms(question))
+    question_terms = query_terms(question)
+    asked = set(question_terms)
     queries: list[str] = []
 
     def add(query: str) -> None:
@@ -355,7 +362,7 @@ def gap_queries(question: str, result: LoopResult, documents: Sequence[str]) -> 
         if node["type"] == "given":
             add(" ".join(w for w in name_words(node["claim"]) if w.casefold() not in asked))
     present = {term for document in documents for term in query_terms(document)}
-    add(" ".join(term for term in query_terms(question) if term not in present))
+    add(" ".join(term for term in question_terms if term not in present))
     ungrounded = {c.node_id for c in result.assessment.candidates if not c.grounded}
     unsupported = [
         node_id

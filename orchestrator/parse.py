@@ -149,15 +149,18 @@ class ComplianceTally:
         self._lock = threading.Lock()
         self._counts: dict[str, dict[str, int]] = {}
 
-    def record(self, model: str, outcome: str) -> None:
-        """Count one parse ``outcome`` (one of :data:`OUTCOMES`) for ``model``."""
+    def record(self, model: str, outcome: str, count: int = 1) -> None:
+        """Count ``count`` (default one) parse ``outcome`` (one of :data:`OUTCOMES`) for
+        ``model``."""
         if outcome not in OUTCOMES:
             raise ValueError(f"outcome={outcome!r} is invalid: must be one of {list(OUTCOMES)}")
         if not isinstance(model, str) or not model:
             raise ValueError(f"model={model!r} is invalid: must be a non-empty string")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ValueError(f"count={count!r} is invalid: must be an integer >= 0")
         with self._lock:
             counts = self._counts.setdefault(model, dict.fromkeys(OUTCOMES, 0))
-            counts[outcome] += 1
+            counts[outcome] += count
 
     def counts(self, model: str) -> dict[str, int]:
         """Outcome counts for ``model`` (all zero if never recorded)."""

@@ -412,20 +412,20 @@ def _candidates_md(report: dict[str, Any]) -> list[str]:
 
 def _givens_md(report: dict[str, Any]) -> list[str]:
     out = ["## Evidence cited", ""]
-    if report["givens"] and "retrieval" in report:
-        out += ["| span | sentence | source | runs |", "|---|---|---|---|"]
+    if report["givens"]:
+        # Corpus runs add where each sentence comes from (file, page, chunk).
+        sourced = "retrieval" in report
+        out += (
+            ["| span | sentence | source | runs |", "|---|---|---|---|"]
+            if sourced
+            else ["| span | sentence | runs |", "|---|---|---|"]
+        )
         for g in report["givens"]:
             where = g["citation"]["citation"] if g.get("citation") else "-"
+            source = f" {_cell(where)} |" if sourced else ""
             out.append(
-                f"| `{g['span']}` | {_cell(g['text'] or '')} | {_cell(where)} "
-                f"| {', '.join(g['run_ids'])} |"
+                f"| `{g['span']}` | {_cell(g['text'] or '')} |{source} {', '.join(g['run_ids'])} |"
             )
-    elif report["givens"]:
-        out += ["| span | sentence | runs |", "|---|---|---|"]
-        out += [
-            f"| `{g['span']}` | {_cell(g['text'] or '')} | {', '.join(g['run_ids'])} |"
-            for g in report["givens"]
-        ]
     else:
         out.append("No given passed the citation check.")
     rejected = report["rejected_citations"]

@@ -11,14 +11,19 @@ outcome:
                   original (trailing commas, missing quotes, truncated output);
 4. ``dropped``  - nothing usable; ``graph``/``verdict`` is None and ``errors`` says why.
 
-A reply is usable when its structure holds (for a graph: a ``nodes`` list with at least one
-valid node and exactly one conclusion). Invalid items inside a usable graph are dropped one by
-one, each with a reason in ``errors``; nothing is clamped or guessed silently.
+A graph reply is usable when it has a ``nodes`` list and a conclusion can be found. Lenient
+structure, strict evidence: a slip that does not change what a reply claims costs nothing but
+a note. A confidence that is not a number in 0..1 is replaced by the default; a missing or
+dangling ``conclusion_node`` is resolved deterministically (:func:`_conclusion`); a reason
+naming an unknown node drops that reason only. Invalid items (no claim, unknown type) are
+dropped one by one, each with a reason in ``errors``, and every leniency is also listed in the
+graph's ``leniencies`` so that the usable-run rate can be measured (:func:`usable_runs`).
 
-The normalised graph is ``{"conclusion_node": id, "answer": str | None, "nodes": [{"id",
-"claim", "type", "confidence", "source"}], "edges": [{"src", "dst", "relation",
-"confidence"}]}``. ``source`` is the cited span id or None; ``answer`` is the short answer or
-None when the reply has none (noted in ``errors``; the run still counts, but its conclusion
+The normalised graph is ``{"conclusion_node": id, "conclusion_from": one of
+CONCLUSION_SOURCES, "answer": str | None, "nodes": [{"id", "claim", "type", "confidence",
+"source"}], "edges": [{"src", "dst", "relation", "confidence"}], "leniencies": [tag]}``.
+``source`` is the cited span id or None; ``answer`` is the short answer or None when the reply
+has none (noted in ``errors``; the run still counts, but its conclusion
 cannot be chosen). Edges come from each node's ``because`` list (reason -> node, ``supports``,
 or ``assumes`` when the reason is an assumption) and ``against`` list (``attacks``), and from
 an explicit ``edges`` list when a reply has one (keys ``from``/``to`` or ``src``/``dst``).
@@ -30,17 +35,36 @@ import json
 import math
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import json_repair
 
+from orchestrator.answers import NO, UNANSWERABLE, YES, answer_key, normalise_text
 from orchestrator.errors import LLMError
-from orchestrator.schemas import MAX_ANSWER_CHARS, NO_SOURCE, NODE_TYPES, RELATIONS, VERDICTS
+from orchestrator.schemas import NO_SOURCE, NODE_TYPES, RELATIONS, VERDICTS
 
 OUTCOMES: tuple[str, ...] = ("strict", "repaired", "salvaged", "dropped")
 DEFAULT_CONFIDENCE = 0.8
+CONFIDENCE_DEFAULTED = "confidence_defaulted"
+"""Leniency tag of a node whose confidence was not a number in 0..1 (see :func:`_confidence`)."""
+CONCLUSION_DECLARED = "declared"
+CONCLUSION_ONLY_TYPED = "only_typed"
+CONCLUSION_LAST_TYPED = "last_typed"
+CONCLUSION_ANSWER_NODE = "answer_node"
+CONCLUSION_BUILT = "built"
+CONCLUSION_SOURCES = (
+    CONCLUSION_DECLARED,
+    CONCLUSION_ONLY_TYPED,
+    CONCLUSION_LAST_TYPED,
+    CONCLUSION_ANSWER_NODE,
+    CONCLUSION_BUILT,
+)
+"""How a run's conclusion was found. The first two are the model's own marking; the others
+are guesses, so such a run counts toward its answer's run support but cannot ground the
+answer by itself (:func:`orchestrator.assess.answer_flags`)."""
+GUESSED_CONCLUSIONS = frozenset({CONCLUSION_LAST_TYPED, CONCLUSION_ANSWER_NODE, CONCLUSION_BUILT})
 MAX_REPLY_CHARS = 200_000
 MAX_NODES = 100
 MAX_EDGES = 300
@@ -135,6 +159,42 @@ def parse_verdict(text: str, repair: Repair | None = None) -> VerdictParse:
     outcome, value, errors, attempted = _stages(text, repair, _normalise_verdict)
     verdict, reason = value if value is not None else (None, None)
     return VerdictParse(outcome, verdict, reason, tuple(errors), attempted)
+
+
+def usable_runs(replies: Sequence[str]) -> dict[str, Any]:
+    """How many raw interrogation replies give a usable graph, now and under the rules before
+    structure became lenient (issue 19), on the same texts (no repair call is made).
+
+    *Before* is read off each reply's ``leniencies``: a reply was usable then when its
+    conclusion was the declared or the only conclusion-typed node and that node's own
+    confidence was a number in 0..1 (the old rules dropped such a node, and the run with it).
+    Returns ``{"replies", "usable_before", "usable_after", "rate_before", "rate_after",
+    "leniencies": {kind: replies}}`` (rates None for no replies). Cost: one parse per reply.
+    """
+    before = after = 0
+    kinds: dict[str, int] = {}
+    for text in replies:
+        parsed = parse_graph(text)
+        if parsed.graph is None:
+            continue
+        after += 1
+        tags = parsed.graph["leniencies"]
+        for kind in sorted(
+            {tag.split(":")[0] if tag.startswith(CONFIDENCE_DEFAULTED) else tag for tag in tags}
+        ):
+            kinds[kind] = kinds.get(kind, 0) + 1
+        own = f"{CONFIDENCE_DEFAULTED}:{parsed.graph['conclusion_node']}"
+        if parsed.graph["conclusion_from"] not in GUESSED_CONCLUSIONS and own not in tags:
+            before += 1
+    total = len(replies)
+    return {
+        "replies": total,
+        "usable_before": before,
+        "usable_after": after,
+        "rate_before": before / total if total else None,
+        "rate_after": after / total if total else None,
+        "leniencies": dict(sorted(kinds.items())),
+    }
 
 
 class ComplianceTally:
@@ -295,8 +355,9 @@ def _normalise_graph(
     nodes: list[dict[str, Any]] = []
     by_id: dict[str, dict[str, Any]] = {}
     kept: list[tuple[int, dict[str, Any]]] = []  # (index, raw item) of each kept node
+    leniencies: list[str] = []
     for index, item in enumerate(raw_nodes[:max_nodes]):
-        node, problem = _node(item, errors, index)
+        node, problem = _node(item, errors, index, leniencies)
         if node is not None and node["id"] in by_id:
             problem = f"duplicate id {node['id']!r}"
         if node is None or problem:
@@ -305,19 +366,30 @@ def _normalise_graph(
         nodes.append(node)
         by_id[node["id"]] = node
         kept.append((index, item))
-    if not nodes:
+    answer = _answer(obj, errors)
+    if not nodes and answer is None:
         return None, errors, "no valid node in 'nodes'"
-    conclusion, problem = _conclusion(obj, nodes, by_id, errors)
+    conclusion, how = _conclusion(obj, nodes, by_id, answer, errors)
     if conclusion is None:
-        return None, errors, problem
+        return None, errors, how
+    if how not in (CONCLUSION_DECLARED, CONCLUSION_ONLY_TYPED):
+        leniencies.append(f"conclusion:{how}")
     candidates = _edge_list(obj, by_id, errors) + _reason_edges(kept, by_id, errors)
     edges = _unique_edges(candidates, max_edges, errors)
-    answer = _answer(obj, errors)
-    graph = {"conclusion_node": conclusion, "answer": answer, "nodes": nodes, "edges": edges}
+    graph = {
+        "conclusion_node": conclusion,
+        "conclusion_from": how,
+        "answer": answer,
+        "nodes": nodes,
+        "edges": edges,
+        "leniencies": leniencies,
+    }
     return graph, errors, None
 
 
-def _node(item: Any, errors: list[str], index: int) -> tuple[dict[str, Any] | None, str | None]:
+def _node(
+    item: Any, errors: list[str], index: int, leniencies: list[str]
+) -> tuple[dict[str, Any] | None, str | None]:
     if not isinstance(item, dict):
         return None, f"is {_kind(item)}, not an object"
     node_id, problem = _identifier(item.get("id"), "id")
@@ -335,9 +407,9 @@ def _node(item: Any, errors: list[str], index: int) -> tuple[dict[str, Any] | No
     normal_type = node_type.strip().lower() if isinstance(node_type, str) else None
     if normal_type not in NODE_TYPES:
         return None, f"type {node_type!r} is not one of {list(NODE_TYPES)}"
-    confidence, problem = _confidence(item, f"nodes[{index}]", errors)
-    if problem:
-        return None, problem
+    confidence, defaulted = _confidence(item, f"nodes[{index}]", errors)
+    if defaulted:
+        leniencies.append(f"{CONFIDENCE_DEFAULTED}:{node_id}")
     source = _source(item.get("source"), f"nodes[{index}]", errors)
     node = {"id": node_id, "claim": claim, "type": normal_type, "confidence": confidence}
     return {**node, "source": source}, None
@@ -360,7 +432,9 @@ def _source(value: Any, where: str, errors: list[str]) -> str | None:
 
 
 def _answer(obj: dict[str, Any], errors: list[str]) -> str | None:
-    """The reply's short answer, whitespace collapsed; None (noted) when missing or unusable."""
+    """The reply's answer, whitespace collapsed; None (noted) when missing or unusable. A long
+    answer is kept here (up to a claim's length): :func:`orchestrator.answers.shorten_answer`
+    cuts it to its short value once the evidence is at hand."""
     raw = obj.get("answer")
     if isinstance(raw, int | float) and not isinstance(raw, bool):
         raw = str(raw)
@@ -368,8 +442,8 @@ def _answer(obj: dict[str, Any], errors: list[str]) -> str | None:
         errors.append(f"field 'answer' must be a short non-empty string, got {_kind(raw)}")
         return None
     answer = " ".join(raw.split())
-    if len(answer) > MAX_ANSWER_CHARS:
-        errors.append(f"answer has {len(answer)} characters, limit {MAX_ANSWER_CHARS}; ignored")
+    if len(answer) > MAX_CLAIM_CHARS:
+        errors.append(f"answer has {len(answer)} characters, limit {MAX_CLAIM_CHARS}; ignored")
         return None
     return answer
 
@@ -378,13 +452,19 @@ def _conclusion(
     obj: dict[str, Any],
     nodes: list[dict[str, Any]],
     by_id: dict[str, dict[str, Any]],
+    answer: str | None,
     errors: list[str],
-) -> tuple[str | None, str | None]:
+) -> tuple[str | None, str]:
+    """(the conclusion's id, how it was found: one of :data:`CONCLUSION_SOURCES`), or (None,
+    the problem). Order: the declared ``conclusion_node``; the only conclusion-typed node; the
+    last of several (a conclusion is asked for last); the last inference or assumption whose
+    claim holds the answer; a new node stating the answer with no reasons. The node chosen is
+    typed conclusion and any other conclusion-typed node becomes an inference."""
     typed = [n["id"] for n in nodes if n["type"] == "conclusion"]
     declared = obj.get("conclusion_node")
     declared_id, problem = _identifier(declared, "conclusion_node")
     if declared_id is not None and declared_id in by_id:
-        chosen = declared_id
+        chosen, how = declared_id, CONCLUSION_DECLARED
     else:
         if declared is None:
             missing = "conclusion_node missing"
@@ -392,10 +472,21 @@ def _conclusion(
             missing = problem
         else:
             missing = f"conclusion_node {declared_id!r} names no valid node"
-        if len(typed) != 1:
-            return None, f"{missing}, and {len(typed)} nodes have type 'conclusion' (need 1)"
-        chosen = typed[0]
-        errors.append(f"{missing}; used the only conclusion-typed node {chosen!r}")
+        holder = _answer_holder(nodes, answer)
+        if len(typed) == 1:
+            chosen, how = typed[0], CONCLUSION_ONLY_TYPED
+            errors.append(f"{missing}; used the only conclusion-typed node {chosen!r}")
+        elif typed:
+            chosen, how = typed[-1], CONCLUSION_LAST_TYPED
+            errors.append(f"{missing}; used the last of {len(typed)} conclusion-typed nodes")
+        elif holder is not None:
+            chosen, how = holder, CONCLUSION_ANSWER_NODE
+            errors.append(f"{missing}; used node {chosen!r}, whose claim holds the answer")
+        elif answer is not None:
+            chosen, how = _built_conclusion(nodes, by_id, answer), CONCLUSION_BUILT
+            errors.append(f"{missing}; built conclusion {chosen!r} from the answer, no reasons")
+        else:
+            return None, f"{missing}, no node has type 'conclusion' and the reply has no answer"
     if by_id[chosen]["type"] != "conclusion":
         errors.append(
             f"node {chosen!r} is the conclusion_node but had type {by_id[chosen]['type']!r}; "
@@ -409,7 +500,34 @@ def _conclusion(
                 "retyped 'inference'"
             )
             by_id[other]["type"] = "inference"
-    return chosen, None
+    return chosen, how
+
+
+def _answer_holder(nodes: list[dict[str, Any]], answer: str | None) -> str | None:
+    """The last inference or assumption whose claim contains the answer (folded as answers
+    are). Givens are passed over: retyping one would throw its citation away."""
+    key = answer_key(answer)
+    if not key or key in (YES, NO, UNANSWERABLE):
+        return None  # "yes" inside a sentence says nothing about which node concludes
+    holders = [
+        n["id"]
+        for n in nodes
+        if n["type"] in ("inference", "assumption")
+        and f" {key} " in f" {normalise_text(n['claim'])} "
+    ]
+    return holders[-1] if holders else None
+
+
+def _built_conclusion(
+    nodes: list[dict[str, Any]], by_id: dict[str, dict[str, Any]], answer: str
+) -> str:
+    """Add a conclusion node that states ``answer`` and rests on nothing; return its id."""
+    node_id = next(f"c{i}" for i in range(len(nodes) + 1) if f"c{i}" not in by_id)
+    node: dict[str, Any] = {"id": node_id, "claim": answer, "type": "conclusion"}
+    node.update(confidence=DEFAULT_CONFIDENCE, source=None)
+    nodes.append(node)
+    by_id[node_id] = node
+    return node_id
 
 
 def _edge_list(
@@ -516,9 +634,7 @@ def _edge(
     normal = relation.strip().lower() if isinstance(relation, str) else None
     if normal not in RELATIONS:
         return None, f"relation {relation!r} is not one of {list(RELATIONS)}"
-    confidence, problem = _confidence(item, where, errors)
-    if problem:
-        return None, problem
+    confidence, _ = _confidence(item, where, errors)
     return {"src": ends[0], "dst": ends[1], "relation": normal, "confidence": confidence}, None
 
 
@@ -534,11 +650,15 @@ def _identifier(value: Any, field: str) -> tuple[str | None, str | None]:
     return value, None
 
 
-def _confidence(item: dict[str, Any], where: str, errors: list[str]) -> tuple[float, str | None]:
-    """The item's confidence in 0..1; numeric strings are read, anything else is a problem."""
+def _confidence(item: dict[str, Any], where: str, errors: list[str]) -> tuple[float, bool]:
+    """The item's confidence in 0..1 (numeric strings are read), and whether a value the
+    model wrote was replaced. A non-numeric or out-of-range value becomes
+    :data:`DEFAULT_CONFIDENCE` with a note naming :data:`CONFIDENCE_DEFAULTED`: small models
+    number their nodes (2, 3, 4 ...) or write "high", which says nothing about the claim, so
+    the item is kept and the slip recorded. A missing one gets the default too (noted)."""
     if "confidence" not in item or item["confidence"] is None:
         errors.append(f"{where}: confidence missing; default {DEFAULT_CONFIDENCE} used")
-        return DEFAULT_CONFIDENCE, None
+        return DEFAULT_CONFIDENCE, False
     raw = item["confidence"]
     number: float | None = None
     if isinstance(raw, int | float) and not isinstance(raw, bool):
@@ -549,10 +669,13 @@ def _confidence(item: dict[str, Any], where: str, errors: list[str]) -> tuple[fl
         except ValueError:
             number = None
     if number is None or not math.isfinite(number):
-        return 0.0, f"confidence {raw!r} is not a number"
-    if not 0.0 <= number <= 1.0:
-        return 0.0, f"confidence {raw!r} is outside 0..1"
-    return number, None
+        problem = f"confidence {_kind(raw)} is not a number"
+    elif not 0.0 <= number <= 1.0:
+        problem = f"confidence {raw!r} is outside 0..1"
+    else:
+        return number, False
+    errors.append(f"{where}: {CONFIDENCE_DEFAULTED}: {problem}; default {DEFAULT_CONFIDENCE} used")
+    return DEFAULT_CONFIDENCE, True
 
 
 # -- verdict normalisation ------------------------------------------------------------------

@@ -16,6 +16,7 @@ from orchestrator.parse import (
     extract_json_text,
     parse_graph,
     parse_verdict,
+    usable_runs,
 )
 from orchestrator.schemas import (
     interrogation_response_format,
@@ -73,6 +74,8 @@ def test_clean_json_parses_strictly_into_the_normalised_graph() -> None:
     assert result.errors == ()
     assert result.graph == {
         "conclusion_node": "n2",
+        "conclusion_from": "declared",
+        "leniencies": [],
         "answer": "yes",
         "nodes": [
             {
@@ -245,15 +248,18 @@ def test_invalid_items_are_dropped_with_reasons_and_valid_ones_kept() -> None:
     result = parse_graph(json.dumps(graph))
     assert result.outcome == "strict"
     assert result.graph is not None
-    assert [n["id"] for n in result.graph["nodes"]] == ["n1", "n2", "n6"]
-    assert result.graph["nodes"][2]["confidence"] == 0.8  # default, and said so below
+    assert [n["id"] for n in result.graph["nodes"]] == ["n1", "n2", "n4", "n6"]
+    assert result.graph["nodes"][2]["confidence"] == 0.8  # 1.5 replaced, and said so below
+    assert result.graph["nodes"][3]["confidence"] == 0.8  # default, and said so below
+    assert result.graph["leniencies"] == ["confidence_defaulted:n4"]
     assert [(e["src"], e["dst"], e["relation"]) for e in result.graph["edges"]] == [
         ("n1", "n2", "supports"),
         ("n6", "n2", "assumes"),
+        ("n1", "n6", "attacks"),  # its confidence "high" replaced by the default
     ]
     expected = [
         "nodes[2] dropped: type 'hunch' is not one of",
-        "nodes[3] dropped: confidence 1.5 is outside 0..1",
+        "nodes[3]: confidence_defaulted: confidence 1.5 is outside 0..1; default 0.8 used",
         "nodes[4] dropped: duplicate id 'n1'",
         "nodes[5] dropped: claim must be a non-empty string",
         "nodes[6]: confidence missing; default 0.8 used",
@@ -266,7 +272,7 @@ def test_invalid_items_are_dropped_with_reasons_and_valid_ones_kept() -> None:
         "edges[5] dropped: self-loop on 'n2'",
         "edges[6] dropped: 'from' and 'src' disagree",
         "edges[7] dropped: missing 'from' (or 'src')",
-        "edges[8] dropped: confidence 'high' is not a number",
+        "edges[8]: confidence_defaulted: confidence str 'high' is not a number",
     ]
     for prefix in expected:
         assert any(e.startswith(prefix) for e in result.errors), prefix
@@ -282,21 +288,80 @@ def test_a_missing_conclusion_node_uses_the_single_conclusion_typed_node() -> No
 
 
 @pytest.mark.parametrize(
-    ("conclusion", "types"),
-    [(None, ["given", "inference"]), ("n9", ["given", "inference"]), (None, ["conclusion"] * 2)],
-    ids=["none-typed", "dangling-id", "two-typed"],
+    ("conclusion", "types", "answer"),
+    [(None, ["given", "inference"], None), ("n9", ["given", "inference"], None)],
+    ids=["none-typed", "dangling-id"],
 )
-def test_a_graph_without_a_determinable_conclusion_is_dropped(
-    conclusion: str | None, types: list[str]
+def test_a_graph_without_a_conclusion_or_an_answer_is_dropped(
+    conclusion: str | None, types: list[str], answer: str | None
 ) -> None:
     nodes = [
         {"id": f"n{i}", "claim": f"c{i}", "type": t, "confidence": 0.5}
         for i, t in enumerate(types, 1)
     ]
-    graph = graph_json(nodes=nodes, edges=[], conclusion_node=conclusion)
+    graph = graph_json(nodes=nodes, edges=[], conclusion_node=conclusion, answer=answer)
     result = parse_graph(json.dumps(graph))
     assert result.outcome == "dropped"
-    assert any("type 'conclusion' (need 1)" in e for e in result.errors)
+    assert any(
+        "no node has type 'conclusion' and the reply has no answer" in e for e in result.errors
+    )
+
+
+def test_a_run_with_confidences_2_to_6_keeps_its_nodes() -> None:
+    nodes = [
+        {"id": f"n{i}", "claim": f"claim {i}", "type": "given", "confidence": i}
+        for i in range(2, 6)
+    ]
+    nodes.append({"id": "n6", "claim": "claim 6", "type": "conclusion", "confidence": 6})
+    edges = [{"from": f"n{i}", "to": "n6", "relation": "supports", "confidence": 3} for i in (2, 3)]
+    result = parse_graph(json.dumps(graph_json(nodes=nodes, edges=edges, conclusion_node="n6")))
+    assert result.outcome == "strict" and result.graph is not None
+    assert [n["id"] for n in result.graph["nodes"]] == ["n2", "n3", "n4", "n5", "n6"]
+    assert {n["confidence"] for n in result.graph["nodes"]} == {0.8}
+    assert len(result.graph["edges"]) == 2
+    assert result.graph["leniencies"] == [f"confidence_defaulted:n{i}" for i in range(2, 7)]
+
+
+@pytest.mark.parametrize(
+    ("conclusion", "types", "claims", "chosen", "how"),
+    [
+        (None, ["given", "conclusion", "conclusion"], ["a", "b", "c"], "n3", "last_typed"),
+        ("n9", ["given", "inference"], ["a", "so it is Quelheim"], "n2", "answer_node"),
+        (None, ["given", "inference"], ["a", "b"], "c0", "built"),
+        ("Quelheim", ["given", "given"], ["a", "Quelheim"], "c0", "built"),
+    ],
+    ids=["two-typed", "answer-holder", "built", "answer-in-a-given-only"],
+)
+def test_a_missing_conclusion_node_resolves(
+    conclusion: str | None, types: list[str], claims: list[str], chosen: str, how: str
+) -> None:
+    nodes = [
+        {"id": f"n{i}", "claim": claim, "type": t, "confidence": 0.5}
+        for i, (t, claim) in enumerate(zip(types, claims, strict=True), 1)
+    ]
+    graph = graph_json(nodes=nodes, edges=[], conclusion_node=conclusion, answer="Quelheim")
+    result = parse_graph(json.dumps(graph))
+    assert result.outcome == "strict" and result.graph is not None
+    assert result.graph["conclusion_node"] == chosen
+    assert result.graph["conclusion_from"] == how
+    assert result.graph["leniencies"] == [f"conclusion:{how}"]
+    conclusions = [n for n in result.graph["nodes"] if n["type"] == "conclusion"]
+    assert [n["id"] for n in conclusions] == [chosen]
+    if how == "built":  # a conclusion made from the answer rests on nothing
+        assert conclusions[0]["claim"] == "Quelheim"
+        assert not [e for e in result.graph["edges"] if e["dst"] == chosen]
+
+
+def test_a_reason_naming_an_unknown_node_drops_that_reason_only() -> None:
+    nodes = [
+        {"id": "n1", "type": "given", "claim": "a", "because": [], "confidence": 0.9},
+        {"id": "n2", "type": "conclusion", "claim": "b", "because": ["n1", "n7"]},
+    ]
+    reply = {"nodes": nodes, "conclusion_node": "n2", "answer": "x"}
+    result = parse_graph(json.dumps(reply))
+    assert result.graph is not None and len(result.graph["nodes"]) == 2
+    assert [(e["src"], e["dst"]) for e in result.graph["edges"]] == [("n1", "n2")]
+    assert any("names unknown node 'n7'" in e for e in result.errors)
 
 
 def test_the_declared_conclusion_is_the_only_conclusion_after_retyping() -> None:
@@ -368,8 +433,8 @@ def test_node_and_edge_limits_drop_the_excess_with_an_error() -> None:
     result = parse_graph(text, max_nodes=6, max_edges=2)
     assert result.graph is not None and len(result.graph["edges"]) == 2
     assert sum("over the limit of 2 edges" in e for e in result.errors) == 3
-    dropped = parse_graph(text, max_nodes=3)
-    assert dropped.outcome == "dropped"  # the conclusion was beyond the node limit
+    cut = parse_graph(text, max_nodes=3)  # the conclusion was beyond the node limit:
+    assert cut.graph is not None and cut.graph["conclusion_from"] == "built"  # made anew
 
 
 def test_parse_results_serialise_to_json() -> None:
@@ -587,7 +652,7 @@ def test_the_short_answer_is_kept_as_text(raw: object, answer: str) -> None:
     assert result.graph is not None and result.graph["answer"] == answer
 
 
-@pytest.mark.parametrize("raw", [None, "", "x" * 81, ["a"]])
+@pytest.mark.parametrize("raw", [None, "", "x" * 1001, ["a"]])
 def test_a_missing_or_unusable_answer_keeps_the_graph_and_says_why(raw: object) -> None:
     graph = graph_json(answer=raw)
     if raw is None:
@@ -596,3 +661,21 @@ def test_a_missing_or_unusable_answer_keeps_the_graph_and_says_why(raw: object) 
     assert result.outcome == "strict" and result.graph is not None
     assert result.graph["answer"] is None
     assert any("answer" in e for e in result.errors)
+
+
+def test_usable_runs_counts_replies_usable_before_and_after_lenient_structure() -> None:
+    numbered = graph_json(
+        nodes=[
+            {"id": "n1", "claim": "a", "type": "given", "confidence": 2},
+            {"id": "n2", "claim": "b", "type": "conclusion", "confidence": 3},
+        ]
+    )
+    unmarked = graph_json(conclusion_node="n9")
+    unmarked["nodes"][1]["type"] = "inference"
+    replies = [json.dumps(graph_json()), json.dumps(numbered), json.dumps(unmarked), "no json"]
+    measured = usable_runs(replies)
+    assert measured["replies"] == 4
+    assert (measured["usable_before"], measured["usable_after"]) == (1, 3)
+    assert measured["rate_after"] == 0.75
+    assert measured["leniencies"] == {"conclusion:built": 1, "confidence_defaulted": 1}
+    assert usable_runs([])["rate_before"] is None

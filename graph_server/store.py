@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 
 import networkx as nx
 
-from graph_server import checks, disputes, semantics
+from graph_server import arguments, checks, disputes, semantics
 from graph_server.citation import SpanTable, check_citation
 from graph_server.dedup import Cancelled, MergePlan, apply_plan, plan_merges
 from graph_server.similarity import ClaimKey, claim_key
@@ -452,6 +452,31 @@ class GraphStore:
             conclusion = self._node(state, name, conclusion_id, "conclusion_id")
             paths, flow = semantics.support_width(state.graph, conclusion)
             return {"disjoint_paths": len(paths), "paths": paths, "max_flow": flow}
+
+    @_public
+    def argument_width(self, graph_id: str, conclusion_id: str) -> Payload:
+        """Independent arguments for a conclusion (:mod:`graph_server.arguments`).
+
+        Premises a run lists together are joint; an argument is a minimal set of claims
+        deriving the conclusion from live givens. Returns ``{width, arguments, independent,
+        min_cut, capped, max_arguments}``: ``arguments`` each list their claims without the
+        conclusion (sorted by size, then ids), ``independent`` is a largest selection of
+        them sharing no claim (``width`` of them), ``min_cut`` a smallest set of claims
+        meeting every argument. ``capped`` true: some claim had more than ``max_arguments``
+        derivations, and width and cut size are lower bounds. Cost: see
+        :func:`graph_server.arguments.argument_width`.
+        """
+        with self._locked(graph_id) as (name, state):
+            conclusion = self._node(state, name, conclusion_id, "conclusion_id")
+            found = arguments.argument_width(state.graph, conclusion)
+            return {
+                "width": found.width,
+                "arguments": [list(claims) for claims in found.arguments],
+                "independent": [list(found.arguments[i]) for i in found.independent],
+                "min_cut": list(found.min_cut),
+                "capped": found.capped,
+                "max_arguments": arguments.DEFAULT_MAX_ARGUMENTS,
+            }
 
     @_public
     def surviving_claims(self, graph_id: str) -> Payload:

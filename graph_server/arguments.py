@@ -1,0 +1,357 @@
+"""Independent arguments: joint premises, argument enumeration, packing and cut.
+
+Support width (:func:`graph_server.semantics.support_width`) counts node-disjoint paths, so a
+claim resting *jointly* on three sentences counts three times. This module counts arguments
+instead. Definitions, over the store's ``MultiDiGraph`` (supports and assumes edges; attacks
+never count):
+
+*Premise sets.* The support edges into a claim ``v`` are grouped by the run that drew them:
+for every run id ``r`` on some edge into ``v``, the claims with an edge into ``v`` carrying
+``r`` form one premise set, all of them needed together. Edges with no run id form one more
+premise set. Identical sets are kept once. So a node merged from run ``r1`` (reasons
+``{a, b}``) and run ``r2`` (reason ``{c}``) has two alternative premise sets.
+
+*Derivation.* A derivation of a live target ``t`` is a finite tree whose root is ``t``; every
+tree node that is not a leaf is a claim whose children are exactly the members of one of its
+premise sets; every leaf is a live given other than ``t`` (givens are evidence and are never
+expanded); no claim occurs twice on one root-to-leaf branch. A premise set holding a refuted
+claim, or a claim that has no derivation (an unsupported assumption or inference), is
+unusable: premises are joint, so one failing premise sinks the whole set.
+
+*Argument.* The claim set of a derivation, without ``t``, when no other derivation's claim set
+is a proper subset of it. Every derivation's claim set contains an argument.
+
+*Argument width.* The largest number of arguments that are pairwise disjoint (they share no
+claim; ``t`` is in none). *Argument cut.* A smallest set of claims other than ``t`` that meets
+every argument: the claims whose joint failure leaves no argument standing. Width <= cut size,
+and unlike Menger's paths the two may differ.
+
+Caps: each claim keeps at most ``max_arguments`` of its smallest derivation claim sets (by
+size, then sorted ids), so the target's family has at most that many arguments and the exact
+searches below stay small. When any list is cut, ``capped`` is true and the family is a
+sub-family of derivation claim sets: the width and the cut size are then lower bounds of the
+true values, and the sets may not all be minimal.
+
+Every function here is a pure read; results are sorted, so equal graphs give equal answers
+whatever their ingest order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import networkx as nx
+
+from graph_server.views import SUPPORT_RELATIONS
+
+DEFAULT_MAX_ARGUMENTS = 32
+"""Derivation claim sets kept per claim, hence arguments per target (the cap)."""
+
+Claims = frozenset[str]
+
+
+@dataclass(frozen=True)
+class ArgumentWidth:
+    """The arguments for one target, a largest disjoint selection of them and a smallest cut.
+
+    ``arguments``: each argument's claims without the target, sorted by size then ids.
+    ``independent``: indices into ``arguments`` of a largest pairwise-disjoint selection.
+    ``min_cut``: sorted claim ids meeting every argument. ``capped``: a list was cut at
+    ``max_arguments`` (width and cut size are then lower bounds).
+    """
+
+    arguments: tuple[tuple[str, ...], ...]
+    independent: tuple[int, ...]
+    min_cut: tuple[str, ...]
+    capped: bool
+
+    @property
+    def width(self) -> int:
+        """How many pairwise-disjoint arguments there are."""
+        return len(self.independent)
+
+
+def premise_sets(graph: nx.MultiDiGraph, node: str) -> list[Claims]:
+    """The alternative joint premise sets of ``node``, one per run that drew reasons for it.
+
+    Parameters
+    ----------
+    graph
+        The store's multigraph (edge attribute ``run_ids``: a set of run ids).
+    node
+        A node of ``graph``.
+
+    Returns
+    -------
+    list of frozenset
+        Distinct premise sets sorted by size, then by sorted ids. Edges without a run id form
+        one set of their own. Empty when nothing supports ``node``.
+
+    Complexity: O(d log d) for ``d`` incoming support edges, times the runs on them.
+    """
+    by_run: dict[str, set[str]] = {}
+    for src, _, relation, run_ids in graph.in_edges(node, keys=True, data="run_ids"):
+        if relation not in SUPPORT_RELATIONS:
+            continue
+        for run in run_ids or ("",):
+            by_run.setdefault(run, set()).add(src)
+    return sorted({frozenset(s) for s in by_run.values()}, key=_order)
+
+
+def enumerate_arguments(
+    graph: nx.MultiDiGraph, target: str, max_arguments: int = DEFAULT_MAX_ARGUMENTS
+) -> tuple[list[Claims], bool]:
+    """The arguments for ``target`` (see the module docstring), and whether a cap was hit.
+
+    Parameters
+    ----------
+    graph
+        The store's multigraph; node attributes ``type`` and ``refuted`` are read.
+    target
+        A node of ``graph``. A refuted target has no argument.
+    max_arguments
+        At most this many derivation claim sets are kept per claim (the smallest ones).
+
+    Returns
+    -------
+    (arguments, capped)
+        Arguments without the target, sorted by size then ids; ``capped`` is true when a list
+        was cut, and then the sets are derivation claim sets, not necessarily minimal.
+
+    Raises
+    ------
+    ValueError
+        ``max_arguments`` is below 1.
+
+    Complexity: results are memoised per claim and the ancestors on its branch that can
+    reach it (for an acyclic support graph: per claim). Each memo entry combines at most
+    ``max_arguments`` sets per premise pairwise, so a DAG costs O(E * M^2 * V) for
+    ``M = max_arguments``; support cycles multiply the entries by the distinct branch
+    contexts that touch them.
+    """
+    if max_arguments < 1:
+        raise ValueError(f"max_arguments must be at least 1, got {max_arguments}")
+    if graph.nodes[target]["refuted"]:
+        return [], False
+    upstream = _upstream(graph)
+    memo: dict[tuple[str, Claims], list[Claims]] = {}
+    capped = False
+
+    def usable_leaf(node: str) -> bool:
+        data = graph.nodes[node]
+        return data["type"] == "given" and node != target
+
+    def derive(node: str, branch: Claims) -> list[Claims]:
+        """Claim sets (``node`` included) of derivations of ``node`` below ``branch``."""
+        nonlocal capped
+        key = (node, branch & upstream[node])
+        if key in memo:
+            return memo[key]
+        below = branch | {node}
+        found: list[Claims] = []
+        for premises in premise_sets(graph, node):
+            if any(graph.nodes[p]["refuted"] or p in below for p in premises):
+                continue
+            partial: list[Claims] = [frozenset({node})]
+            for premise in sorted(premises):
+                options = [frozenset({premise})] if usable_leaf(premise) else derive(premise, below)
+                partial = _minimal([a | b for a in partial for b in options])
+                if len(partial) > max_arguments:
+                    partial, capped = partial[:max_arguments], True
+                if not partial:
+                    break
+            found += partial
+        result = _minimal(found)
+        if len(result) > max_arguments:
+            result, capped = result[:max_arguments], True
+        memo[key] = result
+        return result
+
+    arguments = [claims - {target} for claims in derive(target, frozenset())]
+    return sorted(arguments, key=_order), capped
+
+
+def max_disjoint(family: Sequence[Claims]) -> list[int]:
+    """A largest selection of pairwise-disjoint sets of ``family`` (maximum set packing).
+
+    Parameters
+    ----------
+    family
+        The sets (for arguments: their claims without the target).
+
+    Returns
+    -------
+    list of int
+        Sorted indices into ``family``. Deterministic: the first optimum the search meets.
+
+    Complexity: exact branch and bound on the conflict graph (sets sharing a claim). A set
+    with at most one conflict is taken without branching (always safe), otherwise the search
+    branches on a set with the most conflicts, taken or left; each branch that takes it
+    removes it and at least two others, so O(1.47^m * m) for ``m = len(family)`` (m <= 32
+    under the default cap: at most about 2 * 10^5 branches).
+    """
+    conflicts = [
+        sum(1 << j for j, other in enumerate(family) if j != i and claims & other)
+        for i, claims in enumerate(family)
+    ]
+    best = 0
+
+    def search(candidates: int, chosen: int) -> None:
+        nonlocal best
+        if (chosen | candidates).bit_count() <= best.bit_count():
+            return
+        if not candidates:
+            best = chosen
+            return
+        degree = {i: (conflicts[i] & candidates).bit_count() for i in _bits(candidates)}
+        easy = next((i for i, d in degree.items() if d <= 1), None)
+        if easy is not None:
+            search(candidates & ~(1 << easy | conflicts[easy]), chosen | 1 << easy)
+            return
+        pick = max(degree, key=lambda i: (degree[i], -i))
+        search(candidates & ~(1 << pick | conflicts[pick]), chosen | 1 << pick)
+        search(candidates & ~(1 << pick), chosen)
+
+    search((1 << len(family)) - 1, 0)
+    return list(_bits(best))
+
+
+def min_hitting_set(family: Sequence[Claims]) -> list[str]:
+    """A smallest set of elements meeting every set of ``family`` (minimum hitting set).
+
+    Parameters
+    ----------
+    family
+        Non-empty sets (for arguments: their claims without the target).
+
+    Returns
+    -------
+    list of str
+        Sorted elements; ``[]`` for an empty family. Deterministic.
+
+    Raises
+    ------
+    ValueError
+        A set of ``family`` is empty (nothing can meet it).
+
+    Complexity: elements hitting a subset of the sets another element hits are dropped
+    (a larger or equal one always does as well); then branch and bound: branch on the unmet
+    set with the fewest elements, one branch per element, pruned by a greedy count of
+    pairwise-disjoint unmet sets (each needs its own element). O(s^c * m * e) for ``s`` the
+    largest set, ``c`` the cut size, ``m`` sets and ``e`` elements.
+    """
+    if any(not claims for claims in family):
+        raise ValueError("an empty set cannot be hit")
+    hits: dict[str, int] = {}
+    for index, claims in enumerate(family):
+        for element in claims:
+            hits[element] = hits.get(element, 0) | 1 << index
+    elements = _undominated(hits)
+    members = [[e for e in elements if hits[e] >> i & 1] for i in range(len(family))]
+    best: list[str] = []
+    best_size = len(family) + 1  # one element per set always suffices
+
+    def lower_bound(unmet: int) -> int:
+        used: set[str] = set()
+        count = 0
+        for i in _bits(unmet):
+            if used.isdisjoint(members[i]):
+                used.update(members[i])
+                count += 1
+        return count
+
+    def search(unmet: int, chosen: list[str]) -> None:
+        nonlocal best, best_size
+        if not unmet:
+            best, best_size = sorted(chosen), len(chosen)
+            return
+        if len(chosen) + lower_bound(unmet) >= best_size:
+            return
+        pick = min(_bits(unmet), key=lambda i: (len(members[i]), i))
+        for element in members[pick]:
+            search(unmet & ~hits[element], [*chosen, element])
+
+    search((1 << len(family)) - 1, [])
+    return best
+
+
+def argument_width(
+    graph: nx.MultiDiGraph, target: str, max_arguments: int = DEFAULT_MAX_ARGUMENTS
+) -> ArgumentWidth:
+    """Arguments for ``target``, a largest disjoint selection of them and a smallest cut.
+
+    Parameters
+    ----------
+    graph
+        The store's multigraph.
+    target
+        A node of ``graph``.
+    max_arguments
+        The cap (see :func:`enumerate_arguments`).
+
+    Returns
+    -------
+    ArgumentWidth
+        Its ``width`` is the argument width; with ``capped`` true, width and cut size are
+        lower bounds.
+
+    Raises
+    ------
+    ValueError
+        ``max_arguments`` is below 1.
+
+    Complexity: :func:`enumerate_arguments`, then :func:`max_disjoint` and
+    :func:`min_hitting_set` on at most ``max_arguments`` sets.
+    """
+    family, capped = enumerate_arguments(graph, target, max_arguments)
+    return ArgumentWidth(
+        arguments=tuple(tuple(sorted(claims)) for claims in family),
+        independent=tuple(max_disjoint(family)),
+        min_cut=tuple(min_hitting_set(family)),
+        capped=capped,
+    )
+
+
+def _order(claims: Claims) -> tuple[int, list[str]]:
+    return len(claims), sorted(claims)
+
+
+def _minimal(sets: list[Claims]) -> list[Claims]:
+    """The distinct sets of ``sets`` with no proper subset among them, in :func:`_order`."""
+    kept: list[Claims] = []
+    for claims in sorted(set(sets), key=_order):
+        if not any(smaller < claims for smaller in kept):
+            kept.append(claims)
+    return kept
+
+
+def _upstream(graph: nx.MultiDiGraph) -> dict[str, Claims]:
+    """For each claim, the claims with a support route into it (its possible premises)."""
+    support = nx.DiGraph(
+        (src, dst) for src, dst, relation in graph.edges(keys=True) if relation in SUPPORT_RELATIONS
+    )
+    support.add_nodes_from(graph.nodes)
+    return {node: frozenset(nx.ancestors(support, node)) for node in graph.nodes}
+
+
+def _undominated(hits: dict[str, int]) -> list[str]:
+    """Elements whose hit mask no other element's mask contains (ties: the smallest id)."""
+    ordered = sorted(hits)
+    kept = []
+    for element in ordered:
+        mask = hits[element]
+        dominated = any(
+            other != element
+            and mask | hits[other] == hits[other]
+            and (mask != hits[other] or other < element)
+            for other in ordered
+        )
+        if not dominated:
+            kept.append(element)
+    return kept
+
+
+def _bits(mask: int) -> list[int]:
+    """The indices of the set bits of ``mask``, ascending."""
+    return [i for i in range(mask.bit_length()) if mask >> i & 1]

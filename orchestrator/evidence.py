@@ -73,8 +73,11 @@ ABBREVIATIONS = frozenset(
 """Lower-case words that a full stop follows without ending the sentence."""
 
 _BLOCK_BREAK = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*(?:[-*+•]|\d+[.)]|#+)[ \t])")
-_END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s+[\"'“‘(\[]?[A-Z0-9])")
-_LAST_WORD = re.compile(r"([A-Za-z][A-Za-z.]*)\.+$")
+# A stop starts only where a run of punctuation starts, and its runs are taken possessively:
+# without that, a long run such as "....." is re-scanned from every position in it.
+_END = re.compile(r"(?<![.!?])[.!?]++[\"'”’)\]]*+(?=\s+[\"'“‘(\[]?[A-Z0-9])")
+_WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz.")
+_CLOSERS = "\"'”’)]"
 _SPAN_ID = re.compile(r"^D([1-9][0-9]*)\.([1-9][0-9]*)$")
 
 
@@ -141,7 +144,7 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
         block_end = brk.start() if brk else len(text)
         cut = block_start
         for stop in _END.finditer(text, block_start, block_end):
-            if _is_abbreviation(text[cut : stop.end()]):
+            if _is_abbreviation(text, cut, stop.end()):
                 continue
             pieces.append((cut, stop.end()))
             cut = stop.end()
@@ -180,15 +183,28 @@ def is_span_id(value: object) -> bool:
     return isinstance(value, str) and _SPAN_ID.match(value.strip()) is not None
 
 
-def _is_abbreviation(sentence: str) -> bool:
-    """Whether the full stop ending ``sentence`` belongs to an abbreviation or an initial."""
-    stripped = sentence.rstrip("\"'”’)]")
-    if not stripped.endswith("."):
+def _is_abbreviation(text: str, start: int, end: int) -> bool:
+    """Whether the full stop ending ``text[start:end]`` belongs to an abbreviation or an
+    initial: the last word (letters and dots, from its first letter) of the piece, before its
+    closing quotes or brackets, is one letter in upper case or is in :data:`ABBREVIATIONS`.
+
+    Only the tail of the piece is read, never the whole piece: a sentence that keeps going
+    past many initials ("hall D. ... hall D. ...") would otherwise be re-read at every stop.
+    The word before a stop holds no whitespace and a stop is followed by whitespace, so the
+    tails read for the stops of one text do not overlap: O(len(text)) over a whole split.
+    """
+    while end > start and text[end - 1] in _CLOSERS:
+        end -= 1
+    if end == start or text[end - 1] != ".":
         return False
-    match = _LAST_WORD.search(stripped)
-    if match is None:
+    run = end
+    while run > start and text[run - 1] in _WORD_CHARS:
+        run -= 1
+    while run < end and text[run] == ".":
+        run += 1
+    if run == end:
         return False
-    word = match.group(1)
+    word = text[run : end - 1]
     if len(word) == 1 and word.isupper():
         return True
     return word.lower().rstrip(".") in ABBREVIATIONS

@@ -48,8 +48,8 @@ checks tell you where it is weak. A typical session:
    and edges; read `rejected` for anything the store refused and why.
 2. check_structure: orphans, cycles, unreachable conclusion, refuted claims still
    feeding the conclusion.
-3. support_width / critical_links: how many independent routes carry the
-   conclusion, and which single links it hangs on.
+3. support_width / argument_width / critical_links: how many independent routes
+   and independent arguments carry the conclusion, and which single links it hangs on.
 4. surviving_claims / disputed_nodes: what survives the attacks, what needs evidence.
 5. mark_refuted / update_node as evidence arrives, then re-check.
 search_evidence finds sentences in an ingested document index; add_evidence registers
@@ -304,7 +304,7 @@ def _hints(
 
 
 def tool_specs(limits: StoreLimits) -> list[ToolSpec]:
-    """The fourteen tools, their schemas and descriptions (limits taken from ``limits``)."""
+    """The fifteen tools, their schemas and descriptions (limits taken from ``limits``)."""
     i = _Inputs(limits)
     graph_only = {"graph_id": i.graph_id}
     on_conclusion = {"graph_id": i.graph_id, "conclusion_id": i.conclusion_id}
@@ -518,6 +518,35 @@ def tool_specs(limits: StoreLimits) -> list[ToolSpec]:
                 strict=False,
             ),
             lambda s, a, _: s.support_width(a["graph_id"], a["conclusion_id"]),
+        ),
+        ToolSpec(
+            "argument_width",
+            "Count independent arguments",
+            "Count the independent arguments for a conclusion. Reasons one run lists "
+            "together for a claim are joint premises (all needed); an argument is a minimal "
+            "set of claims that derives the conclusion from live givens that way. Returns "
+            "width (the most arguments sharing no claim; 1 means one line that any of its "
+            "claims can break, however many paths it has), arguments (each argument's claims "
+            "without the conclusion), independent (a largest set of them sharing no claim), "
+            "min_cut (fewest claims whose failure leaves no argument), capped (true when a "
+            "claim had more than max_arguments derivations: width and cut are then lower "
+            "bounds) and max_arguments.",
+            read,
+            on_conclusion,
+            ("graph_id", "conclusion_id"),
+            _obj(
+                {
+                    "width": {"type": "integer"},
+                    "arguments": _list(_STRS),
+                    "independent": _list(_STRS),
+                    "min_cut": _STRS,
+                    "capped": {"type": "boolean"},
+                    "max_arguments": {"type": "integer"},
+                },
+                ["width", "arguments", "independent", "min_cut", "capped", "max_arguments"],
+                strict=False,
+            ),
+            lambda s, a, _: s.argument_width(a["graph_id"], a["conclusion_id"]),
         ),
         ToolSpec(
             "surviving_claims",

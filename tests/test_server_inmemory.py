@@ -45,6 +45,7 @@ FIXTURE_SESSION: list[tuple[str, dict[str, Any]]] = [
     ("check_structure", _ON_CONCLUSION),
     ("critical_links", _ON_CONCLUSION),
     ("support_width", _ON_CONCLUSION),
+    ("argument_width", _ON_CONCLUSION),
     ("surviving_claims", {"graph_id": GRAPH}),
     ("disputed_nodes", _ON_CONCLUSION),
     ("update_node", {"graph_id": GRAPH, "node_id": "B", "confidence": 0.95, "run_id": "verify-1"}),
@@ -88,7 +89,7 @@ async def test_every_tool_returns_the_library_mode_payload_for_the_fixture() -> 
 
     assert served == library_payloads(FIXTURE_SESSION)
     called = {name for name, _ in FIXTURE_SESSION}
-    assert len(called) == 12
+    assert len(called) == 13
 
 
 async def test_fixture_answers_through_the_tools_match_the_design() -> None:
@@ -97,6 +98,7 @@ async def test_fixture_answers_through_the_tools_match_the_design() -> None:
             await call(client, name, args)
         structure = await call(client, "check_structure", _ON_CONCLUSION)
         width = await call(client, "support_width", _ON_CONCLUSION)
+        arguments = await call(client, "argument_width", _ON_CONCLUSION)
         refuted = await call(
             client, "mark_refuted", {"graph_id": GRAPH, "node_id": "D", "reason": "misread"}
         )
@@ -104,6 +106,8 @@ async def test_fixture_answers_through_the_tools_match_the_design() -> None:
     assert structure["orphans"] == ["F", "G"]
     assert structure["unreachable_conclusion"] is False
     assert width["disjoint_paths"] == 2
+    # r1 lists its reasons jointly: one argument, which any of its five claims breaks.
+    assert (arguments["width"], arguments["arguments"]) == (1, [["A", "B", "C", "D", "E"]])
     assert (refuted["width_before"], refuted["width_after"]) == (2, 1)
 
 

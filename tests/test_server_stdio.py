@@ -31,6 +31,7 @@ READ_ONLY = {
     "check_structure",
     "critical_links",
     "support_width",
+    "argument_width",
     "surviving_claims",
     "disputed_nodes",
     "get_graph",

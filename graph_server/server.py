@@ -19,12 +19,14 @@ stdout carries the protocol (see :mod:`graph_server.transport`); logs go to stde
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -34,6 +36,8 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
+from graph_server import export
+from graph_server.state import StateFile, StateFileError
 from graph_server.store import CancelCheck, GraphStore
 from graph_server.transport import Cancellations, stdio_transport
 from graph_server.validation import EDGE_KEYS, NODE_KEYS, StoreLimits
@@ -55,7 +59,9 @@ checks tell you where it is weak. A typical session:
 search_evidence finds sentences in an ingested document index; add_evidence registers
 them on a graph, and from then on each given must cite one (source) and restate it,
 or it is kept as an assumption.
-Graph ids are yours to choose; graphs live in memory until delete_graph.
+export_graph writes a graph out as json (replayable into assert_graph), graphml or mermaid.
+Graph ids are yours to choose; graphs live in memory until delete_graph (and, when the
+server was started with --state-file, are saved after every change and reloaded at start).
 Unknown argument names are refused, never ignored."""
 
 log = logging.getLogger("graph_server.server")
@@ -304,7 +310,7 @@ def _hints(
 
 
 def tool_specs(limits: StoreLimits) -> list[ToolSpec]:
-    """The fifteen tools, their schemas and descriptions (limits taken from ``limits``)."""
+    """The sixteen tools, their schemas and descriptions (limits taken from ``limits``)."""
     i = _Inputs(limits)
     graph_only = {"graph_id": i.graph_id}
     on_conclusion = {"graph_id": i.graph_id, "conclusion_id": i.conclusion_id}
@@ -706,6 +712,39 @@ def tool_specs(limits: StoreLimits) -> list[ToolSpec]:
             lambda s, a, _: s.get_graph(a["graph_id"]),
         ),
         ToolSpec(
+            "export_graph",
+            "Export a graph as JSON, GraphML or Mermaid",
+            "Write a graph out for use elsewhere. format 'json': graph holds nodes and "
+            "edges exactly as assert_graph takes them, evidence spans for add_evidence and "
+            "refuted [{id, reason}] for mark_refuted (content is null); replayed into an "
+            "empty graph in that order (assert_graph with dedup false) it gives the same "
+            "checks. format 'graphml': content is GraphML text for Gephi, yEd or networkx. "
+            "format 'mermaid': content is a Mermaid flowchart to show in chat (at most "
+            f"{export.MERMAID_MAX_NODES} nodes; it says what was left out). For those two, "
+            "graph is null.",
+            read,
+            {
+                "graph_id": i.graph_id,
+                "format": {
+                    "type": "string",
+                    "enum": list(export.FORMATS),
+                    "description": "json, graphml or mermaid.",
+                },
+            },
+            ("graph_id", "format"),
+            _obj(
+                {
+                    "graph_id": _STR,
+                    "format": {"type": "string", "enum": list(export.FORMATS)},
+                    "graph": {"type": ["object", "null"]},
+                    "content": _OPTIONAL_STR,
+                },
+                ["graph_id", "format", "graph", "content"],
+                strict=False,
+            ),
+            lambda s, a, _: s.export_graph(a["graph_id"], a["format"]),
+        ),
+        ToolSpec(
             "list_graphs",
             "List graphs",
             "List the graphs held in memory with their node and edge counts, and the claim "
@@ -877,15 +916,40 @@ def _host_cancelled() -> bool:
     return False
 
 
+def _dispatch_and_save(
+    store: GraphStore,
+    name: str,
+    arguments: Any,
+    cancel: CancelCheck,
+    specs: dict[str, ToolSpec],
+    state: StateFile | None,
+) -> Payload:
+    """:func:`dispatch`, then (with a state file) save before the reply, if the call wrote."""
+    result = dispatch(store, name, arguments, cancel, specs)
+    spec = specs.get(name)
+    if state is None or "error" in result or spec is None or spec.annotations.read_only_hint:
+        return result
+    try:
+        state.save(store)
+    except OSError as exc:
+        return {
+            "error": f"{name} was applied in memory but the state file {state.path} could not "
+            f"be written ({exc}); the change would be lost when the server stops"
+        }
+    return result
+
+
 def build_server(
-    store: GraphStore | None = None, cancellations: Cancellations | None = None
+    store: GraphStore | None = None,
+    cancellations: Cancellations | None = None,
+    state: StateFile | None = None,
 ) -> Server[Any]:
     """Create the MCP server with every tool bound to one GraphStore.
 
     Input: an existing store (tests share one with library-mode code) or None for a
-    fresh one, and the connection's cancellation record (the stdio transport fills
-    it). Output: a low-level SDK ``Server`` for :func:`serve_stdio` or an in-memory
-    ``mcp.Client``.
+    fresh one, the connection's cancellation record (the stdio transport fills it) and
+    an optional state file written after every call that changes something. Output: a
+    low-level SDK ``Server`` for :func:`serve_stdio` or an in-memory ``mcp.Client``.
     """
     graphs = store if store is not None else GraphStore()
     cancels = cancellations if cancellations is not None else Cancellations()
@@ -911,7 +975,9 @@ def build_server(
 
         try:
             result = await anyio.to_thread.run_sync(
-                lambda: dispatch(graphs, params.name, params.arguments, cancelled, specs)
+                lambda: _dispatch_and_save(
+                    graphs, params.name, params.arguments, cancelled, specs, state
+                )
             )
         finally:
             if request_id is not None:
@@ -937,20 +1003,48 @@ def build_server(
     )
 
 
-async def serve_stdio(store: GraphStore | None = None) -> None:
+async def serve_stdio(store: GraphStore | None = None, state: StateFile | None = None) -> None:
     """Serve one GraphStore over stdin/stdout until stdin closes."""
     cancellations = Cancellations()
-    server = build_server(store, cancellations)
+    server = build_server(store, cancellations, state)
     async with stdio_transport(cancellations) as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def main() -> None:
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="logic-graph-server",
+        description="MCP server for typed argument graphs, speaking JSON-RPC on stdin/stdout "
+        "(logs on stderr) until stdin closes. Register it with an MCP host (e.g. "
+        "`claude mcp add logic-graph -- logic-graph-server`); see docs/mcp.md.",
+    )
+    parser.add_argument(
+        "--state-file",
+        type=Path,
+        metavar="PATH",
+        help="keep graphs in PATH: loaded at start, rewritten atomically after every change "
+        "(default: graphs live in memory only)",
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
     """Console entry point: serve one GraphStore over stdio until stdin closes."""
+    args = _arguments(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+    store = GraphStore()
+    state = None
+    if args.state_file is not None:
+        state = StateFile(args.state_file)
+        try:
+            loaded = state.load_into(store)
+        except StateFileError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
+        log.info("state file %s: %d graphs loaded", args.state_file, loaded)
     log.info("logic-graph MCP server %s starting on stdio", package_version())
     try:
-        anyio.run(serve_stdio)
+        anyio.run(serve_stdio, store, state)
     except KeyboardInterrupt:
         log.info("interrupted; exiting")
 

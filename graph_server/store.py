@@ -33,11 +33,12 @@ from typing import Any, TypeVar
 
 import networkx as nx
 
-from graph_server import arguments, checks, disputes, semantics
+from graph_server import arguments, checks, disputes, export, semantics
 from graph_server.citation import SpanTable, check_citation
 from graph_server.dedup import Cancelled, MergePlan, apply_plan, plan_merges
 from graph_server.similarity import ClaimKey, claim_key
 from graph_server.validation import (
+    NODE_KEYS,
     EdgeRecord,
     NodeRecord,
     StoreLimits,
@@ -504,23 +505,33 @@ class GraphStore:
     def get_graph(self, graph_id: str) -> Payload:
         """Every node and edge with every attribute, sorted by id."""
         with self._locked(graph_id) as (name, state):
-            graph = state.graph
-            return {
-                "graph_id": name,
-                "nodes": [_export_node(n, graph.nodes[n]) for n in sorted(graph.nodes)],
-                "edges": [
-                    {
-                        "src": src,
-                        "dst": dst,
-                        "relation": relation,
-                        "confidence": data["confidence"],
-                        "run_ids": sorted(data["run_ids"]),
-                    }
-                    for src, dst, relation, data in sorted(
-                        graph.edges(keys=True, data=True), key=lambda e: e[:3]
-                    )
-                ],
-            }
+            return _snapshot(name, state.graph)
+
+    @_public
+    def export_graph(self, graph_id: str, format: Any) -> Payload:
+        """The graph as ``json`` (replayable into the store), ``graphml`` or ``mermaid``.
+
+        Returns ``{graph_id, format, graph, content}``: for json ``graph`` is the replayable
+        object (see :mod:`graph_server.export`) and ``content`` null; for the others
+        ``content`` is the text and ``graph`` null.
+        """
+        if format not in export.FORMATS:
+            raise _Rejected(
+                f"format must be one of {', '.join(export.FORMATS)}; got {shown(format)}"
+            )
+        with self._locked(graph_id) as (name, state):
+            graph = _snapshot(name, state.graph)
+            answer: Payload = {"graph_id": name, "format": format, "graph": None, "content": None}
+            if format == "json":
+                return {**answer, "graph": export.to_json(graph, state.evidence)}
+            if format == "graphml":
+                return {**answer, "content": export.to_graphml(graph)}
+            label = semantics.grounded_labelling(state.graph)
+            surviving = sorted(semantics.surviving(state.graph, label))
+            disputed = sorted(
+                {n for pair in disputes.contradiction_pairs(state.graph) for n in pair}
+            )
+            return {**answer, "content": export.to_mermaid(graph, surviving, disputed)}
 
     @_public
     def list_graphs(self) -> Payload:
@@ -536,6 +547,106 @@ class GraphStore:
             "claim_bytes": used,
             "claim_bytes_limit": self.limits.max_claim_bytes,
         }
+
+    # ------------------------------------------------------------ persistence
+
+    def dump_state(self) -> list[Payload]:
+        """Every graph in full (merge history and evidence included), sorted by id.
+
+        Each graph is read under its own lock, so a record is never half-written; what
+        :meth:`restore_state` takes back. Cost: O(size of the store).
+        """
+        with self._registry:
+            listed = sorted(self._graphs.items())
+        records: list[Payload] = []
+        for name, state in listed:
+            with state.lock:
+                if not state.alive or not state.committed:
+                    continue
+                records.append(
+                    {
+                        **_snapshot(name, state.graph),
+                        "evidence": dict(sorted(state.evidence.items())),
+                        "merged_into": dict(sorted(state.merged_into.items())),
+                        "merged_claim": dict(sorted(state.merged_claim.items())),
+                    }
+                )
+        return records
+
+    def restore_state(self, records: Any) -> None:
+        """Load what :meth:`dump_state` wrote into this (empty) store, or raise ValueError.
+
+        The nodes, edges and evidence go through ``assert_graph`` and ``add_evidence``, so
+        every validation rule and every limit (memory budget included) applies as if a
+        client had sent them; any item refused refuses the whole load, naming it.
+        """
+        if self._graphs:
+            raise ValueError("restore_state needs an empty store")
+        if not isinstance(records, list):
+            raise ValueError(f"graphs must be a list, got {shown(records)}")
+        for index, record in enumerate(records):
+            try:
+                self._restore_graph(record)
+            except (KeyError, TypeError, ValueError, _Rejected) as exc:
+                graph_id = record.get("graph_id") if isinstance(record, dict) else None
+                problem = f"missing key {exc}" if isinstance(exc, KeyError) else str(exc)
+                raise ValueError(f"graphs.{index} ({shown(graph_id)}): {problem}") from None
+
+    def _restore_graph(self, record: Any) -> None:
+        if not isinstance(record, dict):
+            raise TypeError(f"a graph must be an object, got {shown(record)}")
+        graph_id, nodes, edges = record["graph_id"], record["nodes"], record["edges"]
+        if graph_id in self._graphs:
+            raise ValueError("the same graph_id appears twice")
+        items = [{key: node[key] for key in NODE_KEYS} for node in nodes]
+        links = [{key: edge[key] for key in export.EDGE_KEYS} for edge in edges]
+        step = self.limits.max_items_per_call
+        # Nodes before edges, in calls within the per-call limit; dedup off: merges already ran.
+        batches: list[tuple[list[Payload], list[Payload]]] = [
+            (items[i : i + step], []) for i in range(0, len(items), step)
+        ]
+        batches += [([], links[i : i + step]) for i in range(0, len(links), step)]
+        for batch_nodes, batch_edges in batches or [([], [])]:
+            done = self.assert_graph(graph_id, batch_nodes, batch_edges, dedup=False)
+            _refuse_failures(done)
+        spans = [{"id": k, "text": v} for k, v in dict(record["evidence"]).items()]
+        for i in range(0, len(spans), step):
+            _refuse_failures(self.add_evidence(graph_id, spans[i : i + step]))
+        with self._locked(graph_id) as (_, state):
+            for node in nodes:
+                data = state.graph.nodes[node["id"]]
+                if not isinstance(node["refuted"], bool):
+                    raise TypeError(f"refuted must be true or false, got {shown(node['refuted'])}")
+                if node["refuted"]:
+                    data["refuted"] = True
+                    data["refute_reason"] = self._check_text(
+                        check_text(
+                            "refute_reason", node["refute_reason"], self.limits.max_reason_chars
+                        )
+                    )
+                data["aliases"] = _strings("aliases", node["aliases"])
+                data["merged_ids"] = _strings("merged_ids", node["merged_ids"])
+            merged_into, merged_claim = record["merged_into"], record["merged_claim"]
+            for merged, kept in merged_into.items():
+                claim = merged_claim[merged]
+                if not isinstance(kept, str) or not isinstance(claim, str):
+                    raise TypeError(f"merged id {shown(merged)} needs a string target and claim")
+                if merged in state.graph:
+                    raise ValueError(f"merged id {shown(merged)} is also a live node")
+                state.merged_into[merged] = kept
+                state.merged_claim[merged] = claim
+            # Merged claims stay charged to the budget while live, so they are on reload too.
+            merged_bytes = sum(len(claim.encode("utf-8")) for claim in state.merged_claim.values())
+            self._charge(state, _Undo(claim_bytes=merged_bytes))
+            for merged in merged_into:
+                # A chain that loops or ends nowhere would hang or break every later lookup.
+                seen = {merged}
+                target = merged_into[merged]
+                while target in merged_into and target not in seen:
+                    seen.add(target)
+                    target = merged_into[target]
+                if target not in state.graph:
+                    raise ValueError(f"merged id {shown(merged)} does not lead to a node")
 
     # -------------------------------------------------------------- locking
 
@@ -858,6 +969,41 @@ def _adopt_source(data: dict[str, Any], record: NodeRecord) -> None:
     """A node asserted without a source takes the first one it is re-asserted with."""
     if data["source"] is None:
         data["source"] = record.source
+
+
+def _refuse_failures(answer: Payload) -> None:
+    """Raise on a store answer that refused the call or any item of it (restore_state)."""
+    if "error" in answer:
+        raise ValueError(answer["error"])
+    if answer["rejected"]:
+        first = answer["rejected"][0]
+        raise ValueError(f"{first['at']}: {first['reason']}")
+
+
+def _strings(field_name: str, value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise TypeError(f"{field_name} must be a list of strings, got {shown(value)}")
+    return list(value)
+
+
+def _snapshot(graph_id: str, graph: nx.MultiDiGraph) -> Payload:
+    """Every node and edge with every attribute, sorted by id (the caller holds the lock)."""
+    return {
+        "graph_id": graph_id,
+        "nodes": [_export_node(n, graph.nodes[n]) for n in sorted(graph.nodes)],
+        "edges": [
+            {
+                "src": src,
+                "dst": dst,
+                "relation": relation,
+                "confidence": data["confidence"],
+                "run_ids": sorted(data["run_ids"]),
+            }
+            for src, dst, relation, data in sorted(
+                graph.edges(keys=True, data=True), key=lambda e: e[:3]
+            )
+        ],
+    }
 
 
 def _export_node(node_id: str, data: dict[str, Any]) -> Payload:

@@ -37,6 +37,7 @@ READ_ONLY = {
     "get_graph",
     "list_graphs",
     "search_evidence",
+    "export_graph",
 }
 # Every writing tool can remove or overwrite something: assert_graph merges nodes away,
 # update_node overwrites a confidence, mark_refuted cannot be undone.

@@ -341,10 +341,15 @@ def orchestrator(
     conclusion = report.get("conclusion")
     refused = bool(report.get("refused")) or not isinstance(answer, str) or not answer
     width = width if isinstance(width, int) else None
+    support = chosen.get("run_support") if chosen and chosen.get("node_id") else None
+    run_support = support if isinstance(support, int) else 0
     extra: dict[str, Any] = {
         "width": width,
-        # Support width is how sure the graph is: the risk-coverage curve ranks answers by it.
+        # Support width is how sure the graph is: the risk-coverage curve ranks answers by it,
+        # and ties by the runs behind the answer (`evals.stats` reads "rank").
         "confidence": None if refused else width,
+        "rank": None if refused or width is None else [width, run_support],
+        "run_support": run_support,
         "conclusion": conclusion if isinstance(conclusion, str) else None,
         "stop_reason": report.get("stop_reason"),
         "refusal_reason": report.get("refusal_reason"),

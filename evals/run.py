@@ -22,6 +22,8 @@ Output directory (default ``evals/results/<runstamp>/``):
 * ``run.json`` - the run's settings (checked on resume) and one entry per invocation;
 * ``raw/arm<N>.jsonl`` - one line per item (answer, gold, score, tokens, cost, latency, calls);
 * ``traces/arm<N>.jsonl`` - every request and reply (arm 6: the orchestrator's report);
+* ``bank.jsonl`` - every successful reply keyed by its request, for ``evals.replay``
+  (see `evals.bank`);
 * ``arm6/<item>/`` - the orchestrator's own report files;
 * ``summary.md``, ``summary.json`` and, with matplotlib, ``accuracy_vs_cost.png``.
 
@@ -37,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 import threading
 import time
@@ -49,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.arms import ARMS, ArmResult, ArmSettings, prompt_version
+from evals.bank import BANK_FILE, RecordingClient
 from evals.datasets import (
     DatasetFormatError,
     load_dataset,
@@ -200,6 +204,26 @@ def model_prices(model: str, models_file: Path) -> tuple[float, float] | None:
         return PricingTable.from_models_json(models_file).get(model)
     except ValueError as exc:
         raise EvalError(str(exc)) from exc
+
+
+def source_commit() -> str | None:
+    """The git commit of this checkout (with ``+dirty`` when it has changes), or None."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, timeout=10
+        )
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if head.returncode != 0:
+        return None
+    return head.stdout.strip() + ("+dirty" if status.stdout.strip() else "")
 
 
 def _now() -> str:
@@ -579,7 +603,12 @@ def _run(args: argparse.Namespace) -> int:
     cap = CostCap(
         args.max_cost if prices is not None else None, prices, default_max_tokens=args.max_tokens
     )
-    invocation: dict[str, Any] = {"started": _now(), "arms": arms, "items": len(items)}
+    invocation: dict[str, Any] = {
+        "started": _now(),
+        "arms": arms,
+        "items": len(items),
+        "commit": source_commit(),
+    }
     with ExitStack() as stack:
         try:
             backend = stack.enter_context(
@@ -589,13 +618,20 @@ def _run(args: argparse.Namespace) -> int:
             raise
         except (LLMError, RuntimeError, OSError, ValueError) as exc:
             raise EvalError(f"cannot start model {model!r}: {exc}") from exc
+        # What "--structured-output auto" resolved to: a replay needs it to rebuild the
+        # requests (the response format is part of a banked reply's key).
+        invocation["structured_output"] = {
+            "auto": backend.response_format_default,
+            "on": True,
+            "off": False,
+        }[args.structured_output]
         meta["invocations"].append(invocation)
         _write_meta(out, meta)
         stopped, failed = evaluate(
             todo,
             out=out,
             model=backend.model,
-            client=CappedClient(backend.client, cap),
+            client=CappedClient(RecordingClient(backend.client, out / BANK_FILE), cap),
             settings=_settings(args, out, backend.response_format_default),
             tally=Tally(done),
             arm6_calls=_arm6_calls(out),

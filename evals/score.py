@@ -252,3 +252,19 @@ def is_answerable(item: Mapping[str, Any]) -> bool:
     them, so abstaining is the right response)."""
     meta = item.get("meta")
     return not (isinstance(meta, Mapping) and meta.get("answerable") is False)
+
+
+def row_outcome(row: Mapping[str, Any]) -> str:
+    """The result row's `outcome`, recomputed from its fields for rows written before
+    outcomes were recorded (those items were all answerable unless the row says otherwise)."""
+    recorded = row.get("outcome")
+    if recorded in OUTCOMES:
+        return str(recorded)
+    answer = row.get("answer")
+    return outcome(
+        answerable=row.get("answerable") is not False,
+        answer=answer if isinstance(answer, str) else None,
+        refused=bool(row.get("refused")),
+        correct=bool(row.get("correct")),
+        error=bool(row.get("error")),
+    )

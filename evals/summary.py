@@ -4,6 +4,7 @@ Usage::
 
     python -m evals.summary RUN_DIR                 # rebuild RUN_DIR/summary.{md,json}
     python -m evals.summary RUN_A RUN_B [--out F]   # one table across runs (e.g. for G3)
+    python -m evals.summary --compare RUN_A RUN_B   # items that flipped between two runs
 
 Everything is recomputed from the raw JSONL files (the latest line per item counts), so the
 summary can be rebuilt at any time without new calls. Costs are honest: an arm's total cost is
@@ -22,7 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from evals.score import ABSTAINED, CORRECT, NO_ANSWER, OUTCOMES, WRONG, outcome
+from evals.compare import arm_statistics, flips, render_flips, render_statistics
+from evals.score import ABSTAINED, CORRECT, NO_ANSWER, WRONG, row_outcome
 from orchestrator.local import is_local_model
 
 # The width strata of arm 6 (G4); widths above the last bucket join it.
@@ -77,22 +79,6 @@ def run_arms(run_dir: Path) -> dict[int, dict[str, dict[str, Any]]]:
 
 def _ratio(numerator: float, denominator: float) -> float | None:
     return numerator / denominator if denominator else None
-
-
-def row_outcome(row: dict[str, Any]) -> str:
-    """The row's `evals.score.outcome`, recomputed from its fields for rows written before
-    outcomes were recorded (those items were all answerable unless the row says otherwise)."""
-    recorded = row.get("outcome")
-    if recorded in OUTCOMES:
-        return str(recorded)
-    answer = row.get("answer")
-    return outcome(
-        answerable=row.get("answerable") is not False,
-        answer=answer if isinstance(answer, str) else None,
-        refused=bool(row.get("refused")),
-        correct=bool(row.get("correct")),
-        error=bool(row.get("error")),
-    )
 
 
 def abstention_metrics(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -331,6 +317,10 @@ def summarize(run_dir: Path) -> dict[str, Any]:
             if (curve := risk_coverage(list(rows.values())))
         },
     }
+    summary["statistics"] = arm_statistics(arms)
+    replay_path = run_dir / "replay.json"
+    if replay_path.is_file():
+        summary["replay"] = json.loads(replay_path.read_text(encoding="utf-8"))
     if 6 in arms:
         summary["arm6_width"] = width_strata(list(arms[6].values()))
         summary["goals"]["G4"] = summary["arm6_width"]["g4"]
@@ -487,6 +477,15 @@ def render_markdown(summary: dict[str, Any], plot_note: str) -> str:
             f"{_pct(arm6['accuracy_answered'])} vs {_pct(arm6['accuracy'])} over all items.",
             "",
         ]
+    lines.append(render_statistics(summary["statistics"]))
+    if "replay" in summary:
+        calls = summary["replay"]["calls"]
+        lines += [
+            f"Replayed from {', '.join(summary['replay']['banks'])}: {calls['replayed']} calls "
+            f"answered from the bank, {calls['live']} made live, {calls['unavailable']} "
+            "unavailable (a request the bank lacks; counted as a failed call).",
+            "",
+        ]
     lines += ["## Goals", ""]
     g2 = summary["goals"]["G2"]
     lines.append(
@@ -628,11 +627,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m evals.summary", description=__doc__)
     parser.add_argument("runs", nargs="+", type=Path, help="run directories")
     parser.add_argument("--out", type=Path, help="write the combined table here")
+    parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="with two runs of the same items (e.g. two replays): list the items that flipped",
+    )
     args = parser.parse_args(argv)
     missing = [str(d) for d in args.runs if not (d / "raw").is_dir()]
     if missing:
         print(f"evals.summary: not a run directory: {', '.join(missing)}", file=sys.stderr)
         return 2
+    if args.compare:
+        if len(args.runs) != 2:
+            print("evals.summary: --compare takes exactly two runs", file=sys.stderr)
+            return 2
+        a, b = args.runs
+        text = render_flips(flips(run_arms(a), run_arms(b)), str(a), str(b))
+        if args.out is not None:
+            args.out.write_text(text + "\n", encoding="utf-8")
+        print(text)
+        return 0
     if len(args.runs) == 1 and args.out is None:
         print(write_summary(args.runs[0])["markdown"])
         return 0

@@ -1,0 +1,109 @@
+"""Record reply banks for several data sets, one item of each set at a time, resumably.
+
+Usage::
+
+    python -m evals.record --model local-1.5b --sets multihop,logical_deduction,vitaminc \
+        --items 40 --root evals/banks [--samples 6] [--budget-calls 9] [--seed 1]
+
+For item i = 1..``--items`` and each set in turn, two `evals.run` invocations extend the
+set's banks to its first i items:
+
+* ``<root>/<set>-<model>/``: arms 1, 6 and 7 with ``--n <samples>`` interrogations at
+  ``--temp`` (arm 7 then takes as many samples as arm 6 made calls), so a replay can take
+  the first N = 1..samples runs;
+* ``<root>/<set>-<model>-t0/``: arm 6 with one greedy interrogation (temperature 0); more
+  greedy samples would repeat it.
+
+Interleaving the sets keeps them equally far along whenever the recording stops; re-running
+the same command resumes (each `evals.run` skips what its directory already holds). Exit
+status: 0 when every invocation succeeded, else the first failing invocation's status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from evals import run as eval_run
+
+
+def _slug(model: str) -> str:
+    return "".join(c if c.isalnum() or c in "-." else "-" for c in model)
+
+
+def invocations(set_name: str, limit: int, args: argparse.Namespace) -> list[list[str]]:
+    """The two `evals.run` argument lists that extend ``set_name``'s banks to ``limit`` items."""
+    base = [
+        "--dataset",
+        set_name,
+        "--model",
+        args.model,
+        "--limit",
+        str(limit),
+        "--seed",
+        str(args.seed),
+        "--k",
+        "2",
+        "--max-tokens",
+        str(args.max_tokens),
+    ]
+    root = Path(args.root)
+    sampled = [
+        *base,
+        "--arms",
+        "1,6,7",
+        "--n",
+        str(args.samples),
+        "--budget-calls",
+        str(args.budget_calls),
+        "--temp",
+        str(args.temp),
+        "--out",
+        str(root / f"{set_name}-{_slug(args.model)}"),
+    ]
+    greedy = [
+        *base,
+        "--arms",
+        "6",
+        "--n",
+        "1",
+        "--budget-calls",
+        "3",
+        "--temp",
+        "0",
+        "--out",
+        str(root / f"{set_name}-{_slug(args.model)}-t0"),
+    ]
+    return [sampled, greedy]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m evals.record", description=__doc__)
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--sets", required=True, help="comma-separated data set names")
+    parser.add_argument("--items", type=int, required=True, help="items per set")
+    parser.add_argument("--root", default="evals/banks", help="folder of the bank directories")
+    parser.add_argument("--samples", type=int, default=6, help="arm 6 interrogations per item")
+    parser.add_argument("--budget-calls", type=int, default=9)
+    parser.add_argument("--temp", type=float, default=0.8)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--max-tokens", type=int, default=512)
+    parser.add_argument("--start", type=int, default=1, help="first item count to extend to")
+    args = parser.parse_args(argv)
+    sets = [s.strip() for s in args.sets.split(",") if s.strip()]
+    if not sets or args.items < 1 or args.samples < 1 or args.budget_calls < args.samples:
+        parser.error("need sets, --items >= 1, --samples >= 1 and --budget-calls >= --samples")
+    first_failure = 0
+    for limit in range(max(1, args.start), args.items + 1):
+        for set_name in sets:
+            for argv_one in invocations(set_name, limit, args):
+                print(f"== evals.run {' '.join(argv_one)}", file=sys.stderr, flush=True)
+                status = eval_run.main(argv_one)
+                first_failure = first_failure or status
+    return first_failure
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from orchestrator.corpus.chunking import CHUNKER_VERSION, DEFAULT_MAX_CHARS, chunk_page
 from orchestrator.corpus.embed import Embedder, load_embedder, sign_bits
@@ -44,6 +45,13 @@ SCHEMA_VERSION = 1
 APPLICATION_ID = 0x4C474358  # "LGCX"
 EMBED_BATCH = 16
 """Chunks embedded per model call."""
+
+QUERY_TIME_LIMIT_S = 20.0
+"""Wall-clock bound on the queries of one search (a healthy index answers in milliseconds)."""
+BUSY_TIMEOUT_S = 5.0
+"""How long a reader waits for an ingest's commit to release its lock before giving up."""
+_GUARD_STEPS = 1000
+"""SQLite virtual-machine steps between two checks of the deadline and of cancellation."""
 
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``; stages are ``"read"`` (files) and ``"embed"`` (chunks)."""
@@ -94,6 +102,35 @@ CREATE TABLE chunk_bits (chunk INTEGER PRIMARY KEY, bits BLOB NOT NULL);
 
 class CorpusIndexError(Exception):
     """The index file cannot be used (not a corpus index, another schema, locked, corrupt)."""
+
+
+class QueryGuard:
+    """Stops the SQLite queries of one search once ``seconds`` have passed or ``cancel()``
+    says so, as a progress handler (a crafted index can make one query run forever); the
+    interrupted query raises ``sqlite3.OperationalError`` and :attr:`reason` says why.
+    Cost: one clock read per :data:`_GUARD_STEPS` SQLite steps."""
+
+    def __init__(
+        self, seconds: float = QUERY_TIME_LIMIT_S, cancel: Callable[[], bool] | None = None
+    ) -> None:
+        self.seconds = seconds
+        self.deadline = time.monotonic() + seconds
+        self.cancel = cancel
+        self.reason = ""
+
+    def __call__(self) -> int:
+        if self.cancel is not None and self.cancel():
+            self.reason = "the search was cancelled"
+        elif time.monotonic() > self.deadline:
+            self.reason = (
+                f"the search was stopped after {self.seconds:g} s (the time limit); "
+                "the index is too large or not a well-formed corpus index"
+            )
+        return 1 if self.reason else 0
+
+    def install(self, conn: Any) -> None:
+        """Bound every later query on ``conn`` (stdlib sqlite3 or pysqlite3)."""
+        conn.set_progress_handler(self, _GUARD_STEPS)
 
 
 @dataclass(frozen=True)
@@ -182,22 +219,60 @@ def validate_index_path(index_path: object, *, must_exist: bool) -> Path:
 
 
 @contextmanager
-def open_index(index_path: Path | str) -> Iterator[sqlite3.Connection]:
-    """A read-only connection to an existing corpus index (checked to be one), closed on
-    exit. Raises ValueError for a bad path and :class:`CorpusIndexError` for a file that is
-    not a usable index. Cost: O(1)."""
+def open_index(
+    index_path: Path | str, guard: QueryGuard | None = None
+) -> Iterator[sqlite3.Connection]:
+    """A query-only connection to an existing corpus index (checked to be one, see
+    :func:`check_structure`), closed on exit; every query on it is bounded by ``guard``
+    (default: :data:`QUERY_TIME_LIMIT_S`). Raises ValueError for a bad path and
+    :class:`CorpusIndexError` for a file that is not a usable index, one that an ingest has
+    locked, or a query the guard stopped. Cost: O(schema size)."""
     path = validate_index_path(index_path, must_exist=True)
+    guard = guard if guard is not None else QueryGuard()
+    conn = _connect_reader(path)
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
-        raise CorpusIndexError(f"cannot open index {str(path)!r}: {exc}") from exc
-    try:
+        guard.install(conn)
         _check_schema(conn, path, allow_empty=False)
         yield conn
     except sqlite3.DatabaseError as exc:
-        raise CorpusIndexError(f"index {str(path)!r} is unreadable: {exc}") from exc
+        raise CorpusIndexError(_unreadable(path, exc, guard)) from exc
     finally:
         conn.close()
+
+
+def _connect_reader(path: Path) -> sqlite3.Connection:
+    """A connection that cannot change the data. It is opened read-write when the file
+    allows it: an ingest that was killed leaves a rollback journal, and only a writable
+    connection can roll it back (SQLite does so on the first read), so a read-only one would
+    fail with "attempt to write a readonly database" until the next ingest."""
+    uri = path.resolve().as_uri()
+    try:
+        conn = sqlite3.connect(f"{uri}?mode=rw", uri=True, timeout=BUSY_TIMEOUT_S)
+    except sqlite3.Error:
+        try:
+            conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
+        except sqlite3.Error as exc:
+            raise CorpusIndexError(f"cannot open index {str(path)!r}: {exc}") from exc
+    conn.execute("PRAGMA query_only = 1")
+    return conn
+
+
+def _unreadable(path: Path, exc: BaseException, guard: QueryGuard | None = None) -> str:
+    """The one-line reason an index query failed, telling a lock and a stop from damage."""
+    if guard is not None and guard.reason:
+        return f"index {str(path)!r}: {guard.reason}"
+    message = str(exc)
+    if "locked" in message or "busy" in message:
+        return (
+            f"index {str(path)!r} is busy, an ingest is running; try again when it has "
+            "finished"
+        )
+    if "readonly" in message:
+        return (
+            f"index {str(path)!r} holds the journal of an ingest that did not finish and this "
+            "process may not write the file to roll it back; run the ingest again as its owner"
+        )
+    return f"index {str(path)!r} is unreadable: {message}"
 
 
 def read_meta(conn: sqlite3.Connection) -> dict[str, str]:
@@ -288,7 +363,7 @@ def ingest_directory(
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
-            raise CorpusIndexError(f"index {str(path)!r} is busy or unusable: {exc}") from exc
+            raise CorpusIndexError(_unreadable(path, exc)) from exc
         try:
             run = _Ingest(conn, root, files, progress, embedder, max_chars)
             run.prepare(path)
@@ -339,6 +414,8 @@ def _check_schema(conn: sqlite3.Connection, path: Path, *, allow_empty: bool) ->
         app_id = conn.execute("PRAGMA application_id").fetchone()[0]
         tables = conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]
     except sqlite3.DatabaseError as exc:
+        if "file is not a database" not in str(exc):
+            raise  # a lock, a journal to roll back: the caller words these
         raise CorpusIndexError(f"{str(path)!r} is not an SQLite database: {exc}") from exc
     if app_id == 0 and tables == 0:
         if allow_empty:
@@ -355,7 +432,63 @@ def _check_schema(conn: sqlite3.Connection, path: Path, *, allow_empty: bool) ->
             f"index {str(path)!r} has schema version {version}, this code reads "
             f"{SCHEMA_VERSION}; delete it and ingest again"
         )
+    problem = check_structure(conn)
+    if problem:
+        raise CorpusIndexError(f"index {str(path)!r} is not a well-formed corpus index: {problem}")
     return False
+
+
+def check_structure(conn: sqlite3.Connection) -> str:
+    """``""`` when the schema objects of ``conn`` are those this code creates, else the first
+    difference: an object missing, or of another kind (a view or trigger where a table
+    belongs), a table with other columns, a trigger or virtual table with other SQL, or an
+    object the schema does not have. FTS5's shadow tables (``chunk_fts_*``), automatic
+    indexes and ``sqlite_stat*`` tables are allowed. A query on a view can run forever and a
+    foreign trigger runs on every write, so a file that passes holds nothing but data.
+    Cost: O(schema objects); no table is read."""
+    expected = _expected_structure()
+    found: dict[str, tuple[str, str]] = {}
+    for kind, name, sql in conn.execute("SELECT type, name, sql FROM sqlite_master"):
+        if name.startswith(("chunk_fts_", "sqlite_stat")) and kind == "table":
+            continue
+        if name.startswith("sqlite_autoindex_") and kind == "index":
+            continue
+        if name not in expected:
+            return f"unexpected {kind} {name!r}"
+        found[name] = (kind, " ".join((sql or "").split()))
+    for name, (kind, sql, columns) in expected.items():
+        if name not in found:
+            return f"{kind} {name!r} is missing"
+        if found[name][0] != kind:
+            return f"{name!r} is a {found[name][0]}, expected a {kind}"
+        if kind == "table" and not sql.startswith("CREATE VIRTUAL"):
+            actual = tuple(row[1] for row in conn.execute(f'PRAGMA table_info("{name}")'))
+            if actual != columns:
+                return f"table {name!r} has columns {list(actual)}, expected {list(columns)}"
+        elif found[name][1] != sql:
+            return f"{kind} {name!r} is not defined as this code defines it"
+    return ""
+
+
+_EXPECTED: dict[str, tuple[str, str, tuple[str, ...]]] = {}
+
+
+def _expected_structure() -> dict[str, tuple[str, str, tuple[str, ...]]]:
+    """Name -> (kind, whitespace-collapsed SQL, columns) of every object :data:`_SCHEMA`
+    creates, read once from an in-memory database built with it."""
+    if not _EXPECTED:
+        memory = sqlite3.connect(":memory:")
+        try:
+            for statement in _split_statements(_SCHEMA):
+                memory.execute(statement)
+            for kind, name, sql in memory.execute("SELECT type, name, sql FROM sqlite_master"):
+                if name.startswith(("chunk_fts_", "sqlite_autoindex_")):
+                    continue
+                columns = tuple(row[1] for row in memory.execute(f'PRAGMA table_info("{name}")'))
+                _EXPECTED[name] = (kind, " ".join((sql or "").split()), columns)
+        finally:
+            memory.close()
+    return _EXPECTED
 
 
 class _Ingest:

@@ -28,7 +28,7 @@ from typing import Any
 
 from graph_server.similarity import STOPWORDS
 from orchestrator.corpus.embed import Embedder, connect_vec, load_embedder, sign_bits
-from orchestrator.corpus.index import open_index, read_meta
+from orchestrator.corpus.index import CorpusIndexError, QueryGuard, open_index, read_meta
 
 RRF_K = 60
 """The usual reciprocal-rank-fusion constant (Cormack et al., 2009)."""
@@ -208,6 +208,7 @@ def retrieve(
     *,
     dense: bool | Embedder = True,
     depth: int = DEFAULT_DEPTH,
+    guard: QueryGuard | None = None,
 ) -> Retrieval:
     """The top ``k`` chunks for ``question`` and up to :data:`MAX_VARIANTS` ``variants``.
 
@@ -215,14 +216,18 @@ def retrieve(
     ones and repeats are dropped, so an unusable rewrite falls back to the question alone);
     ``k`` (1 to :data:`MAX_K`); ``dense``: True to add dense rankings when the index and the
     extras allow, False for keyword-only, or the :class:`Embedder` the index was built with;
-    ``depth``: length of each single ranking (raised to ``4 * k`` when smaller).
+    ``depth``: length of each single ranking (raised to ``4 * k`` when smaller); ``guard``:
+    the time limit and cancellation check for every query of this retrieval (default:
+    :data:`~orchestrator.corpus.index.QUERY_TIME_LIMIT_S`, no cancellation).
     Output: a :class:`Retrieval`. Raises ValueError naming a bad argument and
-    :class:`~orchestrator.corpus.index.CorpusIndexError` for an unusable index.
+    :class:`~orchestrator.corpus.index.CorpusIndexError` for an unusable index, malformed
+    dense vectors, or a query the guard stopped.
     Cost: one FTS5 query per query plus, with dense, one embedding and one vector scan each.
     """
     queries = _validate(question, variants, k, dense, depth)
     depth = max(depth, 4 * k)
-    with open_index(index_path) as conn:
+    guard = guard if guard is not None else QueryGuard()
+    with open_index(index_path, guard) as conn:
         meta = read_meta(conn)
         chunks = int(meta.get("chunk_count", "0"))
         rankings = [keyword_ranking(conn, query, depth, chunks=chunks) for query in queries]
@@ -231,7 +236,9 @@ def retrieve(
         if dense is False:
             dense_note = "dense retrieval was turned off for this search"
         else:
-            dense_rankings, dense_note = _dense_rankings(index_path, meta, queries, depth, dense)
+            dense_rankings, dense_note = _dense_rankings(
+                index_path, meta, queries, depth, dense, guard
+            )
             rankings.extend(dense_rankings)
         fused = rrf_fuse(rankings)[:k]
         best_rank = _best_ranks(rankings[:keyword_count]), _best_ranks(rankings[keyword_count:])
@@ -282,8 +289,11 @@ def _dense_rankings(
     queries: list[str],
     depth: int,
     dense: bool | Embedder,
+    guard: QueryGuard,
 ) -> tuple[list[list[str]], str]:
-    """Dense rankings for ``queries`` and ``""``, or ``[]`` and why dense was not used."""
+    """Dense rankings for ``queries`` and ``""``, or ``[]`` and why dense was not used.
+    Raises :class:`CorpusIndexError` when the vectors cannot be compared (a blob of the
+    wrong size) or ``guard`` stopped the scan."""
     if meta.get("dense_note"):
         return [], meta["dense_note"]
     if not meta.get("dense_model"):
@@ -302,12 +312,16 @@ def _dense_rankings(
     vconn, note = connect_vec(index_path)
     if vconn is None:
         return [], note
+    guard.install(vconn)
     try:
         vectors = int(meta.get("vector_count", "0"))
         rankings = [
             dense_ranking(vconn, embedder.query(query), depth, vectors=vectors) for query in queries
         ]
         return rankings, ""
+    except vconn.Error as exc:  # pysqlite3 has its own exception classes
+        reason = guard.reason or f"its dense vectors are malformed ({exc})"
+        raise CorpusIndexError(f"index {str(index_path)!r}: {reason}") from exc
     finally:
         vconn.close()
 

@@ -4,7 +4,8 @@ Every run marks one conclusion, stored under its normalised short answer
 (:mod:`orchestrator.anchor`), so each ``conclusion`` node is one cluster of runs that gave the
 same answer, i.e. one *candidate*. A candidate is *grounded* when it is live, survives the
 grounded semantics (reachable from a surviving given through unrefuted, undefeated claims),
-has support width >= 1 and carries no flag. Flags:
+has argument width >= 1 (at least one argument whose joint premises all reach live evidence)
+and carries no flag. Flags:
 
 * ``answer_missing``: the runs gave no usable short answer;
 * ``answer_unanswerable``: the runs said the evidence does not decide the question;
@@ -14,7 +15,7 @@ has support width >= 1 and carries no flag. Flags:
 Candidates are ranked by
 
 1. grounded first, then live before refuted;
-2. support width (node-disjoint evidence paths), larger first;
+2. argument width (arguments sharing no claim, :mod:`graph_server.arguments`), larger first;
 3. max flow (confidence-capped evidence), larger first;
 4. run support (interrogation runs that reached this answer), larger first;
 5. node id, only to make the listing deterministic (never to pick an answer: equal keys 1-4
@@ -60,13 +61,27 @@ class Candidate:
     refuted: bool
     surviving: bool
     width: int
+    """Argument width: how many arguments for this answer share no claim (the verdict's
+    figure; joint premises count once)."""
     max_flow: float
     paths: tuple[tuple[str, ...], ...]
+    """Node-disjoint evidence paths (Menger), which count each joint premise apart."""
     run_ids: tuple[str, ...]
     answer: str | None = None
     """The cluster's short answer as the runs wrote it (the most common spelling)."""
     answer_key: str = ""
     flags: tuple[str, ...] = ()
+    arguments: tuple[tuple[str, ...], ...] = ()
+    """The independent arguments counted by ``width``, each its claims without the answer."""
+    argument_cut: tuple[str, ...] = ()
+    """Fewest claims whose failure leaves no argument for this answer."""
+    arguments_capped: bool = False
+    """The argument search hit its cap: ``width`` is then a lower bound."""
+
+    @property
+    def path_width(self) -> int:
+        """Node-disjoint evidence paths (Menger's support width), kept beside ``width``."""
+        return len(self.paths)
 
     @property
     def run_support(self) -> int:
@@ -75,7 +90,7 @@ class Candidate:
 
     @property
     def grounded(self) -> bool:
-        """Live, surviving, fed by at least one evidence path, and with no flag."""
+        """Live, surviving, resting on at least one argument from evidence, and with no flag."""
         return not self.refuted and self.surviving and self.width > 0 and not self.flags
 
     def rank_key(self) -> tuple[bool, int, float, int]:
@@ -140,7 +155,7 @@ def assess(
     runs' short answers); ``evidence_texts`` are the evidence spans under
     :func:`orchestrator.answers.normalise_text`, where entity answers are looked up. Cost: one
     surviving-claims pass plus, per live candidate, one support-width and one disputed-nodes
-    query (each O(V*E) at worst, see docs/engine.md).
+    query (each O(V*E) at worst) and one argument-width query (capped, see docs/engine.md).
     """
     if not nodes:  # no run reached the store: nothing to rank, nothing disputed
         return Assessment((), {"in": [], "out": [], "undecided": [], "surviving": []}, (), ())
@@ -150,8 +165,10 @@ def assess(
     for node_id in sorted(n for n, node in nodes.items() if node["type"] == "conclusion"):
         node = nodes[node_id]
         width: dict[str, Any] = {"disjoint_paths": 0, "paths": [], "max_flow": 0.0}
+        found: dict[str, Any] = {"width": 0, "independent": [], "min_cut": [], "capped": False}
         if not node["refuted"]:
             width = engine(store.support_width(graph_id, node_id))
+            found = engine(store.argument_width(graph_id, node_id))
         info = (answers or {}).get(node_id)
         spelled = [a["answer"] for a in info["answers"] if a["answer"]] if info else []
         shown = max(spelled, key=spelled.count) if spelled else None
@@ -162,13 +179,16 @@ def assess(
                 claim=node["claim"],
                 refuted=bool(node["refuted"]),
                 surviving=node_id in surviving,
-                width=int(width["disjoint_paths"]),
+                width=int(found["width"]),
                 max_flow=float(width["max_flow"]),
                 paths=tuple(tuple(path) for path in width["paths"]),
                 run_ids=tuple(node["run_ids"]),
                 answer=shown,
                 answer_key=key,
                 flags=answer_flags(key, evidence_texts),
+                arguments=tuple(tuple(claims) for claims in found["independent"]),
+                argument_cut=tuple(found["min_cut"]),
+                arguments_capped=bool(found["capped"]),
             )
         )
     candidates.sort(

@@ -210,10 +210,14 @@ def _candidate(rank: int, c: Candidate, result: LoopResult, claim: Any) -> dict[
         "refuted": c.refuted,
         "surviving": c.surviving,
         "width": c.width,
+        "path_width": c.path_width,
         "max_flow": c.max_flow,
         "run_support": c.run_support,
         "run_ids": list(c.run_ids),
         "meets_k": c.grounded and c.width >= result.config.k,
+        "arguments": [[claim(n) for n in argument] for argument in c.arguments],
+        "argument_cut": list(c.argument_cut),
+        "arguments_capped": c.arguments_capped,
         "paths": [[claim(n) for n in path] for path in c.paths],
         "structure": result.structure.get(c.node_id),
     }
@@ -227,9 +231,13 @@ def _chosen(result: LoopResult, candidates: list[dict[str, Any]]) -> dict[str, A
             "answer": None,
             "claim": None,
             "width": 0,
+            "path_width": 0,
             "max_flow": 0.0,
             "run_support": 0,
             "meets_k": False,
+            "arguments": [],
+            "argument_cut": [],
+            "arguments_capped": False,
             "paths": [],
             "min_cut_nodes": [],
             "bridge_edges": [],
@@ -241,9 +249,13 @@ def _chosen(result: LoopResult, candidates: list[dict[str, Any]]) -> dict[str, A
         "answer": entry["answer"],
         "claim": entry["claim"],
         "width": entry["width"],
+        "path_width": entry["path_width"],
         "max_flow": entry["max_flow"],
         "run_support": entry["run_support"],
         "meets_k": entry["meets_k"],
+        "arguments": entry["arguments"],
+        "argument_cut": entry["argument_cut"],
+        "arguments_capped": entry["arguments_capped"],
         "paths": entry["paths"],
         "min_cut_nodes": links.get("min_cut_nodes", []),
         "bridge_edges": links.get("bridge_edges", []),
@@ -288,7 +300,7 @@ def _statement(result: LoopResult) -> str:
         claim = chosen.claim if chosen.claim.endswith((".", "!", "?")) else chosen.claim + "."
         return (
             f"Answer: {chosen.answer}. Conclusion: {claim} It rests on {chosen.width} "
-            f"independent {lines} of evidence (support width {chosen.width}, which {target} "
+            f"independent {lines} of evidence (argument width {chosen.width}, which {target} "
             f"the target k={k}), reached by {chosen.run_support} of {result.config.n} "
             "interrogations."
         )
@@ -300,7 +312,7 @@ def _statement(result: LoopResult) -> str:
         first, second = result.assessment.candidates[:2]
         why = (
             f"The two best-supported answers ({first.claim!r} and {second.claim!r}) are tied on "
-            f"support width ({first.width}), flow and the number of runs behind them."
+            f"argument width ({first.width}), flow and the number of runs behind them."
         )
     elif reason == REFUSE_NO_GROUNDED:
         flagged = sorted({f for c in result.assessment.candidates for f in c.flags})
@@ -397,15 +409,16 @@ def _candidates_md(report: dict[str, Any]) -> list[str]:
     if not report["candidates"]:
         return [*out, "No run produced a candidate answer.", ""]
     out += [
-        "| rank | answer | conclusion | grounded | flags | width | max flow | runs |",
-        "|---:|---|---|---|---|---:|---:|---:|",
+        "| rank | answer | conclusion | grounded | flags | width | paths | max flow | runs |",
+        "|---:|---|---|---|---|---:|---:|---:|---:|",
     ]
     for c in report["candidates"]:
         state = "refuted" if c["refuted"] else ("yes" if c["grounded"] else "no")
         flags = ", ".join(c["flags"]) or "-"
         out.append(
             f"| {c['rank']} | {_cell(c['answer'] or '(none)')} | {_cell(c['claim'])} | {state} "
-            f"| {flags} | {c['width']} | {c['max_flow']:g} | {c['run_support']} |"
+            f"| {flags} | {c['width']} | {c['path_width']} | {c['max_flow']:g} "
+            f"| {c['run_support']} |"
         )
     return [*out, ""]
 
@@ -466,13 +479,28 @@ def _paths_md(report: dict[str, Any]) -> list[str]:
     chosen = report["chosen"]
     if chosen["node_id"] is None:
         return []
-    out = ["## Independent lines of evidence for the answer", ""]
+    out = [
+        "## Independent lines of evidence for the answer",
+        "",
+        "Each line is one argument: claims that together derive the answer (the reasons a run "
+        "lists for a claim are all needed). No two lines share a claim.",
+        "",
+    ]
+    for i, argument in enumerate(chosen["arguments"], 1):
+        claims = "; ".join(f"{_inline(step['claim'])} (`{step['id']}`)" for step in argument)
+        out.append(f"{i}. {claims}")
+    if chosen["arguments_capped"]:
+        out += ["", "The argument search hit its cap: the width shown is a lower bound."]
+    if chosen["argument_cut"]:
+        cut = ", ".join(f"`{n}`" for n in chosen["argument_cut"])
+        out += ["", f"Smallest set of claims whose failure would leave no argument: {cut}."]
+    out += [
+        "",
+        f"Node-disjoint evidence paths (each premise counted apart): {len(chosen['paths'])}.",
+    ]
     for i, path in enumerate(chosen["paths"], 1):
-        chain = " → ".join(f"{_inline(step['claim'])} (`{step['id']}`)" for step in path)
+        chain = " → ".join(f"`{step['id']}`" for step in path)
         out.append(f"{i}. {chain}")
-    if chosen["min_cut_nodes"]:
-        cut = ", ".join(f"`{n}`" for n in chosen["min_cut_nodes"])
-        out += ["", f"Smallest set of claims whose failure would cut the answer off: {cut}."]
     return [*out, ""]
 
 
@@ -480,7 +508,8 @@ def _graph_md(report: dict[str, Any]) -> list[str]:
     graph = report["graph"]
     if not graph["nodes"]:
         return []
-    priority = [step["id"] for path in report["chosen"]["paths"] for step in path]
+    lines = [*report["chosen"]["arguments"], *report["chosen"]["paths"]]
+    priority = list(dict.fromkeys(step["id"] for line in lines for step in line))
     disputed = [
         c["id"] for pair in report["remaining_disputes"]["contradiction_pairs"] for c in pair
     ]

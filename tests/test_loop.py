@@ -90,7 +90,9 @@ def test_contradicting_run_triggers_reinterrogation_and_the_majority_refutes_it(
     assert YES not in killed  # the true side survives
     votes = next(v for v in report["verifications"] if v["node_id"] == NO)
     assert votes["tally"] == {"supported": 1, "refuted": 2, "not_determinable": 0, "no_vote": 0}
-    assert report["chosen"]["node_id"] == YES and report["chosen"]["width"] == 2
+    # GOOD's reasons are joint (E and D3.1 together): one argument over two disjoint paths.
+    assert report["chosen"]["node_id"] == YES and report["chosen"]["width"] == 1
+    assert report["chosen"]["path_width"] == 2
     assert not report["refused"] and report["answer"] == "yes"
 
 
@@ -153,7 +155,8 @@ WIDE = model_graph(
 
 
 def test_width_reached_when_a_round_changes_nothing_and_the_top_has_width_k() -> None:
-    report, client = run(Script(six_runs(r6=WIDE), votes=split_votes), RunConfig(k=2))
+    # Every run's argument shares E and D3.1: width 1, so k=1 is the width this test reaches.
+    report, client = run(Script(six_runs(r6=WIDE), votes=split_votes), RunConfig(k=1))
     assert report["stop_reason"] == "width_reached"
     assert report["rounds"] == 1
     assert len(roles(client, "verification")) == 9  # three claims, three votes each
@@ -169,7 +172,7 @@ def test_disputes_exhausted_when_every_remaining_dispute_was_verified_once() -> 
     assert sorted(set(subjects)) == ["r6:s0", "r6:s1", "r6:s2", "r6:s3"]
     assert all(subjects.count(s) == 3 for s in set(subjects))  # never re-interrogated
     assert report["remaining_disputes"]["unverified"] == []
-    assert not report["refused"]  # width 2 < k=3 lowers confidence, it is no reason to refuse
+    assert not report["refused"]  # width 1 < k=3 lowers confidence, it is no reason to refuse
     assert report["chosen"]["meets_k"] is False
 
 

@@ -102,7 +102,10 @@ def test_report_json_holds_answer_candidates_evidence_costs_and_graph(tmp_path: 
     chosen = report["chosen"]
     assert report["headline"] == "Answer: yes" and chosen["answer"] == report["answer"] == "yes"
     assert chosen["claim"] == report["conclusion"]
-    assert chosen["width"] == len(chosen["paths"]) == 2
+    # GOOD lists its reasons jointly: one argument, though two node-disjoint paths reach it.
+    assert chosen["width"] == len(chosen["arguments"]) == 1
+    assert chosen["path_width"] == len(chosen["paths"]) == 2
+    assert all(set(step) == {"id", "claim"} for step in chosen["arguments"][0])
     first_path = chosen["paths"][0]
     assert all(set(step) == {"id", "claim"} and step["claim"] for step in first_path)
     assert first_path[-1]["id"] == chosen["node_id"]

@@ -1,0 +1,95 @@
+"""The verdict counts independent arguments: joint premises are one line, runs add lines only
+when their arguments share no claim (rack-7 evidence, scripted runs)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from canned_runs import GOOD, RACK7_TASK, SPAN, YES, Script, always, chain_run, model_graph
+
+from orchestrator.run import RunConfig, run_task
+from orchestrator.testing import ScriptedClient
+
+CONCLUSION = "server x9 can be used for the nightly cron job"
+SURVEY_ROW = "Rack 7 survey, row 9: server x9; operating system: Linux; owner: platform team."
+PLACEMENT = "The nightly cron job may be placed on any server that can run the cron scheduler."
+
+JOINT = model_graph(
+    [
+        {
+            "id": "A",
+            "type": "given",
+            "claim": "The survey team inventoried every server in rack 7.",
+            "source": "D1.2",
+            "confidence": 0.9,
+        },
+        {"id": "B", "type": "given", "claim": SURVEY_ROW, "source": "D2.1", "confidence": 0.9},
+        {
+            "id": "D",
+            "type": "given",
+            "claim": "The cron scheduler runs only on Linux hosts.",
+            "source": "D3.1",
+            "confidence": 0.9,
+        },
+        {"id": "Z", "type": "conclusion", "claim": CONCLUSION, "source": "none", "confidence": 0.8},
+    ],
+    [{"src": s, "dst": "Z", "relation": "supports", "confidence": 0.9} for s in "ABD"],
+    "Z",
+)
+"""One run whose answer rests jointly on three cited sentences."""
+
+VIA_SURVEY = chain_run("p", ["server x9 runs linux"], CONCLUSION, SURVEY_ROW, source="D2.1")
+VIA_POLICY = chain_run(
+    "q",
+    ["server x9 may take the nightly cron job once it runs cron"],
+    CONCLUSION,
+    PLACEMENT,
+    "D3.2",
+)
+
+
+def run(runs: dict[str, str], n: int) -> dict[str, Any]:
+    client = ScriptedClient(Script(runs, votes=always("supported")), cost_per_call=0.001)
+    config = RunConfig(n=n, k=2)
+    return run_task(RACK7_TASK, client=client, model="scripted", config=config)
+
+
+def test_one_run_resting_jointly_on_three_sentences_has_width_1() -> None:
+    report = run({"r1": JOINT}, n=1)
+
+    chosen = report["chosen"]
+    assert (chosen["node_id"], chosen["width"], chosen["run_support"]) == (YES, 1, 1)
+    assert len(chosen["arguments"]) == 1
+    assert chosen["meets_k"] is False
+    assert "rests on 1 independent line of evidence (argument width 1" in report["statement"]
+
+
+def test_two_runs_with_disjoint_sentence_chains_to_the_same_answer_have_width_2() -> None:
+    report = run({"r1": VIA_SURVEY, "r2": VIA_POLICY}, n=2)
+
+    chosen = report["chosen"]
+    assert (chosen["node_id"], chosen["width"], chosen["run_support"]) == (YES, 2, 2)
+    assert [[step["id"] for step in a] for a in chosen["arguments"]] == [
+        ["D2.1", "r1:p0"],
+        ["D3.2", "r2:q0"],
+    ]
+    assert chosen["meets_k"] is True
+    assert "rests on 2 independent lines of evidence (argument width 2" in report["statement"]
+
+
+def test_two_runs_with_the_same_chain_have_width_1_and_run_support_2() -> None:
+    report = run({"r1": VIA_SURVEY, "r2": VIA_SURVEY}, n=2)
+
+    chosen = report["chosen"]
+    assert (chosen["node_id"], chosen["width"], chosen["run_support"]) == (YES, 1, 2)
+    assert len(chosen["arguments"]) == 1
+
+
+def test_the_rack7_design_run_drawn_three_times_is_one_argument() -> None:
+    report = run({f"r{i}": GOOD for i in range(1, 4)}, n=3)
+
+    chosen = report["chosen"]
+    assert (chosen["width"], chosen["run_support"]) == (1, 3)
+    claims = {step["id"] for step in chosen["arguments"][0]}
+    assert claims == {SPAN["A"], SPAN["B"], SPAN["D"], "r1:C", "r1:E"}
+    assert len(chosen["argument_cut"]) == 1

@@ -14,8 +14,14 @@ the store:
   :func:`orchestrator.answers.answer_key` of the run's short answer, with ``source`` set to the
   same id so that no fuzzy merge can join two different answers. Runs that give the same
   answer share the node, so its ``run_ids`` are the runs that really gave it. Its claim is the
-  first sentence any run gave for that answer (each run's own sentence is kept in the record).
-  A run with no usable answer keeps a run-scoped conclusion that can never be chosen.
+  first run's sentence when that sentence states the answer about the question's subject
+  (:func:`states_answer`), else a sentence made of the answer and the question: the claim
+  shown for an answer is never an unrelated sentence that happened to come first (each run's
+  own sentence is kept in the record). A run with no usable answer keeps a run-scoped
+  conclusion that can never be chosen.
+* **the answer** is cut to a short value when it is long (:func:`orchestrator.answers.
+  shorten_answer`); one that cannot be cut counts as no answer, a compliance failure noted in
+  ``leniencies`` as ``answer:too_long`` (``answer:cut`` when the cut worked).
 * **nodes that restate the question** (a question, or the question's own words in its own
   order) are dropped with their edges, a conclusion too: the question is never evidence and
   never a node. A yes/no conclusion in statement form ("x9 can be used ...") is kept.
@@ -34,9 +40,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graph_server.citation import anchor_citation
-from graph_server.similarity import normalize
-from orchestrator.answers import answer_key
+from graph_server.similarity import NEGATIONS, claim_key, normalize
+from orchestrator.answers import (
+    ANSWER_SHORT,
+    NO,
+    YES,
+    answer_key,
+    normalise_text,
+    shorten_answer,
+)
+from orchestrator.chain import subject_terms, terms
 from orchestrator.evidence import Evidence
+from orchestrator.parse import GUESSED_CONCLUSIONS
 
 ANSWER_PREFIX = "answer:"
 
@@ -56,6 +71,11 @@ class AnchoredRun:
     citations: list[dict[str, Any]] = field(default_factory=list)
     """One record per given the model wrote: claim, source, span, ok, reason, detail."""
     notes: list[str] = field(default_factory=list)
+    leniencies: list[str] = field(default_factory=list)
+    """Every slip this run was forgiven (parse's tags, then the answer's form)."""
+    guessed_conclusion: bool = False
+    """The conclusion was not marked by the model (see :data:`orchestrator.parse.
+    GUESSED_CONCLUSIONS`): the run supports its answer's count but cannot ground it alone."""
 
 
 def anchor_run(
@@ -72,7 +92,21 @@ def anchor_run(
     refuses a second claim under one id. Pure: nothing is mutated. Cost: O(nodes +
     edges) citation checks, each linear in the claim and span length.
     """
-    out = AnchoredRun(answer=graph.get("answer"), answer_key=answer_key(graph.get("answer")))
+    own_claim = next(
+        (n["claim"] for n in graph["nodes"] if n["id"] == graph["conclusion_node"]), None
+    )
+    texts = [normalise_text(span.text) for span in evidence.spans]
+    answer, form = shorten_answer(graph.get("answer"), own_claim, texts)
+    out = AnchoredRun(answer=answer, answer_key=answer_key(answer))
+    out.leniencies = list(graph.get("leniencies", []))
+    out.guessed_conclusion = graph.get("conclusion_from") in GUESSED_CONCLUSIONS
+    if form != ANSWER_SHORT:
+        out.leniencies.append(f"answer:{form}")
+        out.notes.append(
+            f"answer {graph.get('answer')!r} is not short; "
+            + (f"cut to {answer!r}" if answer else "no short form found, treated as no answer")
+        )
+    subject = subject_terms(question)
     store_id: dict[str, str] = {}
     question_form = normalize(question)
     for node in graph["nodes"]:
@@ -110,7 +144,11 @@ def anchor_run(
             record["source"] = scoped
             if out.answer_key:
                 anchor = ANSWER_PREFIX + out.answer_key
-                record.update(id=anchor, source=anchor, claim=answer_claims.get(anchor, claim))
+                shown = answer_claims.get(anchor)
+                if shown is None:
+                    stated = states_answer(claim, out.answer_key, subject)
+                    shown = claim if stated else f"{answer} (the answer to: {question})"
+                record.update(id=anchor, source=anchor, claim=shown)
         if record["id"] in store_id.values():
             out.notes.append(f"node {local!r} cites the same span as an earlier node; joined")
         else:
@@ -136,3 +174,14 @@ def anchor_run(
             seen.add(key)
             out.edges.append({**edge, "src": src, "dst": dst})
     return out
+
+
+def states_answer(sentence: str, key: str, subject: frozenset[str]) -> bool:
+    """Whether ``sentence`` states answer ``key`` about the question's ``subject``: it
+    mentions a subject term (when there are any), and it holds the answer itself, or for
+    yes/no answers, a negation exactly when the answer is no."""
+    if subject and not terms(sentence) & subject:
+        return False
+    if key in (YES, NO):
+        return bool(claim_key(sentence).tokens & NEGATIONS) == (key == NO)
+    return f" {key} " in f" {normalise_text(sentence)} "

@@ -24,10 +24,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 
 UNANSWERABLE = "unanswerable"
 YES, NO = "yes", "no"
+MAX_SHORT_WORDS = 5
+"""An answer of more words is not a short value (a name, a number, yes/no)."""
+ANSWER_SHORT, ANSWER_CUT, ANSWER_TOO_LONG = "short", "cut", "too_long"
 
 _ARTICLES = frozenset({"a", "an", "the"})
 _LEADING_PREPOSITIONS = frozenset({"in", "at", "on", "from", "by"})
@@ -88,6 +92,10 @@ _UNITS = {
     "year": ("year", "years", "yr", "yrs"),
     "day": ("day", "days"),
 }
+_FILLER_EDGES = frozenset(
+    ["is", "was", "are", "were", "of", "in", "on", "at", "by", "to", "and", "or", "for", "with"]
+)
+"""Words an answer never opens or closes on ("is the innermost" is no answer)."""
 _UNIT_OF = {spelling: short for short, spellings in _UNITS.items() for spelling in spellings}
 _CURRENCY = "$€£¥"
 _NUMBER = re.compile(r"^[-+]?\d+(?:\.\d+)?$")
@@ -178,3 +186,39 @@ def _join_units(words: list[str]) -> list[str]:
             out.append(word)
         position += 1
     return out
+
+
+def shorten_answer(
+    answer: str | None, conclusion: str | None, evidence_texts: Sequence[str]
+) -> tuple[str | None, str]:
+    """``(answer, form)``: a short answer as it is (:data:`ANSWER_SHORT`); a long one cut
+    (:data:`ANSWER_CUT`) to its leading yes/no, or else to its first run of at most
+    :data:`MAX_SHORT_WORDS` words that the evidence and the conclusion sentence also hold
+    (longest at that start, holding a name or a number, not opening or closing on a filler);
+    else ``(None, ANSWER_TOO_LONG)``, a compliance failure. A long refusal or yes/no phrase
+    that :func:`answer_key` already folds is short. ``evidence_texts`` are the spans under
+    :func:`normalise_text`. Cost: O(words * MAX_SHORT_WORDS * evidence length).
+    """
+    if answer is None:
+        return None, ANSWER_SHORT
+    words = answer.split()
+    if len(words) <= MAX_SHORT_WORDS or answer_key(answer) in (YES, NO, UNANSWERABLE):
+        return answer, ANSWER_SHORT
+    first = _clean(words[0])
+    if first in (YES, NO):
+        return first, ANSWER_CUT
+    held = [f" {text} " for text in evidence_texts]
+    said = f" {normalise_text(conclusion)} " if conclusion else None
+    for start in range(len(words)):
+        for end in range(min(len(words), start + MAX_SHORT_WORDS), start, -1):
+            piece = " ".join(words[start:end]).strip(" ,;:.!?()[]\"'")
+            key = normalise_text(piece)
+            edges = key.split()[:1] + key.split()[-1:]
+            if not key or any(w in _FILLER_EDGES for w in edges):
+                continue
+            if not any(ch.isdigit() or ch.isupper() for ch in piece):
+                continue  # a run of common words is no answer
+            padded = f" {key} "
+            if (said is None or padded in said) and any(padded in text for text in held):
+                return piece, ANSWER_CUT
+    return None, ANSWER_TOO_LONG

@@ -139,3 +139,64 @@ def test_a_run_without_an_answer_keeps_a_conclusion_anchored_to_itself() -> None
     )
     assert run.nodes[0]["id"] == run.nodes[0]["source"] == "r4:n1"
     assert run.answer_key == ""
+
+
+def test_a_long_answer_is_shortened_to_the_span_evidence_and_conclusion_share() -> None:
+    run = anchor_run(
+        "r1",
+        graph(
+            [
+                node("n1", "given", "Server x9 runs Linux", "D1.1"),
+                node("n2", "conclusion", "The server for the job is server x9."),
+            ],
+            [edge("n1", "n2")],
+            "server x9 server x9, which runs Linux and is in rack",
+        ),
+        EVIDENCE,
+        QUESTION,
+        {},
+    )
+    assert run.answer == "server x9" and run.answer_key == "server x9"
+    assert run.leniencies == ["answer:cut"]
+
+
+def test_a_long_answer_with_no_short_form_counts_as_a_compliance_failure() -> None:
+    long_answer = "it depends on what the team decides about the schedule next week"
+    run = anchor_run(
+        "r1",
+        graph([node("n1", "conclusion", "It depends.")], [], long_answer),
+        EVIDENCE,
+        QUESTION,
+        {},
+    )
+    assert run.answer is None and run.answer_key == ""
+    assert run.leniencies == ["answer:too_long"]
+    assert any("no short form found" in note for note in run.notes)
+
+
+def test_the_shown_conclusion_states_the_answer_about_the_question_subject() -> None:
+    distractor = "Rack 7 has no spare power capacity this quarter."
+    run = anchor_run(
+        "r1",
+        graph([node("n1", "conclusion", distractor)], [], "yes"),
+        EVIDENCE,
+        QUESTION,
+        {},
+    )
+    assert run.nodes[0]["claim"] == f"yes (the answer to: {QUESTION})"
+    assert run.conclusion_claim == distractor  # the run's own sentence stays in its record
+    on_subject = "Server x9 can take the nightly cron job."
+    run = anchor_run(
+        "r1", graph([node("n1", "conclusion", on_subject)], [], "yes"), EVIDENCE, QUESTION, {}
+    )
+    assert run.nodes[0]["claim"] == on_subject
+
+
+def test_a_guessed_conclusion_is_marked_so_it_cannot_ground_alone() -> None:
+    parsed = {**graph([node("n1", "conclusion", "yes")], [], "yes"), "conclusion_from": "built"}
+    parsed["leniencies"] = ["conclusion:built"]
+    run = anchor_run("r1", parsed, EVIDENCE, QUESTION, {})
+    assert run.guessed_conclusion and run.leniencies == ["conclusion:built"]
+    assert not anchor_run(
+        "r1", graph(parsed["nodes"], [], "yes"), EVIDENCE, QUESTION, {}
+    ).guessed_conclusion

@@ -6,7 +6,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orchestrator.answers import UNANSWERABLE, answer_key, is_entity, normalise_text
+from orchestrator.answers import (
+    UNANSWERABLE,
+    answer_key,
+    is_entity,
+    normalise_text,
+    shorten_answer,
+)
 
 
 @pytest.mark.parametrize(
@@ -68,3 +74,35 @@ def test_the_key_is_idempotent_and_total(text: str) -> None:
     key = answer_key(text)
     assert isinstance(key, str)
     assert answer_key(key) == key
+
+
+@pytest.mark.parametrize(
+    ("answer", "conclusion", "expected"),
+    [
+        ("Quelheim", None, ("Quelheim", "short")),
+        (
+            "Vennic-61 c Vennic-61 c, announced in 2017, is the innermos",
+            "It is Vennic-61 c.",
+            ("Vennic-61 c", "cut"),
+        ),
+        ("Yes, because the survey lists it as Linux", None, ("yes", "cut")),
+        ("the evidence does not say where the founder was born", None, (None, "too_long")),
+        (
+            "not enough information to decide this question here",
+            None,
+            ("not enough information to decide this question here", "short"),
+        ),
+    ],
+)
+def test_a_long_answer_is_shortened(
+    answer: str, conclusion: str | None, expected: tuple[str | None, str]
+) -> None:
+    evidence = [normalise_text("Vennic-61 c, announced in 2017, is the innermost planet.")]
+    assert shorten_answer(answer, conclusion, evidence) == expected
+
+
+@given(st.text(max_size=120), st.text(max_size=60))
+def test_shortening_never_crashes_and_never_lengthens(answer: str, conclusion: str) -> None:
+    short, form = shorten_answer(answer, conclusion, [normalise_text(conclusion)])
+    assert form in ("short", "cut", "too_long")
+    assert short is None or len(short) <= len(answer)

@@ -245,20 +245,21 @@ def test_conclusion_resting_only_on_an_assumption_refuses_as_ungrounded() -> Non
     assert "does not support a reliable answer" in report["statement"]
 
 
+# Both rest on the one sentence about x9 (D2.1): an argument must reach the question's subject.
 NINE = chain_run(
     "p",
     [],
     "server x9 should host the nightly cron job",
-    "the nightly cron job may be placed on any server that can run the cron scheduler",
-    source="D3.2",
+    "row 9: server x9; operating system: Linux",
+    source="D2.1",
     answer="x9",
 )
 PLATFORM = chain_run(
     "q",
     [],
-    "the platform team ought to take the batch",
-    "the survey team inventoried every server in rack 7",
-    source="D1.2",
+    "the platform team that owns server x9 ought to take the batch",
+    "server x9; owner: platform team",
+    source="D2.1",
     answer="the platform team",
 )
 

@@ -1,0 +1,352 @@
+"""Mechanical chain checks: is an argument about the question, and does each link hold?
+
+The citation check (:mod:`graph_server.citation`) sees every given alone. These checks look at
+the links between claims of the merged graph, with no model involved (docs/orchestrator.md,
+*Chain check*, states the rules):
+
+* **bridge**: the two ends of a ``supports`` link share a content word or a number
+  (:func:`terms`: stemmed words without stopwords, auxiliaries or the fillers of
+  :data:`FILLERS`). A link whose ends share nothing is ``no_bridge``;
+* **look-alike**: a link is ``look_alike`` when its ends name two different entities of the
+  evidence that look alike: a shared name word inside two different names ("Embstone
+  Ironworks" / "Embstone Foundry"), or two names of the evidence that differ by a near miss
+  (rapidfuzz ratio >= :data:`NEAR_MISS_RATIO`, "Vance" / "Vane");
+* **subject**: a link into the conclusion is ``off_subject`` when nothing upstream of it,
+  over links that passed, mentions the question's subject (:func:`subject_terms`: its names
+  and numbers, else its content words), nor anything upstream of a reason the same run gave
+  with it (joint premises reach the subject together). A line of evidence that never touches
+  "x9" does not support "x9 can run the job", however true its sentences are.
+
+A flagged link stays in the graph and in the report; it only stops counting toward width
+(:func:`without_links`). :func:`answer_follows` checks that a candidate's answer occurs in a
+claim of its argument, or is recomputed from an operation one of them states.
+
+All functions are pure and deterministic.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal, DivisionByZero, InvalidOperation
+from typing import Any
+
+import networkx as nx
+from rapidfuzz import fuzz
+
+from graph_server.citation import name_words
+from graph_server.similarity import AUXILIARIES, STOPWORDS, claim_key
+from orchestrator.answers import is_entity, normalise_text
+
+NO_BRIDGE = "no_bridge"
+LOOK_ALIKE = "look_alike"
+OFF_SUBJECT = "off_subject"
+NEAR_MISS_RATIO = 80.0
+"""rapidfuzz ``ratio`` from which two different names count as look-alikes ("vance"/"vane"
+scores 88.9; "braskthorpe"/"braskmere" 60)."""
+MIN_NAME_CHARS = 4
+"""Shorter names are too short for a ratio to mean anything."""
+FILLERS = frozenset(
+    [
+        "about",
+        "after",
+        "all",
+        "also",
+        "any",
+        "as",
+        "because",
+        "before",
+        "both",
+        "by",
+        "each",
+        "every",
+        "for",
+        "from",
+        "here",
+        "how",
+        "its",
+        "only",
+        "or",
+        "so",
+        "some",
+        "such",
+        "than",
+        "their",
+        "then",
+        "there",
+        "these",
+        "they",
+        "those",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "whose",
+        "why",
+        "with",
+        "yes",
+    ]
+)
+"""Words that join sentences without naming anything: sharing one is no bridge."""
+_QUESTION_WORDS = frozenset(
+    ["what", "which", "who", "whom", "whose", "when", "where", "why", "how"]
+)
+_NUMBER = r"-?\d+(?:\.\d+)?"
+_OPERATORS = {
+    "+": "+",
+    "plus": "+",
+    "-": "-",
+    "minus": "-",
+    "*": "*",
+    "x": "*",
+    "×": "*",
+    "times": "*",
+    "multiplied by": "*",
+    "/": "/",
+    "÷": "/",
+    "divided by": "/",
+}
+_OPERATION = re.compile(
+    rf"({_NUMBER})((?:\s*(?:divided by|multiplied by|plus|minus|times|[+\-*/x×÷])\s*{_NUMBER})+)",
+    re.IGNORECASE,
+)
+_STEP = re.compile(
+    rf"\s*(divided by|multiplied by|plus|minus|times|[+\-*/x×÷])\s*({_NUMBER})", re.IGNORECASE
+)
+
+
+@dataclass(frozen=True)
+class FailedLink:
+    """One support link that does not count, and why (one of the reasons above)."""
+
+    src: str
+    dst: str
+    reason: str
+    detail: str
+
+    def to_dict(self) -> dict[str, str]:
+        """JSON-ready."""
+        return {"src": self.src, "dst": self.dst, "reason": self.reason, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class ChainContext:
+    """What the checks need of a task, computed once: the question's subject terms and the
+    names the evidence holds."""
+
+    subject: frozenset[str]
+    names: frozenset[str]
+
+    @classmethod
+    def of(cls, question: str, evidence_texts: Iterable[str]) -> ChainContext:
+        """The context of ``question`` over the raw span texts."""
+        return cls(subject_terms(question), evidence_names(evidence_texts))
+
+
+def terms(text: str) -> frozenset[str]:
+    """The words and numbers of ``text`` that can bridge two claims. O(len(text))."""
+    key = claim_key(text)
+    return frozenset(w for w in key.content if w not in FILLERS) | frozenset(key.numbers)
+
+
+def subject_terms(question: str) -> frozenset[str]:
+    """What an argument must reach: the question's names and numbers (in :func:`terms`
+    form), or, for a question with neither, its content words."""
+    named = " ".join(
+        word
+        for word in name_words(question)
+        if word.casefold() not in STOPWORDS | AUXILIARIES | FILLERS | _QUESTION_WORDS
+    )
+    found = terms(named) | frozenset(claim_key(question).numbers)
+    return found or (terms(question) - _QUESTION_WORDS)
+
+
+def evidence_names(texts: Iterable[str]) -> frozenset[str]:
+    """Every name in ``texts``, folded (see :func:`_names`)."""
+    found: set[str] = set()
+    for text in texts:
+        found.update(_names(text))
+    return frozenset(found)
+
+
+def failed_links(
+    nodes: Mapping[str, Mapping[str, Any]],
+    edges: Iterable[Mapping[str, Any]],
+    conclusion: str,
+    subject: frozenset[str],
+    names: frozenset[str],
+) -> list[FailedLink]:
+    """The ``supports`` links of the argument for ``conclusion`` that do not count.
+
+    ``nodes`` maps id -> node with ``claim``; ``edges`` have ``src``, ``dst``, ``relation``
+    and optionally ``run_ids`` (as ``get_graph`` exports them);
+    ``subject`` is :func:`subject_terms` of the question (empty: no subject rule);
+    ``names`` is :func:`evidence_names` of the evidence. Links are checked upstream of the
+    conclusion only. Sorted by (src, dst). Cost: O(E * claim length), plus the near-miss test
+    over each link's differing names.
+    """
+    support = [
+        (str(e["src"]), str(e["dst"]))
+        for e in edges
+        if e["relation"] == "supports" and e["src"] in nodes and e["dst"] in nodes
+    ]
+    upstream = _upstream(support, conclusion)
+    failed: dict[tuple[str, str], FailedLink] = {}
+    for src, dst in support:
+        if dst not in upstream:
+            continue
+        problem = _link_problem(nodes[src]["claim"], nodes[dst]["claim"], names)
+        if problem is not None:
+            failed[(src, dst)] = FailedLink(src, dst, *problem)
+    if subject:
+        reached = {n for n in upstream if terms(nodes[n]["claim"]) & subject and n != conclusion}
+        _spread(reached, [link for link in support if link not in failed], conclusion)
+        # Reasons one run gave together are joint premises: the set reaches the subject when
+        # one of its members does ("x9 runs Linux" and "cron needs Linux", jointly).
+        joint: dict[str, set[str]] = {}
+        for edge in edges:
+            if edge["relation"] == "supports" and edge["dst"] == conclusion:
+                for run in edge.get("run_ids") or ("",):
+                    joint.setdefault(run, set()).add(str(edge["src"]))
+        carried = set().union(*(members for members in joint.values() if members & reached))
+        for src, dst in support:
+            if dst == conclusion and src not in carried and (src, dst) not in failed:
+                detail = f"nothing on this line mentions the question's {sorted(subject)}"
+                failed[(src, dst)] = FailedLink(src, dst, OFF_SUBJECT, detail)
+    return [failed[key] for key in sorted(failed)]
+
+
+def without_links(graph: Mapping[str, Any], links: Iterable[FailedLink]) -> nx.MultiDiGraph:
+    """The store's multigraph rebuilt from its export (``get_graph``), minus the ``supports``
+    edges of ``links``, for the engine's width measures. O(V + E)."""
+    dropped = {(link.src, link.dst) for link in links}
+    rebuilt = nx.MultiDiGraph()
+    for node in graph["nodes"]:
+        rebuilt.add_node(node["id"], **{**node, "run_ids": set(node["run_ids"])})
+    for edge in graph["edges"]:
+        if edge["relation"] == "supports" and (edge["src"], edge["dst"]) in dropped:
+            continue
+        rebuilt.add_edge(
+            edge["src"],
+            edge["dst"],
+            key=edge["relation"],
+            confidence=edge["confidence"],
+            run_ids=set(edge["run_ids"]),
+        )
+    return rebuilt
+
+
+def answer_follows(key: str, argument: Sequence[str], stated: Sequence[str] = ()) -> bool:
+    """Whether answer ``key`` (:func:`orchestrator.answers.answer_key`) is carried by the
+    ``argument`` claims: a name must occur in one of them; a number must occur in one, or be
+    the value of an operation written in an argument claim or in ``stated`` (the runs'
+    conclusion sentences) whose operands all occur in the argument. Yes/no and refusals are
+    not looked up (True)."""
+    if not key or not (is_entity(key) or re.fullmatch(_NUMBER, key)):
+        return True
+    padded = [f" {normalise_text(claim)} " for claim in argument]
+    if any(f" {key} " in text for text in padded):
+        return True
+    if is_entity(key):
+        return False
+    target = Decimal(key)
+    known = {number for claim in argument for number in claim_key(claim).numbers}
+    for text in [*argument, *stated]:
+        for operands, value in _operations(text):
+            if value == target and all(claim_key(o).numbers[0] in known for o in operands):
+                return True
+    return False
+
+
+# -- helpers --------------------------------------------------------------------------------
+
+
+def _names(text: str) -> list[str]:
+    """Runs of consecutive name-like words of ``text``, folded ("embstone foundry"), and
+    each word of a longer run alone ("embstone"): a surname is a name too."""
+    marked = set(name_words(text))
+    runs: list[list[str]] = []
+    previous = False
+    for word in re.findall(r"[^\W_]+(?:['’][^\W_]+)*", text):
+        is_name = word in marked
+        if is_name and previous:
+            runs[-1].append(word)
+        elif is_name:
+            runs.append([word])
+        previous = is_name
+    whole = [" ".join(run).casefold() for run in runs]
+    return whole + [word.casefold() for run in runs if len(run) > 1 for word in run]
+
+
+def _link_problem(src: str, dst: str, names: frozenset[str]) -> tuple[str, str] | None:
+    shared = terms(src) & terms(dst)
+    if not shared:
+        return NO_BRIDGE, "the two claims share no content word or number"
+    src_names, dst_names = set(_names(src)), set(_names(dst))
+    for a in sorted(src_names - dst_names):
+        for b in sorted(dst_names - src_names):
+            if a not in names or b not in names:
+                continue  # a look-alike is two entities the evidence really has
+            if set(a.split()) & set(b.split()):
+                return LOOK_ALIKE, f"{a!r} and {b!r} are different names sharing a word"
+            if min(len(a), len(b)) >= MIN_NAME_CHARS and fuzz.ratio(a, b) >= NEAR_MISS_RATIO:
+                return LOOK_ALIKE, f"{a!r} and {b!r} are different names that look alike"
+    return None
+
+
+def _upstream(support: list[tuple[str, str]], conclusion: str) -> set[str]:
+    """``conclusion`` and every claim with a support path to it."""
+    into: dict[str, list[str]] = {}
+    for src, dst in support:
+        into.setdefault(dst, []).append(src)
+    seen, stack = {conclusion}, [conclusion]
+    while stack:
+        for src in into.get(stack.pop(), []):
+            if src not in seen:
+                seen.add(src)
+                stack.append(src)
+    return seen
+
+
+def _spread(reached: set[str], support: list[tuple[str, str]], conclusion: str) -> None:
+    """Add to ``reached`` every claim a reached claim supports (not the conclusion itself:
+    its own sentence always names the subject)."""
+    out: dict[str, list[str]] = {}
+    for src, dst in support:
+        out.setdefault(src, []).append(dst)
+    stack = list(reached)
+    while stack:
+        for dst in out.get(stack.pop(), []):
+            if dst not in reached and dst != conclusion:
+                reached.add(dst)
+                stack.append(dst)
+
+
+def _operations(text: str) -> list[tuple[list[str], Decimal]]:
+    """Each arithmetic chain written in ``text`` ("12 + 30 - 2"), evaluated left to right:
+    (operand texts, value). Division by zero and malformed numbers are skipped."""
+    found: list[tuple[list[str], Decimal]] = []
+    for match in _OPERATION.finditer(text):
+        operands = [match.group(1)]
+        try:
+            value = Decimal(match.group(1))
+            for word, number in _STEP.findall(match.group(2)):
+                operand = Decimal(number)
+                operands.append(number)
+                op = _OPERATORS[" ".join(word.casefold().split())]
+                if op == "+":
+                    value += operand
+                elif op == "-":
+                    value -= operand
+                elif op == "*":
+                    value *= operand
+                else:
+                    value /= operand
+        except (InvalidOperation, DivisionByZero):
+            continue
+        found.append((operands, value.normalize()))
+    return found

@@ -1,0 +1,159 @@
+"""The mechanical chain check: bridges, look-alike entities, the question's subject, answers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from orchestrator.chain import (
+    LOOK_ALIKE,
+    NO_BRIDGE,
+    OFF_SUBJECT,
+    ChainContext,
+    answer_follows,
+    evidence_names,
+    failed_links,
+    subject_terms,
+    without_links,
+)
+
+DOCS = [
+    "Embstone Ironworks was founded by Mara Vance in 1921.",
+    "Embstone Foundry was founded by Oren Vane in 1934.",
+    "Mara Vance was born in Tull.",
+]
+NAMES = evidence_names(DOCS)
+
+
+def links(
+    claims: dict[str, str], pairs: list[tuple[str, str]], subject: frozenset[str] = frozenset()
+) -> list[tuple[str, str, str]]:
+    nodes = {node_id: {"claim": claim} for node_id, claim in claims.items()}
+    # Each link drawn by a run of its own: no two reasons are joint premises here.
+    edges = [
+        {"src": a, "dst": b, "relation": "supports", "run_ids": [f"r{i}"]}
+        for i, (a, b) in enumerate(pairs)
+    ]
+    return [(f.src, f.dst, f.reason) for f in failed_links(nodes, edges, "z", subject, NAMES)]
+
+
+def test_the_question_subject_is_its_names_and_numbers_else_its_content_words() -> None:
+    assert subject_terms("Can server x9 be used for the nightly cron job?") == {"x9"}
+    assert subject_terms("Who founded Embstone Foundry in 1934?") == {
+        "embstone",
+        "foundry",
+        "1934",
+    }
+    assert subject_terms("is the nightly cron job allowed on weekends?") >= {"cron", "job"}
+
+
+def test_the_look_alike_chain_is_flagged() -> None:
+    claims = {
+        "a": DOCS[0],
+        "b": "Embstone Foundry was founded in 1921",
+        "z": "Embstone Foundry was founded in 1921.",
+    }
+    assert links(claims, [("a", "b"), ("b", "z")]) == [("a", "b", LOOK_ALIKE)]
+
+
+def test_a_near_miss_name_is_a_look_alike_even_with_a_shared_word() -> None:
+    claims = {"a": DOCS[0], "b": "Vane founded the works in 1921", "z": "Vane in 1921"}
+    assert links(claims, [("a", "b"), ("b", "z")]) == [("a", "b", LOOK_ALIKE)]
+
+
+def test_a_link_whose_ends_share_no_word_or_number_has_no_bridge() -> None:
+    claims = {"a": DOCS[2], "b": "the harbour froze every winter", "z": "the harbour froze"}
+    assert links(claims, [("a", "b"), ("b", "z")]) == [("a", "b", NO_BRIDGE)]
+
+
+def test_a_sound_chain_passes() -> None:
+    claims = {
+        "a": DOCS[0],
+        "b": DOCS[2],
+        "c": "The founder of Embstone Ironworks, Mara Vance, was born in Tull",
+        "z": "The founder of Embstone Ironworks was born in Tull.",
+    }
+    assert links(claims, [("a", "c"), ("b", "c"), ("c", "z")]) == []
+
+
+def test_a_line_that_never_touches_the_subject_is_not_support() -> None:
+    subject = subject_terms("Can server x9 be used for the nightly cron job?")
+    claims = {
+        "survey": "The survey team inventoried every server in rack 7.",
+        "row": "Rack 7 survey, row 9: server x9; operating system: Linux.",
+        "cron": "The cron scheduler runs only on Linux hosts.",
+        "infer": "server x9 runs Linux so it can run the cron scheduler",
+        "z": "server x9 can be used for the nightly cron job",
+    }
+    pairs = [("survey", "z"), ("row", "infer"), ("cron", "infer"), ("infer", "z")]
+    assert links(claims, pairs, subject) == [("survey", "z", OFF_SUBJECT)]
+
+
+def test_reasons_one_run_gave_together_reach_the_subject_together() -> None:
+    subject = subject_terms("Where was the founder of Embstone Ironworks born?")
+    nodes = {
+        "a": {"claim": DOCS[0]},
+        "b": {"claim": DOCS[2]},
+        "z": {"claim": "The founder of Embstone Ironworks was born in Tull."},
+    }
+    joint = [
+        {"src": "a", "dst": "z", "relation": "supports", "run_ids": ["r1"]},
+        {"src": "b", "dst": "z", "relation": "supports", "run_ids": ["r1"]},
+    ]
+    assert failed_links(nodes, joint, "z", subject, NAMES) == []
+    apart = [{**joint[0]}, {**joint[1], "run_ids": ["r2"]}]
+    failed = failed_links(nodes, apart, "z", subject, NAMES)
+    assert [(f.src, f.reason) for f in failed] == [("b", OFF_SUBJECT)]
+
+
+@pytest.mark.parametrize(
+    ("key", "argument", "stated", "follows"),
+    [
+        ("tull", [DOCS[2]], [], True),
+        ("braskmere", [DOCS[2]], [], False),
+        ("1921", [DOCS[0]], [], True),
+        ("13", ["Embstone Foundry came 13 years later: 1934 - 1921"], [], True),
+        ("13", [DOCS[0], DOCS[1]], ["1934 minus 1921 is 13"], True),
+        ("14", [DOCS[0], DOCS[1]], ["1934 minus 1921 is 14"], False),
+        ("3855", [DOCS[0], DOCS[1]], ["1921 + 1934"], True),
+        ("5", [DOCS[0]], ["1921 + 7 - 1923"], False),  # 7 and 1923 are in no claim
+        ("yes", [], [], True),
+    ],
+)
+def test_the_answer_must_occur_on_its_argument_or_be_recomputed_from_it(
+    key: str, argument: list[str], stated: list[str], follows: bool
+) -> None:
+    assert answer_follows(key, argument, stated) is follows
+
+
+def test_without_links_drops_only_the_failed_supports_edges() -> None:
+    graph: dict[str, Any] = {
+        "nodes": [
+            {"id": n, "claim": n, "type": "given", "confidence": 1.0, "run_ids": ["r1"]}
+            for n in "ab"
+        ],
+        "edges": [
+            {"src": "a", "dst": "b", "relation": rel, "confidence": 1.0, "run_ids": ["r1"]}
+            for rel in ("supports", "attacks")
+        ],
+    }
+    nodes = {"a": {"claim": "x"}, "b": {"claim": "y"}}
+    failed = failed_links(nodes, graph["edges"], "b", frozenset(), NAMES)
+    rebuilt = without_links(graph, failed)
+    assert list(rebuilt.edges(keys=True)) == [("a", "b", "attacks")]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(max_size=40), min_size=2, max_size=5), st.text(max_size=40))
+def test_the_chain_check_never_crashes_on_any_text(claims: list[str], question: str) -> None:
+    context = ChainContext.of(question, claims)
+    nodes = {str(i): {"claim": claim} for i, claim in enumerate(claims)}
+    edges = [
+        {"src": str(i), "dst": str(i + 1), "relation": "supports"} for i in range(len(claims) - 1)
+    ]
+    found = failed_links(nodes, edges, str(len(claims) - 1), context.subject, context.names)
+    assert all(f.reason in (NO_BRIDGE, LOOK_ALIKE, OFF_SUBJECT) for f in found)
+    assert answer_follows("7", claims, [question]) in (True, False)

@@ -26,8 +26,9 @@ One call of :func:`run_loop` answers one task with a fresh in-memory graph:
    verification calls each (the claim and the documents only), then apply the majority
    verdict, and go back to 3.
 6. **Decide**: answer with the top candidate, or refuse (``all_runs_failed``,
-   ``no_grounded_conclusion``, ``candidates_tied``, ``runs_found_no_answer``, or
-   ``no_evidence`` for a task without documents, which makes no call at all).
+   ``no_grounded_conclusion``, ``candidates_tied``, ``runs_found_no_answer``, ``below_k``
+   when ``require_k`` is set and the answer's width is below k, or ``no_evidence`` for a task
+   without documents, which makes no call at all).
    ``stop_reason`` says why the loop ended; ``refusal_reason`` says why no answer is given.
    They are independent.
 
@@ -75,6 +76,7 @@ REFUSE_NO_GROUNDED = "no_grounded_conclusion"
 REFUSE_TIED = "candidates_tied"
 REFUSE_UNANSWERABLE = "runs_found_no_answer"
 REFUSE_NO_EVIDENCE = "no_evidence"
+REFUSE_BELOW_K = "below_k"
 
 MAX_PARALLEL_CALLS = 64
 """Thread-pool ceiling; calls beyond it queue (the budget, not this, bounds how many run)."""
@@ -224,7 +226,11 @@ class _Loop:
         self.trace.event("stop", stop_reason=stop_reason, detail=stop_detail)
 
         refusal, chosen = decide(
-            current, usable, self._unanswerable_runs(), has_evidence=bool(self.evidence.spans)
+            current,
+            usable,
+            self._unanswerable_runs(),
+            has_evidence=bool(self.evidence.spans),
+            require_width=self.config.k if self.config.require_k else None,
         )
         self.trace.event(
             "decide",
@@ -838,12 +844,14 @@ def decide(
     unanswerable_runs: int = 0,
     *,
     has_evidence: bool = True,
+    require_width: int | None = None,
 ) -> tuple[str | None, Candidate | None]:
     """``(refusal_reason, None)`` or ``(None, chosen candidate)`` (see the module docstring).
 
     A wrong answer is worse than an honest refusal, so the top candidate is refused when at
     least as many runs said the evidence does not decide the question as gave that answer.
-    A task without evidence is refused as ``no_evidence`` without any interrogation.
+    A task without evidence is refused as ``no_evidence`` without any interrogation, and
+    with ``require_width`` (``--require-k``) an answer of smaller width as ``below_k``.
     """
     if not has_evidence:
         return REFUSE_NO_EVIDENCE, None
@@ -856,6 +864,8 @@ def decide(
         return REFUSE_TIED, None
     if unanswerable_runs and unanswerable_runs >= top.run_support:
         return REFUSE_UNANSWERABLE, None
+    if require_width is not None and top.width < require_width:
+        return REFUSE_BELOW_K, None
     return None, top
 
 

@@ -9,6 +9,7 @@ None, never 0.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from orchestrator import mermaid, prompts
 from orchestrator.assess import Candidate
 from orchestrator.loop import (
     REFUSE_ALL_RUNS_FAILED,
+    REFUSE_BELOW_K,
     REFUSE_NO_EVIDENCE,
     REFUSE_NO_GROUNDED,
     REFUSE_TIED,
@@ -58,13 +60,12 @@ def build_report(
         "headline": _headline(result),
         "question": result.task.question,
         "expected_answer": result.task.expected_answer,
-        "answer": chosen.answer if chosen else None,
+        "answer": plain_answer(chosen.answer) if chosen else None,
         "conclusion": chosen.claim if chosen else None,
         "refused": chosen is None,
         "refusal_reason": result.refusal_reason,
         "statement": _statement(result),
-        "stop_reason": result.stop_reason,
-        "stop_detail": result.stop_detail,
+        **_stop(result),
         "chosen": _chosen(result, candidates),
         "candidates": candidates,
         "surviving_claims": [claim(n) for n in assessment.labels["surviving"]],
@@ -263,10 +264,48 @@ def _chosen(result: LoopResult, candidates: list[dict[str, Any]]) -> dict[str, A
 
 
 def _headline(result: LoopResult) -> str:
-    """The outcome in plain words: ``Answer: yes`` or ``Refused: <reason>``."""
-    if result.chosen is not None:
-        return f"Answer: {result.chosen.answer}"
-    return f"Refused: {result.refusal_reason}"
+    """The outcome in plain words: ``Answer: yes``, ``Answer (weak support: ...): yes`` when
+    the width is below k, or ``Refused: <reason>``. A reader who sees only this line must not
+    take a one-line argument for a well-supported one."""
+    chosen = result.chosen
+    if chosen is None:
+        return f"Refused: {result.refusal_reason}"
+    k = result.config.k
+    if chosen.width < k:
+        lines = "line" if chosen.width == 1 else "lines"
+        caveat = f"weak support: {chosen.width} independent {lines} of evidence, below k={k}"
+        return f"Answer ({caveat}): {plain_answer(chosen.answer)}"
+    return f"Answer: {plain_answer(chosen.answer)}"
+
+
+_RULE_LINE = re.compile(r"[=\-*_~#]{3,}")
+_LINE_MARKER = re.compile(r"^(?:#{1,6}|>|[-*+])\s+")
+_TRAILING_RULE = re.compile(r"\s+[=\-~#]{3,}$")
+_EMPHASIS = re.compile(r"\*\*|__|\*|`")
+
+
+def plain_answer(answer: str | None) -> str | None:
+    """A model's short answer without Markdown: heading marks and their ``====`` underline,
+    rules, quote and list markers, bold, italics and code ticks. Models echo a document's
+    title with its underline ("Git 2.29 Release Notes ====="); the words are the answer."""
+    if answer is None:
+        return None
+    kept = []
+    for line in answer.splitlines():
+        line = line.strip()
+        if _RULE_LINE.fullmatch(line):
+            continue
+        kept.append(_EMPHASIS.sub("", _LINE_MARKER.sub("", line)))
+    text = _TRAILING_RULE.sub("", " ".join(" ".join(kept).split()))
+    return text or answer.strip()
+
+
+def _stop(result: LoopResult) -> dict[str, str]:
+    """Why the loop ended. A task without evidence never ran a model, so the loop's generic
+    "no run produced a usable graph" would read as if runs had failed: it is said plainly."""
+    if result.refusal_reason == REFUSE_NO_EVIDENCE:
+        return {"stop_reason": "no_evidence", "stop_detail": "the task has no evidence"}
+    return {"stop_reason": result.stop_reason, "stop_detail": result.stop_detail}
 
 
 def _givens(result: LoopResult, nodes: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -299,10 +338,10 @@ def _statement(result: LoopResult) -> str:
         target = "meets" if chosen.width >= k else "is below"
         claim = chosen.claim if chosen.claim.endswith((".", "!", "?")) else chosen.claim + "."
         return (
-            f"Answer: {chosen.answer}. Conclusion: {claim} It rests on {chosen.width} "
-            f"independent {lines} of evidence (argument width {chosen.width}, which {target} "
-            f"the target k={k}), reached by {chosen.run_support} of {result.config.n} "
-            "interrogations."
+            f"Answer: {plain_answer(chosen.answer)}. Conclusion: {claim} It rests on "
+            f"{chosen.width} independent {lines} of evidence (argument width {chosen.width}, "
+            f"which {target} the target k={k}), reached by {chosen.run_support} of "
+            f"{result.config.n} interrogations."
         )
     reason = result.refusal_reason
     if reason == REFUSE_ALL_RUNS_FAILED:
@@ -320,6 +359,13 @@ def _statement(result: LoopResult) -> str:
             "No candidate answer is connected to a surviving, cited document sentence through "
             "unrefuted reasoning"
             + (f" (candidate flags: {', '.join(flagged)})." if flagged else ".")
+        )
+    elif reason == REFUSE_BELOW_K:
+        top = result.assessment.top
+        width = top.width if top is not None else 0
+        why = (
+            f"The best-supported answer rests on {width} independent line(s) of evidence, "
+            f"below the required k={result.config.k} (--require-k)."
         )
     elif reason == REFUSE_NO_EVIDENCE:
         why = "The task has no evidence to reason from, so no model call was made."

@@ -165,6 +165,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--k", type=int, default=defaults.k, help="support width to aim for (default 2)"
     )
     parser.add_argument(
+        "--require-k",
+        action="store_true",
+        help="refuse an answer whose support width is below --k (default: give it, marked weak)",
+    )
+    parser.add_argument(
         "--budget-calls",
         type=int,
         default=defaults.budget_calls,
@@ -219,9 +224,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         task = load_task(Path(args.task))
         if task.corpus is not None:
             check_corpus(task.corpus)
+        elif not task.documents:  # refused here, before a model is started for nothing
+            raise TaskError(
+                f"task file {args.task!r} has no documents, so there is nothing to answer from; "
+                "add documents or give a corpus"
+            )
         config = RunConfig(
             n=args.n,
             k=args.k,
+            require_k=args.require_k,
             budget_calls=args.budget_calls,
             temperature=args.temp,
             seed=args.seed,

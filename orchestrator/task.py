@@ -61,8 +61,9 @@ class RunConfig:
     ``structured_output`` sends a bounded JSON schema as ``response_format``; ``max_nodes`` /
     ``max_edges`` bound the graph a model is asked for; ``max_tokens_*`` cap each reply;
     ``think_first`` makes each interrogation two calls in one conversation, plain-text
-    reasoning and then the graph. For a corpus task: ``retrieval_k`` chunks per retrieval
-    (1..50) and at most ``max_retrieval_rounds`` retrievals (1..5), the first from the
+    reasoning and then the graph. ``require_k`` refuses an answer whose width is below ``k``
+    instead of giving it with a weak-support caveat. For a corpus task: ``retrieval_k`` chunks
+    per retrieval (1..50) and at most ``max_retrieval_rounds`` retrievals (1..5), the first from the
     question and its rewrites, each later one from what the previous round lacked.
     """
 
@@ -82,6 +83,7 @@ class RunConfig:
     max_tokens_think: int | None = 512
     retrieval_k: int = 8
     max_retrieval_rounds: int = 2
+    require_k: bool = False
 
     def __post_init__(self) -> None:
         _int_in("n", self.n, 1, MAX_N)
@@ -109,7 +111,7 @@ class RunConfig:
             raise TaskError(f"temperature={temp!r} is invalid: must be a number in 0..2")
         if self.seed is not None:
             _int_in("seed", self.seed, 0, 2**31 - 1)
-        for flag in ("structured_output", "think_first"):
+        for flag in ("structured_output", "think_first", "require_k"):
             if not isinstance(getattr(self, flag), bool):
                 raise TaskError(f"{flag}={getattr(self, flag)!r} is invalid: must be true or false")
 

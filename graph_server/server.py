@@ -841,7 +841,9 @@ def tool_specs(limits: StoreLimits) -> list[ToolSpec]:
             "return the best chunks, each cut into sentences with stable ids "
             "(<chunk id>:s<n>), the file, page, section and character offsets. To ground a "
             "claim, put a sentence's id in a given node's source and its words in the claim. "
-            "Does not touch any graph. Limits: query up to 1,000 characters, k up to 50.",
+            "Does not touch any graph. Limits: query up to 1,000 characters, k up to 50. "
+            "Only indexes inside the folders the server was started with (--index-root DIR, "
+            "or LOGIC_GRAPH_INDEX_ROOTS) are opened; any other path gets the same refusal.",
             read,
             {
                 "index": {"type": "string", "description": "Path of the index file."},
@@ -855,16 +857,21 @@ def tool_specs(limits: StoreLimits) -> list[ToolSpec]:
             },
             ("index", "query"),
             _SEARCH_OUTPUT,
-            lambda s, a, _: _search_evidence(a["index"], a["query"], a.get("k", 5)),
+            lambda s, a, cancel: _search_evidence(a["index"], a["query"], a.get("k", 5), cancel),
         ),
     ]
 
 
-def _search_evidence(index: Any, query: Any, k: Any) -> Payload:
-    # Imported on first use: graph-only sessions never load the corpus code.
-    from orchestrator.corpus import search_evidence
+_index_root_flags: list[Path] = []
+"""The ``--index-root`` folders main() was given (the environment variable adds more)."""
 
-    return search_evidence(index, query, k)
+
+def _search_evidence(index: Any, query: Any, k: Any, cancel: CancelCheck) -> Payload:
+    # Imported on first use: graph-only sessions never load the corpus code.
+    from orchestrator.corpus.documents import index_roots_from_env, search_evidence
+
+    roots = [*_index_root_flags, *index_roots_from_env()]
+    return search_evidence(index, query, k, roots=roots, cancel=cancel)
 
 
 # ----------------------------------------------------------------- dispatch
@@ -1025,6 +1032,16 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
         help="keep graphs in PATH: loaded at start, rewritten atomically after every change "
         "(default: graphs live in memory only)",
     )
+    parser.add_argument(
+        "--index-root",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder whose corpus indexes search_evidence may open, subfolders included "
+        "(repeatable; LOGIC_GRAPH_INDEX_ROOTS adds more, separated by ':'; default: none, "
+        "so search_evidence refuses every index)",
+    )
     return parser.parse_args(argv)
 
 
@@ -1032,6 +1049,7 @@ def main(argv: list[str] | None = None) -> None:
     """Console entry point: serve one GraphStore over stdio until stdin closes."""
     args = _arguments(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+    _index_root_flags[:] = args.index_root
     store = GraphStore()
     state = None
     if args.state_file is not None:

@@ -147,12 +147,13 @@ async def test_concurrent_calls_are_all_answered_and_leave_a_consistent_store() 
 
 
 async def test_an_agent_searches_registers_and_cites_evidence_and_misquotes_are_demoted(
-    tmp_path: Any,
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from corpus_fixtures import write_corpus
 
     from orchestrator import corpus
 
+    monkeypatch.setenv("LOGIC_GRAPH_INDEX_ROOTS", str(tmp_path))
     index = tmp_path / "index.sqlite"
     assert corpus.ingest(write_corpus(tmp_path / "docs"), index, dense=False).ok
     arguments = {"index": str(index), "query": "which hall holds rack 7", "k": 2}
@@ -177,7 +178,7 @@ async def test_an_agent_searches_registers_and_cites_evidence_and_misquotes_are_
     assert found["hits"][0]["chunk_id"] == "racks/rack7-v1.2.md#p1c1"
     assert sentence["id"] == "racks/rack7-v1.2.md#p1c1:s3"
     assert bad_k.is_error and "k must be an integer in 1..50" in text_of(bad_k)
-    assert no_index.is_error and text_of(no_index).startswith("index: ")
+    assert no_index.is_error and text_of(no_index).startswith("index ")
     assert registered["spans"] == len(spans)
     assert [(c["id"], c["ok"], c["reason"]) for c in stored["citations"]] == [
         ("g", True, None),

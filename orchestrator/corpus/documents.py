@@ -9,18 +9,23 @@ page's text, the section and the quoted sentence.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from orchestrator.corpus.index import CorpusIndexError
+from orchestrator.corpus.index import CorpusIndexError, QueryGuard
 from orchestrator.corpus.retrieval import Hit, retrieve
 from orchestrator.evidence import Evidence, build_evidence
 
 MAX_SEARCH_K = 50
 MAX_SEARCH_QUERY_CHARS = 1000
+MAX_INDEX_PATH_CHARS = 4096
+"""Longer ``index`` arguments are refused before the file system sees them (Linux PATH_MAX)."""
+INDEX_ROOTS_ENV = "LOGIC_GRAPH_INDEX_ROOTS"
+"""Folders whose indexes the MCP server may open, separated by ``os.pathsep`` (``:``)."""
 
 
 @dataclass(frozen=True)
@@ -101,12 +106,48 @@ def hits_to_evidence(hits: Sequence[Hit]) -> CorpusEvidence:
     return CorpusEvidence(tuple(unique.values()))
 
 
-def search_evidence(index: object, query: object, k: object = 5) -> dict[str, Any]:
+def index_roots_from_env(environ: Mapping[str, str] | None = None) -> list[Path]:
+    """The folders named in :data:`INDEX_ROOTS_ENV` (blank entries skipped), in order."""
+    value = (os.environ if environ is None else environ).get(INDEX_ROOTS_ENV, "")
+    return [Path(part) for part in value.split(os.pathsep) if part.strip()]
+
+
+def resolve_index(index: str, roots: Sequence[Path | str]) -> Path | None:
+    """The real path of ``index`` when it is an existing file inside one of ``roots`` (both
+    resolved, so ``..`` and symbolic links cannot step outside), else None. Missing,
+    forbidden, a folder or an unusable path all give None: a client must not learn from
+    the answer what exists outside the roots. Cost: O(len(roots)) path resolutions."""
+    try:
+        target = Path(index).expanduser().resolve()
+        if not target.is_file():
+            return None
+        for root in roots:
+            if target.is_relative_to(Path(root).expanduser().resolve()):
+                return target
+    except (OSError, ValueError, RuntimeError):  # too long, a NUL byte, a symlink loop
+        return None
+    return None
+
+
+def search_evidence(
+    index: object,
+    query: object,
+    k: object = 5,
+    *,
+    roots: Sequence[Path | str] | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> dict[str, Any]:
     """Search an index for evidence an agent can cite (the MCP tool ``search_evidence``).
 
-    Inputs: ``index``, the path of an index made by ``logic-graph ingest``; ``query``, any
-    text (1 to :data:`MAX_SEARCH_QUERY_CHARS` characters); ``k``, how many chunks (1 to
-    :data:`MAX_SEARCH_K`). Output: ``{"index", "query", "dense_used", "dense_note", "hits"}``,
+    Inputs: ``index``, the path of an index made by ``logic-graph ingest`` (at most
+    :data:`MAX_INDEX_PATH_CHARS` characters); ``query``, any text (1 to
+    :data:`MAX_SEARCH_QUERY_CHARS` characters); ``k``, how many chunks (1 to
+    :data:`MAX_SEARCH_K`); ``roots``: when given, the index must be a file inside one of
+    these folders, and any other path gets one and the same refusal (the MCP server passes
+    its ``--index-root`` folders; None, for library callers, allows any path); ``cancel``:
+    checked while the queries run (MCP cancellation). Every query is bounded by
+    :data:`~orchestrator.corpus.index.QUERY_TIME_LIMIT_S`.
+    Output: ``{"index", "query", "dense_used", "dense_note", "hits"}``,
     hits best first, each with its chunk id, file, page, section, version, fused score, text
     and ``spans``: the chunk's sentences, each with a stable id ``<chunk id>:s<n>`` and its
     character offsets in the page. Bad input or an unusable index gives ``{"error": ...}``
@@ -114,6 +155,11 @@ def search_evidence(index: object, query: object, k: object = 5) -> dict[str, An
     """
     if not isinstance(index, str | Path) or not str(index).strip():
         return {"error": f"index must be the path of a corpus index, got {index!r}"}
+    if len(str(index)) > MAX_INDEX_PATH_CHARS:
+        return {
+            "error": f"index: the path has {len(str(index))} characters, over the limit of "
+            f"{MAX_INDEX_PATH_CHARS}"
+        }
     if not isinstance(query, str) or not query.strip():
         return {"error": f"query must be a non-empty string, got {query!r}"}
     if len(query) > MAX_SEARCH_QUERY_CHARS:
@@ -123,8 +169,22 @@ def search_evidence(index: object, query: object, k: object = 5) -> dict[str, An
         }
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_SEARCH_K:
         return {"error": f"k must be an integer in 1..{MAX_SEARCH_K}, got {k!r}"}
+    path: Path | str = index
+    if roots is not None:
+        if not roots:
+            return {
+                "error": "index: this server serves no index folders; start it with "
+                f"--index-root DIR (repeatable) or set {INDEX_ROOTS_ENV}"
+            }
+        resolved = resolve_index(str(index), roots)
+        if resolved is None:
+            return {
+                "error": f"index {str(index)!r} is not an index file inside the folders "
+                "this server serves (see --index-root)"
+            }
+        path = resolved
     try:
-        found = retrieve(index, query, (), k)
+        found = retrieve(path, query, (), k, guard=QueryGuard(cancel=cancel))
     except (ValueError, CorpusIndexError) as exc:
         return {"error": f"index: {exc}"}
     return {

@@ -209,13 +209,26 @@ def validate_index_path(index_path: object, *, must_exist: bool) -> Path:
     if not isinstance(index_path, str | Path) or not str(index_path).strip():
         raise ValueError(f"index_path must be a non-empty str or Path, got {index_path!r}")
     path = Path(index_path)
-    if path.is_dir():
+    try:
+        is_dir, is_file, parent_is_dir = path.is_dir(), path.is_file(), path.parent.is_dir()
+    except (OSError, ValueError) as exc:  # a name too long for the OS, a NUL byte
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ValueError(f"index_path {_shown(path)} cannot be used: {reason}") from exc
+    if is_dir:
         raise ValueError(f"index_path {str(path)!r} is a directory; give a file path")
-    if must_exist and not path.is_file():
+    if must_exist and not is_file:
         raise ValueError(f"index_path {str(path)!r} does not exist; run an ingest first")
-    if not must_exist and not path.parent.is_dir():
+    if not must_exist and not parent_is_dir:
         raise ValueError(f"index_path {str(path)!r}: folder {str(path.parent)!r} does not exist")
     return path
+
+
+def _shown(path: Path | str, limit: int = 120) -> str:
+    """``path`` quoted for a message, its middle elided when it is long."""
+    text = str(path)
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[: limit // 2]!r}...{text[-limit // 2 :]!r} ({len(text)} characters)"
 
 
 @contextmanager
@@ -263,10 +276,7 @@ def _unreadable(path: Path, exc: BaseException, guard: QueryGuard | None = None)
         return f"index {str(path)!r}: {guard.reason}"
     message = str(exc)
     if "locked" in message or "busy" in message:
-        return (
-            f"index {str(path)!r} is busy, an ingest is running; try again when it has "
-            "finished"
-        )
+        return f"index {str(path)!r} is busy, an ingest is running; try again when it has finished"
     if "readonly" in message:
         return (
             f"index {str(path)!r} holds the journal of an ingest that did not finish and this "

@@ -100,7 +100,9 @@ def test_report_json_holds_answer_candidates_evidence_costs_and_graph(tmp_path: 
     ):
         assert key in report, key
     chosen = report["chosen"]
-    assert report["headline"] == "Answer: yes" and chosen["answer"] == report["answer"] == "yes"
+    weak = "weak support: 1 independent line of evidence, below k=2"
+    assert report["headline"] == f"Answer ({weak}): yes"
+    assert chosen["answer"] == report["answer"] == "yes"
     assert chosen["claim"] == report["conclusion"]
     # GOOD lists its reasons jointly: one argument, though two node-disjoint paths reach it.
     assert chosen["width"] == len(chosen["arguments"]) == 1
@@ -236,7 +238,7 @@ def test_write_report_creates_the_folder_and_both_files(tmp_path: Path) -> None:
     json_path, md_path = write_report(report, tmp_path / "deep" / "out")
     assert json.loads(json_path.read_text())["answer"] == report["answer"]
     text = md_path.read_text()
-    assert text.startswith("# Answer: yes\n")
+    assert text.startswith("# Answer (weak support: 1 independent line of evidence, below k=2)")
     assert "**Expected answer:**" in text and "## Evidence cited" in text
     assert "quote_mismatch" in text and "## Merges, contradictions and attacks" in text
 

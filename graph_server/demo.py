@@ -21,6 +21,7 @@ def run_demo(graph_id: str = "rack7") -> dict[str, Any]:
     steps["merge_duplicates"] = store.merge_duplicates(graph_id)
     steps["check_structure"] = store.check_structure(graph_id, CONCLUSION)
     steps["support_width"] = store.support_width(graph_id, CONCLUSION)
+    steps["argument_width"] = store.argument_width(graph_id, CONCLUSION)
     steps["critical_links"] = store.critical_links(graph_id, CONCLUSION)
     steps["surviving_claims"] = store.surviving_claims(graph_id)
     steps["disputed_nodes"] = store.disputed_nodes(graph_id, CONCLUSION)

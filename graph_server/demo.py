@@ -1,11 +1,14 @@
-"""Build the rack-7 fixture in a fresh store and print every check as JSON.
+"""Build the rack-7 fixture in a fresh store and explain what every check shows.
 
-``python -m graph_server.demo`` needs no model and no network.
+``python -m graph_server.demo`` needs no model and no network; ``--json`` prints the raw
+answers of every store call instead, keyed by step.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from graph_server.fixture import CONCLUSION, RUNS
@@ -32,8 +35,64 @@ def run_demo(graph_id: str = "rack7") -> dict[str, Any]:
     return steps
 
 
-def main() -> None:
-    print(json.dumps(run_demo(), indent=2))
+def explain(steps: dict[str, Any]) -> str:
+    """The walk-through in words: each step, what it found, and why it matters."""
+    width = steps["support_width"]
+    cut = steps["critical_links"]
+    labels = steps["surviving_claims"]
+    structure = steps["check_structure"]
+    isolated = steps["disputed_nodes"]["isolated_load_bearing"]
+    refuted = steps["mark_refuted[D]"]
+    after = steps["check_structure[after D refuted]"]
+    nodes = {node["id"]: node for node in steps["get_graph"]["nodes"]}
+
+    def ids(items: Sequence[str]) -> str:
+        return ", ".join(items) or "none"
+
+    def route(path: Sequence[str]) -> str:
+        return " -> ".join(path)
+
+    accepted = sum(len(v["accepted_nodes"]) for k, v in steps.items() if k.startswith("assert"))
+    paragraphs = [
+        "The rack-7 fixture: can server x9 take the nightly cron job? Two reasoning runs "
+        f"wrote their arguments into one graph ({accepted} claims). Run r2 adds one objection "
+        f"(G: {nodes['G']['claim']!r}) that attacks the survey's coverage (A).",
+        f"merge_duplicates: {len(steps['merge_duplicates']['merges'])} merges; the two runs "
+        "restate nothing of each other.",
+        f"check_structure on the conclusion {CONCLUSION}: orphans {ids(structure['orphans'])} "
+        "(claims nothing supports that are not evidence: they carry no weight), cycles "
+        f"{len(structure['cycles'])}, conclusion reachable from the evidence: "
+        f"{'no' if structure['unreachable_conclusion'] else 'yes'}.",
+        f"support_width: {width['disjoint_paths']} independent lines of support, "
+        + "; ".join(route(p) for p in width["paths"])
+        + f" (confidence-weighted flow {width['max_flow']:g}). Width 1 would mean a single "
+        "point of failure.",
+        f"critical_links: knocking out {ids(cut['min_cut_nodes'])} together cuts the "
+        f"conclusion off; bridge links whose loss alone does it: {len(cut['bridge_edges'])}.",
+        f"surviving_claims (grounded semantics over attacks): out {ids(labels['out'])} "
+        f"(attacked by an unanswered objection), surviving {ids(labels['surviving'])}.",
+        f"disputed_nodes: {len(isolated)} load-bearing claims rest on a single run "
+        f"({ids([item['id'] for item in isolated])}); these are what a verifier re-checks.",
+        f"mark_refuted D ({nodes['D']['claim']!r}): the width drops from "
+        f"{refuted['width_before']} to {refuted['width_after']}, and check_structure now "
+        f"lists {ids(after['refuted_but_feeding'])} as refuted but still feeding the "
+        "conclusion: the answer hangs on one line of evidence.",
+    ]
+    return "\n\n".join(paragraphs) + "\n\nRaw answers of every call: --json.\n"
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m graph_server.demo",
+        description="Walk the rack-7 fixture through every graph check (no model, no network).",
+    )
+    parser.add_argument("--json", action="store_true", help="print every raw answer as JSON")
+    args = parser.parse_args(argv)
+    steps = run_demo()
+    if args.json:
+        print(json.dumps(steps, indent=2))
+    else:
+        print(explain(steps), end="")
 
 
 if __name__ == "__main__":

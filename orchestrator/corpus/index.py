@@ -26,6 +26,7 @@ next ingest).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -35,11 +36,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 from orchestrator.corpus.chunking import CHUNKER_VERSION, DEFAULT_MAX_CHARS, chunk_page
 from orchestrator.corpus.embed import Embedder, load_embedder, sign_bits
-from orchestrator.corpus.readers import ReadError, is_supported, read_pages
+from orchestrator.corpus.readers import MAX_FILE_BYTES, ReadError, is_supported, read_pages
 
 SCHEMA_VERSION = 1
 APPLICATION_ID = 0x4C474358  # "LGCX"
@@ -311,24 +313,126 @@ def index_info(index_path: Path | str) -> IndexInfo:
     )
 
 
-def scan_directory(directory: Path) -> tuple[dict[str, Path], list[str]]:
-    """Supported files under ``directory`` (relative posix path -> path) and the relative
-    paths of unsupported ones, both sorted. Hidden files and folders (name starting with
-    ``.``) and symbolic links are left out. Cost: O(entries)."""
+@dataclass(frozen=True)
+class Scan:
+    """What :func:`scan_directory` found under a folder (relative posix paths, sorted)."""
+
+    files: dict[str, Path]
+    """Supported files: relative path -> path."""
+    ignored: list[str]
+    """Files with no reader."""
+    problems: list[FileProblem]
+    """Names that cannot be indexed (not UTF-8) and folders or files that cannot be listed."""
+
+
+def scan_directory(directory: Path) -> Scan:
+    """The files under ``directory``. Hidden files and folders (name starting with ``.``)
+    and symbolic links are left out; a name that is not valid UTF-8 (the index stores text)
+    and a folder the OS cannot list (a path too long, no permission) are problems to report,
+    never a reason to stop. Cost: O(entries)."""
     found: dict[str, Path] = {}
     ignored: list[str] = []
-    for root, dirs, names in os.walk(directory):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+    problems: list[FileProblem] = []
+
+    def unlistable(exc: OSError) -> None:
+        where = _relative_text(Path(exc.filename or directory), directory)
+        problems.append(FileProblem(where, f"cannot list this folder: {exc.strerror or exc}"))
+
+    for root, dirs, names in os.walk(directory, onerror=unlistable):
+        kept = []
+        for name in sorted(dirs):
+            if not name.startswith("."):
+                if _utf8(name):
+                    kept.append(name)
+                else:
+                    problems.append(_bad_name(Path(root) / name, directory, "folder"))
+        dirs[:] = kept
         for name in sorted(names):
             full = Path(root) / name
-            if name.startswith(".") or full.is_symlink() or not full.is_file():
+            if name.startswith("."):
+                continue
+            if not _utf8(name):
+                problems.append(_bad_name(full, directory, "file"))
+                continue
+            try:
+                if full.is_symlink() or not full.is_file():
+                    continue
+            except OSError as exc:  # e.g. a path longer than the OS allows
+                where = _relative_text(full, directory)
+                problems.append(FileProblem(where, f"cannot stat: {exc.strerror or exc}"))
                 continue
             relative = full.relative_to(directory).as_posix()
             if is_supported(name):
                 found[relative] = full
             else:
                 ignored.append(relative)
-    return dict(sorted(found.items())), sorted(ignored)
+    return Scan(dict(sorted(found.items())), sorted(ignored), sorted(problems, key=_by_path))
+
+
+def open_no_follow(root: Path, relative: str) -> int:
+    """A read-only file descriptor for ``root / relative`` that follows no symbolic link
+    below ``root``: each folder and the file itself is opened with ``O_NOFOLLOW`` relative to
+    the one before, so a file or folder swapped for a link after the scan fails to open
+    (``OSError``, ELOOP or ENOTDIR) instead of letting the ingest read what the link points
+    at. ``O_NONBLOCK`` keeps a swapped-in FIFO from blocking the open. Where the OS lacks
+    ``dir_fd`` or ``O_NOFOLLOW`` the path is opened and then checked to be no link.
+    Cost: one open per path component."""
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    if not nofollow or os.open not in os.supports_dir_fd:
+        full = root / relative
+        fd = os.open(full, flags)
+        if full.is_symlink():
+            os.close(fd)
+            raise OSError(errno.ELOOP, "is a symbolic link", str(full))
+        return fd
+    parent = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        *folders, name = relative.split("/")
+        for folder in folders:
+            below = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | nofollow, dir_fd=parent)
+            os.close(parent)
+            parent = below
+        return os.open(name, flags | nofollow, dir_fd=parent)
+    finally:
+        os.close(parent)
+
+
+def _too_big(size: int) -> str:
+    return (
+        f"file is {size:,} bytes, over the limit of {MAX_FILE_BYTES:,} "
+        f"({MAX_FILE_BYTES // 2**20} MB); it was not read"
+    )
+
+
+def _utf8(name: str) -> bool:
+    """Whether a name from the file system is valid UTF-8 (Python keeps invalid bytes as
+    lone surrogates, which SQLite cannot store)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _relative_text(path: Path, directory: Path) -> str:
+    """``path`` relative to ``directory`` for a report, invalid bytes shown as U+FFFD."""
+    try:
+        relative = path.relative_to(directory).as_posix()
+    except ValueError:
+        relative = path.as_posix()
+    return relative.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def _bad_name(path: Path, directory: Path, kind: str) -> FileProblem:
+    return FileProblem(
+        _relative_text(path, directory),
+        f"{kind} name is not valid UTF-8; rename it to index it",
+    )
+
+
+def _by_path(problem: FileProblem) -> str:
+    return problem.path
 
 
 def ingest_directory(
@@ -364,7 +468,7 @@ def ingest_directory(
     chunk_page("", "x", 1, max_chars=max_chars)  # validates max_chars
     embedder, dense_note = _resolve_embedder(dense)
 
-    files, ignored = scan_directory(root)
+    scan = scan_directory(root)
     try:
         conn = sqlite3.connect(path, isolation_level=None, timeout=30)
     except sqlite3.Error as exc:
@@ -375,7 +479,7 @@ def ingest_directory(
         except sqlite3.OperationalError as exc:
             raise CorpusIndexError(_unreadable(path, exc)) from exc
         try:
-            run = _Ingest(conn, root, files, progress, embedder, max_chars)
+            run = _Ingest(conn, root, scan.files, progress, embedder, max_chars)
             run.prepare(path)
             run.sync_files()
             run.embed_missing()
@@ -393,8 +497,8 @@ def ingest_directory(
         replaced=tuple(run.replaced),
         skipped=tuple(run.skipped),
         removed=tuple(run.removed),
-        failed=tuple(run.failed),
-        ignored=tuple(ignored),
+        failed=tuple(sorted([*scan.problems, *run.failed], key=_by_path)),
+        ignored=tuple(scan.ignored),
         empty=tuple(run.empty),
         chunks_added=run.chunks_added,
         chunks_removed=run.chunks_removed,
@@ -568,17 +672,29 @@ class _Ingest:
 
     def _sync_one(self, relative: str, full: Path, row: tuple[int, int, int, str] | None) -> None:
         try:
-            stat = full.stat()
+            fd = open_no_follow(self.root, relative)
         except OSError as exc:
-            self.failed.append(FileProblem(relative, f"cannot stat: {exc.strerror or exc}"))
+            self.failed.append(FileProblem(relative, f"cannot open: {exc.strerror or exc}"))
             return
-        if row is not None and not self.force and (stat.st_size, stat.st_mtime_ns) == row[1:3]:
-            self.skipped.append(relative)
-            return
-        try:
-            data = full.read_bytes()
-        except OSError as exc:
-            self.failed.append(FileProblem(relative, f"cannot read: {exc.strerror or exc}"))
+        with os.fdopen(fd, "rb") as handle:
+            stat = os.fstat(fd)
+            if not S_ISREG(stat.st_mode):
+                self.failed.append(FileProblem(relative, "no longer a regular file"))
+                return
+            same = (stat.st_size, stat.st_mtime_ns) == (row[1:3] if row else None)
+            if same and not self.force:
+                self.skipped.append(relative)
+                return
+            if stat.st_size > MAX_FILE_BYTES:
+                self.failed.append(FileProblem(relative, _too_big(stat.st_size)))
+                return
+            try:  # one byte over the limit tells a file that grew since the fstat
+                data = handle.read(MAX_FILE_BYTES + 1)
+            except OSError as exc:
+                self.failed.append(FileProblem(relative, f"cannot read: {exc.strerror or exc}"))
+                return
+        if len(data) > MAX_FILE_BYTES:
+            self.failed.append(FileProblem(relative, _too_big(len(data))))
             return
         self.bytes_read += len(data)
         digest = hashlib.sha256(data).hexdigest()

@@ -120,3 +120,34 @@ def test_the_progress_bar_redraws_one_line_on_a_terminal() -> None:
     text = stream.getvalue()
     assert text.startswith("\r[") and "1/40 chunks embedded" in text
     assert text.endswith("] 40/40 chunks embedded\n")
+
+
+def test_search_takes_an_unquoted_multi_word_query(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = write_corpus(tmp_path / "docs")
+    index = str(tmp_path / "idx.sqlite")
+    run(["ingest", str(root), "--index", index, "--keyword-only"], capsys)
+    code, out, err = run(["search", "--index", index, "tape", "library", "--json"], capsys)
+    assert (code, err) == (0, "")
+    assert json.loads(out.splitlines()[0])["chunk_id"] == "racks/rack7-v1.2.md#p1c2"
+
+
+def test_search_with_an_over_long_index_path_exits_2_without_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(["search", "rack", "--index", "/" + "a" * 300], capsys)
+    assert code == 2 and out == ""
+    assert "Traceback" not in err and "File name too long" in err
+
+
+def test_ingesting_a_folder_with_no_readable_files_says_nothing_was_ingested(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "photo.jpg").write_bytes(b"\xff\xd8")
+    index = str(tmp_path / "idx.sqlite")
+    code, out, err = run(["ingest", str(tmp_path / "empty"), "--index", index], capsys)
+    assert code == 0 and "()" not in out
+    assert "nothing was ingested: no .htm, .html, .markdown, .md, .pdf or .txt file" in err
+    assert "dense search: off (the index holds no text to embed)" in out

@@ -95,3 +95,21 @@ def test_without_pypdf_a_pdf_is_a_read_error_saying_how_to_install_it(
     path.write_bytes(make_pdf(["text"]))
     with pytest.raises(ReadError, match="PDF support needs pypdf"):
         read_pages(path)
+
+
+@pytest.mark.parametrize(
+    "markup",
+    [
+        "<html><head><title>Racks</title><body><p>Rack 7 is in hall B.</p></body></html>",
+        "<html><head><meta charset=utf-8><p>Rack 7 is in hall B.</p>",
+        "<p>Intro.</p><svg><circle r=1/><p>Rack 7 is in hall B.</p>",
+        "<div><math><mi>x</mi><div>Rack 7 is in hall B.</div></div>",
+    ],
+)
+def test_an_unclosed_head_svg_or_math_keeps_the_text_after_it(markup: str) -> None:
+    assert "Rack 7 is in hall B." in html_to_text(markup)
+
+
+def test_text_inside_closed_svg_and_a_stray_end_tag_are_handled() -> None:
+    markup = "<p>A</p></svg><svg><text>label</text></svg><p>B</p></script><p>C</p>"
+    assert html_to_text(markup) == "A\n\nB\n\nC"

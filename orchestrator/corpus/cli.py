@@ -3,7 +3,7 @@
 ::
 
     logic-graph ingest DIR --index PATH [--keyword-only] [--max-chars N] [--quiet]
-    logic-graph search QUERY --index PATH [-k N] [--variant TEXT ...] [--keyword-only] [--json]
+    logic-graph search QUERY... --index PATH [-k N] [--variant TEXT ...] [--keyword-only] [--json]
     logic-graph info --index PATH
 
 Exit codes: 0 success; 1 some files failed (the rest was ingested and committed) or the index
@@ -24,6 +24,7 @@ from typing import ClassVar, TextIO
 
 from orchestrator.corpus.chunking import DEFAULT_MAX_CHARS, MAX_MAX_CHARS, MIN_MAX_CHARS
 from orchestrator.corpus.index import CorpusIndexError, IngestReport, index_info, ingest_directory
+from orchestrator.corpus.readers import SUPPORTED_SUFFIXES
 from orchestrator.corpus.retrieval import MAX_K, MAX_VARIANTS, retrieve
 
 EXIT_OK = 0
@@ -100,7 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--quiet", action="store_true", help="no progress, no file lists")
 
     search = commands.add_parser("search", help="retrieve the top chunks for a query")
-    search.add_argument("query", help="the question or search text")
+    search.add_argument(
+        "query", nargs="+", help="the question or search text (quotes optional: words are joined)"
+    )
     search.add_argument("--index", required=True, help="index file")
     search.add_argument("-k", type=int, default=5, help=f"how many chunks (1-{MAX_K})")
     search.add_argument(
@@ -150,6 +153,13 @@ def _ingest(args: argparse.Namespace) -> int:
         print("logic-graph ingest: interrupted; the index is unchanged", file=sys.stderr)
         return 130
     print(_summary(report, verbose=not args.quiet))
+    if report.files_total == 0:
+        kinds = sorted(SUPPORTED_SUFFIXES)
+        print(
+            f"logic-graph ingest: nothing was ingested: no {', '.join(kinds[:-1])} or "
+            f"{kinds[-1]} file under {args.directory} (hidden files and folders are skipped)",
+            file=sys.stderr,
+        )
     for problem in report.failed:
         print(f"failed: {problem.path}: {problem.reason}", file=sys.stderr)
     return EXIT_OK if report.ok else EXIT_FAILED
@@ -172,7 +182,8 @@ def _summary(report: IngestReport, *, verbose: bool) -> str:
 
 
 def _search(args: argparse.Namespace) -> int:
-    result = retrieve(args.index, args.query, args.variant, args.k, dense=not args.keyword_only)
+    query = " ".join(args.query)
+    result = retrieve(args.index, query, args.variant, args.k, dense=not args.keyword_only)
     if args.json:
         for hit in result.hits:
             print(json.dumps(asdict(hit), ensure_ascii=False, sort_keys=True))

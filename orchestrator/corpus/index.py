@@ -789,7 +789,9 @@ class _Ingest:
         if self.embedder is not None:
             self._set_meta("dense_model", self.embedder.name)
             self._set_meta("dense_dim", str(self.embedder.dim))
-        if vectors < chunks:
+        if chunks == 0:
+            self.dense_note = "the index holds no text to embed"
+        elif vectors < chunks:
             self.dense_note = dense_note or "some chunks have no dense vector"
             self.dense_note += f" ({vectors} of {chunks} chunks have vectors)"
         self._set_meta("dense_note", self.dense_note)

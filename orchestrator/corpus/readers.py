@@ -167,6 +167,22 @@ _BLOCKS = frozenset(
     }
 )
 _HEADINGS = {f"h{level}": level for level in range(1, 7)}
+_HEAD_CONTENT = frozenset(
+    {"base", "link", "meta", "title", "style", "script", "noscript", "template"}
+)
+"""What may stand in ``<head>``: any other start tag means the body began (the HTML standard
+closes an unclosed head there too)."""
+_FOREIGN = frozenset({"svg", "math"})
+_BREAKOUT = frozenset(
+    {
+        "b", "big", "blockquote", "body", "br", "center", "code", "dd", "div", "dl", "dt", "em",
+        "embed", "h1", "h2", "h3", "h4", "h5", "h6", "head", "hr", "i", "img", "li", "listing",
+        "menu", "meta", "nobr", "ol", "p", "pre", "ruby", "s", "small", "span", "strong",
+        "strike", "sub", "sup", "table", "tt", "u", "ul", "var",
+    }
+)  # fmt: skip
+"""HTML start tags that end an unclosed ``<svg>`` or ``<math>`` (the HTML standard's list of
+tags that break out of foreign content)."""
 
 
 class _TextExtractor(html.parser.HTMLParser):
@@ -177,13 +193,19 @@ class _TextExtractor(html.parser.HTMLParser):
         self.paragraphs: list[str] = []
         self._parts: list[str] = []
         self._prefix = ""
-        self._skip_depth = 0
+        self._skipping: list[str] = []
+        """Open elements whose text is dropped, innermost last."""
         self._pre_depth = 0
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        # An unclosed <head>, <svg> or <math> would otherwise drop every later word.
+        if self._skipping and self._skipping[-1] == "head" and tag not in _HEAD_CONTENT:
+            self._skipping.pop()
+        while self._skipping and self._skipping[-1] in _FOREIGN and tag in _BREAKOUT:
+            self._skipping.pop()
         if tag in _SKIP:
             if tag not in _VOID:
-                self._skip_depth += 1
+                self._skipping.append(tag)
             return
         if tag in _HEADINGS or tag in _BLOCKS or tag == "br":
             self._end_paragraph()
@@ -196,7 +218,8 @@ class _TextExtractor(html.parser.HTMLParser):
 
     def handle_endtag(self, tag: str) -> None:
         if tag in _SKIP:
-            self._skip_depth = max(0, self._skip_depth - 1)
+            if tag in self._skipping:  # a stray end tag closes nothing
+                del self._skipping[len(self._skipping) - 1 - self._skipping[::-1].index(tag) :]
             return
         if tag in _HEADINGS or tag in _BLOCKS:
             self._end_paragraph()
@@ -204,7 +227,7 @@ class _TextExtractor(html.parser.HTMLParser):
             self._pre_depth = max(0, self._pre_depth - 1)
 
     def handle_data(self, data: str) -> None:
-        if self._skip_depth:
+        if self._skipping:
             return
         if self._pre_depth:
             for number, line in enumerate(data.split("\n")):

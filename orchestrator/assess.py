@@ -10,7 +10,12 @@ and carries no flag. Flags:
 * ``answer_missing``: the runs gave no usable short answer;
 * ``answer_unanswerable``: the runs said the evidence does not decide the question;
 * ``answer_not_in_evidence``: a name-like answer that occurs in no evidence span (the model
-  brought it in from elsewhere).
+  brought it in from elsewhere);
+* ``conclusion_guessed``: every run behind it left its conclusion unmarked and the parser
+  found it (:data:`orchestrator.parse.GUESSED_CONCLUSIONS`): such runs count toward run
+  support, but cannot ground an answer by themselves;
+* ``answer_not_on_argument`` (with a chain context): a name or number answer that no claim of
+  its counted arguments holds or computes (:func:`orchestrator.chain.answer_follows`).
 
 Candidates are ranked by
 
@@ -35,8 +40,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from graph_server import arguments, semantics
 from graph_server.store import GraphStore
 from orchestrator.answers import UNANSWERABLE, is_entity
+from orchestrator.chain import ChainContext, FailedLink, answer_follows, failed_links, without_links
 
 _INTERROGATION_RUN = re.compile(r"^r\d+$")
 
@@ -71,6 +78,9 @@ class Candidate:
     """The cluster's short answer as the runs wrote it (the most common spelling)."""
     answer_key: str = ""
     flags: tuple[str, ...] = ()
+    failed_links: tuple[FailedLink, ...] = ()
+    """Support links of its argument that the chain check refused (:mod:`orchestrator.chain`);
+    ``width``, ``paths``, ``max_flow`` and the arguments are measured without them."""
     arguments: tuple[tuple[str, ...], ...] = ()
     """The independent arguments counted by ``width``, each its claims without the answer."""
     argument_cut: tuple[str, ...] = ()
@@ -147,13 +157,16 @@ def assess(
     nodes: dict[str, dict[str, Any]],
     answers: dict[str, dict[str, Any]] | None = None,
     evidence_texts: Sequence[str] | None = None,
+    chain: ChainContext | None = None,
 ) -> Assessment:
     """Rank every conclusion node of ``graph_id`` and collect the disputes.
 
     ``nodes`` maps id -> node (as :meth:`GraphStore.get_graph` exports it) and must be
     current. ``answers`` maps a conclusion id to ``{"key", "answers": [{"answer", ...}]}`` (the
     runs' short answers); ``evidence_texts`` are the evidence spans under
-    :func:`orchestrator.answers.normalise_text`, where entity answers are looked up. Cost: one
+    :func:`orchestrator.answers.normalise_text`, where entity answers are looked up. With a
+    ``chain`` context each candidate's links are checked (:func:`orchestrator.chain.
+    failed_links`) and its widths count only the links that pass. Cost: one
     surviving-claims pass plus, per live candidate, one support-width and one disputed-nodes
     query (each O(V*E) at worst) and one argument-width query (capped, see docs/engine.md).
     """
@@ -162,17 +175,32 @@ def assess(
     labels = engine(store.surviving_claims(graph_id))
     surviving = set(labels["surviving"])
     candidates = []
+    export: dict[str, Any] | None = None  # the graph, read once when a chain check needs it
     for node_id in sorted(n for n, node in nodes.items() if node["type"] == "conclusion"):
         node = nodes[node_id]
         width: dict[str, Any] = {"disjoint_paths": 0, "paths": [], "max_flow": 0.0}
         found: dict[str, Any] = {"width": 0, "independent": [], "min_cut": [], "capped": False}
+        failed: list[FailedLink] = []
         if not node["refuted"]:
             width = engine(store.support_width(graph_id, node_id))
             found = engine(store.argument_width(graph_id, node_id))
+            if chain is not None and width["paths"]:
+                export = export or engine(store.get_graph(graph_id))
+                failed = failed_links(nodes, export["edges"], node_id, chain.subject, chain.names)
+            if failed and export is not None:
+                width, found = _widths(without_links(export, failed), node_id)
         info = (answers or {}).get(node_id)
         spelled = [a["answer"] for a in info["answers"] if a["answer"]] if info else []
         shown = max(spelled, key=spelled.count) if spelled else None
         key = info["key"] if info else ""
+        flags = answer_flags(key, evidence_texts)
+        if info and all(a.get("guessed_conclusion") for a in info["answers"]):
+            flags += ("conclusion_guessed",)
+        if chain is not None and found["independent"]:
+            argument = sorted({n for claims in found["independent"] for n in claims})
+            stated = [a["claim"] for a in info["answers"] if a["claim"]] if info else []
+            if not answer_follows(key, [nodes[n]["claim"] for n in argument], stated):
+                flags += ("answer_not_on_argument",)
         candidates.append(
             Candidate(
                 node_id=node_id,
@@ -185,7 +213,8 @@ def assess(
                 run_ids=tuple(node["run_ids"]),
                 answer=shown,
                 answer_key=key,
-                flags=answer_flags(key, evidence_texts),
+                flags=flags,
+                failed_links=tuple(failed),
                 arguments=tuple(tuple(claims) for claims in found["independent"]),
                 argument_cut=tuple(found["min_cut"]),
                 arguments_capped=bool(found["capped"]),
@@ -223,6 +252,20 @@ def assess(
         contradiction_pairs=tuple(pairs),
         isolated=tuple(unique_isolated),
     )
+
+
+def _widths(counted: Any, node_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Path width and argument width on ``counted`` (the graph without the failed links), in
+    the store's payload shapes."""
+    paths, flow = semantics.support_width(counted, node_id)
+    kept = arguments.argument_width(counted, node_id)
+    found = {
+        "width": kept.width,
+        "independent": [list(kept.arguments[i]) for i in kept.independent],
+        "min_cut": list(kept.min_cut),
+        "capped": kept.capped,
+    }
+    return {"disjoint_paths": len(paths), "paths": paths, "max_flow": flow}, found
 
 
 def answer_flags(key: str, evidence_texts: Sequence[str] | None) -> tuple[str, ...]:

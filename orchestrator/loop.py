@@ -57,6 +57,7 @@ from orchestrator.anchor import ANSWER_PREFIX, AnchoredRun, anchor_run
 from orchestrator.answers import UNANSWERABLE, normalise_text
 from orchestrator.assess import Assessment, Candidate, assess, engine
 from orchestrator.budget import CallBudget
+from orchestrator.chain import ChainContext
 from orchestrator.client import ChatResult, SupportsChat
 from orchestrator.errors import LLMError, UnexpectedClientError
 from orchestrator.evidence import Evidence, build_evidence
@@ -169,6 +170,8 @@ class _Loop:
         self.evidence = build_evidence(task.documents)
         # Normalised once: every assessment looks entity answers up in these.
         self.evidence_texts = tuple(normalise_text(span.text) for span in self.evidence.spans)
+        self.chain = ChainContext.of(task.question, (span.text for span in self.evidence.spans))
+        self.spans = {span.id: span.text for span in self.evidence.spans}
         self.merges: list[dict[str, Any]] = []
         self.contradictions: list[dict[str, Any]] = []
         self.citations: list[dict[str, Any]] = []
@@ -213,7 +216,12 @@ class _Loop:
         while True:
             with self._timed("assess"):
                 current = assess(
-                    self.store, GRAPH_ID, self.nodes, self.answers, self.evidence_texts
+                    self.store,
+                    GRAPH_ID,
+                    self.nodes,
+                    self.answers,
+                    self.evidence_texts,
+                    chain=self.chain,
                 )
             self.trace.event("assess", round=rounds, **_assessment_summary(current))
             stop = self._stop(current, previous, interrogated, usable)
@@ -359,20 +367,23 @@ class _Loop:
     def _interrogate(self, index: int) -> dict[str, Any]:
         run_id = f"r{index}"
         config = self.config
-        messages = prompts.interrogation_messages(
-            self.evidence,
-            self.task.question,
-            config.k,
-            max_nodes=config.max_nodes,
-            think_first=config.think_first,
-        )
-        response_format = (
-            schemas.interrogation_response_format(
+        if config.interrogation_shape == "chain":
+            messages = prompts.chain_messages(
+                self.evidence, self.task.question, think_first=config.think_first
+            )
+            shape_format = schemas.chain_response_format(self.evidence.ids)
+        else:
+            messages = prompts.interrogation_messages(
+                self.evidence,
+                self.task.question,
+                config.k,
+                max_nodes=config.max_nodes,
+                think_first=config.think_first,
+            )
+            shape_format = schemas.interrogation_response_format(
                 config.max_nodes, config.max_edges, span_ids=self.evidence.ids
             )
-            if config.structured_output
-            else None
-        )
+        response_format = shape_format if config.structured_output else None
         wait = 0.0
         if config.think_first:
             # The reasoning turn is free text; only the second turn is held to the schema.
@@ -405,7 +416,7 @@ class _Loop:
         bad_text = first.text
         notes: list[str] = []
         with self._timed("parse"):
-            parsed = parse.parse_graph(bad_text)
+            parsed = self._parse(bad_text)
         if parsed.outcome != "strict":
             if self.budget.try_reserve():
                 repair_records: list[dict[str, Any]] = []
@@ -426,7 +437,7 @@ class _Loop:
                     assert outcome.text is not None
                     return outcome.text
 
-                parsed = parse.parse_graph(bad_text, repair)
+                parsed = self._parse(bad_text, repair)
                 for record in repair_records:
                     wait += record["latency_s"]
                     record["parse_outcome"] = parsed.outcome
@@ -447,6 +458,12 @@ class _Loop:
         )
         return run
 
+    def _parse(self, text: str, repair: parse.Repair | None = None) -> parse.GraphParse:
+        """An interrogation reply parsed in the run's shape (a chain is built into a graph)."""
+        if self.config.interrogation_shape == "chain":
+            return parse.parse_chain(text, self.spans, repair)
+        return parse.parse_graph(text, repair)
+
     def _failed_run(self, run_id: str, why: str, wait: float) -> dict[str, Any]:
         """The record of a run whose call failed (traced; the loop goes on without it)."""
         run = _run_record(run_id, "call_failed", [why])
@@ -465,6 +482,7 @@ class _Loop:
         run["errors"] += anchored.notes
         run["answer"], run["answer_key"] = anchored.answer, anchored.answer_key
         run["conclusion_claim"] = anchored.conclusion_claim
+        run["leniencies"] = anchored.leniencies
         edges = [e for e in anchored.edges if e["relation"] != "attacks"]
         self.held_attacks += [(run_id, e) for e in anchored.edges if e["relation"] == "attacks"]
         result = self.store.assert_graph(GRAPH_ID, anchored.nodes, edges, run_id=run_id)
@@ -502,7 +520,12 @@ class _Loop:
         assert node_id is not None
         info = self.answers.setdefault(node_id, {"key": anchored.answer_key, "answers": []})
         info["answers"].append(
-            {"run_id": run_id, "answer": anchored.answer, "claim": anchored.conclusion_claim}
+            {
+                "run_id": run_id,
+                "answer": anchored.answer,
+                "claim": anchored.conclusion_claim,
+                "guessed_conclusion": anchored.guessed_conclusion,
+            }
         )
 
     def _note_merges(
@@ -883,6 +906,7 @@ def _run_record(run_id: str, outcome: str, errors: list[str]) -> dict[str, Any]:
         "accepted_edges": 0,
         "rejected": [],
         "wait_s": 0.0,
+        "leniencies": [],
     }
 
 

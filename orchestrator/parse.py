@@ -35,7 +35,7 @@ import json
 import math
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -145,6 +145,28 @@ def parse_graph(
 
     def normalise(value: Any) -> tuple[Any, list[str], str | None]:
         return _normalise_graph(value, max_nodes, max_edges)
+
+    outcome, graph, errors, attempted = _stages(text, repair, normalise)
+    return GraphParse(outcome, graph, tuple(errors), attempted)
+
+
+def parse_chain(
+    text: str, spans: Mapping[str, str], repair: Repair | None = None, *, max_steps: int = 20
+) -> GraphParse:
+    """Parse a chain-shaped reply (``{"steps": [{"sentence", "inference"}], "answer"}``, see
+    :func:`orchestrator.prompts.chain_messages`) and build the normalised graph from it.
+
+    ``spans`` maps evidence span ids to their sentences: each step's sentence becomes a given
+    whose claim *is* that sentence (so it always passes the citation check), and a step's
+    inference rests on the givens since the last inference and on that inference. Reasons are
+    joint: the chain is one argument. The conclusion states the answer and rests on what the
+    last step left. A step naming no evidence sentence is dropped with a note; a reply without
+    an answer is dropped (a chain concludes nothing else). Steps beyond ``max_steps`` are
+    dropped. Same stages and outcomes as :func:`parse_graph`. Cost: O(reply + steps).
+    """
+
+    def normalise(value: Any) -> tuple[Any, list[str], str | None]:
+        return _normalise_chain(value, spans, max_steps)
 
     outcome, graph, errors, attempted = _stages(text, repair, normalise)
     return GraphParse(outcome, graph, tuple(errors), attempted)
@@ -383,6 +405,74 @@ def _normalise_graph(
         "nodes": nodes,
         "edges": edges,
         "leniencies": leniencies,
+    }
+    return graph, errors, None
+
+
+def _normalise_chain(
+    value: Any, spans: Mapping[str, str], max_steps: int
+) -> tuple[dict[str, Any] | None, list[str], str | None]:
+    errors: list[str] = []
+    obj = _single_object(value, errors)
+    if obj is None:
+        return None, errors, f"top level is {_kind(value)}, not an object"
+    steps = obj.get("steps")
+    if not isinstance(steps, list):
+        return None, errors, f"field 'steps' must be a list, got {_kind(steps)}"
+    answer = _answer(obj, errors)
+    if answer is None:
+        return None, errors, "the chain has no answer"
+    if len(steps) > max_steps:
+        errors.append(f"steps: {len(steps)} given, limit {max_steps}; the rest dropped")
+    nodes: list[dict[str, Any]] = []
+    edges: list[dict[str, Any]] = []
+    pending: list[str] = []  # what the next inference (or the conclusion) rests on
+    cited: dict[str, str] = {}  # span id -> given node id, one node per sentence
+
+    def rests_on(node_id: str) -> None:
+        for src in dict.fromkeys(pending):
+            edges.append(
+                {"src": src, "dst": node_id, "relation": "supports"}
+                | {"confidence": DEFAULT_CONFIDENCE}
+            )
+        pending[:] = [node_id]
+
+    for index, step in enumerate(steps[:max_steps], 1):
+        where = f"steps[{index - 1}]"
+        if not isinstance(step, dict):
+            errors.append(f"{where} dropped: is {_kind(step)}, not an object")
+            continue
+        span_id = _source(step.get("sentence"), where, errors)
+        if span_id is None or span_id not in spans:
+            errors.append(f"{where} dropped: {step.get('sentence')!r} is no evidence sentence")
+            continue
+        if span_id not in cited:
+            cited[span_id] = f"g{index}"
+            given = {"id": f"g{index}", "claim": spans[span_id], "type": "given"}
+            nodes.append(given | {"confidence": DEFAULT_CONFIDENCE, "source": span_id})
+        pending.append(cited[span_id])
+        raw = step.get("inference")
+        inference = " ".join(raw.split()) if isinstance(raw, str) else ""
+        if len(inference) > MAX_CLAIM_CHARS:
+            errors.append(f"{where}.inference has {len(inference)} characters; ignored")
+        elif any(char.isalnum() for char in inference):
+            nodes.append(
+                {"id": f"i{index}", "claim": inference, "type": "inference"}
+                | {"confidence": DEFAULT_CONFIDENCE, "source": None}
+            )
+            rests_on(f"i{index}")
+    nodes.append(
+        {"id": "c", "claim": answer, "type": "conclusion"}
+        | {"confidence": DEFAULT_CONFIDENCE, "source": None}
+    )
+    rests_on("c")
+    graph = {
+        "conclusion_node": "c",
+        "conclusion_from": CONCLUSION_DECLARED,
+        "answer": answer,
+        "nodes": nodes,
+        "edges": edges,
+        "leniencies": [],
     }
     return graph, errors, None
 

@@ -15,6 +15,10 @@
   ``assumes`` edges or none, so no conclusion was reachable from a cited sentence and every
   item was refused; listing "because" on the conclusion itself is the question a small model
   answers best.
+* ``chain/v1`` - the chain shape for small models: the answer plus the numbers of the
+  sentences that lead to it, in order, each with at most one short inference; the system
+  builds the graph (:func:`orchestrator.parse.parse_chain`). A 0.5B model that cannot keep
+  node ids, types and "because" lists straight can still list the sentences it used.
 * ``verification/v1`` - judge one claim against the documents only:
   ``{"verdict": supported|refuted|not_determinable, "reason"}``.
 * ``repair/v1`` - one follow-up turn asking for the same answer as clean JSON (design §4.3).
@@ -39,6 +43,7 @@ from orchestrator.evidence import Evidence
 
 PROMPT_VERSIONS: dict[str, str] = {
     "interrogation": "interrogation/v5",
+    "chain": "chain/v1",
     "verification": "verification/v2",
     "repair": "repair/v1",
     "query_rewrite": "query_rewrite/v1",
@@ -80,6 +85,20 @@ Reply with one JSON object and no other text. Its shape, with the capitalised wo
 "because": [IDS], "against": [IDS], "confidence": NUMBER}, ...], "conclusion_node": \
 CONCLUSION_ID, "answer": SHORT_ANSWER}"""
 )
+
+_CHAIN_SYSTEM = """You answer a question from numbered evidence sentences, such as [D2.3] \
+(document 2, sentence 3), and show which sentences lead to the answer.
+
+Write the steps in order. Each step names one sentence number in "sentence" and, in \
+"inference", what follows once that sentence is added, in a few words ("" if nothing new \
+follows yet). Use only sentences that the answer depends on, and nothing outside the evidence.
+
+"answer" is the answer alone, as short as possible: a name, a number, yes or no. If the \
+evidence does not decide the question, the answer is "unanswerable".
+
+Reply with one JSON object and no other text. Its shape, with the capitalised words filled in:
+{"steps": [{"sentence": SENTENCE_NUMBER, "inference": SHORT_INFERENCE}, ...], "answer": \
+SHORT_ANSWER}"""
 
 _SUPPORT_RULE_ONE = (
     "Connect the conclusion to the givens by at least one line of reasoning. Never make up support."
@@ -145,6 +164,21 @@ def interrogation_messages(
         _THINK_USER if think_first else "Reply with the JSON object only."
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def chain_messages(
+    evidence: Evidence, question: str, *, think_first: bool = False
+) -> list[dict[str, Any]]:
+    """The chain-shaped interrogation: the same evidence and question as
+    :func:`interrogation_messages`, asking only for the sentences that lead to the answer
+    (with ``think_first``, for plain-text reasoning first, as there)."""
+    _check_text("question", question)
+    if not isinstance(evidence, Evidence):
+        raise ValueError(f"evidence must be an Evidence, got {_describe(evidence)}")
+    user = f"Evidence:\n{evidence.render()}\n\nQuestion: {' '.join(question.split())}\n\n" + (
+        _THINK_USER if think_first else "Reply with the JSON object only."
+    )
+    return [{"role": "system", "content": _CHAIN_SYSTEM}, {"role": "user", "content": user}]
 
 
 def commit_messages(messages: list[dict[str, Any]], reasoning: str) -> list[dict[str, Any]]:

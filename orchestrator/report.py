@@ -206,6 +206,7 @@ def _candidate(rank: int, c: Candidate, result: LoopResult, claim: Any) -> dict[
         "answer_key": c.answer_key,
         "claim": c.claim,
         "flags": list(c.flags),
+        "failed_links": [link.to_dict() for link in c.failed_links],
         "answers_by_run": (result.answers.get(c.node_id) or {}).get("answers", []),
         "grounded": c.grounded,
         "refuted": c.refuted,
@@ -466,6 +467,14 @@ def _candidates_md(report: dict[str, Any]) -> list[str]:
             f"| {flags} | {c['width']} | {c['path_width']} | {c['max_flow']:g} "
             f"| {c['run_support']} |"
         )
+    failed = [(c, link) for c in report["candidates"] for link in c.get("failed_links", [])]
+    if failed:  # the chain check's refusals, so a reader sees why a line does not count
+        out += ["", "Links that do not count (chain check):", ""]
+        out += [
+            f"- {_inline(c['answer'] or c['node_id'])}: {link['src']} -> {link['dst']}: "
+            f"{link['reason']} ({_inline(link['detail'])})"
+            for c, link in failed
+        ]
     return [*out, ""]
 
 

@@ -32,6 +32,7 @@ from orchestrator.corpus_mode import check_corpus, complete_report, run_corpus_t
 from orchestrator.errors import BackendUnusableError
 from orchestrator.loop import Progress, run_loop
 from orchestrator.report import build_report, set_wall_clock, write_report
+from orchestrator.schemas import SHAPES
 from orchestrator.task import RunConfig, Task, TaskError, load_task, validate_task
 from orchestrator.trace import Trace
 
@@ -165,6 +166,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--k", type=int, default=defaults.k, help="support width to aim for (default 2)"
     )
     parser.add_argument(
+        "--shape",
+        choices=SHAPES,
+        help="interrogation shape: the full argument graph, or the chain of sentences to the "
+        "answer that small models can fill (default: the model's interrogation_shape in "
+        "models.json, else graph)",
+    )
+    parser.add_argument(
         "--require-k",
         action="store_true",
         help="refuse an answer whose support width is below --k (default: give it, marked weak)",
@@ -229,10 +237,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"task file {args.task!r} has no documents, so there is nothing to answer from; "
                 "add documents or give a corpus"
             )
+        model = args.model or default_model()
         config = RunConfig(
             n=args.n,
             k=args.k,
             require_k=args.require_k,
+            interrogation_shape=args.shape or model_shape(model),
             budget_calls=args.budget_calls,
             temperature=args.temp,
             seed=args.seed,
@@ -240,7 +250,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             retrieval_k=args.retrieval_k,
             max_retrieval_rounds=args.max_retrieval_rounds,
         )
-        model = args.model or default_model()
         if not args.budget_seconds >= 0 or args.budget_seconds == float("inf"):
             raise TaskError(f"--budget-seconds {args.budget_seconds} must be a number >= 0")
     except TaskError as exc:
@@ -300,6 +309,21 @@ def default_model(models_path: Path = DEFAULT_MODELS_PATH) -> str:
     if not isinstance(model, str) or not model.strip():
         raise TaskError(f"no --model given and {models_path} has no 'default_model'")
     return model
+
+
+def model_shape(model: str, models_path: Path = DEFAULT_MODELS_PATH) -> str:
+    """The ``interrogation_shape`` models.json sets for ``model``; ``graph`` when the file, the
+    model or the setting is missing (an unknown value fails in :class:`RunConfig`)."""
+    try:
+        data = json.loads(models_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return "graph"
+    entries = data.get("models") if isinstance(data, dict) else None
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and entry.get("id") == model:
+            shape = entry.get("interrogation_shape", "graph")
+            return shape if isinstance(shape, str) else repr(shape)
+    return "graph"
 
 
 def _default_out(task_path: Path) -> Path:

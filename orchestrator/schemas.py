@@ -23,6 +23,10 @@ from collections.abc import Sequence
 from typing import Any
 
 NODE_TYPES: tuple[str, ...] = ("given", "inference", "assumption", "conclusion")
+SHAPES: tuple[str, ...] = ("graph", "chain")
+"""Interrogation shapes: the full argument graph, or the chain a small model can fill (the
+answer, the ordered sentence ids leading to it, at most one short inference per step)."""
+MAX_INFERENCE_CHARS = 160
 RELATIONS: tuple[str, ...] = ("supports", "attacks", "assumes")
 VERDICTS: tuple[str, ...] = ("supported", "refuted", "not_determinable")
 NODE_ID_PATTERN = "^n[1-9][0-9]?$"
@@ -54,10 +58,7 @@ def interrogation_schema(
     _bounded("max_edges", max_edges, 0, 200)
     _bounded("max_claim_chars", max_claim_chars, 16, 2000)
     _bounded("max_answer_chars", max_answer_chars, 8, 500)
-    if len(span_ids) > MAX_SPAN_IDS or not all(isinstance(i, str) and i for i in span_ids):
-        raise ValueError(
-            f"span_ids must be at most {MAX_SPAN_IDS} non-empty strings, got {len(span_ids)} items"
-        )
+    _check_span_ids(span_ids)
     # Ids have a fixed form so a constrained decoder cannot put the answer text or a
     # document number ("D2") where a node id belongs.
     node_id = {"type": "string", "pattern": NODE_ID_PATTERN}
@@ -82,6 +83,42 @@ def interrogation_schema(
             "answer": {"type": "string", "minLength": 1, "maxLength": max_answer_chars},
         }
     )
+
+
+def chain_schema(
+    span_ids: Sequence[str] = (),
+    max_steps: int = 6,
+    max_answer_chars: int = MAX_ANSWER_CHARS,
+) -> dict[str, Any]:
+    """The JSON schema of a chain: 1..``max_steps`` (1..20) steps, each a ``sentence`` (one
+    of ``span_ids``) and an ``inference`` of at most :data:`MAX_INFERENCE_CHARS` characters
+    ("" for none), then the short ``answer``. The steps come first, so the model reads its way
+    to the answer before writing it."""
+    _bounded("max_steps", max_steps, 1, 20)
+    _bounded("max_answer_chars", max_answer_chars, 8, 500)
+    _check_span_ids(span_ids)
+    sentence: dict[str, Any] = {"type": "string"}
+    if span_ids:
+        sentence["enum"] = list(dict.fromkeys(span_ids))
+    step = _object(
+        {
+            "sentence": sentence,
+            "inference": {"type": "string", "minLength": 0, "maxLength": MAX_INFERENCE_CHARS},
+        }
+    )
+    return _object(
+        {
+            "steps": {"type": "array", "items": step, "minItems": 1, "maxItems": max_steps},
+            "answer": {"type": "string", "minLength": 1, "maxLength": max_answer_chars},
+        }
+    )
+
+
+def chain_response_format(
+    span_ids: Sequence[str] = (), max_steps: int = 6, *, strict: bool = False
+) -> dict[str, Any]:
+    """``response_format`` for a chain-shaped interrogation (see :func:`chain_schema`)."""
+    return _response_format("answer_chain", chain_schema(span_ids, max_steps), strict)
 
 
 def verification_schema(max_reason_chars: int = 300) -> dict[str, Any]:
@@ -148,3 +185,10 @@ def _response_format(name: str, schema: dict[str, Any], strict: bool) -> dict[st
 def _bounded(field: str, value: object, low: int, high: int) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
         raise ValueError(f"{field}={value!r} is invalid: must be an integer in {low}..{high}")
+
+
+def _check_span_ids(span_ids: Sequence[str]) -> None:
+    if len(span_ids) > MAX_SPAN_IDS or not all(isinstance(i, str) and i for i in span_ids):
+        raise ValueError(
+            f"span_ids must be at most {MAX_SPAN_IDS} non-empty strings, got {len(span_ids)} items"
+        )

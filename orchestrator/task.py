@@ -12,6 +12,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from orchestrator.schemas import SHAPES
+
 MAX_DOCUMENTS = 200
 MAX_TASK_CHARS = 1_000_000
 """Question plus documents; far beyond any context window, so only absurd inputs hit it."""
@@ -62,7 +64,9 @@ class RunConfig:
     ``max_edges`` bound the graph a model is asked for; ``max_tokens_*`` cap each reply;
     ``think_first`` makes each interrogation two calls in one conversation, plain-text
     reasoning and then the graph. ``require_k`` refuses an answer whose width is below ``k``
-    instead of giving it with a weak-support caveat. For a corpus task: ``retrieval_k`` chunks
+    instead of giving it with a weak-support caveat. ``interrogation_shape`` is ``graph`` (the
+    full argument graph) or ``chain`` (the answer and the sentences leading to it, for small
+    models; :func:`orchestrator.parse.parse_chain`). For a corpus task: ``retrieval_k`` chunks
     per retrieval (1..50) and at most ``max_retrieval_rounds`` retrievals (1..5), the first from the
     question and its rewrites, each later one from what the previous round lacked.
     """
@@ -84,6 +88,7 @@ class RunConfig:
     retrieval_k: int = 8
     max_retrieval_rounds: int = 2
     require_k: bool = False
+    interrogation_shape: str = "graph"
 
     def __post_init__(self) -> None:
         _int_in("n", self.n, 1, MAX_N)
@@ -111,6 +116,11 @@ class RunConfig:
             raise TaskError(f"temperature={temp!r} is invalid: must be a number in 0..2")
         if self.seed is not None:
             _int_in("seed", self.seed, 0, 2**31 - 1)
+        if self.interrogation_shape not in SHAPES:
+            raise TaskError(
+                f"interrogation_shape={self.interrogation_shape!r} is invalid: must be one of "
+                f"{', '.join(SHAPES)}"
+            )
         for flag in ("structured_output", "think_first", "require_k"):
             if not isinstance(getattr(self, flag), bool):
                 raise TaskError(f"{flag}={getattr(self, flag)!r} is invalid: must be true or false")

@@ -14,6 +14,7 @@ from orchestrator.errors import LLMTimeoutError
 from orchestrator.parse import (
     ComplianceTally,
     extract_json_text,
+    parse_chain,
     parse_graph,
     parse_verdict,
     usable_runs,
@@ -679,3 +680,47 @@ def test_usable_runs_counts_replies_usable_before_and_after_lenient_structure() 
     assert measured["rate_after"] == 0.75
     assert measured["leniencies"] == {"conclusion:built": 1, "confidence_defaulted": 1}
     assert usable_runs([])["rate_before"] is None
+
+
+CHAIN_SPANS = {"D1.1": "Rack 7 hosts db-2.", "D2.1": "db-2 was patched in May."}
+
+
+def test_a_chain_reply_is_built_into_a_graph_whose_givens_are_the_cited_sentences() -> None:
+    reply = {
+        "steps": [
+            {"sentence": "D1.1", "inference": ""},
+            {"sentence": "[D2.1]", "inference": "the rack's database was patched"},
+            {"sentence": "D7.7", "inference": "made up"},
+        ],
+        "answer": "yes",
+    }
+    result = parse_chain(json.dumps(reply), CHAIN_SPANS)
+    assert result.outcome == "strict" and result.graph is not None
+    nodes = {n["id"]: n for n in result.graph["nodes"]}
+    assert [(n["type"], n["source"]) for n in nodes.values()] == [
+        ("given", "D1.1"),
+        ("given", "D2.1"),
+        ("inference", None),
+        ("conclusion", None),
+    ]
+    assert nodes["g1"]["claim"] == CHAIN_SPANS["D1.1"]
+    assert [(e["src"], e["dst"]) for e in result.graph["edges"]] == [
+        ("g1", "i2"),
+        ("g2", "i2"),
+        ("i2", "c"),
+    ]
+    assert result.graph["conclusion_node"] == "c" and result.graph["answer"] == "yes"
+    assert result.errors == ("steps[2] dropped: 'D7.7' is no evidence sentence",)
+
+
+@pytest.mark.parametrize(
+    "reply", [{"steps": [{"sentence": "D1.1"}]}, {"steps": "D1.1", "answer": "yes"}, [1, 2]]
+)
+def test_a_chain_without_steps_or_an_answer_is_dropped(reply: object) -> None:
+    assert parse_chain(json.dumps(reply), CHAIN_SPANS).outcome == "dropped"
+
+
+@given(st.text(max_size=300))
+def test_parse_chain_never_raises(text: str) -> None:
+    result = parse_chain(text, CHAIN_SPANS)
+    assert (result.graph is None) == (result.outcome == "dropped")

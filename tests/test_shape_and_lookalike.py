@@ -1,0 +1,104 @@
+"""End to end on scripted runs: the look-alike example's failed link, and the chain shape."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from canned_runs import RACK7_TASK, Script, always
+
+from orchestrator.report import render_markdown
+from orchestrator.run import RunConfig, build_parser, model_shape, run_task
+from orchestrator.schemas import chain_response_format
+from orchestrator.testing import ScriptedClient
+
+ROOT = Path(__file__).resolve().parents[1]
+LOOKALIKE: dict[str, Any] = json.loads((ROOT / "examples" / "lookalike.json").read_text())
+
+
+def graph_reply(given: str, source: str, inference: str, answer: str) -> str:
+    nodes = [
+        {"id": "n1", "type": "given", "source": source, "claim": given, "confidence": 0.9},
+        {"id": "n2", "type": "inference", "source": "none", "claim": inference, "because": ["n1"]},
+        {
+            "id": "n3",
+            "type": "conclusion",
+            "source": "none",
+            "claim": f"Embstone Foundry was founded in {answer}.",
+            "because": ["n2"],
+        },
+    ]
+    return json.dumps({"nodes": nodes, "conclusion_node": "n3", "answer": answer})
+
+
+def run(task: dict[str, Any], runs: dict[str, str], config: RunConfig) -> dict[str, Any]:
+    client = ScriptedClient(Script(runs, votes=always("not_determinable")))
+    return run_task(task, client=client, model="scripted", config=config)
+
+
+def test_the_lookalike_example_reports_the_failed_link_and_refuses_the_borrowed_year() -> None:
+    borrowed = graph_reply(
+        "Embstone Ironworks was founded by Mara Vance in 1921",
+        "D1.1",
+        "Embstone Foundry was founded in 1921",
+        "1921",
+    )
+    report = run(LOOKALIKE, {"r1": borrowed, "r2": borrowed}, RunConfig(n=2, k=1, budget_calls=2))
+    candidate = report["candidates"][0]
+    assert candidate["answer"] == "1921" and candidate["width"] == 0
+    assert candidate["failed_links"][0]["src"] == "D1.1"
+    assert candidate["failed_links"][0]["reason"] == "look_alike"
+    assert report["refused"] and report["refusal_reason"] == "no_grounded_conclusion"
+    assert "D1.1 -> r1:n2: look_alike" in render_markdown(report)
+
+
+def test_the_lookalike_example_answers_from_the_right_entity() -> None:
+    right = graph_reply(
+        "Embstone Foundry was founded by Oren Vane in 1934",
+        "D2.1",
+        "Embstone Foundry dates from 1934",
+        "1934",
+    )
+    report = run(LOOKALIKE, {"r1": right, "r2": right}, RunConfig(n=2, k=1, budget_calls=2))
+    assert report["answer"] == "1934" and report["candidates"][0]["failed_links"] == []
+
+
+def test_a_chain_shaped_run_is_built_into_a_graph_that_grounds_its_answer() -> None:
+    chain = json.dumps(
+        {
+            "steps": [
+                {"sentence": "D2.1", "inference": "server x9 runs Linux"},
+                {"sentence": "D3.1", "inference": "server x9 can run the cron scheduler"},
+                {"sentence": "D3.2", "inference": ""},
+            ],
+            "answer": "yes",
+        }
+    )
+    config = RunConfig(n=2, k=1, budget_calls=2, interrogation_shape="chain")
+    report = run(RACK7_TASK, {"r1": chain, "r2": chain}, config)
+    assert report["answer"] == "yes" and report["chosen"]["width"] == 1
+    assert {g["span"] for g in report["givens"]} == {"D2.1", "D3.1", "D3.2"}
+    assert not report["rejected_citations"]
+    assert "x9" in report["conclusion"]  # the shown sentence is about the question's subject
+    assert report["prompt_versions"]["chain"] == "chain/v1"
+
+
+def test_the_chain_schema_lists_only_the_task_sentences() -> None:
+    schema = chain_response_format(["D1.1", "D1.2"])["json_schema"]["schema"]
+    step = schema["properties"]["steps"]["items"]
+    assert step["properties"]["sentence"]["enum"] == ["D1.1", "D1.2"]
+    assert list(schema["properties"]) == ["steps", "answer"]
+
+
+def test_the_shape_comes_from_models_json_and_the_cli_overrides_it(tmp_path: Path) -> None:
+    models = tmp_path / "models.json"
+    models.write_text(json.dumps({"models": [{"id": "tiny", "interrogation_shape": "chain"}]}))
+    assert model_shape("tiny", models) == "chain"
+    assert model_shape("other", models) == "graph"
+    assert model_shape("tiny", tmp_path / "missing.json") == "graph"
+    args = build_parser().parse_args(["--task", "t.json", "--shape", "chain"])
+    assert args.shape == "chain"
+    with pytest.raises(ValueError, match="interrogation_shape"):
+        RunConfig(interrogation_shape="tree")

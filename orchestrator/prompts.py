@@ -15,10 +15,10 @@
   ``assumes`` edges or none, so no conclusion was reachable from a cited sentence and every
   item was refused; listing "because" on the conclusion itself is the question a small model
   answers best.
-* ``chain/v1`` - the chain shape for small models: the answer plus the numbers of the
-  sentences that lead to it, in order, each with at most one short inference; the system
-  builds the graph (:func:`orchestrator.parse.parse_chain`). A 0.5B model that cannot keep
-  node ids, types and "because" lists straight can still list the sentences it used.
+* ``interrogation_chain/v1`` - the chain shape for small models: the answer plus the numbers
+  of the sentences that lead to it, in order, each with at most one short inference; the
+  system builds the graph (:func:`orchestrator.parse.parse_chain`). A 0.5B model that cannot
+  keep node ids, types and "because" lists straight can still list the sentences it used.
 * ``verification/v1`` - judge one claim against the documents only:
   ``{"verdict": supported|refuted|not_determinable, "reason"}``.
 * ``repair/v1`` - one follow-up turn asking for the same answer as clean JSON (design §4.3).
@@ -43,7 +43,7 @@ from orchestrator.evidence import Evidence
 
 PROMPT_VERSIONS: dict[str, str] = {
     "interrogation": "interrogation/v5",
-    "chain": "chain/v1",
+    "interrogation_chain": "interrogation_chain/v1",
     "verification": "verification/v2",
     "repair": "repair/v1",
     "query_rewrite": "query_rewrite/v1",

@@ -33,7 +33,7 @@ def all_text(messages: list[dict[str, str]]) -> str:
 def test_every_template_has_a_version() -> None:
     assert PROMPT_VERSIONS == {
         "interrogation": "interrogation/v5",
-        "chain": "chain/v1",
+        "interrogation_chain": "interrogation_chain/v1",
         "verification": "verification/v2",
         "repair": "repair/v1",
         "query_rewrite": "query_rewrite/v1",

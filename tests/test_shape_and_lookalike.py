@@ -82,7 +82,7 @@ def test_a_chain_shaped_run_is_built_into_a_graph_that_grounds_its_answer() -> N
     assert {g["span"] for g in report["givens"]} == {"D2.1", "D3.1", "D3.2"}
     assert not report["rejected_citations"]
     assert "x9" in report["conclusion"]  # the shown sentence is about the question's subject
-    assert report["prompt_versions"]["chain"] == "chain/v1"
+    assert report["prompt_versions"]["interrogation_chain"] == "interrogation_chain/v1"
 
 
 def test_the_chain_schema_lists_only_the_task_sentences() -> None:

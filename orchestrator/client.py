@@ -12,8 +12,11 @@ plain ``http://``), so pointing the client at some other server cannot leak it; 
 lines, exception messages and ledger records (server text that echoes it is redacted).
 
 Bounds: every request carries ``max_tokens`` (the caller's, else ``default_max_tokens``); each
-HTTP attempt has a read timeout (``timeout_s``) and a logical call may be given an overall
-limit (``chat(..., timeout_s=...)``) that covers its attempts and back-off together.
+HTTP attempt has a wall-clock deadline (``timeout_s``) for the whole exchange (connect, headers
+and body), and a logical call may be given an overall limit (``chat(..., timeout_s=...)``) that
+covers its attempts and back-off together. A per-read socket timeout alone would not do: a
+server that sends one byte every few seconds never lets a read time out, so a watchdog shuts
+the attempt's socket down when its deadline passes (:class:`_Watchdog`).
 
 Unusable backends: a host name that does not resolve or a port where nothing listens (after the
 retries), and 401, 402 and 404 answers, raise a :class:`BackendUnusableError` subclass whose
@@ -29,6 +32,7 @@ are in :mod:`orchestrator._ledger`.
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import json
 import logging
@@ -45,6 +49,10 @@ from typing import Any, NoReturn, Protocol
 from urllib.parse import urlsplit
 
 import requests
+from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.poolmanager import PoolManager
 
 from orchestrator._ledger import ChatResult, CostLedger
 from orchestrator._pricing import PricingTable
@@ -113,6 +121,99 @@ def is_openrouter_url(url: str) -> bool:
     return host == _OPENROUTER_HOST or host.endswith("." + _OPENROUTER_HOST)
 
 
+_watching = threading.local()
+"""The :class:`_Watchdog` of the HTTP attempt running on this thread, if any."""
+
+
+class _Watchdog:
+    """Shuts down the socket of one HTTP attempt when its deadline passes.
+
+    Used as a context manager around the attempt; a connection that sends a request on this
+    thread meanwhile enlists its socket (:class:`_EnlistingConnection`). The socket itself is
+    kept, not the connection: http.client drops the connection's reference as soon as the
+    headers say the server will close, while the body is still being read from it.
+    ``shutdown`` (not ``close``) is what wakes a thread blocked in ``recv`` on the socket; the
+    blocked read then fails, and ``fired`` tells the caller that the deadline, not the server,
+    ended it.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.fired = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(max(seconds, 0.0), self._fire)
+        self._timer.daemon = True
+
+    def enlist(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.append(sock)
+            late = self.fired
+        if late:
+            _shut(sock)
+
+    def _fire(self) -> None:
+        with self._lock:
+            self.fired = True
+            sockets = list(self._sockets)
+        for sock in sockets:
+            _shut(sock)
+
+    def __enter__(self) -> _Watchdog:
+        _watching.dog = self
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+        _watching.dog = None
+
+
+def _shut(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):  # already closed: nothing left to stop
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+class _EnlistingConnection(HTTPConnection):
+    """An HTTP connection that puts its socket under the current thread's watchdog on every
+    request (a pooled connection serves several attempts, so connecting is not enough). The
+    request is sent first, so the socket exists; connecting and sending have their own
+    socket timeouts."""
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        super().request(*args, **kwargs)
+        dog: _Watchdog | None = getattr(_watching, "dog", None)
+        if dog is not None and self.sock is not None:
+            dog.enlist(self.sock)
+
+
+class _EnlistingHTTPSConnection(_EnlistingConnection, HTTPSConnection):
+    pass
+
+
+class _HTTPPool(HTTPConnectionPool):
+    ConnectionCls = _EnlistingConnection
+
+
+class _HTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = _EnlistingHTTPSConnection
+
+
+_POOLS = {"http": _HTTPPool, "https": _HTTPSPool}
+
+
+class _WatchedAdapter(HTTPAdapter):
+    """requests' adapter whose pools (direct and through a proxy) use enlisting connections."""
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = _POOLS
+
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> PoolManager:
+        manager: PoolManager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        manager.pool_classes_by_scheme = _POOLS
+        return manager
+
+
 class SupportsChat(Protocol):
     """What the control loop, screen and evals need from a client (ChatClient, ScriptedClient)."""
 
@@ -164,8 +265,9 @@ class ChatClient:
 
     Inputs: ``base_url`` (default env ``LOGIC_GRAPH_BASE_URL``, else OpenRouter); ``api_key``
     (default env ``OPENROUTER_API_KEY``, sent to openrouter.ai only); ``timeout_s`` per HTTP
-    attempt (read timeout); ``max_retries`` extra attempts (0..10); ``pricing`` (default: the
-    repository's models.json); ``ledger`` (default: a fresh one, exposed as ``.ledger``);
+    attempt (wall clock for the whole answer); ``max_retries`` extra attempts (0..10);
+    ``pricing`` (default: the repository's models.json); ``ledger`` (default: a fresh one,
+    exposed as ``.ledger``);
     ``backoff_base_s`` / ``max_backoff_s`` for exponential back-off with jitter;
     ``max_retry_after_s`` caps a server's Retry-After; ``fetch_catalog`` fetches
     ``<base_url>/models`` once, lazily, when a model has no price (failure only logs).
@@ -310,11 +412,11 @@ class ChatClient:
         transport_failures = 0
         while True:
             attempts += 1
-            read_timeout = self.timeout_s
+            limit = self.timeout_s
             if deadline is not None:
-                read_timeout = min(read_timeout, max(deadline - self._clock(), 0.001))
+                limit = min(limit, max(deadline - self._clock(), 0.001))
             try:
-                result = self._attempt(model, payload, read_timeout)
+                result = self._attempt(model, payload, limit)
                 break
             except LLMError as exc:
                 if isinstance(exc, LLMTimeoutError | LLMConnectionError):
@@ -323,9 +425,9 @@ class ChatClient:
                 out_of_time = deadline is not None and self._clock() + delay >= deadline
                 error: LLMError = self._unusable(exc, model) or exc
                 if exc.retryable and (attempts > self.max_retries or out_of_time) and error is exc:
-                    limit = "the call's time limit" if out_of_time else "the allowed attempts"
+                    why = "the call's time limit" if out_of_time else "the allowed attempts"
                     error = RetryExhaustedError(
-                        f"{model}: gave up after {attempts} attempt(s) ({limit}); last error: "
+                        f"{model}: gave up after {attempts} attempt(s) ({why}); last error: "
                         f"{exc}",
                         exc,
                     )
@@ -376,10 +478,14 @@ class ChatClient:
         url = self.base_url + "/models"
         failure: LLMConnectionError | None = None
         try:
-            response = self._session().get(
-                url, headers=self._headers(), timeout=(min(timeout_s, 10.0), timeout_s), stream=True
-            )
-            response.close()
+            with _Watchdog(timeout_s):
+                response = self._session().get(
+                    url,
+                    headers=self._headers(),
+                    timeout=(min(timeout_s, 10.0), timeout_s),
+                    stream=True,
+                )
+                response.close()
         except requests.Timeout:
             log.info("preflight: %s did not answer within %.0f s; going on", url, timeout_s)
         except requests.ConnectionError as exc:
@@ -503,6 +609,9 @@ class ChatClient:
         session: requests.Session | None = getattr(self._local, "session", None)
         if session is None:
             session = requests.Session()
+            adapter = _WatchedAdapter()
+            session.mount("http://", adapter)
+            session.mount("https://", adapter)
             self._local.session = session
             with self._lock:
                 self._sessions.append(session)
@@ -519,29 +628,36 @@ class ChatClient:
     def _redact(self, text: str) -> str:
         return text.replace(self.__key, "[REDACTED]") if self.__key else text
 
-    def _attempt(self, model: str, payload: dict[str, Any], read_timeout: float) -> ChatResult:
-        """One HTTP attempt; returns a result (latency/attempts filled in later) or raises."""
+    def _attempt(self, model: str, payload: dict[str, Any], limit_s: float) -> ChatResult:
+        """One HTTP attempt, whole answer within ``limit_s``; returns a result (latency and
+        attempts filled in later) or raises."""
         url = self.base_url + "/chat/completions"
         # requests exceptions hold the prepared request, Authorization header included, so
         # they are turned into our own errors and raised outside the except blocks: neither
         # __cause__ nor __context__ then keeps them (and the key) reachable.
         failure: LLMError | None = None
         response: requests.Response | None = None
-        try:
-            response = self._session().post(
-                url,
-                json=payload,
-                headers=self._headers(),
-                timeout=(min(10.0, read_timeout), read_timeout),
+        with _Watchdog(limit_s) as dog:
+            try:
+                response = self._session().post(
+                    url,
+                    json=payload,
+                    headers=self._headers(),
+                    timeout=(min(10.0, limit_s), limit_s),
+                )
+            except requests.Timeout:
+                failure = LLMTimeoutError(f"no answer from {url} within {limit_s:.3g}s")
+            except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError) as exc:
+                failure = LLMConnectionError(
+                    self._redact(f"connection to {url} failed: {exc}"), kind=_connection_kind(exc)
+                )
+            except requests.RequestException as exc:
+                failure = LLMError(self._redact(f"request to {url} failed: {exc}"))
+        if failure is not None and dog.fired:
+            failure = LLMTimeoutError(
+                f"no complete answer from {url} within {limit_s:.3g}s (the deadline covers "
+                "connecting, the headers and the whole body)"
             )
-        except requests.Timeout:
-            failure = LLMTimeoutError(f"no answer from {url} within {read_timeout:.3g}s")
-        except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError) as exc:
-            failure = LLMConnectionError(
-                self._redact(f"connection to {url} failed: {exc}"), kind=_connection_kind(exc)
-            )
-        except requests.RequestException as exc:
-            failure = LLMError(self._redact(f"request to {url} failed: {exc}"))
         if failure is not None or response is None:
             raise failure or LLMError(f"request to {url} produced no response")
         retry_after = parse_retry_after(response.headers.get("Retry-After"), now=self._wall_clock())

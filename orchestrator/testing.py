@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -86,6 +87,11 @@ class FakeReply:
     ``headers`` are added to the response (e.g. ``{"Retry-After": "2"}``); ``delay_s`` waits
     before answering (interrupted when the server closes); ``drop_connection`` closes the socket
     without any answer, as a crashed proxy would.
+
+    ``drip_s > 0`` sends the body one byte at a time, ``drip_s`` seconds apart (with
+    ``drip_headers`` the status line and headers too), as a stalled or hostile backend does: each
+    read gets a byte long before any per-read timeout, yet the answer takes ages. Dripping stops
+    when the client hangs up or the server closes.
     """
 
     status: int = 200
@@ -93,6 +99,8 @@ class FakeReply:
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
     drop_connection: bool = False
+    drip_s: float = 0.0
+    drip_headers: bool = False
 
 
 @dataclass(frozen=True)
@@ -336,6 +344,9 @@ def _make_handler(owner: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 data, ctype = body.encode("utf-8"), "text/plain; charset=utf-8"
             else:
                 data, ctype = json.dumps(body).encode("utf-8"), "application/json"
+            if reply.drip_s > 0:
+                self._drip(reply, data, ctype)
+                return
             try:
                 self.send_response(reply.status)
                 self.send_header("Content-Type", ctype)
@@ -347,7 +358,34 @@ def _make_handler(owner: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (timeout test); nothing left to tell it
 
+        def _drip(self, reply: FakeReply, data: bytes, ctype: str) -> None:
+            self.close_connection = True
+            phrase = HTTPStatus(reply.status).phrase if reply.status in _STATUSES else "Status"
+            lines = [
+                f"HTTP/1.1 {reply.status} {phrase}",
+                f"Content-Type: {ctype}",
+                f"Content-Length: {len(data)}",
+                "Connection: close",
+                *(f"{name}: {value}" for name, value in reply.headers.items()),
+            ]
+            head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+            try:
+                if not reply.drip_headers:
+                    self.wfile.write(head)
+                    self.wfile.flush()
+                for byte in head + data if reply.drip_headers else data:
+                    if owner._closing.is_set():
+                        return
+                    self.wfile.write(bytes((byte,)))
+                    self.wfile.flush()
+                    owner._wait(reply.drip_s)
+            except OSError:
+                pass  # the client hung up, which is what a deadline should make it do
+
     return _RequestHandler
+
+
+_STATUSES = {status.value for status in HTTPStatus}
 
 
 class ScriptExhaustedError(AssertionError):

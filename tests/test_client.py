@@ -7,6 +7,7 @@ import json
 import logging
 import random
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -724,3 +725,49 @@ def test_a_call_in_flight_gets_only_the_time_left_in_the_budget() -> None:
             guard.chat("m", MESSAGES, max_tokens=1000)
     assert isinstance(caught.value.last_error, LLMTimeoutError)
     assert client.ledger.records()[0]["latency_s"] < 20
+
+
+# -- a backend that drips bytes ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("drip_headers", [False, True], ids=["body", "headers"])
+def test_a_server_that_drips_bytes_cannot_hold_a_call_past_its_deadline(
+    drip_headers: bool,
+) -> None:
+    # One byte every 0.2 s: every socket read succeeds long before any per-read timeout, and
+    # the whole answer would take well over a minute.
+    drip = FakeReply(body=completion_body(LONG_ANSWER), drip_s=0.2, drip_headers=drip_headers)
+    with FakeOpenAIServer([drip]) as server:
+        client = ChatClient(server.base_url, pricing=PricingTable(), timeout_s=1.0, max_retries=0)
+        started = time.monotonic()
+        with pytest.raises(RetryExhaustedError) as caught:
+            client.chat("m", MESSAGES)
+        elapsed = time.monotonic() - started
+    assert isinstance(caught.value.last_error, LLMTimeoutError)
+    assert "whole body" in str(caught.value)
+    assert elapsed < 20  # the deadline is 1 s; generous for a loaded machine
+
+
+def test_a_dripping_server_is_cut_at_the_calls_own_time_limit_across_retries() -> None:
+    drip = FakeReply(body=completion_body(LONG_ANSWER), drip_s=0.2)
+    with FakeOpenAIServer(lambda req, headers: drip) as server:
+        client = ChatClient(
+            server.base_url,
+            pricing=PricingTable(),
+            timeout_s=60.0,
+            max_retries=3,
+            backoff_base_s=0.01,
+        )
+        started = time.monotonic()
+        with pytest.raises(RetryExhaustedError, match="the call's time limit"):
+            client.chat("m", MESSAGES, timeout_s=1.5)
+        assert time.monotonic() - started < 20
+
+
+def test_the_call_after_one_cut_at_its_deadline_is_answered_normally() -> None:
+    drip = FakeReply(body=completion_body("late"), drip_s=0.5)
+    with FakeOpenAIServer([drip, "on time"]) as server:
+        client = ChatClient(server.base_url, pricing=PricingTable(), timeout_s=1.0, max_retries=0)
+        with pytest.raises(RetryExhaustedError):
+            client.chat("m", MESSAGES)
+        assert client.chat("m", MESSAGES).text == "on time"

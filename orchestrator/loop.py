@@ -20,8 +20,9 @@ One call of :func:`run_loop` answers one task with a fresh in-memory graph:
 4. **Stop?** In this order: ``no_candidates`` (nothing to judge), ``no_disputes``,
    ``width_reached`` (the ranking did not change in the last round and the top candidate is
    grounded with width >= k), ``disputes_exhausted`` (every disputed claim left was already
-   verified once; claims are never re-interrogated), ``budget_exhausted`` (fewer calls left
-   than one verification needs).
+   verified once; claims are never re-interrogated), ``deadline_reached`` (the run's
+   wall-clock budget is spent), ``budget_exhausted`` (fewer calls left than one verification
+   needs).
 5. **Re-interrogate** up to ``max_per_round`` untried disputed claims with ``m_verify`` fresh
    verification calls each (the claim and the documents only), then apply the majority
    verdict, and go back to 3.
@@ -71,6 +72,7 @@ STOP_NO_DISPUTES = "no_disputes"
 STOP_WIDTH_REACHED = "width_reached"
 STOP_DISPUTES_EXHAUSTED = "disputes_exhausted"
 STOP_BUDGET_EXHAUSTED = "budget_exhausted"
+STOP_DEADLINE = "deadline_reached"
 
 REFUSE_ALL_RUNS_FAILED = "all_runs_failed"
 REFUSE_NO_GROUNDED = "no_grounded_conclusion"
@@ -321,6 +323,12 @@ class _Loop:
         if not untried:
             return STOP_DISPUTES_EXHAUSTED, (
                 f"{len(disputed)} disputed claim(s) remain, all already verified once"
+            )
+        # A guarded client (orchestrator.client.GuardedClient) knows the run's wall-clock
+        # budget; once it is spent every call would be refused, so no round can help.
+        if getattr(self.client, "deadline_reached", False):
+            return STOP_DEADLINE, (
+                f"the run's wall-clock budget ran out; {len(untried)} disputed claim(s) unverified"
             )
         if self.budget.remaining < self.config.m_verify:
             return STOP_BUDGET_EXHAUSTED, (

@@ -272,7 +272,9 @@ class ChatClient:
     ``max_retry_after_s`` caps a server's Retry-After; ``fetch_catalog`` fetches
     ``<base_url>/models`` once, lazily, when a model has no price (failure only logs).
     ``default_max_tokens`` bounds every request whose caller sets no ``max_tokens``.
-    ``sleep``, ``clock`` (monotonic), ``wall_clock`` (Unix time) and ``rng`` exist for tests.
+    ``max_concurrency`` (None: no limit) caps the HTTP attempts in flight at once; the others
+    wait for a free place within their own call's time limit. ``sleep``, ``clock``
+    (monotonic), ``wall_clock`` (Unix time) and ``rng`` exist for tests.
     """
 
     def __init__(
@@ -289,6 +291,7 @@ class ChatClient:
         max_retry_after_s: float = 60.0,
         fetch_catalog: bool = False,
         default_max_tokens: int = DEFAULT_MAX_TOKENS,
+        max_concurrency: int | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
@@ -311,6 +314,13 @@ class ChatClient:
             default_max_tokens,
             "an integer >= 1",
         )
+        _require(
+            max_concurrency is None
+            or (isinstance(max_concurrency, int) and 1 <= max_concurrency <= 1024),
+            "max_concurrency",
+            max_concurrency,
+            "None or an integer in 1..1024",
+        )
         for name, value in (
             ("backoff_base_s", backoff_base_s),
             ("max_backoff_s", max_backoff_s),
@@ -330,6 +340,8 @@ class ChatClient:
         self.default_max_tokens = default_max_tokens
         self.timeout_s = float(timeout_s)
         self.max_retries = max_retries
+        self.max_concurrency = max_concurrency
+        self._slots = threading.BoundedSemaphore(max_concurrency) if max_concurrency else None
         self.pricing = pricing if pricing is not None else PricingTable.from_models_json()
         self.ledger = ledger if ledger is not None else CostLedger()
         self.backoff_base_s = backoff_base_s
@@ -412,11 +424,8 @@ class ChatClient:
         transport_failures = 0
         while True:
             attempts += 1
-            limit = self.timeout_s
-            if deadline is not None:
-                limit = min(limit, max(deadline - self._clock(), 0.001))
             try:
-                result = self._attempt(model, payload, limit)
+                result = self._attempt_in_turn(model, payload, deadline)
                 break
             except LLMError as exc:
                 if isinstance(exc, LLMTimeoutError | LLMConnectionError):
@@ -427,8 +436,7 @@ class ChatClient:
                 if exc.retryable and (attempts > self.max_retries or out_of_time) and error is exc:
                     why = "the call's time limit" if out_of_time else "the allowed attempts"
                     error = RetryExhaustedError(
-                        f"{model}: gave up after {attempts} attempt(s) ({why}); last error: "
-                        f"{exc}",
+                        f"{model}: gave up after {attempts} attempt(s) ({why}); last error: {exc}",
                         exc,
                     )
                 if not exc.retryable or attempts > self.max_retries or out_of_time:
@@ -498,6 +506,35 @@ class ChatClient:
             unusable = self._unusable(failure, None)
             if unusable is not None:
                 raise unusable
+
+    def model_owners(self, *, timeout_s: float = 10.0) -> list[str]:
+        """The ``owned_by`` values of ``GET <base_url>/models`` (llama.cpp says ``llamacpp``,
+        vLLM ``vllm``), or [] when the server does not answer that usefully in time. Reads at
+        most 1 MB, so a huge or endless catalog cannot hold the caller."""
+        url = self.base_url + "/models"
+        try:
+            with (
+                _Watchdog(timeout_s),
+                self._session().get(
+                    url,
+                    headers=self._headers(),
+                    timeout=(min(timeout_s, 10.0), timeout_s),
+                    stream=True,
+                ) as response,
+            ):
+                raw = response.raw.read(1_000_000, decode_content=True)
+                ok = response.status_code == 200
+            body = json.loads(raw) if ok else None
+        except (requests.RequestException, OSError, ValueError) as exc:
+            log.info("%s: %s; server software unknown", url, self._redact(str(exc)))
+            return []
+        data = body.get("data") if isinstance(body, dict) else None
+        entries = data if isinstance(data, list) else []
+        return [
+            e["owned_by"]
+            for e in entries
+            if isinstance(e, dict) and isinstance(e.get("owned_by"), str)
+        ]
 
     # -- internals ---------------------------------------------------------------------------
 
@@ -627,6 +664,29 @@ class ChatClient:
 
     def _redact(self, text: str) -> str:
         return text.replace(self.__key, "[REDACTED]") if self.__key else text
+
+    def _attempt_in_turn(
+        self, model: str, payload: dict[str, Any], deadline: float | None
+    ) -> ChatResult:
+        """One attempt, once a place under ``max_concurrency`` is free; the wait counts
+        against the call's deadline, never against the attempt's own limit."""
+        if self._slots is None:
+            return self._attempt(model, payload, self._limit(deadline))
+        wait = None if deadline is None else max(deadline - self._clock(), 0.0)
+        if not self._slots.acquire(timeout=wait):
+            raise LLMTimeoutError(
+                f"no free place among {self.max_concurrency} concurrent requests to "
+                f"{self.base_url} before the call's time limit"
+            )
+        try:
+            return self._attempt(model, payload, self._limit(deadline))
+        finally:
+            self._slots.release()
+
+    def _limit(self, deadline: float | None) -> float:
+        if deadline is None:
+            return self.timeout_s
+        return min(self.timeout_s, max(deadline - self._clock(), 0.001))
 
     def _attempt(self, model: str, payload: dict[str, Any], limit_s: float) -> ChatResult:
         """One HTTP attempt, whole answer within ``limit_s``; returns a result (latency and
@@ -822,7 +882,10 @@ class GuardedClient:
     Both kinds of refused call are recorded in the wrapped client's ledger as failed calls
     with no attempts and no cost. ``unusable`` holds the first such error, ``succeeded``
     counts calls that returned, ``refused_for_time`` the calls the budget stopped, and
-    ``deadline_reached`` whether the budget ran out.
+    ``deadline_reached`` whether the budget ran out. ``last_error`` is the latest failure of
+    any kind (so a run in which no call returned can say why), ``completion_tokens`` sums what
+    the returned calls generated, and :meth:`running` lists the calls in flight (for live
+    progress).
     """
 
     def __init__(
@@ -845,8 +908,20 @@ class GuardedClient:
         self._deadline = None if budget_s is None else clock() + budget_s
         self._lock = threading.Lock()
         self.unusable: BackendUnusableError | None = None
+        self.last_error: LLMError | None = None
         self.succeeded = 0
         self.refused_for_time = 0
+        self.started = 0
+        self.completion_tokens = 0
+        self._running: dict[int, tuple[str, float]] = {}
+
+    def running(self) -> list[tuple[str, float]]:
+        """``(label, seconds so far)`` of every call in flight, oldest first; the label is the
+        call's role and subject (``interrogation r2``)."""
+        now = self._clock()
+        with self._lock:
+            calls = sorted(self._running.values(), key=lambda item: item[1])
+        return [(label, now - since) for label, since in calls]
 
     @property
     def deadline_reached(self) -> bool:
@@ -894,18 +969,29 @@ class GuardedClient:
             "extra_body": extra_body,
             "tags": tags,
         }
+        subject = (tags or {}).get("subject")
+        label = f"{role} {subject}" if subject else role
+        with self._lock:
+            self.started += 1
+            key = self.started
+            self._running[key] = (label, self._clock())
         try:
             if isinstance(self.inner, ChatClient) and left is not None:
                 result = self.inner.chat(model, messages, timeout_s=left, **kwargs)
             else:
                 result = self.inner.chat(model, messages, **kwargs)
-        except BackendUnusableError as exc:
+        except LLMError as exc:
             with self._lock:
-                if self.unusable is None:
+                self.last_error = exc
+                if isinstance(exc, BackendUnusableError) and self.unusable is None:
                     self.unusable = exc
             raise
+        finally:
+            with self._lock:
+                del self._running[key]
         with self._lock:
             self.succeeded += 1
+            self.completion_tokens += result.completion_tokens or 0
         return result
 
     def _refuse(
@@ -914,4 +1000,6 @@ class GuardedClient:
         error.call_id = self.ledger.record_failure(
             role, model, error, latency_s=0.0, **dict(tags or {})
         )
+        with self._lock:
+            self.last_error = error
         raise error

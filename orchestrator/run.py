@@ -7,7 +7,9 @@ prints progress to stderr and the report path (or, with ``--json``, the report) 
 
 Exit codes: 0 the run finished (an answer or a refusal: refusing is a valid outcome), 1 the
 model backend could not be used (no key, unreachable, key rejected, no credits, unknown model,
-or a built-in model that cannot start), 2 bad input (task file, its corpus index, flags,
+or a built-in model that cannot start), or no call returned a reply at all (server errors,
+broken connections, time-outs: the report is written, refused as ``backend_failed``, and the
+error line gives the backend's reason), 2 bad input (task file, its corpus index, flags,
 models file). Errors
 are one line on stderr, ``error: ...``, with the fix.
 """
@@ -15,12 +17,13 @@ are one line on stderr, ``error: ...``, with the fix.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,7 +32,14 @@ from typing import Any
 from orchestrator._pricing import DEFAULT_MODELS_PATH
 from orchestrator.client import ChatClient, GuardedClient, SupportsChat
 from orchestrator.corpus_mode import check_corpus, complete_report, run_corpus_task
-from orchestrator.errors import BackendUnusableError
+from orchestrator.errors import (
+    APIStatusError,
+    BackendUnusableError,
+    CallTimeBudgetError,
+    LLMError,
+    LLMTimeoutError,
+    RetryExhaustedError,
+)
 from orchestrator.loop import Progress, run_loop
 from orchestrator.report import build_report, set_wall_clock, write_report
 from orchestrator.schemas import SHAPES
@@ -40,6 +50,11 @@ __all__ = ["DEFAULT_BUDGET_SECONDS", "RunConfig", "Task", "TaskError", "main", "
 
 DEFAULT_BUDGET_SECONDS = 1800.0
 """The CLI's wall-clock budget per run: the README demo takes 3-6 minutes on a 2-core CPU."""
+REFUSE_BACKEND_FAILED = "backend_failed"
+"""The refusal of a run in which no call returned a reply: about the backend, not the
+evidence (the loop itself can only see that no run was usable, ``all_runs_failed``)."""
+TICK_S = 15.0
+"""How often live progress reports the calls still running (a local call can take minutes)."""
 
 
 def run_task(
@@ -83,7 +98,8 @@ def run_task(
     start = time.perf_counter()
     guard = GuardedClient(client, budget_s=budget_seconds)
     trace_path = out_dir / "trace.jsonl" if out_dir is not None else None
-    with Trace(trace_path) as trace:
+    live = progress.watch(guard, config) if isinstance(progress, LiveProgress) else None
+    with Trace(trace_path) as trace, live or contextlib.nullcontext():
         corpus_run = None
         if checked.corpus is None:
             result = run_loop(
@@ -107,6 +123,10 @@ def run_task(
         )
         if corpus_run is not None:
             complete_report(report, corpus_run, config)
+        if guard.succeeded == 0 and guard.last_error is not None:
+            reason, fix = backend_failure(guard.last_error, guard.budget_s)
+            trace.event("backend_failed", error=reason)
+            _mark_backend_failed(report, reason, fix)
         report["timing"]["local_s"]["report"] = round(time.perf_counter() - built, 6)
         set_wall_clock(report, time.perf_counter() - start)
         trace.event(
@@ -140,6 +160,7 @@ def _limits(client: SupportsChat, config: RunConfig, guard: GuardedClient) -> di
         }
     return {
         "budget_seconds": guard.budget_s,
+        "max_concurrency": getattr(client, "max_concurrency", None),
         "deadline_reached": guard.deadline_reached,
         "calls_not_made_for_time": guard.refused_for_time,
         "max_tokens": max_tokens,
@@ -195,6 +216,25 @@ def build_parser() -> argparse.ArgumentParser:
         f"only the time left (default {DEFAULT_BUDGET_SECONDS:g}; 0 = no limit)",
     )
     parser.add_argument("--base-url", help="OpenAI-compatible endpoint (default: per model)")
+    parser.add_argument(
+        "--request-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="wall-clock limit of one HTTP attempt, whole answer included (default: models.json, "
+        "else 120 for a server, 600 for a built-in model)",
+    )
+    parser.add_argument(
+        "--retries",
+        type=int,
+        help="extra attempts after a time-out, 429 or 5xx, 0-10 (default: models.json, else 3 "
+        "for a server, 0 for a built-in model)",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        help="requests in flight at once, 1-1024 (default: models.json, else all at once for a "
+        "server, the slots of a built-in model)",
+    )
     parser.add_argument("--out", help="output folder (default: runs/<time>-<task name>)")
     parser.add_argument("--json", action="store_true", help="print the report JSON to stdout")
     parser.add_argument(
@@ -252,6 +292,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         if not args.budget_seconds >= 0 or args.budget_seconds == float("inf"):
             raise TaskError(f"--budget-seconds {args.budget_seconds} must be a number >= 0")
+        _check_backend_flags(args)
     except TaskError as exc:
         return _fail(2, str(exc))
     budget_seconds = args.budget_seconds or None
@@ -263,9 +304,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     from orchestrator.backend import open_backend
     from orchestrator.local import LocalModelError
 
-    progress = None if args.quiet else _progress_printer()
+    progress = None if args.quiet else LiveProgress()
     try:
-        with open_backend(model, base_url=args.base_url) as backend:
+        with open_backend(
+            model,
+            base_url=args.base_url,
+            timeout_s=args.request_timeout,
+            max_retries=args.retries,
+            concurrency=args.concurrency,
+        ) as backend:
             structured = args.structured_output
             if structured is None:
                 structured = backend.response_format_default
@@ -293,6 +340,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(report, indent=2))
     else:
         print(out_dir / "report.json")
+    if report["refusal_reason"] == REFUSE_BACKEND_FAILED:
+        return _fail(1, f"{report['statement']} The report is in {out_dir}.")
     if not args.quiet:
         outcome = "refused: " + str(report["refusal_reason"]) if report["refused"] else "answered"
         print(f"[logic-graph] {outcome}; report.md in {out_dir}", file=sys.stderr)
@@ -332,22 +381,128 @@ def _default_out(task_path: Path) -> Path:
     return Path("runs") / f"{stamp}-{name}"
 
 
-def _progress_printer() -> Progress:
-    lock = threading.Lock()
+def _check_backend_flags(args: argparse.Namespace) -> None:
+    """Reject out-of-range backend flags as bad input, naming the flag."""
+    timeout = args.request_timeout
+    if timeout is not None and not (0 < timeout < float("inf")):
+        raise TaskError(f"--request-timeout {timeout} must be a number of seconds > 0")
+    if args.retries is not None and not 0 <= args.retries <= 10:
+        raise TaskError(f"--retries {args.retries} must be a whole number in 0..10")
+    if args.concurrency is not None and not 1 <= args.concurrency <= 1024:
+        raise TaskError(f"--concurrency {args.concurrency} must be a whole number in 1..1024")
 
-    def show(event: dict[str, Any]) -> None:
+
+def backend_failure(error: LLMError, budget_s: float | None) -> tuple[str, str]:
+    """``(reason, fix)`` for a run in which no call returned a reply; ``error`` is the last
+    failure. The fix depends on what kind of failure it was."""
+    last = error.last_error if isinstance(error, RetryExhaustedError) else error
+    reason = f"no model call returned a reply; the last failure: {error}"
+    if isinstance(last, CallTimeBudgetError | LLMTimeoutError) or isinstance(
+        error, CallTimeBudgetError
+    ):
+        budget = f" or --budget-seconds (now {budget_s:g})" if budget_s is not None else ""
+        fix = (
+            f"the backend answers too slowly for these limits: raise --request-timeout{budget}, "
+            "lower --concurrency, or use a faster model or server"
+        )
+    elif isinstance(last, APIStatusError) and (last.status >= 500 or last.status == 429):
+        fix = "the server returned errors: check its log or status page, then run again"
+    elif isinstance(last, APIStatusError):
+        fix = "the server refused the requests: check the model name and the server's limits"
+    else:
+        fix = "check that the server is running and reachable, then run again"
+    return reason, fix
+
+
+def _mark_backend_failed(report: dict[str, Any], reason: str, fix: str) -> None:
+    """Turn the loop's ``all_runs_failed`` into a refusal that blames the backend: no reply
+    arrived, so nothing was learnt about the evidence."""
+    statement = (
+        f"No answer: the model backend failed, so the evidence was never judged ({reason}). "
+        f"Fix: {fix}."
+    )
+    report.update(
+        refusal_reason=REFUSE_BACKEND_FAILED,
+        headline=f"Failed: {REFUSE_BACKEND_FAILED} (no model call returned a reply)",
+        statement=" ".join(statement.split()),
+    )
+    report["limits"]["backend_failure"] = {"reason": reason, "fix": fix}
+
+
+class LiveProgress:
+    """Progress on stderr while a run works: a line when each call ends (its role and run,
+    seconds, tokens generated, calls done of those planned so far, elapsed time and an
+    estimate of what remains), and every :data:`TICK_S` seconds a line for the calls still
+    running, so a long local call is never silent.
+
+    The denominator is the calls planned so far (the fan-out's runs, then every call started),
+    never the ``--budget-calls`` cap, which a run rarely reaches. Tokens are counted when a
+    call ends: a call that is still running shows its time only.
+    """
+
+    def __init__(self, stream: Any = None) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+        self._guard: GuardedClient | None = None
+        self._fan_out = 0
+        self._started = time.monotonic()
+        self._last_tokens = 0
+
+    @contextlib.contextmanager
+    def watch(self, guard: GuardedClient, config: RunConfig) -> Iterator[None]:
+        """Follow ``guard``'s calls during the run; the ticker thread stops on exit."""
+        self._guard = guard
+        self._fan_out = min(config.n * (2 if config.think_first else 1), config.budget_calls)
+        self._started = time.monotonic()
+        stop = threading.Event()
+        ticker = threading.Thread(target=self._tick, args=(stop,), daemon=True)
+        ticker.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            ticker.join(timeout=5)
+
+    def __call__(self, event: dict[str, Any]) -> None:
         spend = f"${event['cost_usd_known']:.6f}"
         if event["calls_cost_unknown"]:
             spend += f" + {event['calls_cost_unknown']} call(s) of unknown cost"
-        with lock:
-            print(
-                f"[logic-graph] {event['step']}: {event['calls_done']}/{event['budget_calls']} "
-                f"calls, spend {spend}",
-                file=sys.stderr,
-                flush=True,
-            )
+        done = event["calls_done"]
+        planned = max(done, self._planned())
+        elapsed = time.monotonic() - self._started
+        tokens = ""
+        if self._guard is not None:
+            total = self._guard.completion_tokens
+            tokens = f", {total - self._last_tokens} tokens" if total > self._last_tokens else ""
+            self._last_tokens = total
+        left = planned - done
+        eta = f", about {_duration(elapsed / done * left)} left" if left and done else ""
+        self._say(
+            f"{event['step']}: call {done} of {planned} planned done{tokens} (cap "
+            f"{event['budget_calls']}); {_duration(elapsed)} elapsed{eta}; spend {spend}"
+        )
 
-    return show
+    def _planned(self) -> int:
+        started = self._guard.started if self._guard is not None else 0
+        return max(started, self._fan_out)
+
+    def _tick(self, stop: threading.Event) -> None:
+        while not stop.wait(TICK_S):
+            guard = self._guard
+            running = guard.running() if guard is not None else []
+            if running:
+                calls = ", ".join(f"{label} {_duration(s)}" for label, s in running[:4])
+                more = f" and {len(running) - 4} more" if len(running) > 4 else ""
+                elapsed = _duration(time.monotonic() - self._started)
+                self._say(f"running: {calls}{more}; {elapsed} elapsed")
+
+    def _say(self, text: str) -> None:
+        with self._lock:
+            print(f"[logic-graph] {text}", file=self._stream or sys.stderr, flush=True)
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
 
 
 def _fail(code: int, message: str) -> int:

@@ -427,6 +427,7 @@ class _FakeLocalServer:
             lambda req, headers: completion_body('{"verdict": "supported", "reason": "D1"}')
         )
         self.closed = False
+        self.slots = 2
 
     @property
     def base_url(self) -> str:
@@ -467,12 +468,100 @@ def test_local_backend_costs_zero_and_defaults_to_structured_output(
     assert started[0].closed
 
 
-def test_local_model_with_a_base_url_is_rejected() -> None:
+def test_a_built_in_name_with_a_base_url_talks_to_that_server_with_structured_output(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def no_local_server(alias: str) -> None:
+        raise AssertionError("the in-process model must not start when a server is named")
+
+    monkeypatch.setattr(backend_module, "LocalModelServer", no_local_server)
+    catalog = {"data": [{"id": "local", "object": "model", "owned_by": "llamacpp"}]}
     with (
-        pytest.raises(ValueError, match="built-in local model and takes no base_url"),
-        open_backend("local", base_url="http://127.0.0.1:1/v1"),
+        FakeOpenAIServer(catalog=catalog) as served,
+        open_backend("local", base_url=served.base_url) as backend,
+    ):
+        assert backend.client.chat("local", [{"role": "user", "content": "x"}]).text == "OK"
+        assert (backend.is_local, backend.software) == (False, "llama.cpp")
+        assert backend.response_format_default is True
+
+
+@pytest.mark.parametrize(
+    ("owner", "structured"), [("vllm", True), ("llamacpp", True), ("library", False)]
+)
+def test_structured_output_defaults_on_only_for_servers_that_enforce_a_schema(
+    owner: str, structured: bool
+) -> None:
+    catalog = {"data": [{"id": "m", "owned_by": owner}]}
+    with (
+        FakeOpenAIServer(catalog=catalog) as served,
+        open_backend("m", base_url=served.base_url) as backend,
+    ):
+        assert backend.response_format_default is structured
+
+
+def test_a_server_without_a_model_catalog_gets_no_structured_output_by_default() -> None:
+    with (
+        FakeOpenAIServer(catalog={"unexpected": True}) as served,
+        open_backend("m", base_url=served.base_url) as backend,
+    ):
+        assert (backend.response_format_default, backend.software) == (False, None)
+
+
+def test_models_json_sets_timeout_retries_concurrency_and_structured_output(
+    tmp_path: Path,
+) -> None:
+    with FakeOpenAIServer() as served:
+        entry = {
+            "id": "acme/m1",
+            "base_url": served.base_url,
+            "timeout_s": 33,
+            "max_retries": 0,
+            "concurrency": 3,
+            "structured_output": True,
+        }
+        models = _models_file(tmp_path, [entry])
+        with open_backend("acme/m1", models_path=models) as backend:
+            client = backend.client
+            assert (client.timeout_s, client.max_retries, client.max_concurrency) == (33.0, 0, 3)
+            assert backend.response_format_default is True
+        with open_backend(
+            "acme/m1", models_path=models, timeout_s=7.0, max_retries=2, concurrency=1
+        ) as backend:
+            client = backend.client
+            assert (client.timeout_s, client.max_retries, client.max_concurrency) == (7.0, 2, 1)
+
+
+def test_a_models_json_setting_of_the_wrong_type_names_the_key_and_model(tmp_path: Path) -> None:
+    models = _models_file(tmp_path, [{"id": "acme/m1", "concurrency": "many"}])
+    with (
+        pytest.raises(ValueError, match="concurrency of 'acme/m1' must be a int"),
+        open_backend("acme/m1", models_path=models, preflight=False),
     ):
         pass
+
+
+@pytest.mark.parametrize(
+    ("name", "suggestion"), [("locl", "'local'"), ("local-tny", "'local-tiny'"), ("zzz", None)]
+)
+def test_a_name_that_cannot_be_an_openrouter_id_is_refused_as_unknown(
+    name: str, suggestion: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("LOGIC_GRAPH_BASE_URL", raising=False)
+    with pytest.raises(ValueError, match=f"unknown model '{name}'") as caught, open_backend(name):
+        pass
+    message = str(caught.value)
+    assert ("did you mean" in message) is (suggestion is not None)
+    if suggestion is not None:
+        assert suggestion in message
+
+
+def test_a_bare_name_is_left_alone_when_a_server_is_named_in_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with FakeOpenAIServer() as served:
+        monkeypatch.setenv("LOGIC_GRAPH_BASE_URL", served.base_url)
+        with open_backend("locl") as backend:
+            assert backend.client.base_url == served.base_url
 
 
 def _models_file(tmp_path: Path, models: list[dict[str, Any]]) -> Path:

@@ -28,9 +28,10 @@ and unlike Menger's paths the two may differ.
 
 Caps: each claim keeps at most ``max_arguments`` of its smallest derivation claim sets (by
 size, then sorted ids), so the target's family has at most that many arguments and the exact
-searches below stay small. When any list is cut, ``capped`` is true and the family is a
-sub-family of derivation claim sets: the width and the cut size are then lower bounds of the
-true values, and the sets may not all be minimal.
+searches below stay small; and the enumeration builds at most ``max_unions`` claim-set unions
+in all, after which claims not yet explored count as underivable. When either cap bites,
+``capped`` is true and the family is a sub-family of derivation claim sets: the width and the
+cut size are then lower bounds of the true values, and the sets may not all be minimal.
 
 Every function here is a pure read; results are sorted, so equal graphs give equal answers
 whatever their ingest order.
@@ -47,6 +48,8 @@ from graph_server.views import SUPPORT_RELATIONS
 
 DEFAULT_MAX_ARGUMENTS = 32
 """Derivation claim sets kept per claim, hence arguments per target (the cap)."""
+DEFAULT_MAX_UNIONS = 200_000
+"""Claim-set unions the enumeration may build in all (the work cap; support cycles need it)."""
 
 Claims = frozenset[str]
 
@@ -100,7 +103,10 @@ def premise_sets(graph: nx.MultiDiGraph, node: str) -> list[Claims]:
 
 
 def enumerate_arguments(
-    graph: nx.MultiDiGraph, target: str, max_arguments: int = DEFAULT_MAX_ARGUMENTS
+    graph: nx.MultiDiGraph,
+    target: str,
+    max_arguments: int = DEFAULT_MAX_ARGUMENTS,
+    max_unions: int = DEFAULT_MAX_UNIONS,
 ) -> tuple[list[Claims], bool]:
     """The arguments for ``target`` (see the module docstring), and whether a cap was hit.
 
@@ -112,6 +118,8 @@ def enumerate_arguments(
         A node of ``graph``. A refuted target has no argument.
     max_arguments
         At most this many derivation claim sets are kept per claim (the smallest ones).
+    max_unions
+        At most this many claim-set unions are built in all.
 
     Returns
     -------
@@ -122,21 +130,25 @@ def enumerate_arguments(
     Raises
     ------
     ValueError
-        ``max_arguments`` is below 1.
+        ``max_arguments`` or ``max_unions`` is below 1.
 
     Complexity: results are memoised per claim and the ancestors on its branch that can
     reach it (for an acyclic support graph: per claim). Each memo entry combines at most
     ``max_arguments`` sets per premise pairwise, so a DAG costs O(E * M^2 * V) for
     ``M = max_arguments``; support cycles multiply the entries by the distinct branch
-    contexts that touch them.
+    contexts that touch them. Either way at most ``max_unions`` unions of O(V) each are built,
+    plus O(V * (V + E)) for the ancestor sets.
     """
-    if max_arguments < 1:
-        raise ValueError(f"max_arguments must be at least 1, got {max_arguments}")
+    if max_arguments < 1 or max_unions < 1:
+        raise ValueError(
+            f"max_arguments and max_unions must be at least 1, got {max_arguments} and {max_unions}"
+        )
     if graph.nodes[target]["refuted"]:
         return [], False
     upstream = _upstream(graph)
     memo: dict[tuple[str, Claims], list[Claims]] = {}
     capped = False
+    unions_left = max_unions
 
     def usable_leaf(node: str) -> bool:
         data = graph.nodes[node]
@@ -144,10 +156,13 @@ def enumerate_arguments(
 
     def derive(node: str, branch: Claims) -> list[Claims]:
         """Claim sets (``node`` included) of derivations of ``node`` below ``branch``."""
-        nonlocal capped
+        nonlocal capped, unions_left
         key = (node, branch & upstream[node])
         if key in memo:
             return memo[key]
+        if unions_left <= 0:
+            capped = True
+            return []
         below = branch | {node}
         found: list[Claims] = []
         for premises in premise_sets(graph, node):
@@ -156,6 +171,10 @@ def enumerate_arguments(
             partial: list[Claims] = [frozenset({node})]
             for premise in sorted(premises):
                 options = [frozenset({premise})] if usable_leaf(premise) else derive(premise, below)
+                unions_left -= len(partial) * len(options)
+                if unions_left < 0:
+                    partial, capped = [], True
+                    break
                 partial = _minimal([a | b for a in partial for b in options])
                 if len(partial) > max_arguments:
                     partial, capped = partial[:max_arguments], True
@@ -277,7 +296,10 @@ def min_hitting_set(family: Sequence[Claims]) -> list[str]:
 
 
 def argument_width(
-    graph: nx.MultiDiGraph, target: str, max_arguments: int = DEFAULT_MAX_ARGUMENTS
+    graph: nx.MultiDiGraph,
+    target: str,
+    max_arguments: int = DEFAULT_MAX_ARGUMENTS,
+    max_unions: int = DEFAULT_MAX_UNIONS,
 ) -> ArgumentWidth:
     """Arguments for ``target``, a largest disjoint selection of them and a smallest cut.
 
@@ -287,8 +309,8 @@ def argument_width(
         The store's multigraph.
     target
         A node of ``graph``.
-    max_arguments
-        The cap (see :func:`enumerate_arguments`).
+    max_arguments, max_unions
+        The caps (see :func:`enumerate_arguments`).
 
     Returns
     -------
@@ -299,12 +321,12 @@ def argument_width(
     Raises
     ------
     ValueError
-        ``max_arguments`` is below 1.
+        ``max_arguments`` or ``max_unions`` is below 1.
 
     Complexity: :func:`enumerate_arguments`, then :func:`max_disjoint` and
     :func:`min_hitting_set` on at most ``max_arguments`` sets.
     """
-    family, capped = enumerate_arguments(graph, target, max_arguments)
+    family, capped = enumerate_arguments(graph, target, max_arguments, max_unions)
     return ArgumentWidth(
         arguments=tuple(tuple(sorted(claims)) for claims in family),
         independent=tuple(max_disjoint(family)),

@@ -535,8 +535,8 @@ def tool_specs(limits: StoreLimits) -> list[ToolSpec]:
             "claims can break, however many paths it has), arguments (each argument's claims "
             "without the conclusion), independent (a largest set of them sharing no claim), "
             "min_cut (fewest claims whose failure leaves no argument), capped (true when a "
-            "claim had more than max_arguments derivations: width and cut are then lower "
-            "bounds) and max_arguments.",
+            "claim had more than max_arguments derivations or the search ran out of work: "
+            "width and cut are then lower bounds) and max_arguments.",
             read,
             on_conclusion,
             ("graph_id", "conclusion_id"),

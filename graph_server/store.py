@@ -463,8 +463,9 @@ class GraphStore:
         min_cut, capped, max_arguments}``: ``arguments`` each list their claims without the
         conclusion (sorted by size, then ids), ``independent`` is a largest selection of
         them sharing no claim (``width`` of them), ``min_cut`` a smallest set of claims
-        meeting every argument. ``capped`` true: some claim had more than ``max_arguments``
-        derivations, and width and cut size are lower bounds. Cost: see
+        meeting every argument. ``capped`` true: a claim had more than ``max_arguments``
+        derivations or the enumeration ran out of work (``DEFAULT_MAX_UNIONS`` unions), and
+        width and cut size are lower bounds. Cost: see
         :func:`graph_server.arguments.argument_width`.
         """
         with self._locked(graph_id) as (name, state):

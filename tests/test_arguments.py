@@ -151,8 +151,8 @@ def test_the_design_fixture_is_one_argument_though_it_has_two_disjoint_paths() -
     assert store.support_width(GID, CONCLUSION)["disjoint_paths"] == 2
 
 
-def test_more_derivations_than_the_cap_are_cut_and_flagged() -> None:
-    # c rests jointly on p and q; each has three one-sentence alternatives: 9 arguments.
+def nine_arguments() -> nx.MultiDiGraph:
+    """c rests jointly on p and q; each has three one-sentence alternatives: 9 arguments."""
     graph = nx.MultiDiGraph()
     for name, kind in [("c", "conclusion"), ("p", "inference"), ("q", "inference")]:
         graph.add_node(name, type=kind, refuted=False)
@@ -163,6 +163,11 @@ def test_more_derivations_than_the_cap_are_cut_and_flagged() -> None:
         )
     graph.add_edge("p", "c", key="supports", run_ids={"r9"})
     graph.add_edge("q", "c", key="supports", run_ids={"r9"})
+    return graph
+
+
+def test_more_derivations_than_the_cap_are_cut_and_flagged() -> None:
+    graph = nine_arguments()
 
     full, full_capped = enumerate_arguments(graph, "c", max_arguments=9)
     cut, capped = enumerate_arguments(graph, "c", max_arguments=4)
@@ -173,11 +178,23 @@ def test_more_derivations_than_the_cap_are_cut_and_flagged() -> None:
     assert argument_width(graph, "c", max_arguments=9).width == 1  # all of them need p and q
 
 
+def test_running_out_of_union_work_keeps_only_real_derivations_and_is_flagged() -> None:
+    graph = nine_arguments()
+
+    full, _ = enumerate_arguments(graph, "c")
+    starved, capped = enumerate_arguments(graph, "c", max_unions=5)
+
+    assert capped is True
+    assert set(starved) < set(full)
+
+
 def test_a_cap_below_one_is_refused() -> None:
     graph = nx.MultiDiGraph()
     graph.add_node("c", type="conclusion", refuted=False)
     with pytest.raises(ValueError, match="max_arguments"):
         enumerate_arguments(graph, "c", max_arguments=0)
+    with pytest.raises(ValueError, match="max_unions"):
+        enumerate_arguments(graph, "c", max_unions=0)
 
 
 def test_the_packing_and_the_cut_can_differ_in_size() -> None:

@@ -62,6 +62,7 @@ from orchestrator.errors import (
     BackendUnreachableError,
     BackendUnusableError,
     CallTimeBudgetError,
+    ContextOverflowError,
     LLMConnectionError,
     LLMError,
     LLMTimeoutError,
@@ -69,6 +70,7 @@ from orchestrator.errors import (
     MissingAPIKeyError,
     RetryExhaustedError,
     UnexpectedClientError,
+    status_error,
 )
 
 __all__ = [
@@ -83,6 +85,7 @@ __all__ = [
     "CallTimeBudgetError",
     "ChatClient",
     "ChatResult",
+    "ContextOverflowError",
     "CostLedger",
     "GuardedClient",
     "LLMConnectionError",
@@ -722,7 +725,7 @@ class ChatClient:
             raise failure or LLMError(f"request to {url} produced no response")
         retry_after = parse_retry_after(response.headers.get("Retry-After"), now=self._wall_clock())
         if not 200 <= response.status_code < 300:
-            raise APIStatusError(
+            raise status_error(
                 response.status_code,
                 self._redact(
                     f"HTTP {response.status_code} from {url}: {_error_detail(response.text)}"
@@ -778,7 +781,7 @@ class ChatClient:
         text = self._redact(f"HTTP 200 from {url} carries an error: {_excerpt(str(detail))}")
         status = _count(int(code) if isinstance(code, str) and code.isdigit() else code)
         if status is not None and 400 <= status <= 599:
-            return APIStatusError(status, text, retry_after_s=retry_after, embedded=True)
+            return status_error(status, text, retry_after_s=retry_after, embedded=True)
         return MalformedResponseError(text)
 
     def _cost(

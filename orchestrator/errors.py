@@ -4,6 +4,7 @@ Hierarchy::
 
     LLMError                      base: anything that stopped a model call from producing text
     ├── APIStatusError            the server answered with an error status (or a 200 carrying one)
+    │   └── ContextOverflowError  400/413: the prompt plus max_tokens exceed the context window
     ├── MalformedResponseError    the server answered 200 but the body is unusable
     ├── LLMTimeoutError           no answer within the per-call timeout
     ├── LLMConnectionError        the connection failed or broke mid-answer
@@ -29,6 +30,8 @@ key: the client redacts it before building them.
 """
 
 from __future__ import annotations
+
+import re
 
 
 class LLMError(Exception):
@@ -71,6 +74,34 @@ class APIStatusError(LLMError):
         # every other 4xx (400 bad request, 401 key, 402 credits, 403, 404, 422) will
         # fail the same way again and would only burn budget.
         return self.status in (408, 429) or 500 <= self.status <= 599
+
+
+_OVERFLOW_WORDS = re.compile(
+    r"context (?:size|length|window)|n_ctx|too many tokens|maximum context|"
+    r"context_length_exceeded|exceed_context",
+    re.IGNORECASE,
+)
+"""How llama.cpp ("exceeds the available context size", "exceed_context_size_error"), vLLM
+and OpenAI ("maximum context length is 4096 tokens") and others word a prompt that is too
+long."""
+
+
+class ContextOverflowError(APIStatusError):
+    """The server refused the request because the prompt (plus ``max_tokens``) does not fit
+    its context window: a matter of the request's size, never of the evidence it carries."""
+
+
+def status_error(
+    status: int, message: str, *, retry_after_s: float | None = None, embedded: bool = False
+) -> APIStatusError:
+    """The error for an error status: :class:`ContextOverflowError` for a 400 or 413 whose
+    message says the context was exceeded, else a plain :class:`APIStatusError`."""
+    kind = (
+        ContextOverflowError
+        if status in (400, 413) and _OVERFLOW_WORDS.search(message)
+        else APIStatusError
+    )
+    return kind(status, message, retry_after_s=retry_after_s, embedded=embedded)
 
 
 class MalformedResponseError(LLMError):

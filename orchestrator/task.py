@@ -21,6 +21,8 @@ MAX_N = 64
 MAX_BUDGET_CALLS = 10_000
 MAX_RETRIEVAL_ROUNDS = 5
 MAX_RETRIEVAL_K = 50
+MIN_CONTEXT_TOKENS = 256
+MAX_CONTEXT_TOKENS = 10_000_000
 
 
 class TaskError(ValueError):
@@ -69,6 +71,8 @@ class RunConfig:
     models; :func:`orchestrator.parse.parse_chain`). For a corpus task: ``retrieval_k`` chunks
     per retrieval (1..50) and at most ``max_retrieval_rounds`` retrievals (1..5), the first from the
     question and its rewrites, each later one from what the previous round lacked.
+    ``context_tokens`` is the model's context window per request (256..10,000,000; None =
+    unknown): evidence is packed to fit it (:mod:`orchestrator.context`).
     """
 
     n: int = 6
@@ -89,6 +93,7 @@ class RunConfig:
     max_retrieval_rounds: int = 2
     require_k: bool = False
     interrogation_shape: str = "graph"
+    context_tokens: int | None = None
 
     def __post_init__(self) -> None:
         _int_in("n", self.n, 1, MAX_N)
@@ -116,6 +121,8 @@ class RunConfig:
             raise TaskError(f"temperature={temp!r} is invalid: must be a number in 0..2")
         if self.seed is not None:
             _int_in("seed", self.seed, 0, 2**31 - 1)
+        if self.context_tokens is not None:
+            _int_in("context_tokens", self.context_tokens, MIN_CONTEXT_TOKENS, MAX_CONTEXT_TOKENS)
         if self.interrogation_shape not in SHAPES:
             raise TaskError(
                 f"interrogation_shape={self.interrogation_shape!r} is invalid: must be one of "

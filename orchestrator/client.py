@@ -716,7 +716,10 @@ class ChatClient:
                 )
             except requests.RequestException as exc:
                 failure = LLMError(self._redact(f"request to {url} failed: {exc}"))
-        if failure is not None and dog.fired:
+        # A shut-down socket can also look like a short but complete answer (the headers
+        # dripped to the end of a status line): whatever came back, a fired watchdog means the
+        # answer did not arrive in time.
+        if dog.fired:
             failure = LLMTimeoutError(
                 f"no complete answer from {url} within {limit_s:.3g}s (the deadline covers "
                 "connecting, the headers and the whole body)"

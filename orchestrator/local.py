@@ -8,7 +8,13 @@ wheel stays under the index's size limit). This module
   result against a pinned size and sha256 (the full hash runs once; later runs compare the size
   and a sidecar record, so reuse costs a ``stat``),
 * starts llama.cpp's OpenAI-compatible server in-process (``xllamacpp.Server``) on 127.0.0.1
-  with a free port, and stops it on exit.
+  with a free port (or a chosen one), and stops it on exit;
+* ``logic-graph serve --model ALIAS`` (:func:`serve_main`) keeps such a server running for
+  other tools, until Ctrl-C or SIGTERM.
+
+Calls to the server are bounded like any other backend's: the client gives every request a
+wall-clock deadline for its whole answer (:mod:`orchestrator.client`), and when it hangs up at
+that deadline llama.cpp drops the request instead of generating on for nobody.
 
 Anything missing or corrupt raises :class:`LocalModelError` whose message names the exact
 command that fixes it. Nothing here touches the network. The slow steps (assembling and
@@ -26,8 +32,11 @@ import importlib.metadata
 import json
 import os
 import shutil
+import signal
+import socket
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -438,8 +447,14 @@ class LocalModelServer:
         cache_dir: Path | None = None,
         startup_timeout_s: float = 120.0,
         progress: Progress | None = stderr_progress,
+        port: int = 0,
     ) -> None:
         self.spec = get_spec(alias)
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+            raise ValueError(
+                f"port must be an integer in 0..65535 (0: any free port), got {port!r}"
+            )
+        self.port = port
         self.progress = progress
         for name, value in (
             ("slots", slots),
@@ -477,6 +492,8 @@ class LocalModelServer:
         if self._server is not None:
             return self
         xllamacpp = _import_xllamacpp()
+        if self.port:
+            _check_port_free(self.port)
         started = time.monotonic()
         self.model_path = ensure_model_file(
             self.spec, cache_dir=self.cache_dir, progress=self.progress
@@ -489,7 +506,7 @@ class LocalModelServer:
         params.model.path = str(self.model_path)
         params.model_alias = {self.model}
         params.hostnames = ["127.0.0.1"]
-        params.port = 0  # the OS picks a free port
+        params.port = self.port  # 0: the OS picks a free port
         params.n_parallel = self.slots
         params.n_ctx = self.ctx_per_slot * self.slots  # llama.cpp splits n_ctx across slots
         params.n_predict = self.max_tokens
@@ -559,6 +576,57 @@ class LocalModelServer:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _check_port_free(port: int) -> None:
+    """Raise LocalModelError when 127.0.0.1:``port`` cannot be bound (llama.cpp would fail
+    later with a message that does not say so)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as exc:
+            raise LocalModelError(
+                f"port {port} on 127.0.0.1 is not free ({exc.strerror}). Fix: pick another "
+                "with --port, or stop what listens there"
+            ) from None
+
+
+def serve_main(argv: list[str] | None = None) -> int:
+    """``logic-graph serve --model ALIAS [--port N]``: serve a built-in model over HTTP.
+
+    An OpenAI-compatible server (``/v1/chat/completions``, ``/v1/models``, ``/health``) on
+    127.0.0.1 only, so nothing off this machine can reach it. Prints the base URL once ready,
+    runs until Ctrl-C or SIGTERM, and returns 0; 1 when the model cannot be served.
+    """
+    parser = argparse.ArgumentParser(
+        prog="logic-graph serve",
+        description="Serve a built-in model as an OpenAI-compatible HTTP server on 127.0.0.1.",
+    )
+    parser.add_argument("--model", default="local", choices=sorted(LOCAL_MODELS))
+    parser.add_argument("--port", type=int, default=8080, help="port (default 8080; 0: any)")
+    parser.add_argument("--slots", type=int, default=2, help="requests decoded at once (default 2)")
+    args = parser.parse_args(argv)
+    stop = threading.Event()
+    # SIGTERM (a service manager, CI's kill) ends the server as cleanly as Ctrl-C does.
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: stop.set())
+    try:
+        with LocalModelServer(args.model, port=args.port, slots=args.slots) as server:
+            print(
+                f"[logic-graph] serving {args.model!r} at {server.base_url} (OpenAI-compatible; "
+                "Ctrl-C stops)",
+                file=sys.stderr,
+                flush=True,
+            )
+            print(server.base_url, flush=True)
+            stop.wait()
+    except (LocalModelError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -771,3 +771,17 @@ def test_the_call_after_one_cut_at_its_deadline_is_answered_normally() -> None:
         with pytest.raises(RetryExhaustedError):
             client.chat("m", MESSAGES)
         assert client.chat("m", MESSAGES).text == "on time"
+
+
+@pytest.mark.parametrize("limit_s", [0.5, 2.5])
+def test_wherever_the_deadline_cuts_a_dripped_answer_the_call_is_a_timeout(limit_s: float) -> None:
+    # At 0.1 s a byte the cut falls inside the status line or among the headers; a status line
+    # that did arrive must not pass for a short, complete (empty) answer.
+    drip = FakeReply(body=completion_body("late"), drip_s=0.1, drip_headers=True)
+    with FakeOpenAIServer([drip]) as server:
+        client = ChatClient(
+            server.base_url, pricing=PricingTable(), timeout_s=limit_s, max_retries=0
+        )
+        with pytest.raises(RetryExhaustedError) as caught:
+            client.chat("m", MESSAGES)
+    assert isinstance(caught.value.last_error, LLMTimeoutError)

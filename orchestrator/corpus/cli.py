@@ -117,11 +117,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     info = commands.add_parser("info", help="summarise an index")
     info.add_argument("--index", required=True, help="index file")
+    # Listed here for --help; its arguments belong to orchestrator.local.serve_main.
+    commands.add_parser(
+        "serve", help="serve a built-in model over HTTP on 127.0.0.1 (logic-graph serve --help)"
+    )
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code (see the module docstring)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["serve"]:
+        from orchestrator.local import serve_main  # the model machinery only when serving
+
+        return serve_main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         if args.command == "ingest":

@@ -31,16 +31,18 @@ from typing import Any
 
 from orchestrator._pricing import DEFAULT_MODELS_PATH
 from orchestrator.client import ChatClient, GuardedClient, SupportsChat
+from orchestrator.context import fit_documents
 from orchestrator.corpus_mode import check_corpus, complete_report, run_corpus_task
 from orchestrator.errors import (
     APIStatusError,
     BackendUnusableError,
     CallTimeBudgetError,
+    ContextOverflowError,
     LLMError,
     LLMTimeoutError,
     RetryExhaustedError,
 )
-from orchestrator.loop import Progress, run_loop
+from orchestrator.loop import LoopResult, Progress, run_loop
 from orchestrator.report import build_report, set_wall_clock, write_report
 from orchestrator.schemas import SHAPES
 from orchestrator.task import RunConfig, Task, TaskError, load_task, validate_task
@@ -95,6 +97,8 @@ def run_task(
         isinstance(budget_seconds, int | float) and 0 < budget_seconds < float("inf")
     ):
         raise TaskError(f"budget_seconds={budget_seconds!r} is invalid: must be None or > 0")
+    if checked.corpus is None:  # a corpus run packs each round's chunks instead
+        config = fit_documents(checked.question, checked.documents, config)
     start = time.perf_counter()
     guard = GuardedClient(client, budget_s=budget_seconds)
     trace_path = out_dir / "trace.jsonl" if out_dir is not None else None
@@ -123,8 +127,9 @@ def run_task(
         )
         if corpus_run is not None:
             complete_report(report, corpus_run, config)
-        if guard.succeeded == 0 and guard.last_error is not None:
-            reason, fix = backend_failure(guard.last_error, guard.budget_s)
+        unanswered = _no_reply(guard, result)
+        if unanswered is not None and guard.last_error is not None:
+            reason, fix = backend_failure(guard.last_error, guard.budget_s, unanswered)
             trace.event("backend_failed", error=reason)
             _mark_backend_failed(report, reason, fix)
         report["timing"]["local_s"]["report"] = round(time.perf_counter() - built, 6)
@@ -261,6 +266,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="corpus tasks: retrieval rounds before refusing as insufficient_evidence "
         f"(default {defaults.max_retrieval_rounds})",
     )
+    parser.add_argument(
+        "--context-tokens",
+        type=int,
+        metavar="N",
+        help="the model's context window per request, which evidence is packed to fit "
+        "(default: known for built-in models, else models.json context_tokens, else what the "
+        "server reports, else unknown: nothing is packed)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     return parser
 
@@ -289,6 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             think_first=args.think_first,
             retrieval_k=args.retrieval_k,
             max_retrieval_rounds=args.max_retrieval_rounds,
+            context_tokens=args.context_tokens,
         )
         if not args.budget_seconds >= 0 or args.budget_seconds == float("inf"):
             raise TaskError(f"--budget-seconds {args.budget_seconds} must be a number >= 0")
@@ -316,17 +330,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             structured = args.structured_output
             if structured is None:
                 structured = backend.response_format_default
+            window = config.context_tokens or backend.context_tokens
             report = run_task(
                 task,
                 client=backend.client,
                 model=backend.model,
-                config=replace(config, structured_output=structured),
+                config=replace(config, structured_output=structured, context_tokens=window),
                 out_dir=out_dir,
                 progress=progress,
                 context={
                     "task_file": str(args.task),
                     "base_url": backend.client.base_url,
                     "local_model": backend.is_local,
+                    "context_window": {
+                        "tokens": window,
+                        "source": "--context-tokens"
+                        if args.context_tokens is not None
+                        else backend.context_source,
+                    },
                 },
                 budget_seconds=budget_seconds,
             )
@@ -392,11 +413,23 @@ def _check_backend_flags(args: argparse.Namespace) -> None:
         raise TaskError(f"--concurrency {args.concurrency} must be a whole number in 1..1024")
 
 
-def backend_failure(error: LLMError, budget_s: float | None) -> tuple[str, str]:
-    """``(reason, fix)`` for a run in which no call returned a reply; ``error`` is the last
-    failure. The fix depends on what kind of failure it was."""
+def _no_reply(guard: GuardedClient, result: LoopResult) -> str | None:
+    """What got no reply when the run's outcome rests on none: every call of the run, or
+    every call of a corpus run's last round (earlier rounds' replies did not judge the
+    evidence the report is about); None when some reply counted."""
+    if guard.succeeded == 0:
+        return "no model call returned a reply"
+    if result.calls and not any(call["ok"] for call in result.calls):
+        return "no call of the last retrieval round returned a reply"
+    return None
+
+
+def backend_failure(error: LLMError, budget_s: float | None, unanswered: str) -> tuple[str, str]:
+    """``(reason, fix)`` for a run in which no call returned a reply (``unanswered`` says
+    which calls); ``error`` is the last failure. The fix depends on what kind of failure it
+    was."""
     last = error.last_error if isinstance(error, RetryExhaustedError) else error
-    reason = f"no model call returned a reply; the last failure: {error}"
+    reason = f"{unanswered}; the last failure: {error}"
     if isinstance(last, CallTimeBudgetError | LLMTimeoutError) or isinstance(
         error, CallTimeBudgetError
     ):
@@ -404,6 +437,11 @@ def backend_failure(error: LLMError, budget_s: float | None) -> tuple[str, str]:
         fix = (
             f"the backend answers too slowly for these limits: raise --request-timeout{budget}, "
             "lower --concurrency, or use a faster model or server"
+        )
+    elif isinstance(last, ContextOverflowError):
+        fix = (
+            "the prompt is longer than the model's context window: set --context-tokens to the "
+            "server's real window, so evidence is packed to fit it, or lower --retrieval-k"
         )
     elif isinstance(last, APIStatusError) and (last.status >= 500 or last.status == 429):
         fix = "the server returned errors: check its log or status page, then run again"
@@ -494,7 +532,7 @@ class LiveProgress:
                 calls = ", ".join(f"{label} {_duration(s)}" for label, s in running[:4])
                 more = f" and {len(running) - 4} more" if len(running) > 4 else ""
                 elapsed = _duration(time.monotonic() - self._started)
-                self._say(f"running: {calls}{more}; {elapsed} elapsed")
+                self._say(f"in flight (running or queued): {calls}{more}; {elapsed} elapsed")
 
     def _say(self, text: str) -> None:
         with self._lock:

@@ -412,6 +412,6 @@ def test_live_progress_counts_against_the_planned_calls_and_reports_running_call
         code = main([*argv, "--out", str(tmp_path / "o"), "--n", "2", "--budget-calls", "20"])
     assert code == 0
     err = capsys.readouterr().err
-    assert "running: interrogation r" in err
+    assert "in flight (running or queued): interrogation r" in err
     assert "fan_out: call 1 of 2 planned done, 321 tokens (cap 20)" in err
     assert "1/20" not in err

@@ -386,10 +386,14 @@ ARM_PROMPTS: dict[int, tuple[str, ...]] = {
 }
 
 
-def prompt_version(arm: int) -> str:
+def prompt_version(arm: int, shape: str = "graph") -> str:
     """A stable version string for an arm's prompts, e.g. ``"reasoned@1+revisit@1"``; arm 6's
-    starts with the orchestrator's own template versions."""
+    starts with the versions of the orchestrator templates its interrogation ``shape`` uses
+    (a graph-shaped run never sends the chain template, and the reverse), so adding a template
+    for the other shape does not change this run's tag."""
     own = [f"{name}@{prompts.PROMPT_VERSIONS[name]}" for name in ARM_PROMPTS[arm]]
     if arm == 6:
-        own = sorted(orchestrator_prompts.PROMPT_VERSIONS.values()) + own
+        unused = "interrogation_chain" if shape == "graph" else "interrogation"
+        used = [v for k, v in orchestrator_prompts.PROMPT_VERSIONS.items() if k != unused]
+        own = sorted(used) + own
     return "+".join(own)

@@ -52,6 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
     for name in ("n", "k", "budget-calls", "seed"):
         parser.add_argument(f"--{name}", type=int, help="override the bank's setting")
     parser.add_argument("--temp", type=float, help="override arm 6/7 temperature")
+    parser.add_argument(
+        "--shape", choices=("graph", "chain"), help="override arm 6's interrogation shape"
+    )
     live = parser.add_mutually_exclusive_group()
     live.add_argument(
         "--offline",
@@ -125,6 +128,7 @@ def replay_namespace(config: dict[str, Any], args: argparse.Namespace) -> argpar
         temp=settings.get("temp", 0.8),
         structured_output=settings.get("structured_output", "auto"),
         think_first=bool(settings.get("think_first", False)),
+        shape=args.shape or settings.get("shape", "graph"),
         jobs=1,
         max_cost=0.0,
     )

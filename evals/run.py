@@ -69,7 +69,7 @@ from orchestrator.backend import open_backend
 from orchestrator.client import LLMError, PricingTable
 from orchestrator.errors import BackendUnusableError
 from orchestrator.local import is_local_model
-from orchestrator.run import RunConfig
+from orchestrator.run import RunConfig, model_shape
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS_ROOT = Path(__file__).resolve().parent / "results"
@@ -145,6 +145,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         help="items evaluated at once against a server backend (a built-in local model "
         "always runs one at a time)",
+    )
+    parser.add_argument(
+        "--shape",
+        choices=("graph", "chain"),
+        help="arm 6 interrogation shape (default: the model's interrogation_shape in the "
+        "models file, else graph)",
     )
     parser.add_argument(
         "--think-first",
@@ -269,8 +275,10 @@ def result_row(
     calls: list[dict[str, Any]],
     latency_s: float,
     error: str | None,
+    shape: str = "graph",
 ) -> dict[str, Any]:
-    """One raw line: the arm's answer scored against the item, with its usage."""
+    """One raw line: the arm's answer scored against the item, with its usage (``shape``:
+    arm 6's interrogation shape, for the prompt version)."""
     answer = result.answer if result else None
     refused = bool(result.refused) if result else False
     answerable = is_answerable(item)
@@ -314,7 +322,7 @@ def result_row(
         "failed_calls": usage["failed_calls"],
         "calls": [_compact_call(c) for c in calls],
         "extra": extra,
-        "prompt_version": prompt_version(arm),
+        "prompt_version": prompt_version(arm, shape),
         "at": _now(),
     }
 
@@ -350,14 +358,15 @@ def run_one(
             for r in ledger.records()[start_id:]
             if r.get("eval_arm") == arm and r.get("eval_item") == item["id"]
         ]
-    return result_row(arm, item, result, calls, latency, error), result
+    shape = (settings.run_config or RunConfig()).interrogation_shape
+    return result_row(arm, item, result, calls, latency, error, shape), result
 
 
 # --- the run -------------------------------------------------------------------------------
 
 
 def _fingerprint(args: argparse.Namespace, model: str, arms: list[int]) -> dict[str, Any]:
-    return {
+    fingerprint: dict[str, Any] = {
         "dataset": args.dataset,
         "format": args.format,
         "model": model,
@@ -373,8 +382,12 @@ def _fingerprint(args: argparse.Namespace, model: str, arms: list[int]) -> dict[
             "structured_output": args.structured_output,
             "think_first": args.think_first,
         },
-        "prompts": {str(arm): prompt_version(arm) for arm in arms},
+        "prompts": {str(arm): prompt_version(arm, args.shape) for arm in arms},
     }
+    # Recorded only when it is not the graph shape, so runs made before shapes existed resume.
+    if args.shape != "graph":
+        fingerprint["settings"]["shape"] = args.shape
+    return fingerprint
 
 
 def prepare_run_dir(out: Path, fingerprint: dict[str, Any]) -> dict[str, Any]:
@@ -531,6 +544,7 @@ def _settings(args: argparse.Namespace, out: Path, structured_default: bool) -> 
             seed=args.seed,
             structured_output=structured[args.structured_output],
             think_first=args.think_first,
+            interrogation_shape=args.shape,
         ),
         artifacts_dir=out,
         sample_temperature=args.temp,
@@ -561,6 +575,7 @@ def _run(args: argparse.Namespace) -> int:
     if not items:
         raise EvalError(f"dataset {args.dataset!r} has no items")
     model = args.model or default_model(args.models_file)
+    args.shape = args.shape or model_shape(model, args.models_file)
     prices = model_prices(model, args.models_file)
     if prices is None and not args.allow_unknown_cost:
         raise EvalError(

@@ -209,3 +209,12 @@ def test_a_bank_line_cut_short_by_a_killed_run_is_skipped(tmp_path: Path) -> Non
     good = json.dumps({"key": "k", "text": "t"})
     (run / BANK_FILE).write_text(good + "\n" + '{"key": "k2", "te')
     assert len(Bank.load([run])) == 1
+
+
+def test_arm_6_prompt_tag_names_only_the_templates_its_shape_sends() -> None:
+    from evals.arms import prompt_version
+
+    graph, chain = prompt_version(6, "graph"), prompt_version(6, "chain")
+    assert "interrogation/v" in graph and "interrogation_chain/" not in graph
+    assert "interrogation_chain/" in chain and "interrogation/v" not in chain
+    assert prompt_version(6) == graph

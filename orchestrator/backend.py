@@ -15,6 +15,12 @@ Each of the three can be set per model in models.json (``timeout_s``, ``max_retr
 ``--retries`` and ``--concurrency``), the run's setting winning. Every request carries
 ``max_tokens`` (:data:`orchestrator.client.DEFAULT_MAX_TOKENS` when the caller sets none).
 
+Context window (``Backend.context_tokens``, what evidence is packed into): a built-in
+model's slot size (``LocalModelServer.ctx_per_slot``); else the model's ``context_tokens``
+in models.json; else what a server other than OpenRouter reports
+(:func:`orchestrator.context.probe_context_tokens`: llama.cpp's ``/props`` or ``/slots``,
+vLLM's ``max_model_len``); else unknown (None). The CLI's ``--context-tokens`` overrides it.
+
 Structured output (a JSON schema in ``response_format``) is on by default for the built-in
 models and for servers that say they enforce it: llama.cpp (``owned_by: "llamacpp"`` in
 ``/v1/models``, which is also what ``logic-graph serve`` runs) and vLLM (``"vllm"``). Other
@@ -52,6 +58,7 @@ from typing import Any
 
 from orchestrator._pricing import DEFAULT_MODELS_PATH
 from orchestrator.client import ENV_BASE_URL, ChatClient, CostLedger, PricingTable
+from orchestrator.context import probe_context_tokens
 from orchestrator.local import LOCAL_MODELS, LocalModelServer, is_local_model
 
 LOCAL_TIMEOUT_S = 600.0
@@ -68,7 +75,9 @@ class Backend:
     """What a caller needs to make calls: the client, the model name to send, and whether to
     ask for structured output by default (local models need the bounded schema to produce
     JSON at all). ``server`` is the running built-in server for local models, else None;
-    ``software`` what the server says it runs (``llama.cpp``, ``vllm``) when it says."""
+    ``software`` what the server says it runs (``llama.cpp``, ``vllm``) when it says.
+    ``context_tokens`` is the context window of one request when known, ``context_source``
+    where that figure comes from (see :func:`open_backend`)."""
 
     client: ChatClient
     model: str
@@ -76,6 +85,8 @@ class Backend:
     response_format_default: bool
     server: LocalModelServer | None = None
     software: str | None = None
+    context_tokens: int | None = None
+    context_source: str | None = None
 
 
 # What /v1/models' ``owned_by`` says, for servers known to enforce a response_format schema.
@@ -185,7 +196,16 @@ def open_backend(
                 ledger=ledger,
             )
             with client:
-                yield Backend(client, model, True, True, server, "llama.cpp")
+                yield Backend(
+                    client,
+                    model,
+                    True,
+                    True,
+                    server,
+                    "llama.cpp",
+                    server.ctx_per_slot,
+                    "built-in model (ctx_per_slot)",
+                )
         return
     entry = _models_entry(model, models_path)
     if entry is not None and entry.get("backend") == "local" and not is_local_model(model):
@@ -212,12 +232,16 @@ def open_backend(
         ledger=ledger,
     )
     structured = _entry_setting(entry, "structured_output", model, bool)
+    window = _entry_setting(entry, "context_tokens", model, int)
     with client:
         software = None
+        found = (window, "models.json context_tokens") if window is not None else None
         if preflight:
             client.preflight()
             if not client.is_openrouter:
                 owners = client.model_owners()
                 software = next((_SCHEMA_SERVERS[o] for o in owners if o in _SCHEMA_SERVERS), None)
+                found = found or probe_context_tokens(client.base_url, model)
         default = structured if structured is not None else software is not None
-        yield Backend(client, model, False, default, None, software)
+        tokens, source = found if found is not None else (None, None)
+        yield Backend(client, model, False, default, None, software, tokens, source)

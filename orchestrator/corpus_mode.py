@@ -42,6 +42,7 @@ from graph_server.citation import name_words
 from graph_server.similarity import STOPWORDS
 from orchestrator import parse, prompts, schemas
 from orchestrator.client import ChatResult, SupportsChat
+from orchestrator.context import evidence_room, pack
 from orchestrator.corpus import (
     CorpusEvidence,
     CorpusIndexError,
@@ -51,7 +52,7 @@ from orchestrator.corpus import (
     retrieve,
 )
 from orchestrator.corpus.retrieval import MAX_VARIANTS, query_terms
-from orchestrator.errors import LLMError, UnexpectedClientError
+from orchestrator.errors import ContextOverflowError, LLMError, UnexpectedClientError
 from orchestrator.loop import (
     REFUSE_NO_EVIDENCE,
     REFUSE_NO_GROUNDED,
@@ -79,6 +80,8 @@ END_BUDGET = "budget_exhausted"
 MAX_TOKENS_REWRITE = 256
 MAX_GAP_CLAIM_CHARS = 200
 MAX_GAP_QUERIES = 6
+OVERFLOW_ERROR = ContextOverflowError.__name__
+"""How a call record's ``error`` starts when the server found the prompt too long."""
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,8 @@ def run_corpus_task(
         raise TaskError("task has no 'corpus' to retrieve from")
     index = task.corpus
     check_corpus(index)
+    if config.context_tokens is not None:  # a window too small for any evidence: no call
+        evidence_room(task.question, config, config.context_tokens)
     calls: list[dict[str, Any]] = []
     rewrite, record = rewrite_question(client, model, task.question, config)
     if record is not None:
@@ -129,6 +134,7 @@ def run_corpus_task(
     used = len(calls)
     result: LoopResult | None = None
     shown = hits_to_evidence(())
+    cited: set[str] = set()
     end = END_MAX_ROUNDS
     for round_no in range(1, config.max_retrieval_rounds + 1):
         if round_no == 1:
@@ -156,13 +162,14 @@ def run_corpus_task(
         if left < 1:  # never in round 1: the rewrite is skipped unless a call is left
             end = END_BUDGET
             break
-        shown = hits_to_evidence(hits)
+        kept, round_config = _fit_round(task.question, hits, new, cited, config, round_info)
+        shown = hits_to_evidence(kept)
         round_task = Task(task.question, shown.documents, task.expected_answer)
         result = run_loop(
             round_task,
             client=client,
             model=model,
-            config=replace(config, budget_calls=left),
+            config=replace(round_config, budget_calls=left),
             trace=trace,
             progress=_whole_run(progress, round_no, calls, config.budget_calls),
         )
@@ -177,6 +184,11 @@ def run_corpus_task(
             model_wait_s=result.model_wait_s,
             schema_compliance=result.compliance,
         )
+        overflow = next(
+            (c["error"] for c in result.calls if str(c["error"]).startswith(OVERFLOW_ERROR)), None
+        )
+        if overflow is not None:
+            round_info["context_overflow"] = overflow
         if result.chosen is not None:
             end = END_ANSWERED
             break
@@ -184,6 +196,7 @@ def run_corpus_task(
             end = END_NOT_EVIDENTIAL
             break
         variants = gap_queries(task.question, result, shown.documents)
+        cited = cited_chunks(result, shown)
     assert result is not None  # round 1 always runs the loop
     refusal = result.refusal_reason
     if result.chosen is None and refusal in GAP_REFUSALS:
@@ -200,6 +213,52 @@ def run_corpus_task(
         end=end,
         budget_used=used,
     )
+
+
+def _fit_round(
+    question: str,
+    hits: list[Hit],
+    new: list[Hit],
+    cited: set[str],
+    config: RunConfig,
+    round_info: dict[str, Any],
+) -> tuple[list[Hit], RunConfig]:
+    """The chunks a round shows (in retrieval order) and its settings, packed into
+    ``config.context_tokens``; ``round_info`` gains ``context`` and ``left_out``.
+
+    Best first: the chunks the previous round cited (the facts found so far, which the gap
+    queries build on), then this round's new chunks in their retrieval order, then the other
+    earlier chunks in theirs. Round 1 is simply retrieval order. With the window unknown
+    every chunk is shown.
+    """
+    window = config.context_tokens
+    if window is None:
+        round_info.update(context={"context_tokens": None}, left_out=[])
+        return hits, config
+    fresh = {hit.chunk_id for hit in new}
+    ranked = sorted(
+        range(len(hits)),
+        key=lambda i: (
+            0 if hits[i].chunk_id in cited else 1 if hits[i].chunk_id in fresh else 2,
+            i,
+        ),
+    )
+    fit = pack([hit.text for hit in hits], ranked, question, config, window)
+    round_info.update(
+        context=fit.to_dict(),
+        left_out=[{"chunk_id": hits[i].chunk_id, "reason": why} for i, why in fit.left_out],
+    )
+    return [hits[i] for i in fit.kept], fit.config_for(config)
+
+
+def cited_chunks(result: LoopResult, evidence: CorpusEvidence) -> set[str]:
+    """The chunk ids whose sentences the givens of ``result``'s graph cite."""
+    chunks: set[str] = set()
+    for node in result.graph["nodes"]:
+        source = evidence.locate(node.get("source")) if node["type"] == "given" else None
+        if source is not None:
+            chunks.add(source.chunk_id)
+    return chunks
 
 
 def check_corpus(index: str) -> None:
@@ -252,6 +311,7 @@ def complete_report(report: dict[str, Any], run: CorpusRun, config: RunConfig) -
         "end": run.end,
         "last_refusal_reason": run.result.refusal_reason,
         "chunks_shown": list(run.evidence.labels),
+        "context_tokens": config.context_tokens,
     }
 
 

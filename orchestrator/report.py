@@ -448,6 +448,36 @@ def _retrieval_md(report: dict[str, Any]) -> list[str]:
         else:
             outcome = "answered"
         out.append(f"| {r['round']} | {queries} | {chunks or '-'} | {outcome} |")
+    return [*out, "", *_context_md(retrieval)]
+
+
+def _context_md(retrieval: dict[str, Any]) -> list[str]:
+    """Corpus runs only: the context window the evidence was packed into, what each round
+    left out for it, and any round the server still found too long."""
+    window = retrieval.get("context_tokens")
+    out = [
+        "Context window unknown: every retrieved chunk was shown."
+        if window is None
+        else f"Evidence packed best first into a context window of {window} tokens "
+        "(prompt estimated pessimistically, reply included).",
+        "",
+    ]
+    for r in retrieval["rounds"]:
+        fit = r.get("context", {})
+        if fit.get("prompt_tokens_estimate") is not None:
+            left_out = "; ".join(
+                f"`{_inline(x['chunk_id'])}` ({_inline(x['reason'])})" for x in r["left_out"]
+            )
+            out.append(
+                f"- Round {r['round']}: prompt about {fit['prompt_tokens_estimate']} tokens, "
+                f"reply up to {fit['max_tokens_interrogation']}; "
+                + (f"left out: {left_out}." if left_out else "nothing left out.")
+            )
+        if r.get("context_overflow"):
+            out.append(
+                f"- Round {r['round']}: the server found the prompt too long for its window: "
+                f"{_inline(r['context_overflow'])}"
+            )
     return [*out, ""]
 
 

@@ -124,7 +124,9 @@ class FakeOpenAIServer:
     ``(request_json, headers) -> FakeReply | dict | str`` (a dict is a 200 JSON body, a str the
     text of a 200 completion), or a sequence of those values served in order (once it runs out,
     every further request gets a 500 saying so). None answers every request with "OK".
-    GET ``.../models`` returns ``catalog`` (default ``{"data": []}``); anything else is a 404.
+    GET ``.../models`` returns ``catalog`` (default ``{"data": []}``); GET of a path in
+    ``routes`` returns its JSON body (``{"/props": {...}}`` imitates llama.cpp); anything else
+    is a 404.
     A handler that raises produces a 500, and the exception is kept in ``.handler_errors``.
 
     **Slow mode** (``seconds_per_token > 0``) imitates a model that generates at a fixed rate:
@@ -143,6 +145,7 @@ class FakeOpenAIServer:
         handler: Handler | Sequence[object] | None = None,
         *,
         catalog: dict[str, Any] | None = None,
+        routes: dict[str, Any] | None = None,
         seconds_per_token: float = 0.0,
     ) -> None:
         if not seconds_per_token >= 0:
@@ -157,6 +160,7 @@ class FakeOpenAIServer:
                     )
         self._handler = handler
         self._catalog = catalog if catalog is not None else {"data": []}
+        self._routes = dict(routes or {})
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._requests: list[FakeRequest] = []
@@ -215,6 +219,8 @@ class FakeOpenAIServer:
         path = request.path.split("?", 1)[0].rstrip("/")
         if request.method == "GET" and path.endswith("/models"):
             return FakeReply(body=self._catalog)
+        if request.method == "GET" and path in self._routes:
+            return FakeReply(body=self._routes[path])
         if request.method != "POST" or not path.endswith("/chat/completions"):
             return FakeReply(status=404, body={"error": {"message": "no such route", "code": 404}})
         if not isinstance(request.json, dict):

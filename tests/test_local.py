@@ -428,6 +428,7 @@ class _FakeLocalServer:
         )
         self.closed = False
         self.slots = 2
+        self.ctx_per_slot = 4096
 
     @property
     def base_url(self) -> str:
@@ -459,6 +460,7 @@ def test_local_backend_costs_zero_and_defaults_to_structured_output(
             True,
             True,
         )
+        assert backend.context_tokens == 4096  # the slot's window, which evidence must fit
         result = backend.client.chat(backend.model, [{"role": "user", "content": "x"}])
         headers = started[0].fake.requests[0].headers
     assert (result.cost_usd, result.cost_source) == (0.0, "pricing")

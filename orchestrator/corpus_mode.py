@@ -12,6 +12,10 @@ rounds (at most ``config.max_retrieval_rounds``), all within one call budget:
    RRF). Each chunk becomes one document, so ``D2.3`` is sentence 3 of the second chunk, and
    :meth:`~orchestrator.corpus.CorpusEvidence.locate` traces it to file, page and offsets.
 3. **Answer** with :func:`orchestrator.loop.run_loop` on those documents and the calls left.
+   With ``config.context_tokens`` known, only the chunks that fit the window are shown, best
+   first (:func:`_fit_round`, :func:`orchestrator.context.pack`); each round records what it
+   left out and why, and a round whose calls the server refused as too long is recorded
+   (``context_overflow``) and reported as a backend failure by :mod:`orchestrator.run`.
 4. **Close the gap**: when the loop refused for lack of support (``no_grounded_conclusion``,
    ``runs_found_no_answer``, ``candidates_tied``, ``no_evidence``) and rounds and calls are
    left, the next round searches for what was missing (:func:`gap_queries`: the new names each

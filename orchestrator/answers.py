@@ -120,7 +120,16 @@ def answer_key(answer: object) -> str:
     # "In Quelheim" answers "In which town ...?" just as "Quelheim" does.
     if len(words) > 1 and words[0] in _LEADING_PREPOSITIONS:
         words = words[1:]
-    return " ".join(words)
+    key = " ".join(words)
+    # Dropping articles can leave a yes/no word or a refusal ("A: Y" -> "y", "the unknown"):
+    # fold them too, so that the key of a key is itself.
+    if key in _YES:
+        return YES
+    if key in _NO:
+        return NO
+    if is_refusal(key):
+        return UNANSWERABLE
+    return key
 
 
 def normalise_text(text: str) -> str:

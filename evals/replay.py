@@ -55,6 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--shape", choices=("graph", "chain"), help="override arm 6's interrogation shape"
     )
+    parser.add_argument(
+        "--greedy-first",
+        action="store_true",
+        help="arm 6's first interrogation greedy (answered from a temperature-0 bank)",
+    )
     live = parser.add_mutually_exclusive_group()
     live.add_argument(
         "--offline",
@@ -129,6 +134,7 @@ def replay_namespace(config: dict[str, Any], args: argparse.Namespace) -> argpar
         structured_output=settings.get("structured_output", "auto"),
         think_first=bool(settings.get("think_first", False)),
         shape=args.shape or settings.get("shape", "graph"),
+        greedy_first=args.greedy_first or bool(settings.get("greedy_first", False)),
         jobs=1,
         max_cost=0.0,
     )

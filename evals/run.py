@@ -153,6 +153,11 @@ def build_parser() -> argparse.ArgumentParser:
         "models file, else graph)",
     )
     parser.add_argument(
+        "--greedy-first",
+        action="store_true",
+        help="arm 6: the first interrogation at temperature 0, the others at --temp",
+    )
+    parser.add_argument(
         "--think-first",
         action="store_true",
         help="arm 6: each interrogation reasons in plain text first, then writes the graph",
@@ -384,9 +389,11 @@ def _fingerprint(args: argparse.Namespace, model: str, arms: list[int]) -> dict[
         },
         "prompts": {str(arm): prompt_version(arm, args.shape) for arm in arms},
     }
-    # Recorded only when it is not the graph shape, so runs made before shapes existed resume.
+    # Recorded only when they differ from the defaults, so runs made before they existed resume.
     if args.shape != "graph":
         fingerprint["settings"]["shape"] = args.shape
+    if args.greedy_first:
+        fingerprint["settings"]["greedy_first"] = True
     return fingerprint
 
 
@@ -545,6 +552,7 @@ def _settings(args: argparse.Namespace, out: Path, structured_default: bool) -> 
             structured_output=structured[args.structured_output],
             think_first=args.think_first,
             interrogation_shape=args.shape,
+            greedy_first=args.greedy_first,
         ),
         artifacts_dir=out,
         sample_temperature=args.temp,

@@ -392,6 +392,8 @@ class _Loop:
                 config.max_nodes, config.max_edges, span_ids=self.evidence.ids
             )
         response_format = shape_format if config.structured_output else None
+        # With greedy_first, run r1 is the model's single best guess (see RunConfig).
+        temperature = 0.0 if config.greedy_first and index == 1 else config.temperature
         wait = 0.0
         if config.think_first:
             # The reasoning turn is free text; only the second turn is held to the schema.
@@ -403,6 +405,7 @@ class _Loop:
                 None,
                 config.max_tokens_think,
                 self._seed("think", index),
+                temperature=temperature,
             )
             wait += thought.record["latency_s"]
             if thought.text is None or not thought.text.strip():
@@ -417,6 +420,7 @@ class _Loop:
             response_format,
             config.max_tokens_interrogation,
             self._seed("interrogation", index),
+            temperature=temperature,
         )
         wait += first.record["latency_s"]
         if first.text is None:
@@ -438,6 +442,7 @@ class _Loop:
                         response_format,
                         config.max_tokens_interrogation,
                         self._seed("repair", index),
+                        temperature=temperature,
                     )
                     repair_records.append(outcome.record)
                     if outcome.error is not None:
@@ -743,8 +748,10 @@ class _Loop:
         seed: int | None,
         *,
         vote: int | None = None,
+        temperature: float | None = None,
     ) -> _CallOutcome:
-        """Make one reserved logical call; record it whatever happens."""
+        """Make one reserved logical call; record it whatever happens (``temperature``: None
+        for the run's configured one)."""
         start = time.perf_counter()
         text: str | None = None
         error: LLMError | None = None
@@ -753,7 +760,7 @@ class _Loop:
             result = self.client.chat(
                 self.model,
                 messages,
-                temperature=self.config.temperature,
+                temperature=self.config.temperature if temperature is None else temperature,
                 max_tokens=max_tokens,
                 response_format=response_format,
                 seed=seed,

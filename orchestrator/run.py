@@ -254,6 +254,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="each interrogation reasons in plain text, then writes the graph (two calls)",
     )
     parser.add_argument(
+        "--greedy-first",
+        action="store_true",
+        help="the first interrogation at temperature 0, the others sampled at --temp",
+    )
+    parser.add_argument(
         "--retrieval-k",
         type=int,
         default=defaults.retrieval_k,
@@ -300,6 +305,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             temperature=args.temp,
             seed=args.seed,
             think_first=args.think_first,
+            greedy_first=args.greedy_first,
             retrieval_k=args.retrieval_k,
             max_retrieval_rounds=args.max_retrieval_rounds,
             context_tokens=args.context_tokens,

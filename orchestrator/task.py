@@ -71,6 +71,10 @@ class RunConfig:
     models; :func:`orchestrator.parse.parse_chain`). For a corpus task: ``retrieval_k`` chunks
     per retrieval (1..50) and at most ``max_retrieval_rounds`` retrievals (1..5), the first from the
     question and its rewrites, each later one from what the previous round lacked.
+    ``greedy_first`` makes the first interrogation run (``r1``: its reasoning, graph and
+    repair calls) greedy, at temperature 0, and the others sampled at ``temperature``: small
+    models lose much of their accuracy when sampled, and one greedy run keeps their best guess
+    in the set while the sampled runs still bring independent arguments.
     ``context_tokens`` is the model's context window per request (256..10,000,000; None =
     unknown): evidence is packed to fit it (:mod:`orchestrator.context`).
     """
@@ -94,6 +98,7 @@ class RunConfig:
     require_k: bool = False
     interrogation_shape: str = "graph"
     context_tokens: int | None = None
+    greedy_first: bool = False
 
     def __post_init__(self) -> None:
         _int_in("n", self.n, 1, MAX_N)
@@ -128,7 +133,7 @@ class RunConfig:
                 f"interrogation_shape={self.interrogation_shape!r} is invalid: must be one of "
                 f"{', '.join(SHAPES)}"
             )
-        for flag in ("structured_output", "think_first", "require_k"):
+        for flag in ("structured_output", "think_first", "require_k", "greedy_first"):
             if not isinstance(getattr(self, flag), bool):
                 raise TaskError(f"{flag}={getattr(self, flag)!r} is invalid: must be true or false")
 

@@ -2,29 +2,61 @@
 
     python benchmarks/rack7_seeds.py                      # seeds 1-5, --model local
     python benchmarks/rack7_seeds.py --seeds 1,2 --model local-1.5b --out runs/rack7-seeds
+    python benchmarks/rack7_seeds.py --replay runs/rack7-seeds/bank.jsonl   # today's code, no model
 
 Runs ``examples/rack7.json`` with the README's defaults (N=6, k=2, 20 calls) once per seed
 on one model server and prints one row per seed: the headline, how many runs gave which
 answer, the support width, the givens and the span each cites, the rejected citations by
-reason, and the wall clock. The last line says how many seeds answered "yes" and whether every
-given in every report cites a span. Each report is written under ``--out/seed<N>/``.
+reason, and the wall clock. Every reply is banked in ``--out/bank.jsonl`` (`evals.bank`), so
+``--replay`` re-runs the same seeds on today's code without a model (a request the bank lacks
+fails as unavailable and is counted).
+
+The last lines check what issue 19 asks of the main job: whenever a seed answers, every
+argument its report lists for the answer passes through the survey row D2.1 or another claim
+that names server x9, its width is at most the design's 2, and the conclusion sentence shown
+names x9. Each report is written under ``--out/seed<N>/``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from evals.bank import Bank, RecordingClient, ReplayClient  # noqa: E402
 from orchestrator.backend import open_backend  # noqa: E402
 from orchestrator.run import run_task  # noqa: E402
 from orchestrator.task import RunConfig, load_task  # noqa: E402
+
+SUBJECT = "x9"
+DECISIVE_SPAN = "D2.1"
+
+
+def acceptance_problems(report: dict[str, Any]) -> list[str]:
+    """What an answered rack-7 report breaks of issue 19's rule for the main job ([] if none,
+    and always [] for a refusal: a refusal is better than a line that does not exist)."""
+    chosen = report.get("chosen") or {}
+    if report.get("answer") is None or not chosen.get("node_id"):
+        return []
+    problems = []
+    for number, argument in enumerate(chosen.get("arguments") or [], start=1):
+        if not any(c["id"] == DECISIVE_SPAN or SUBJECT in c["claim"].lower() for c in argument):
+            problems.append(f"argument {number} never names {SUBJECT}")
+    if not chosen.get("arguments"):
+        problems.append("the answer lists no argument")
+    if chosen.get("width", 0) > 2:
+        problems.append(f"width {chosen['width']} is above the design's 2")
+    if SUBJECT not in str(report.get("conclusion") or "").lower():
+        problems.append(f"the conclusion sentence does not name {SUBJECT}")
+    return problems
 
 
 def main() -> int:
@@ -33,6 +65,9 @@ def main() -> int:
     parser.add_argument("--seeds", default="1,2,3,4,5")
     parser.add_argument("--task", type=Path, default=ROOT / "examples" / "rack7.json")
     parser.add_argument("--out", type=Path, default=Path("runs") / "rack7-seeds")
+    parser.add_argument(
+        "--replay", type=Path, help="a bank.jsonl of an earlier run: replay it, no model"
+    )
     args = parser.parse_args()
     task = load_task(args.task)
     seeds = [int(s) for s in args.seeds.split(",")]
@@ -40,16 +75,28 @@ def main() -> int:
     print("|---:|---|---|---:|---|---|---:|")
     yes = 0
     all_cited = True
-    with open_backend(args.model) as backend:
+    failures: dict[int, list[str]] = {}
+    with contextlib.ExitStack() as stack:
+        if args.replay:
+            replay = ReplayClient(Bank.load([args.replay.parent]))
+            client: Any = replay
+            # The built-in models ask for structured output; a bank of one was recorded so.
+            model, structured = args.model, True
+        else:
+            backend = stack.enter_context(open_backend(args.model))
+            args.out.mkdir(parents=True, exist_ok=True)
+            client = RecordingClient(backend.client, args.out / "bank.jsonl")
+            model, structured = backend.model, backend.response_format_default
         for seed in seeds:
             started = time.perf_counter()
             report = run_task(
                 task,
-                client=backend.client,
-                model=backend.model,
-                config=RunConfig(seed=seed, structured_output=backend.response_format_default),
+                client=client,
+                model=model,
+                config=RunConfig(seed=seed, structured_output=structured),
                 out_dir=args.out / f"seed{seed}",
             )
+            failures[seed] = acceptance_problems(report)
             wall = time.perf_counter() - started
             answers = Counter(run["answer"] for run in report["runs"] if run["answer"])
             rejected = Counter(c["reason"] for c in report["rejected_citations"])
@@ -63,6 +110,19 @@ def main() -> int:
                 flush=True,
             )
     print(f"\nanswered yes: {yes} of {len(seeds)} seeds; every given cites a span: {all_cited}")
+    broken = {seed: problems for seed, problems in failures.items() if problems}
+    for seed, problems in sorted(broken.items()):
+        print(f"seed {seed} breaks the main-job rule: {'; '.join(problems)}")
+    print(
+        "main-job rule (every argument names x9, width <= 2, conclusion names x9): "
+        + ("met on every answered seed" if not broken else f"broken on {len(broken)} seed(s)")
+    )
+    if args.replay:
+        counts = replay.counts
+        print(
+            f"replay: {counts.replayed} calls replayed, {counts.unavailable} unavailable "
+            "(requests the bank lacks)"
+        )
     return 0
 
 

@@ -432,7 +432,9 @@ class LocalModelServer:
     because these small models otherwise tend to repeat list items until the token limit, and
     ``max_tokens`` so that a request without its own limit cannot run to the end of the
     context (a request's ``max_tokens`` overrides it). ``slots`` requests decode in parallel,
-    each with ``ctx_per_slot`` tokens of context.
+    each with ``ctx_per_slot`` tokens of context. ``draft`` names a smaller built-in model of
+    the same family (same vocabulary: ``local`` for ``local-1.5b``) that drafts tokens for
+    speculative decoding; the output is the big model's either way.
     """
 
     def __init__(
@@ -448,8 +450,12 @@ class LocalModelServer:
         startup_timeout_s: float = 120.0,
         progress: Progress | None = stderr_progress,
         port: int = 0,
+        draft: str | None = None,
     ) -> None:
         self.spec = get_spec(alias)
+        self.draft_spec = get_spec(draft) if draft is not None else None
+        if draft == alias:
+            raise ValueError(f"draft must be a smaller model than {alias!r}, not the same one")
         if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
             raise ValueError(
                 f"port must be an integer in 0..65535 (0: any free port), got {port!r}"
@@ -518,6 +524,16 @@ class LocalModelServer:
         params.cpuparams_batch.poll = 0
         params.sampling.penalty_repeat = self.repeat_penalty
         params.verbosity = -1
+        if self.draft_spec is not None:
+            speculative = params.speculative
+            speculative.types = [
+                xllamacpp.common_speculative_type.COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE
+            ]
+            speculative.draft.mparams.path = str(
+                ensure_model_file(self.draft_spec, cache_dir=self.cache_dir, progress=self.progress)
+            )
+            speculative.draft.cpuparams.n_threads = self.n_threads
+            speculative.draft.cpuparams_batch.n_threads = self.n_threads
         try:
             server = xllamacpp.Server(params)
         except RuntimeError as exc:
@@ -605,12 +621,20 @@ def serve_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="local", choices=sorted(LOCAL_MODELS))
     parser.add_argument("--port", type=int, default=8080, help="port (default 8080; 0: any)")
     parser.add_argument("--slots", type=int, default=2, help="requests decoded at once (default 2)")
+    parser.add_argument(
+        "--draft",
+        choices=sorted(LOCAL_MODELS),
+        help="a smaller built-in model of the same family that drafts tokens (speculative "
+        "decoding), e.g. --model local-1.5b --draft local",
+    )
     args = parser.parse_args(argv)
     stop = threading.Event()
     # SIGTERM (a service manager, CI's kill) ends the server as cleanly as Ctrl-C does.
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: stop.set())
     try:
-        with LocalModelServer(args.model, port=args.port, slots=args.slots) as server:
+        with LocalModelServer(
+            args.model, port=args.port, slots=args.slots, draft=args.draft
+        ) as server:
             print(
                 f"[logic-graph] serving {args.model!r} at {server.base_url} (OpenAI-compatible; "
                 "Ctrl-C stops)",

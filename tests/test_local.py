@@ -24,6 +24,7 @@ from orchestrator import local
 from orchestrator.backend import open_backend
 from orchestrator.client import CostLedger
 from orchestrator.local import (
+    LOCAL_MODELS,
     ChunkSource,
     LocalModelError,
     LocalModelServer,
@@ -619,3 +620,11 @@ def test_unreadable_models_file_and_blank_model_name_are_rejected(tmp_path: Path
         pass
     with pytest.raises(ValueError, match="non-empty string"), open_backend("  "):
         pass
+
+
+def test_a_draft_model_must_be_another_built_in_model() -> None:
+    with pytest.raises(ValueError, match="smaller model than 'local'"):
+        LocalModelServer("local", draft="local")
+    with pytest.raises(LocalModelError, match="unknown local model 'tiny'"):
+        LocalModelServer("local-1.5b", draft="tiny")
+    assert LocalModelServer("local-1.5b", draft="local").draft_spec is LOCAL_MODELS["local"]

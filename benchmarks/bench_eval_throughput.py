@@ -38,7 +38,7 @@ ARM_FLAGS = ["--arms", "1,6,7", "--n", "2", "--k", "2", "--budget-calls", "5", "
 def start_server(model: str, extra: list[str]) -> tuple[subprocess.Popen[str], str]:
     """`logic-graph serve` on a free port; returns the process and its base URL."""
     process = subprocess.Popen(
-        [PYTHON, "-m", "orchestrator.corpus.cli", "serve", "--model", model, "--port", "0"] + extra,
+        [PYTHON, "-m", "orchestrator.corpus.cli", "serve", "--model", model, "--port", "0", *extra],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -58,10 +58,21 @@ def run_eval(
     """Wall clock of one `evals.run` invocation and the number of calls it made."""
     started = time.perf_counter()
     subprocess.run(
-        [PYTHON, "-m", "evals.run", "--dataset", dataset, "--limit", str(items), "--model", model]
-        + ARM_FLAGS
-        + ["--out", str(out)]
-        + extra,
+        [
+            PYTHON,
+            "-m",
+            "evals.run",
+            "--dataset",
+            dataset,
+            "--limit",
+            str(items),
+            "--model",
+            model,
+            *ARM_FLAGS,
+            "--out",
+            str(out),
+            *extra,
+        ],
         cwd=ROOT,
         check=True,
         stdout=subprocess.DEVNULL,

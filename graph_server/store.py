@@ -38,6 +38,8 @@ from graph_server.citation import SpanTable, check_citation
 from graph_server.dedup import Cancelled, MergePlan, apply_plan, plan_merges
 from graph_server.similarity import ClaimKey, claim_key
 from graph_server.validation import (
+    DEFAULT_JACCARD_THRESHOLD,
+    DEFAULT_RATIO_THRESHOLD,
     NODE_KEYS,
     EdgeRecord,
     NodeRecord,
@@ -60,8 +62,8 @@ CancelCheck = Callable[[], bool]
 """Returns True once the caller wants the call abandoned (checked between batches)."""
 F = TypeVar("F", bound=Callable[..., Payload])
 
-DEFAULT_JACCARD_THRESHOLD = 0.7
-DEFAULT_RATIO_THRESHOLD = 0.85
+_OWN_THRESHOLD: Any = object()
+"""Default of ``merge_duplicates``' thresholds: use the store's own (None stays an error)."""
 _ECHO_CHARS = 200
 _BATCH = 1_000
 """Items validated between two cancellation checks."""
@@ -327,15 +329,33 @@ class GraphStore:
     def merge_duplicates(
         self,
         graph_id: str,
-        jaccard_threshold: Any = DEFAULT_JACCARD_THRESHOLD,
-        ratio_threshold: Any = DEFAULT_RATIO_THRESHOLD,
+        jaccard_threshold: Any = _OWN_THRESHOLD,
+        ratio_threshold: Any = _OWN_THRESHOLD,
         *,
         cancel: CancelCheck | None = None,
     ) -> Payload:
-        """Full-graph dedup pass. Returns ``{merges: [[kept, merged]], contradictions_created}``.
+        """Full-graph dedup pass over one graph.
 
-        ``cancel`` is checked while the pass is planned; a cancelled pass changes nothing.
+        Parameters
+        ----------
+        graph_id : str
+            The graph to deduplicate.
+        jaccard_threshold, ratio_threshold : float, optional
+            Scores in 0..1 at or above which two claims count as the same; when left
+            out, this store's own thresholds (the ones ``assert_graph`` uses).
+        cancel : callable, optional
+            Checked while the pass is planned; a cancelled pass changes nothing.
+
+        Returns
+        -------
+        dict
+            ``{merges: [[kept, merged]], contradictions_created: [[a, b]]}``, or
+            ``{"error": ...}`` for a bad threshold, an unknown graph or a cancelled pass.
         """
+        if jaccard_threshold is _OWN_THRESHOLD:
+            jaccard_threshold = self.jaccard_threshold
+        if ratio_threshold is _OWN_THRESHOLD:
+            ratio_threshold = self.ratio_threshold
         jaccard = self._check_value(check_confidence("jaccard_threshold", jaccard_threshold))
         ratio = self._check_value(check_confidence("ratio_threshold", ratio_threshold))
 

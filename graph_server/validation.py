@@ -24,9 +24,21 @@ from typing import Any
 
 from graph_server.views import SUPER_SOURCE
 
+# The single source of the store's enums and defaults: the store, the MCP tool schemas
+# (graph_server.tools) and their descriptions all read them from here.
 NODE_TYPES = ("given", "inference", "assumption", "conclusion")
 RELATIONS = ("supports", "attacks", "assumes")
 DEFAULT_CONFIDENCE = 0.8
+DEFAULT_JACCARD_THRESHOLD = 0.7
+"""Word-overlap score at or above which two claims count as duplicates."""
+DEFAULT_RATIO_THRESHOLD = 0.85
+"""Character-similarity score (0..1) at or above which two claims count as duplicates."""
+DEFAULT_SEARCH_K = 5
+"""Chunks ``search_evidence`` returns when no ``k`` is given."""
+MAX_SEARCH_K = 50
+"""Most chunks one ``search_evidence`` call may ask for (the corpus layer enforces it)."""
+MAX_SEARCH_QUERY_CHARS = 1_000
+"""Longest ``search_evidence`` query (the corpus layer enforces it)."""
 NODE_KEYS = ("id", "claim", "type", "confidence", "run_ids", "source")
 EDGE_KEYS = ("src", "dst", "from", "to", "relation", "confidence", "run_ids")
 SPAN_KEYS = ("id", "text")
@@ -130,11 +142,6 @@ def normalise_id(field: str, value: Any, limits: StoreLimits) -> tuple[str | Non
     if text == SUPER_SOURCE:
         return None, f"{field} {text!r} is reserved for the virtual super-source"
     return text, None
-
-
-def check_id(field: str, value: Any, limits: StoreLimits) -> str | None:
-    """Reason why ``value`` is not a usable id, or None when it is (see normalise_id)."""
-    return normalise_id(field, value, limits)[1]
 
 
 def check_text(field: str, value: Any, limit: int) -> tuple[str | None, str | None]:

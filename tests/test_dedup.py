@@ -206,10 +206,11 @@ def test_merge_duplicates_is_idempotent() -> None:
         node("b", "the pump at site four failed twice today"),
         node("c", "the pump at site four did not fail twice"),
     )
-    first = store.merge_duplicates("g")
+    loose = {"jaccard_threshold": 0.7, "ratio_threshold": 0.85}
+    first = store.merge_duplicates("g", **loose)
     snapshot = store.get_graph("g")
     assert first["merges"]
-    assert store.merge_duplicates("g") == {"merges": [], "contradictions_created": []}
+    assert store.merge_duplicates("g", **loose) == {"merges": [], "contradictions_created": []}
     assert store.get_graph("g") == snapshot
 
 

@@ -33,7 +33,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from orchestrator.client import ChatResult, CostLedger, LLMError, SupportsChat
+from orchestrator.chat import ChatMiddleware, ChatRequest, ChatSeam
+from orchestrator.client import ChatResult, CostLedger, LLMError
 
 BANK_FILE = "bank.jsonl"
 BANK_FILE_GZ = "bank.jsonl.gz"
@@ -43,31 +44,22 @@ class BankMissError(LLMError):
     """The bank holds no reply for this request and the replay may not make live calls."""
 
 
-def request_key(
-    model: str,
-    messages: list[dict[str, Any]],
-    *,
-    temperature: float,
-    seed: int | None,
-    max_tokens: int | None,
-    response_format: dict[str, Any] | None,
-    extra_body: dict[str, Any] | None,
-) -> str:
+def request_key(request: ChatRequest) -> str:
     """SHA-256 (hex) of everything in a request that can change its reply.
 
-    ``role`` and ``tags`` are bookkeeping and are left out, so the same request made by a
-    different arm or under a different tag still finds its reply. Temperature is rounded to
-    6 places so that 0.8 and 0.8000000001 are one setting.
+    ``role``, ``tags`` and ``timeout_s`` are bookkeeping and are left out, so the same request
+    made by a different arm or under a different tag still finds its reply. Temperature is
+    rounded to 6 places so that 0.8 and 0.8000000001 are one setting.
     """
     canonical = json.dumps(
         {
-            "model": model,
-            "messages": messages,
-            "temperature": round(float(temperature), 6),
-            "seed": seed,
-            "max_tokens": max_tokens,
-            "response_format": response_format,
-            "extra_body": extra_body,
+            "model": request.model,
+            "messages": request.messages,
+            "temperature": round(float(request.temperature), 6),
+            "seed": request.seed,
+            "max_tokens": request.max_tokens,
+            "response_format": request.response_format,
+            "extra_body": request.extra_body,
         },
         sort_keys=True,
         ensure_ascii=False,
@@ -97,61 +89,30 @@ def _read_lines(path: Path) -> Iterable[dict[str, Any]]:
                 yield record
 
 
-class RecordingClient:
+class RecordingClient(ChatMiddleware):
     """A chat client that forwards to ``inner`` and appends every successful reply to a bank.
 
     Thread-safe (the orchestrator fans out through it). Each line is flushed as it is written,
     so a killed run loses at most the reply in flight.
     """
 
-    def __init__(self, inner: SupportsChat, path: Path) -> None:
-        self.inner = inner
-        self.ledger: CostLedger = inner.ledger
+    def __init__(self, inner: ChatSeam, path: Path) -> None:
+        super().__init__(inner)
         self.path = path
         self._lock = threading.Lock()
         path.parent.mkdir(parents=True, exist_ok=True)
 
-    def chat(
-        self,
-        model: str,
-        messages: list[dict[str, Any]],
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        response_format: dict[str, Any] | None = None,
-        seed: int | None = None,
-        role: str = "call",
-        extra_body: dict[str, Any] | None = None,
-        tags: dict[str, Any] | None = None,
-    ) -> ChatResult:
+    def send(self, request: ChatRequest) -> ChatResult:
         """Forward the call; bank the reply under its `request_key`."""
-        result = self.inner.chat(
-            model,
-            messages,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            response_format=response_format,
-            seed=seed,
-            role=role,
-            extra_body=extra_body,
-            tags=tags,
-        )
+        result = self.inner.send(request)
         record = {
-            "key": request_key(
-                model,
-                messages,
-                temperature=temperature,
-                seed=seed,
-                max_tokens=max_tokens,
-                response_format=response_format,
-                extra_body=extra_body,
-            ),
-            "model": model,
-            "role": role,
-            "temperature": temperature,
-            "seed": seed,
-            "max_tokens": max_tokens,
-            "tags": dict(tags or {}),
+            "key": request_key(request),
+            "model": request.model,
+            "role": request.role,
+            "temperature": request.temperature,
+            "seed": request.seed,
+            "max_tokens": request.max_tokens,
+            "tags": dict(request.tags),
             "text": result.text,
             "prompt_tokens": result.prompt_tokens,
             "completion_tokens": result.completion_tokens,
@@ -213,7 +174,7 @@ class Bank:
         return list(self._replies.get(key, ()))
 
 
-class ReplayClient:
+class ReplayClient(ChatSeam):
     """A chat client that answers from a `Bank`; a request it lacks goes to ``live`` or fails.
 
     The n-th identical request of a replay gets the n-th recorded reply for its key (the last
@@ -227,7 +188,7 @@ class ReplayClient:
         self,
         bank: Bank,
         *,
-        live: SupportsChat | None = None,
+        live: ChatSeam | None = None,
         ledger: CostLedger | None = None,
     ) -> None:
         self.bank = bank
@@ -239,31 +200,12 @@ class ReplayClient:
         self._served: dict[str, int] = defaultdict(int)
         self._lock = threading.Lock()
 
-    def chat(
-        self,
-        model: str,
-        messages: list[dict[str, Any]],
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        response_format: dict[str, Any] | None = None,
-        seed: int | None = None,
-        role: str = "call",
-        extra_body: dict[str, Any] | None = None,
-        tags: dict[str, Any] | None = None,
-    ) -> ChatResult:
+    def send(self, request: ChatRequest) -> ChatResult:
         """The banked reply for this request (see the class docstring)."""
-        key = request_key(
-            model,
-            messages,
-            temperature=temperature,
-            seed=seed,
-            max_tokens=max_tokens,
-            response_format=response_format,
-            extra_body=extra_body,
-        )
+        key = request_key(request)
+        role, model = request.role, request.model
         replies = self.bank.replies(key)
-        fields = dict(tags or {})
+        fields = dict(request.tags)
         if replies:
             with self._lock:
                 index = min(self._served[key], len(replies) - 1)
@@ -286,17 +228,7 @@ class ReplayClient:
         if self.live is not None:
             with self._lock:
                 self.counts.add(role, "live")
-            return self.live.chat(
-                model,
-                messages,
-                temperature=temperature,
-                max_tokens=max_tokens,
-                response_format=response_format,
-                seed=seed,
-                role=role,
-                extra_body=extra_body,
-                tags=tags,
-            )
+            return self.live.send(request)
         with self._lock:
             self.counts.add(role, "unavailable")
         error = BankMissError(f"no banked reply for this {role!r} request (offline replay)")

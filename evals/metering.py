@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import math
 import threading
+from dataclasses import replace
 from typing import Any
 
-from orchestrator.client import ChatResult, CostLedger, LLMError, SupportsChat
+from orchestrator.chat import ChatMiddleware, ChatRequest, ChatSeam
+from orchestrator.client import ChatResult, CostLedger, LLMError
 
 # Chat templates add a few special tokens per message (role markers, separators).
 TOKENS_PER_MESSAGE = 16
@@ -113,44 +115,23 @@ class CostCap:
                 self.spent_usd += charge
 
 
-class CappedClient:
+class CappedClient(ChatMiddleware):
     """A chat client that enforces a `CostCap` in front of `inner` (see the module docstring)."""
 
-    def __init__(self, inner: SupportsChat, cap: CostCap) -> None:
-        self.inner = inner
+    def __init__(self, inner: ChatSeam, cap: CostCap) -> None:
+        super().__init__(inner)
         self.cap = cap
-        self.ledger: CostLedger = inner.ledger
 
-    def chat(
-        self,
-        model: str,
-        messages: list[dict[str, Any]],
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        response_format: dict[str, Any] | None = None,
-        seed: int | None = None,
-        role: str = "call",
-        extra_body: dict[str, Any] | None = None,
-        tags: dict[str, Any] | None = None,
-    ) -> ChatResult:
+    def send(self, request: ChatRequest) -> ChatResult:
         """Reserve the worst case, forward the call, then charge what it really cost."""
-        limit = max_tokens if max_tokens is not None else self.cap.default_max_tokens
-        worst = self.cap.worst_case(messages, limit)
-        self.cap.reserve(worst, f"a {role!r} call to {model}")
+        limit = (
+            request.max_tokens if request.max_tokens is not None else self.cap.default_max_tokens
+        )
+        worst = self.cap.worst_case(request.messages, limit)
+        self.cap.reserve(worst, f"a {request.role!r} call to {request.model}")
         actual: float | None = None
         try:
-            result = self.inner.chat(
-                model,
-                messages,
-                temperature=temperature,
-                max_tokens=limit,
-                response_format=response_format,
-                seed=seed,
-                role=role,
-                extra_body=extra_body,
-                tags=tags,
-            )
+            result = self.inner.send(replace(request, max_tokens=limit))
             actual = result.cost_usd
             return result
         except LLMError as exc:
@@ -169,46 +150,23 @@ def _failure_cost(ledger: CostLedger, call_id: int | None) -> float | None:
     return float(cost) if isinstance(cost, int | float) else None
 
 
-class CallRecorder:
+class CallRecorder(ChatMiddleware):
     """A chat client that tags calls with `tags` and remembers their ledger ids.
 
     Thread-safe, so the orchestrator may fan out through it. `records` returns the ledger
     records of exactly the calls made through this recorder, failed ones included.
     """
 
-    def __init__(self, inner: SupportsChat, tags: dict[str, Any]) -> None:
-        self.inner = inner
-        self.ledger: CostLedger = inner.ledger
+    def __init__(self, inner: ChatSeam, tags: dict[str, Any]) -> None:
+        super().__init__(inner)
         self.tags = dict(tags)
         self._ids: list[int] = []
         self._lock = threading.Lock()
 
-    def chat(
-        self,
-        model: str,
-        messages: list[dict[str, Any]],
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        response_format: dict[str, Any] | None = None,
-        seed: int | None = None,
-        role: str = "call",
-        extra_body: dict[str, Any] | None = None,
-        tags: dict[str, Any] | None = None,
-    ) -> ChatResult:
+    def send(self, request: ChatRequest) -> ChatResult:
         """Forward the call with this recorder's tags added; remember its ledger id."""
         try:
-            result = self.inner.chat(
-                model,
-                messages,
-                temperature=temperature,
-                max_tokens=max_tokens,
-                response_format=response_format,
-                seed=seed,
-                role=role,
-                extra_body=extra_body,
-                tags={**(tags or {}), **self.tags},
-            )
+            result = self.inner.send(replace(request, tags={**request.tags, **self.tags}))
         except LLMError as exc:
             self._remember(exc.call_id)
             raise

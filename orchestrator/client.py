@@ -45,7 +45,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC
-from typing import Any, NoReturn, Protocol
+from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
 import requests
@@ -56,6 +56,7 @@ from urllib3.poolmanager import PoolManager
 
 from orchestrator._ledger import ChatResult, CostLedger
 from orchestrator._pricing import PricingTable
+from orchestrator.chat import ChatMiddleware, ChatRequest, ChatSeam
 from orchestrator.errors import (
     APIStatusError,
     BackendRejectedError,
@@ -84,7 +85,9 @@ __all__ = [
     "BackendUnusableError",
     "CallTimeBudgetError",
     "ChatClient",
+    "ChatRequest",
     "ChatResult",
+    "ChatSeam",
     "ContextOverflowError",
     "CostLedger",
     "GuardedClient",
@@ -100,6 +103,9 @@ __all__ = [
     "is_openrouter_url",
     "parse_retry_after",
 ]
+
+SupportsChat = ChatSeam
+"""What the control loop, screen and evals take as a client: any :class:`ChatSeam`."""
 
 log = logging.getLogger("orchestrator.client")
 
@@ -217,26 +223,6 @@ class _WatchedAdapter(HTTPAdapter):
         return manager
 
 
-class SupportsChat(Protocol):
-    """What the control loop, screen and evals need from a client (ChatClient, ScriptedClient)."""
-
-    ledger: CostLedger
-
-    def chat(
-        self,
-        model: str,
-        messages: list[dict[str, Any]],
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        response_format: dict[str, Any] | None = None,
-        seed: int | None = None,
-        role: str = "call",
-        extra_body: dict[str, Any] | None = None,
-        tags: dict[str, Any] | None = None,
-    ) -> ChatResult: ...
-
-
 def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
     """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP-date), or None.
 
@@ -263,7 +249,7 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
     return max(0.0, seconds)
 
 
-class ChatClient:
+class ChatClient(ChatSeam):
     """Thread-safe chat-completions client; one instance can serve a whole thread pool.
 
     Inputs: ``base_url`` (default env ``LOGIC_GRAPH_BASE_URL``, else OpenRouter); ``api_key``
@@ -379,21 +365,8 @@ class ChatClient:
             for session in self._sessions:
                 session.close()
 
-    def chat(
-        self,
-        model: str,
-        messages: list[dict[str, Any]],
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        response_format: dict[str, Any] | None = None,
-        seed: int | None = None,
-        role: str = "call",
-        extra_body: dict[str, Any] | None = None,
-        tags: dict[str, Any] | None = None,
-        timeout_s: float | None = None,
-    ) -> ChatResult:
-        """One logical chat call (with retries); records it in ``self.ledger`` under ``role``.
+    def send(self, request: ChatRequest) -> ChatResult:
+        """One logical chat call (with retries); records it in ``self.ledger`` under its role.
 
         ``response_format`` is passed through (e.g. :mod:`orchestrator.schemas`);
         ``extra_body`` adds provider-specific fields; ``tags`` become extra ledger fields.
@@ -404,6 +377,14 @@ class ChatClient:
         ``attempts`` and ``call_id`` are set: :class:`BackendUnusableError` when the backend
         cannot serve any call (no key, unreachable, 401/402/404).
         """
+        model, messages, role, timeout_s = (
+            request.model,
+            request.messages,
+            request.role,
+            request.timeout_s,
+        )
+        temperature, max_tokens, seed = request.temperature, request.max_tokens, request.seed
+        response_format, extra_body = request.response_format, request.extra_body
         payload = self._payload(
             model, messages, temperature, max_tokens, response_format, seed, extra_body
         )
@@ -414,7 +395,7 @@ class ChatClient:
             timeout_s,
             "None or > 0",
         )
-        fields = dict(tags or {})
+        fields = dict(request.tags)
         start = self._clock()
         deadline = None if timeout_s is None else start + timeout_s
         missing = self._missing_key()
@@ -875,7 +856,7 @@ def _error_detail(text: str) -> str:
     return _excerpt(text)
 
 
-class GuardedClient:
+class GuardedClient(ChatMiddleware):
     """Wraps a client for one run: a wall-clock budget, and a stop on an unusable backend.
 
     * ``budget_s``: calls that would start after ``budget_s`` seconds (from construction) are
@@ -896,7 +877,7 @@ class GuardedClient:
 
     def __init__(
         self,
-        inner: SupportsChat,
+        inner: ChatSeam,
         *,
         budget_s: float | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -907,8 +888,7 @@ class GuardedClient:
             budget_s,
             "None or > 0",
         )
-        self.inner = inner
-        self.ledger = inner.ledger
+        super().__init__(inner)
         self.budget_s = budget_s
         self._clock = clock
         self._deadline = None if budget_s is None else clock() + budget_s
@@ -936,20 +916,9 @@ class GuardedClient:
         past = self._deadline is not None and self._clock() >= self._deadline
         return self.refused_for_time > 0 or past
 
-    def chat(
-        self,
-        model: str,
-        messages: list[dict[str, Any]],
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        response_format: dict[str, Any] | None = None,
-        seed: int | None = None,
-        role: str = "call",
-        extra_body: dict[str, Any] | None = None,
-        tags: dict[str, Any] | None = None,
-    ) -> ChatResult:
-        """``inner.chat`` with the guards described in the class docstring."""
+    def send(self, request: ChatRequest) -> ChatResult:
+        """``inner.send`` with the guards described in the class docstring."""
+        model, role, tags = request.model, request.role, request.tags
         with self._lock:
             known = self.unusable.fresh() if self.unusable is not None else None
         if known is not None:
@@ -966,26 +935,16 @@ class GuardedClient:
                 model,
                 tags,
             )
-        kwargs: dict[str, Any] = {
-            "temperature": temperature,
-            "max_tokens": max_tokens,
-            "response_format": response_format,
-            "seed": seed,
-            "role": role,
-            "extra_body": extra_body,
-            "tags": tags,
-        }
-        subject = (tags or {}).get("subject")
+        subject = tags.get("subject")
         label = f"{role} {subject}" if subject else role
         with self._lock:
             self.started += 1
             key = self.started
             self._running[key] = (label, self._clock())
         try:
-            if isinstance(self.inner, ChatClient) and left is not None:
-                result = self.inner.chat(model, messages, timeout_s=left, **kwargs)
-            else:
-                result = self.inner.chat(model, messages, **kwargs)
+            # A call that starts gets the time left as its overall limit.
+            limited = request if left is None else replace(request, timeout_s=left)
+            result = self.inner.send(limited)
         except LLMError as exc:
             with self._lock:
                 self.last_error = exc
@@ -1000,12 +959,8 @@ class GuardedClient:
             self.completion_tokens += result.completion_tokens or 0
         return result
 
-    def _refuse(
-        self, error: LLMError, role: str, model: str, tags: dict[str, Any] | None
-    ) -> NoReturn:
-        error.call_id = self.ledger.record_failure(
-            role, model, error, latency_s=0.0, **dict(tags or {})
-        )
+    def _refuse(self, error: LLMError, role: str, model: str, tags: dict[str, Any]) -> NoReturn:
+        error.call_id = self.ledger.record_failure(role, model, error, latency_s=0.0, **tags)
         with self._lock:
             self.last_error = error
         raise error

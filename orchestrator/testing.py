@@ -26,6 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from orchestrator._ledger import ChatResult, CostLedger
+from orchestrator.chat import ChatRequest, ChatSeam
 from orchestrator.errors import LLMError
 
 __all__ = [
@@ -407,8 +408,8 @@ class ScriptExhaustedError(AssertionError):
 Script = Callable[[str, list[dict[str, Any]], dict[str, Any]], "str | BaseException"]
 
 
-class ScriptedClient:
-    """In-process client with ``ChatClient.chat``'s signature; nothing goes over the network.
+class ScriptedClient(ChatSeam):
+    """In-process client (a :class:`~orchestrator.chat.ChatSeam`); nothing goes over the network.
 
     ``script`` is either a callable ``(model, messages, kwargs) -> str | Exception`` (kwargs
     holds temperature, max_tokens, response_format, seed, role, extra_body, tags) or a list of
@@ -445,28 +446,17 @@ class ScriptedClient:
         with self._lock:
             return list(self._calls)
 
-    def chat(
-        self,
-        model: str,
-        messages: list[dict[str, Any]],
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        response_format: dict[str, Any] | None = None,
-        seed: int | None = None,
-        role: str = "call",
-        extra_body: dict[str, Any] | None = None,
-        tags: dict[str, Any] | None = None,
-    ) -> ChatResult:
+    def send(self, request: ChatRequest) -> ChatResult:
         """Answer from the script, record the call in ``.ledger`` and return a ChatResult."""
+        model, messages, role, tags = request.model, request.messages, request.role, request.tags
         kwargs = {
-            "temperature": temperature,
-            "max_tokens": max_tokens,
-            "response_format": response_format,
-            "seed": seed,
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+            "response_format": request.response_format,
+            "seed": request.seed,
             "role": role,
-            "extra_body": extra_body,
-            "tags": tags,
+            "extra_body": request.extra_body,
+            "tags": tags or None,
         }
         with self._lock:
             position = len(self._calls)
@@ -480,7 +470,7 @@ class ScriptedClient:
         except LLMError as exc:  # a script may raise its failure instead of returning it
             answer = exc
         latency = time.monotonic() - start
-        fields = dict(tags or {})
+        fields = dict(tags)
         if isinstance(answer, LLMError):
             answer.attempts = answer.attempts or 1
             answer.call_id = self.ledger.record_failure(

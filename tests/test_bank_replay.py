@@ -13,6 +13,7 @@ from evals import replay
 from evals.bank import BANK_FILE, Bank, BankMissError, ReplayClient, request_key
 from evals.summary import main as summary_main
 from orchestrator import loop
+from orchestrator.chat import ChatRequest
 from orchestrator.client import CostLedger
 from orchestrator.testing import ScriptedClient
 
@@ -159,15 +160,7 @@ def test_replay_refuses_a_folder_that_is_not_a_bank_and_a_non_empty_out(
 
 
 def key_of(messages: list[dict[str, Any]], seed: int | None = 1) -> str:
-    return request_key(
-        "m",
-        messages,
-        temperature=0.8,
-        seed=seed,
-        max_tokens=64,
-        response_format=None,
-        extra_body=None,
-    )
+    return request_key(ChatRequest("m", messages, temperature=0.8, seed=seed, max_tokens=64))
 
 
 def test_identical_requests_get_the_recorded_replies_in_order_then_the_last_again() -> None:

@@ -9,7 +9,7 @@ Each arm is a function ``(item, model, client, *, settings) -> ArmResult``:
 4. `arrow_thinking` - one call whose system prompt forces arrow-chain (``a -> b -> c``) thinking.
 5. `compressed_chain` - reason and answer; the model compresses its reasoning to an arrow chain;
    a fresh context checks the chain against documents and question and answers.
-6. `orchestrator` - `orchestrator.run.run_task`; the answer is the chosen cluster's short
+6. `orchestrator` - `orchestrator.api.run_task`; the answer is the chosen cluster's short
    answer, as the runs gave it.
 7. `self_consistency` - N independent reasoned answers (fresh contexts, temperature > 0, a
    different seed each) and a plurality vote over answers normalised as arm 6 clusters them;
@@ -36,8 +36,8 @@ from evals.score import normalize_answer
 from evals.vote import ABSTAIN, TIE, majority_vote
 from orchestrator import prompts as orchestrator_prompts
 from orchestrator.answers import UNANSWERABLE
+from orchestrator.api import RunConfig, run_task
 from orchestrator.client import SupportsChat
-from orchestrator.run import RunConfig, run_task
 
 
 @dataclass(frozen=True)

@@ -37,8 +37,8 @@ from evals.datasets.loaders import item_to_task, load_dataset
 from evals.score import is_answerable, outcome, score
 from evals.summary import abstention_metrics
 from orchestrator import corpus
+from orchestrator.api import RunConfig, run_task
 from orchestrator.client import SupportsChat
-from orchestrator.run import RunConfig, run_task
 
 RECALL_AT = (1, 3, 5, 8, 10, 20)
 MODES = ("inline", "corpus")
@@ -351,8 +351,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = out / "results.jsonl"
     rows = _read_rows(results)
     if not args.retrieval_only:
+        from orchestrator.api import default_model
         from orchestrator.backend import open_backend
-        from orchestrator.run import default_model
 
         model = args.model or default_model()
         meta["model"] = model

@@ -35,7 +35,7 @@ from evals.metering import CappedClient, CostCap
 from evals.progress import Tally
 from evals.summary import latest_rows, read_rows, write_summary
 from orchestrator.backend import open_backend
-from orchestrator.local import is_local_model
+from orchestrator.local_models import is_local_model
 
 REPLAY_FILE = "replay.json"
 

@@ -65,11 +65,11 @@ from evals.metering import CappedClient, CostCap, CostCapReached, usage_of
 from evals.progress import Tally, estimate_line, measured_timing, record_timing
 from evals.score import ABSTAINED, CORRECT, is_answerable, outcome, score
 from evals.summary import latest_rows, read_rows, write_summary
+from orchestrator.api import RunConfig, model_shape
 from orchestrator.backend import open_backend
 from orchestrator.client import LLMError, PricingTable
 from orchestrator.errors import BackendUnusableError
-from orchestrator.local import is_local_model
-from orchestrator.run import RunConfig, model_shape
+from orchestrator.local_models import is_local_model
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS_ROOT = Path(__file__).resolve().parent / "results"

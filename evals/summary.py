@@ -25,7 +25,7 @@ from typing import Any, TextIO
 
 from evals.compare import arm_statistics, flips, render_flips, render_statistics
 from evals.score import ABSTAINED, CORRECT, NO_ANSWER, WRONG, row_outcome
-from orchestrator.local import is_local_model
+from orchestrator.local_models import is_local_model
 
 # The width strata of arm 6 (G4); widths above the last bucket join it.
 WIDTH_BUCKETS = ("0", "1", "2", "3+")

@@ -18,6 +18,7 @@ from typing import Any
 
 import networkx as nx
 
+from graph_server.mermaid import flowchart
 from graph_server.validation import NODE_KEYS
 
 Payload = dict[str, Any]
@@ -72,9 +73,6 @@ def to_graphml(graph: Payload) -> str:
 
 def to_mermaid(graph: Payload, surviving: list[str], disputed: list[str]) -> str:
     """Mermaid flowchart source of ``graph``, drawn as the orchestrator's report draws it."""
-    # The report's renderer: one escaping and layout rule for every Mermaid the project writes.
-    from orchestrator.mermaid import flowchart
-
     conclusions = [node["id"] for node in graph["nodes"] if node["type"] == "conclusion"]
     return flowchart(
         graph,

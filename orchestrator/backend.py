@@ -59,7 +59,8 @@ from typing import Any
 from orchestrator._pricing import DEFAULT_MODELS_PATH
 from orchestrator.client import ENV_BASE_URL, ChatClient, CostLedger, PricingTable
 from orchestrator.context import probe_context_tokens
-from orchestrator.local import LOCAL_MODELS, LocalModelServer, is_local_model
+from orchestrator.local import LocalModelServer
+from orchestrator.local_models import LOCAL_MODELS, is_local_model
 
 LOCAL_TIMEOUT_S = 600.0
 """Read timeout of a call to the built-in server: a 2-core CPU can take minutes for a long

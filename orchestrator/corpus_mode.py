@@ -58,22 +58,25 @@ from orchestrator.corpus import (
 from orchestrator.corpus.retrieval import MAX_VARIANTS, query_terms
 from orchestrator.errors import ContextOverflowError, LLMError, UnexpectedClientError
 from orchestrator.loop import (
-    REFUSE_NO_EVIDENCE,
-    REFUSE_NO_GROUNDED,
-    REFUSE_TIED,
-    REFUSE_UNANSWERABLE,
     LoopResult,
     Progress,
     call_record,
     failure_cost,
     run_loop,
 )
+from orchestrator.reasons import RefusalReason
 from orchestrator.report import totals
 from orchestrator.task import RunConfig, Task, TaskError
 from orchestrator.trace import Trace
 
-REFUSE_INSUFFICIENT_EVIDENCE = "insufficient_evidence"
-GAP_REFUSALS = frozenset({REFUSE_NO_EVIDENCE, REFUSE_NO_GROUNDED, REFUSE_UNANSWERABLE, REFUSE_TIED})
+GAP_REFUSALS = frozenset(
+    {
+        RefusalReason.NO_EVIDENCE,
+        RefusalReason.NO_GROUNDED,
+        RefusalReason.UNANSWERABLE,
+        RefusalReason.TIED,
+    }
+)
 """Loop refusals that more evidence could overturn; others (all runs failed) end the rounds."""
 
 END_ANSWERED = "answered"
@@ -204,7 +207,7 @@ def run_corpus_task(
     assert result is not None  # round 1 always runs the loop
     refusal = result.refusal_reason
     if result.chosen is None and refusal in GAP_REFUSALS:
-        refusal = REFUSE_INSUFFICIENT_EVIDENCE
+        refusal = RefusalReason.INSUFFICIENT_EVIDENCE
     trace.event("retrieval_end", end=end, refusal_reason=refusal, rounds=len(rounds))
     return CorpusRun(
         index=index,

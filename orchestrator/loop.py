@@ -62,24 +62,11 @@ from orchestrator.chain import ChainContext
 from orchestrator.client import ChatResult, SupportsChat
 from orchestrator.errors import LLMError, UnexpectedClientError
 from orchestrator.evidence import Evidence, build_evidence
+from orchestrator.reasons import RefusalReason, StopReason
 from orchestrator.task import RunConfig, Task
 from orchestrator.trace import Trace
 
 GRAPH_ID = "task"
-
-STOP_NO_CANDIDATES = "no_candidates"
-STOP_NO_DISPUTES = "no_disputes"
-STOP_WIDTH_REACHED = "width_reached"
-STOP_DISPUTES_EXHAUSTED = "disputes_exhausted"
-STOP_BUDGET_EXHAUSTED = "budget_exhausted"
-STOP_DEADLINE = "deadline_reached"
-
-REFUSE_ALL_RUNS_FAILED = "all_runs_failed"
-REFUSE_NO_GROUNDED = "no_grounded_conclusion"
-REFUSE_TIED = "candidates_tied"
-REFUSE_UNANSWERABLE = "runs_found_no_answer"
-REFUSE_NO_EVIDENCE = "no_evidence"
-REFUSE_BELOW_K = "below_k"
 
 MAX_PARALLEL_CALLS = 64
 """Thread-pool ceiling; calls beyond it queue (the budget, not this, bounds how many run)."""
@@ -304,10 +291,13 @@ class _Loop:
                 why = "no conclusion node was accepted into the graph"
             else:
                 why = "every candidate answer was refuted"
-            return STOP_NO_CANDIDATES, why
+            return StopReason.NO_CANDIDATES, why
         disputed = current.disputed
         if not disputed:
-            return STOP_NO_DISPUTES, "no contradiction pairs and no single-run load-bearing claims"
+            return (
+                StopReason.NO_DISPUTES,
+                "no contradiction pairs and no single-run load-bearing claims",
+            )
         top = current.candidates[0]
         if (
             previous is not None
@@ -315,23 +305,23 @@ class _Loop:
             and top.grounded
             and top.width >= self.config.k
         ):
-            return STOP_WIDTH_REACHED, (
+            return StopReason.WIDTH_REACHED, (
                 f"candidates unchanged by the last round and the top candidate has width "
                 f"{top.width} >= k={self.config.k}"
             )
         untried = [node for node in disputed if node not in interrogated]
         if not untried:
-            return STOP_DISPUTES_EXHAUSTED, (
+            return StopReason.DISPUTES_EXHAUSTED, (
                 f"{len(disputed)} disputed claim(s) remain, all already verified once"
             )
         # A guarded client (orchestrator.client.GuardedClient) knows the run's wall-clock
         # budget; once it is spent every call would be refused, so no round can help.
         if getattr(self.client, "deadline_reached", False):
-            return STOP_DEADLINE, (
+            return StopReason.DEADLINE, (
                 f"the run's wall-clock budget ran out; {len(untried)} disputed claim(s) unverified"
             )
         if self.budget.remaining < self.config.m_verify:
-            return STOP_BUDGET_EXHAUSTED, (
+            return StopReason.BUDGET_EXHAUSTED, (
                 f"{self.budget.remaining} of {self.budget.limit} calls left, fewer than the "
                 f"{self.config.m_verify} one verification needs; {len(untried)} disputed "
                 "claim(s) unverified"
@@ -892,18 +882,18 @@ def decide(
     with ``require_width`` (``--require-k``) an answer of smaller width as ``below_k``.
     """
     if not has_evidence:
-        return REFUSE_NO_EVIDENCE, None
+        return RefusalReason.NO_EVIDENCE, None
     if usable_runs == 0:
-        return REFUSE_ALL_RUNS_FAILED, None
+        return RefusalReason.ALL_RUNS_FAILED, None
     top = assessment.top
     if top is None or not top.grounded:
-        return REFUSE_NO_GROUNDED, None
+        return RefusalReason.NO_GROUNDED, None
     if assessment.top_tied:
-        return REFUSE_TIED, None
+        return RefusalReason.TIED, None
     if unanswerable_runs and unanswerable_runs >= top.run_support:
-        return REFUSE_UNANSWERABLE, None
+        return RefusalReason.UNANSWERABLE, None
     if require_width is not None and top.width < require_width:
-        return REFUSE_BELOW_K, None
+        return RefusalReason.BELOW_K, None
     return None, top
 
 

@@ -13,17 +13,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from orchestrator import mermaid, prompts
+from graph_server import mermaid
+from orchestrator import prompts
 from orchestrator.assess import Candidate
-from orchestrator.loop import (
-    REFUSE_ALL_RUNS_FAILED,
-    REFUSE_BELOW_K,
-    REFUSE_NO_EVIDENCE,
-    REFUSE_NO_GROUNDED,
-    REFUSE_TIED,
-    REFUSE_UNANSWERABLE,
-    LoopResult,
-)
+from orchestrator.loop import LoopResult
+from orchestrator.reasons import RefusalReason
 
 REPORT_VERSION = 2
 BUDGET_COUNTS = (
@@ -44,7 +38,7 @@ def build_report(
     """The report dict for ``result``; ``wall_s`` is the run's wall clock so far (the caller
     may refresh ``timing`` after rendering); ``context`` (e.g. base URL, task file) is copied
     into ``report["context"]``. ``limits`` (the run's bounds, see
-    :func:`orchestrator.run.run_task`) is copied into ``report["limits"]``, with the count of
+    :func:`orchestrator.api.run_task`) is copied into ``report["limits"]``, with the count of
     calls cut off at ``max_tokens`` added."""
     nodes = {node["id"]: node for node in result.graph["nodes"]}
     assessment = result.assessment
@@ -304,7 +298,7 @@ def plain_answer(answer: str | None) -> str | None:
 def _stop(result: LoopResult) -> dict[str, str]:
     """Why the loop ended. A task without evidence never ran a model, so the loop's generic
     "no run produced a usable graph" would read as if runs had failed: it is said plainly."""
-    if result.refusal_reason == REFUSE_NO_EVIDENCE:
+    if result.refusal_reason == RefusalReason.NO_EVIDENCE:
         return {"stop_reason": "no_evidence", "stop_detail": "the task has no evidence"}
     return {"stop_reason": result.stop_reason, "stop_detail": result.stop_detail}
 
@@ -345,32 +339,32 @@ def _statement(result: LoopResult) -> str:
             f"{result.config.n} interrogations."
         )
     reason = result.refusal_reason
-    if reason == REFUSE_ALL_RUNS_FAILED:
+    if reason == RefusalReason.ALL_RUNS_FAILED:
         failed = sum(1 for run in result.runs if not run["ingested"])
         why = f"None of the {failed} interrogations produced a usable argument graph."
-    elif reason == REFUSE_TIED:
+    elif reason == RefusalReason.TIED:
         first, second = result.assessment.candidates[:2]
         why = (
             f"The two best-supported answers ({first.claim!r} and {second.claim!r}) are tied on "
             f"argument width ({first.width}), flow and the number of runs behind them."
         )
-    elif reason == REFUSE_NO_GROUNDED:
+    elif reason == RefusalReason.NO_GROUNDED:
         flagged = sorted({f for c in result.assessment.candidates for f in c.flags})
         why = (
             "No candidate answer is connected to a surviving, cited document sentence through "
             "unrefuted reasoning"
             + (f" (candidate flags: {', '.join(flagged)})." if flagged else ".")
         )
-    elif reason == REFUSE_BELOW_K:
+    elif reason == RefusalReason.BELOW_K:
         top = result.assessment.top
         width = top.width if top is not None else 0
         why = (
             f"The best-supported answer rests on {width} independent line(s) of evidence, "
             f"below the required k={result.config.k} (--require-k)."
         )
-    elif reason == REFUSE_NO_EVIDENCE:
+    elif reason == RefusalReason.NO_EVIDENCE:
         why = "The task has no evidence to reason from, so no model call was made."
-    elif reason == REFUSE_UNANSWERABLE:
+    elif reason == RefusalReason.UNANSWERABLE:
         why = (
             "At least as many interrogations found that the evidence does not decide the "
             "question as gave the best-supported answer."

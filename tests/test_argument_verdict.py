@@ -7,7 +7,7 @@ from typing import Any
 
 from canned_runs import GOOD, RACK7_TASK, SPAN, YES, Script, always, chain_run, model_graph
 
-from orchestrator.run import RunConfig, run_task
+from orchestrator.api import RunConfig, run_task
 from orchestrator.testing import ScriptedClient
 
 CONCLUSION = "server x9 can be used for the nightly cron job"

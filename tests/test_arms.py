@@ -31,9 +31,9 @@ from evals.metering import (
     worst_case_prompt_tokens,
 )
 from evals.score import score
+from orchestrator.api import RunConfig
 from orchestrator.client import APIStatusError
 from orchestrator.evidence import build_evidence
-from orchestrator.run import RunConfig
 from orchestrator.testing import ScriptedClient
 
 SETTINGS = ArmSettings(max_tokens=64)

@@ -15,6 +15,7 @@ from evals.summary import main as summary_main
 from orchestrator import loop
 from orchestrator.chat import ChatRequest
 from orchestrator.client import CostLedger
+from orchestrator.reasons import RefusalReason
 from orchestrator.testing import ScriptedClient
 
 ARMS_1_6_7 = ["--dataset", "multihop", "--limit", "3", "--arms", "1,6,7"]
@@ -103,7 +104,7 @@ def test_a_changed_decision_rule_is_reported_as_flipped_items(
     assert replay.main([str(bank), "--out", str(same)]) == 0
 
     def refuse_everything(*args: Any, **kwargs: Any) -> tuple[str, None]:
-        return loop.REFUSE_NO_GROUNDED, None
+        return RefusalReason.NO_GROUNDED, None
 
     # The change under study: a decision rule that never answers.
     monkeypatch.setattr(loop, "decide", refuse_everything)

@@ -13,6 +13,7 @@ from canned_runs import model_graph
 from corpus_fixtures import write_corpus
 
 from orchestrator import corpus
+from orchestrator.api import run_task
 from orchestrator.backend import open_backend
 from orchestrator.client import ChatClient
 from orchestrator.context import (
@@ -23,8 +24,9 @@ from orchestrator.context import (
     probe_context_tokens,
 )
 from orchestrator.errors import APIStatusError, ContextOverflowError, status_error
+from orchestrator.reasons import RefusalReason
 from orchestrator.report import render_markdown
-from orchestrator.run import REFUSE_BACKEND_FAILED, main, run_task
+from orchestrator.run import main
 from orchestrator.task import RunConfig, TaskError
 from orchestrator.testing import FakeOpenAIServer, FakeReply, ScriptedClient
 
@@ -138,7 +140,7 @@ def test_a_context_overflow_from_the_server_is_reported_as_a_backend_error(
     with FakeOpenAIServer(handler) as server, ChatClient(server.base_url, max_retries=0) as client:
         report = run_task(task, client=client, model="m", config=settings())
 
-    assert report["refusal_reason"] == REFUSE_BACKEND_FAILED
+    assert report["refusal_reason"] == RefusalReason.BACKEND_FAILED
     failure = report["limits"]["backend_failure"]
     assert "exceeds the available context size" in failure["reason"]
     assert "--context-tokens" in failure["fix"]

@@ -20,9 +20,9 @@ from evals.corpus_eval import (
     write_pool,
 )
 from orchestrator import corpus
+from orchestrator.api import RunConfig
 from orchestrator.corpus.retrieval import Hit
 from orchestrator.corpus_mode import interleave_new
-from orchestrator.run import RunConfig
 from orchestrator.testing import ScriptedClient
 
 

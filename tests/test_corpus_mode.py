@@ -13,15 +13,16 @@ from canned_runs import model_graph, verdict
 from corpus_fixtures import write_corpus
 
 from orchestrator import corpus
+from orchestrator.api import RunConfig, run_task
 from orchestrator.corpus_mode import (
     END_ANSWERED,
     END_MAX_ROUNDS,
     END_NO_NEW_EVIDENCE,
-    REFUSE_INSUFFICIENT_EVIDENCE,
     parse_queries,
 )
+from orchestrator.reasons import RefusalReason
 from orchestrator.report import render_markdown
-from orchestrator.run import RunConfig, main, run_task
+from orchestrator.run import main
 from orchestrator.task import TaskError, load_task, validate_task
 from orchestrator.testing import ScriptedClient
 
@@ -131,7 +132,7 @@ def test_a_corpus_without_the_answer_is_refused_after_every_round_with_each_roun
     settings = config(retrieval_k=1, max_retrieval_rounds=3, budget_calls=20)
     report = run_task(task, client=client, model="m", config=settings, out_dir=tmp_path)
 
-    assert report["refused"] and report["refusal_reason"] == REFUSE_INSUFFICIENT_EVIDENCE
+    assert report["refused"] and report["refusal_reason"] == RefusalReason.INSUFFICIENT_EVIDENCE
     assert report["headline"] == "Refused: insufficient_evidence"
     retrieval = report["retrieval"]
     assert retrieval["last_refusal_reason"] == "no_grounded_conclusion"
@@ -161,7 +162,7 @@ def test_the_rounds_never_spend_more_than_the_call_budget(index: Path) -> None:
     report = run_task(task, client=client, model="m", config=settings)
 
     assert len(client.calls) == report["totals"]["calls"] <= 5
-    assert report["refusal_reason"] == REFUSE_INSUFFICIENT_EVIDENCE
+    assert report["refusal_reason"] == RefusalReason.INSUFFICIENT_EVIDENCE
 
 
 def test_a_question_no_chunk_matches_costs_only_the_rewrite(index: Path) -> None:
@@ -170,7 +171,7 @@ def test_a_question_no_chunk_matches_costs_only_the_rewrite(index: Path) -> None
     report = run_task(task, client=client, model="m", config=config())
 
     assert [call["role"] for call in report["calls"]] == ["query_rewrite"]
-    assert report["refusal_reason"] == REFUSE_INSUFFICIENT_EVIDENCE
+    assert report["refusal_reason"] == RefusalReason.INSUFFICIENT_EVIDENCE
     assert report["retrieval"]["last_refusal_reason"] == "no_evidence"
     assert report["retrieval"]["end"] == END_NO_NEW_EVIDENCE
     assert report["retrieval"]["rewrite"]["fallback"] == "the reply has no 'queries' list"

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from orchestrator import corpus
 from orchestrator.corpus import CorpusIndexError, hits_to_evidence, retrieve, rrf_fuse
-from orchestrator.corpus.retrieval import RRF_K, fts_query, query_terms
+from orchestrator.corpus.retrieval import RRF_K, query_terms
 
 NEEDS_VEC = pytest.mark.skipif(
     not vec_search_available(),
@@ -43,8 +43,8 @@ def test_bm25_returns_the_planted_chunk_first(index: Path) -> None:
 def test_query_syntax_characters_never_reach_fts5(index: Path) -> None:
     for query in ['"unbalanced', "NEAR(a b)", "hall* OR -x", "col:umn ^ (", "AND OR NOT"]:
         corpus.search(index, query, 3, dense=False)  # must not raise
-    assert fts_query("?!...") is None
-    assert corpus.search(index, "?!", 3, dense=False) == []
+    assert query_terms("?!...") == []  # no words: the keyword search is never run
+    assert corpus.search(index, "?!...", 3, dense=False) == []
 
 
 def test_query_terms_drop_stopwords_and_question_words_unless_nothing_is_left() -> None:

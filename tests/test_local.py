@@ -24,17 +24,14 @@ from orchestrator import local
 from orchestrator.backend import open_backend
 from orchestrator.client import CostLedger
 from orchestrator.local import (
-    LOCAL_MODELS,
-    ChunkSource,
     LocalModelError,
     LocalModelServer,
-    LocalModelSpec,
     chunk_paths,
-    default_cache_dir,
     default_threads,
     ensure_model_file,
     get_spec,
 )
+from orchestrator.local_models import LOCAL_MODELS, ChunkSource, LocalModelSpec, default_cache_dir
 from orchestrator.testing import FakeOpenAIServer, completion_body
 
 CHUNKS = [b"GGUF" + b"a" * 1000, b"b" * 777, b"c" * 1]

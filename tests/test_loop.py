@@ -30,8 +30,8 @@ from canned_runs import (
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from orchestrator.api import RunConfig, run_task
 from orchestrator.errors import APIStatusError, BackendRejectedError, BackendUnusableError
-from orchestrator.run import RunConfig, run_task
 from orchestrator.task import TaskError
 from orchestrator.testing import ScriptedClient
 

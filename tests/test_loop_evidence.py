@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graph_server.similarity import normalize
+from orchestrator.api import RunConfig, run_task
 from orchestrator.evidence import build_evidence
-from orchestrator.run import RunConfig, run_task
 from orchestrator.testing import ScriptedClient
 
 FOUNDER_TASK: dict[str, Any] = {

@@ -20,9 +20,9 @@ from canned_runs import (
     verdict,
 )
 
-from orchestrator import mermaid
+from graph_server import mermaid
+from orchestrator.api import RunConfig, run_task
 from orchestrator.report import render_markdown, totals, write_report
-from orchestrator.run import RunConfig, run_task
 from orchestrator.testing import ScriptedClient
 
 MIXED = six_runs(r2=PARAPHRASE, r3=MALFORMED, r4=SALVAGEABLE, r5=CONTRADICTING)

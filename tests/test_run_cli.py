@@ -16,8 +16,9 @@ import pytest
 from canned_runs import CONTRADICTING, GOOD, RACK7_TASK, claim_of, refute_wrong_claims
 
 from orchestrator import prompts
+from orchestrator.api import default_model
 from orchestrator.evidence import build_evidence
-from orchestrator.run import default_model, main
+from orchestrator.run import main
 from orchestrator.task import TaskError
 from orchestrator.testing import FakeOpenAIServer, FakeReply, completion_body
 
@@ -405,7 +406,7 @@ def test_live_progress_counts_against_the_planned_calls_and_reports_running_call
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("orchestrator.run.TICK_S", 0.2)
+    monkeypatch.setattr("orchestrator.live_progress.TICK_S", 0.2)
     slow = FakeReply(body=completion_body(GOOD, completion_tokens=321), delay_s=1.0)
     with FakeOpenAIServer(lambda req, headers: slow) as fake:
         argv = ["--task", str(task_file), "--model", "m", "--base-url", fake.base_url]

@@ -96,15 +96,6 @@ def query_terms(query: str) -> list[str]:
     return (content or words)[:MAX_QUERY_TERMS]
 
 
-def fts_query(query: str) -> str | None:
-    """An FTS5 MATCH expression OR-ing the words of ``query`` (each quoted), or None when the
-    query has no words. Cost: O(len(query))."""
-    terms = query_terms(query)
-    if not terms:
-        return None
-    return " OR ".join(f'"{term}"' for term in terms)
-
-
 def rrf_fuse(rankings: Sequence[Sequence[str]], *, k: int = RRF_K) -> list[tuple[str, float]]:
     """Reciprocal rank fusion of ``rankings`` (each a list of ids, best first; an id seen
     twice in one ranking counts at its first place). Returns ``(id, score)`` pairs, best

@@ -1,0 +1,242 @@
+"""Answer one task with the full system: the library entry point.
+
+:func:`run_task` runs the control loop of :mod:`orchestrator.loop` (or, for a corpus task,
+the retrieval rounds of :mod:`orchestrator.corpus_mode` around it) behind a
+:class:`orchestrator.client.GuardedClient`, and builds the report of
+:mod:`orchestrator.report`. :func:`default_model` and :func:`model_shape` read models.json.
+The command line (:mod:`orchestrator.run`) and the evaluation harness (:mod:`evals`) both
+call in here; nothing here parses arguments or prints.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from orchestrator._pricing import DEFAULT_MODELS_PATH
+from orchestrator.client import ChatClient, GuardedClient, SupportsChat
+from orchestrator.context import fit_documents
+from orchestrator.corpus_mode import complete_report, run_corpus_task
+from orchestrator.errors import (
+    APIStatusError,
+    CallTimeBudgetError,
+    ContextOverflowError,
+    LLMError,
+    LLMTimeoutError,
+    RetryExhaustedError,
+)
+from orchestrator.live_progress import LiveProgress
+from orchestrator.loop import LoopResult, Progress, run_loop
+from orchestrator.reasons import RefusalReason
+from orchestrator.report import build_report, set_wall_clock, write_report
+from orchestrator.task import RunConfig, Task, TaskError, validate_task
+from orchestrator.trace import Trace
+
+__all__ = [
+    "RunConfig",
+    "Task",
+    "TaskError",
+    "backend_failure",
+    "default_model",
+    "model_shape",
+    "run_task",
+]
+
+
+def run_task(
+    task: dict[str, Any] | Task,
+    *,
+    client: SupportsChat,
+    model: str,
+    config: RunConfig | None = None,
+    out_dir: Path | None = None,
+    progress: Progress | None = None,
+    context: dict[str, Any] | None = None,
+    budget_seconds: float | None = None,
+) -> dict[str, Any]:
+    """Answer ``task`` (``{"question", "documents" or "corpus", "expected_answer"?}``) and
+    return the report. A corpus task is answered in retrieval rounds
+    (:mod:`orchestrator.corpus_mode`) and its report gains ``retrieval``.
+
+    ``client`` is anything with ``ChatClient.chat``'s signature (a ChatClient, a
+    ScriptedClient); ``config`` defaults to :class:`RunConfig()`; with ``out_dir``,
+    report.json, report.md and trace.jsonl are written there. ``progress`` is called after
+    every model call with ``{"step", "calls_done", "budget_calls", "cost_usd_known",
+    "calls_cost_unknown"}``; ``context`` is copied into the report. ``budget_seconds`` is the
+    run's wall-clock budget: no call starts after it, and a ChatClient call that starts gets
+    only the time left (None: no budget). ``report["limits"]`` reports every bound.
+
+    Raises :class:`TaskError` for an invalid task or a corpus that cannot be searched, before
+    any call is made, and
+    :class:`BackendUnusableError` when the backend refused or could not be reached (no key,
+    DNS, connection refused, 401, 402, 404) before any call succeeded: after the first such
+    failure no further request is sent. If calls had succeeded first, the run goes on and the
+    report's ``limits.backend_error`` says what happened.
+    """
+    checked = validate_task(task)
+    config = config if config is not None else RunConfig()
+    if not isinstance(config, RunConfig):
+        raise TaskError(f"config must be a RunConfig, got {type(config).__name__}")
+    if budget_seconds is not None and not (
+        isinstance(budget_seconds, int | float) and 0 < budget_seconds < float("inf")
+    ):
+        raise TaskError(f"budget_seconds={budget_seconds!r} is invalid: must be None or > 0")
+    if checked.corpus is None:  # a corpus run packs each round's chunks instead
+        config = fit_documents(checked.question, checked.documents, config)
+    start = time.perf_counter()
+    guard = GuardedClient(client, budget_s=budget_seconds)
+    trace_path = out_dir / "trace.jsonl" if out_dir is not None else None
+    live = progress.watch(guard, config) if isinstance(progress, LiveProgress) else None
+    with Trace(trace_path) as trace, live or contextlib.nullcontext():
+        corpus_run = None
+        if checked.corpus is None:
+            result = run_loop(
+                checked, client=guard, model=model, config=config, trace=trace, progress=progress
+            )
+        else:
+            corpus_run = run_corpus_task(
+                checked, client=guard, model=model, config=config, trace=trace, progress=progress
+            )
+            result = corpus_run.result
+        if guard.unusable is not None and guard.succeeded == 0:
+            trace.event("backend_unusable", kind=guard.unusable.kind, error=str(guard.unusable))
+            raise guard.unusable.fresh()
+        built = time.perf_counter()
+        report = build_report(
+            result,
+            wall_s=built - start,
+            trace_file=trace_path.name if trace_path is not None else None,
+            context=context,
+            limits=_limits(client, config, guard),
+        )
+        if corpus_run is not None:
+            complete_report(report, corpus_run, config)
+        unanswered = _no_reply(guard, result)
+        if unanswered is not None and guard.last_error is not None:
+            reason, fix = backend_failure(guard.last_error, guard.budget_s, unanswered)
+            trace.event("backend_failed", error=reason)
+            _mark_backend_failed(report, reason, fix)
+        report["timing"]["local_s"]["report"] = round(time.perf_counter() - built, 6)
+        set_wall_clock(report, time.perf_counter() - start)
+        trace.event(
+            "report",
+            refused=report["refused"],
+            refusal_reason=report["refusal_reason"],
+            stop_reason=report["stop_reason"],
+            calls=report["totals"]["calls"],
+            wall_s=report["timing"]["wall_s"],
+        )
+    if out_dir is not None:
+        write_report(report, out_dir)
+    return report
+
+
+def _limits(client: SupportsChat, config: RunConfig, guard: GuardedClient) -> dict[str, Any]:
+    """Every bound this run ran under, and whether it bit (report.json ``limits``)."""
+    max_tokens = {
+        "interrogation": config.max_tokens_interrogation,
+        "repair": config.max_tokens_interrogation,
+        "verification": config.max_tokens_verification,
+    }
+    if config.think_first:
+        max_tokens["think"] = config.max_tokens_think
+    http: dict[str, Any] | None = None
+    if isinstance(client, ChatClient):
+        http = {
+            "timeout_s_per_attempt": client.timeout_s,
+            "max_retries": client.max_retries,
+            "default_max_tokens": client.default_max_tokens,
+        }
+    return {
+        "budget_seconds": guard.budget_s,
+        "max_concurrency": getattr(client, "max_concurrency", None),
+        "deadline_reached": guard.deadline_reached,
+        "calls_not_made_for_time": guard.refused_for_time,
+        "max_tokens": max_tokens,
+        "http": http,
+        "backend_error": str(guard.unusable) if guard.unusable is not None else None,
+    }
+
+
+def default_model(models_path: Path = DEFAULT_MODELS_PATH) -> str:
+    """``default_model`` from models.json; raises :class:`TaskError` when it is missing."""
+    try:
+        data = json.loads(models_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise TaskError(f"no --model given and {models_path} cannot be read: {exc}") from exc
+    model = data.get("default_model") if isinstance(data, dict) else None
+    if not isinstance(model, str) or not model.strip():
+        raise TaskError(f"no --model given and {models_path} has no 'default_model'")
+    return model
+
+
+def model_shape(model: str, models_path: Path = DEFAULT_MODELS_PATH) -> str:
+    """The ``interrogation_shape`` models.json sets for ``model``; ``graph`` when the file, the
+    model or the setting is missing (an unknown value fails in :class:`RunConfig`)."""
+    try:
+        data = json.loads(models_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return "graph"
+    entries = data.get("models") if isinstance(data, dict) else None
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and entry.get("id") == model:
+            shape = entry.get("interrogation_shape", "graph")
+            return shape if isinstance(shape, str) else repr(shape)
+    return "graph"
+
+
+def _no_reply(guard: GuardedClient, result: LoopResult) -> str | None:
+    """What got no reply when the run's outcome rests on none: every call of the run, or
+    every call of a corpus run's last round (earlier rounds' replies did not judge the
+    evidence the report is about); None when some reply counted."""
+    if guard.succeeded == 0:
+        return "no model call returned a reply"
+    if result.calls and not any(call["ok"] for call in result.calls):
+        return "no call of the last retrieval round returned a reply"
+    return None
+
+
+def backend_failure(error: LLMError, budget_s: float | None, unanswered: str) -> tuple[str, str]:
+    """``(reason, fix)`` for a run in which no call returned a reply (``unanswered`` says
+    which calls); ``error`` is the last failure. The fix depends on what kind of failure it
+    was."""
+    last = error.last_error if isinstance(error, RetryExhaustedError) else error
+    reason = f"{unanswered}; the last failure: {error}"
+    if isinstance(last, CallTimeBudgetError | LLMTimeoutError) or isinstance(
+        error, CallTimeBudgetError
+    ):
+        budget = f" or --budget-seconds (now {budget_s:g})" if budget_s is not None else ""
+        fix = (
+            f"the backend answers too slowly for these limits: raise --request-timeout{budget}, "
+            "lower --concurrency, or use a faster model or server"
+        )
+    elif isinstance(last, ContextOverflowError):
+        fix = (
+            "the prompt is longer than the model's context window: set --context-tokens to the "
+            "server's real window, so evidence is packed to fit it, or lower --retrieval-k"
+        )
+    elif isinstance(last, APIStatusError) and (last.status >= 500 or last.status == 429):
+        fix = "the server returned errors: check its log or status page, then run again"
+    elif isinstance(last, APIStatusError):
+        fix = "the server refused the requests: check the model name and the server's limits"
+    else:
+        fix = "check that the server is running and reachable, then run again"
+    return reason, fix
+
+
+def _mark_backend_failed(report: dict[str, Any], reason: str, fix: str) -> None:
+    """Turn the loop's ``all_runs_failed`` into a refusal that blames the backend: no reply
+    arrived, so nothing was learnt about the evidence."""
+    statement = (
+        f"No answer: the model backend failed, so the evidence was never judged ({reason}). "
+        f"Fix: {fix}."
+    )
+    report.update(
+        refusal_reason=RefusalReason.BACKEND_FAILED,
+        headline=f"Failed: {RefusalReason.BACKEND_FAILED} (no model call returned a reply)",
+        statement=" ".join(statement.split()),
+    )
+    report["limits"]["backend_failure"] = {"reason": reason, "fix": fix}

@@ -1,0 +1,224 @@
+"""The packages import each other one way only: a test that walks every import.
+
+The layers, lowest first (docs/architecture.md draws them):
+
+1. ``graph_server`` - the argument-graph engine and its MCP server. It imports nothing from
+   the orchestrator or the evals.
+2. ``orchestrator`` - the loop around the engine. It may import ``graph_server``, never
+   ``evals``.
+3. ``evals`` - the evaluation harness. It may import both layers below.
+4. ``screen.py`` - the grounding screen, an application on top. It may import
+   ``graph_server`` and ``orchestrator``, and from ``evals`` only :mod:`evals.grounding`, the
+   screen's own items and grading (pure functions), never the harness (runs, arms, banks,
+   replay, summaries). :mod:`evals.grounding` in turn imports nothing from the project, so
+   the screen does not reach the harness through it.
+
+So an arrow may only point down a layer, and there is no import cycle between packages. Two
+downward arrows are ruled out too: nothing outside the command line imports the CLI module
+``orchestrator.run`` (the library entry point is ``orchestrator.api``), and ``evals`` takes
+the facts about built-in models from ``orchestrator.local_models``, not from the llama.cpp
+server ``orchestrator.local``.
+Every ``import`` and ``from ... import`` is read with :mod:`ast`, at any depth (imports made
+inside functions count), relative ones resolved; ``importlib.import_module`` and
+``__import__`` calls with a literal name count too.
+
+One exception is documented, and only it: ``graph_server/server.py`` imports
+``orchestrator.corpus`` for the ``search_evidence`` tool. The corpus (readers, chunking,
+index, retrieval) belongs below both the server and the loop, and is to move out of
+``orchestrator/`` (issue 21, "evidence as its own layer"); until then this one arrow runs
+back up. Any other wrong-way arrow fails the test.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("graph_server", "orchestrator", "evals")
+APPS = ("screen",)
+LAYER = {"graph_server": 1, "orchestrator": 2, "evals": 3, "screen": 4}
+SCREEN_MAY_USE_FROM_EVALS = ("evals.grounding",)
+LEAVES = ("evals.grounding",)
+"""Modules that import nothing from the project (so importing them pulls in nothing else)."""
+NOT_FROM = (
+    ("evals", "orchestrator.run", "orchestrator.api"),
+    ("screen", "orchestrator.run", "orchestrator.api"),
+    ("evals", "orchestrator.local", "orchestrator.local_models"),
+)
+"""(package, module, where instead): downward arrows that are still wrong. ``orchestrator.run``
+is the command line (the library entry point is ``orchestrator.api``); ``orchestrator.local``
+serves models with llama.cpp (the facts about built-in models are in
+``orchestrator.local_models``)."""
+EXCEPTIONS = {("graph_server.server", "orchestrator.corpus")}
+"""(importing module, imported package or module) pairs allowed to point up a layer: see the
+module docstring for why, and what ends each."""
+
+Arrow = tuple[str, str, int]
+"""(importing module, imported module, line)."""
+
+
+def module_name(path: Path, root: Path) -> str:
+    """``orchestrator/corpus/index.py`` -> ``orchestrator.corpus.index``; a package's
+    ``__init__.py`` is the package itself."""
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def source_files(root: Path) -> list[Path]:
+    """Every Python module of the packages and the top-level applications."""
+    files = [p for package in PACKAGES for p in sorted((root / package).rglob("*.py"))]
+    return files + [root / f"{app}.py" for app in APPS if (root / f"{app}.py").exists()]
+
+
+def imports_of(path: Path, root: Path) -> Iterator[Arrow]:
+    """Every module ``path`` imports, with its line; relative imports resolved."""
+    module = module_name(path, root)
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield module, alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            # ``from pkg import sub`` may name a submodule: record both, the rules use prefixes.
+            yield module, target, node.lineno
+            for alias in node.names:
+                yield module, f"{target}.{alias.name}", node.lineno
+        elif (
+            isinstance(node, ast.Call)
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+            and (
+                (isinstance(node.func, ast.Name) and node.func.id == "__import__")
+                or (isinstance(node.func, ast.Attribute) and node.func.attr == "import_module")
+            )
+        ):
+            yield module, node.args[0].value, node.lineno
+
+
+def top(module: str) -> str:
+    return module.split(".")[0]
+
+
+def within(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def project_arrows(root: Path) -> list[Arrow]:
+    """The imports from one project package (or application) into another."""
+    units = set(PACKAGES) | set(APPS)
+    return [
+        (src, dst, line)
+        for path in source_files(root)
+        for src, dst, line in imports_of(path, root)
+        if top(dst) in units and top(dst) != top(src)
+    ]
+
+
+def excepted(src: str, dst: str) -> bool:
+    return any(src == a and within(dst, b) for a, b in EXCEPTIONS)
+
+
+def wrong_way(arrows: list[Arrow]) -> list[str]:
+    """Each arrow that breaks a rule of the module docstring, as ``src -> dst (line N): why``."""
+    found = []
+    for src, dst, line in arrows:
+        why = None
+        if excepted(src, dst):
+            continue
+        if LAYER[top(dst)] > LAYER[top(src)]:
+            why = f"{top(src)} may not import {top(dst)} (a higher layer)"
+        elif (
+            top(src) == "screen"
+            and top(dst) == "evals"
+            and not any(within(dst, allowed) for allowed in SCREEN_MAY_USE_FROM_EVALS)
+        ):
+            why = "screen.py may use only evals.grounding from evals"
+        for user, used, instead in NOT_FROM:
+            if top(src) == user and within(dst, used):
+                why = f"{user} takes this from {instead}, not {used}"
+        if any(within(src, leaf) for leaf in LEAVES):
+            why = f"{src} must import nothing from the project"
+        if why is not None:
+            found.append(f"{src} -> {dst} (line {line}): {why}")
+    return sorted(set(found))
+
+
+def package_cycles(arrows: list[Arrow]) -> list[list[str]]:
+    graph = nx.DiGraph((top(src), top(dst)) for src, dst, _ in arrows if not excepted(src, dst))
+    return sorted(sorted(cycle) for cycle in nx.simple_cycles(graph))
+
+
+@pytest.fixture(scope="module")
+def arrows() -> list[Arrow]:
+    return project_arrows(ROOT)
+
+
+def test_no_arrow_points_up_a_layer(arrows: list[Arrow]) -> None:
+    assert wrong_way(arrows) == []
+
+
+def test_no_import_cycle_between_packages(arrows: list[Arrow]) -> None:
+    assert package_cycles(arrows) == []
+
+
+def test_the_walk_sees_the_arrows_it_should(arrows: list[Arrow]) -> None:
+    """A walker that read nothing would pass the rules: it must see known arrows."""
+    pairs = {(src, dst) for src, dst, _ in arrows}
+    assert ("orchestrator.loop", "graph_server.store") in pairs  # a top-level import
+    assert ("evals.arms", "orchestrator.api") in pairs
+    assert ("screen", "evals.grounding") in pairs
+    assert len(source_files(ROOT)) > 60
+
+
+def test_the_rules_catch_a_wrong_way_arrow(tmp_path: Path) -> None:
+    """The checker on a made-up tree: each kind of wrong-way arrow is reported, once."""
+    files = {
+        "graph_server/__init__.py": "",
+        "graph_server/store.py": "def f():\n    from orchestrator import loop\n",
+        "graph_server/server.py": "from orchestrator.corpus import search_evidence\n",
+        "orchestrator/__init__.py": "",
+        "orchestrator/loop.py": "from ..evals import run\nfrom graph_server import store\n",
+        "evals/__init__.py": "",
+        "evals/grounding.py": "import importlib\nimportlib.import_module('orchestrator.task')\n",
+        "evals/run.py": "from orchestrator.loop import x\nfrom orchestrator.run import main\n",
+        "screen.py": "from evals.run import main\nfrom evals.grounding import load_items\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    found = wrong_way(project_arrows(tmp_path))
+    assert found == [
+        "evals.grounding -> orchestrator.task (line 2): evals.grounding must import nothing "
+        "from the project",
+        "evals.run -> orchestrator.run (line 2): evals takes this from orchestrator.api, not "
+        "orchestrator.run",
+        "evals.run -> orchestrator.run.main (line 2): evals takes this from orchestrator.api, "
+        "not orchestrator.run",
+        "graph_server.store -> orchestrator (line 2): graph_server may not import orchestrator "
+        "(a higher layer)",
+        "graph_server.store -> orchestrator.loop (line 2): graph_server may not import "
+        "orchestrator (a higher layer)",
+        "orchestrator.loop -> evals (line 1): orchestrator may not import evals (a higher layer)",
+        "orchestrator.loop -> evals.run (line 1): orchestrator may not import evals (a higher "
+        "layer)",
+        "screen -> evals.run (line 1): screen.py may use only evals.grounding from evals",
+        "screen -> evals.run.main (line 1): screen.py may use only evals.grounding from evals",
+    ]
+    assert package_cycles(project_arrows(tmp_path)) == [
+        ["evals", "orchestrator"],
+        ["graph_server", "orchestrator"],
+    ]

@@ -32,8 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from evals.bank import Bank, RecordingClient, ReplayClient  # noqa: E402
+from orchestrator.api import model_shape, run_task  # noqa: E402
 from orchestrator.backend import open_backend  # noqa: E402
-from orchestrator.run import run_task  # noqa: E402
 from orchestrator.task import RunConfig, load_task  # noqa: E402
 
 SUBJECT = "x9"
@@ -68,6 +68,9 @@ def main() -> int:
     parser.add_argument(
         "--replay", type=Path, help="a bank.jsonl of an earlier run: replay it, no model"
     )
+    parser.add_argument(
+        "--shape", choices=("graph", "chain"), help="interrogation shape (default: the model's)"
+    )
     args = parser.parse_args()
     task = load_task(args.task)
     seeds = [int(s) for s in args.seeds.split(",")]
@@ -93,7 +96,11 @@ def main() -> int:
                 task,
                 client=client,
                 model=model,
-                config=RunConfig(seed=seed, structured_output=structured),
+                config=RunConfig(
+                    seed=seed,
+                    structured_output=structured,
+                    interrogation_shape=args.shape or model_shape(args.model),
+                ),
                 out_dir=args.out / f"seed{seed}",
             )
             failures[seed] = acceptance_problems(report)

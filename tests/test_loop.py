@@ -476,14 +476,14 @@ def test_the_report_lists_the_max_tokens_of_every_role() -> None:
 
 def test_greedy_first_makes_run_r1_greedy_and_samples_the_others() -> None:
     config = RunConfig(n=3, k=1, budget_calls=3, temperature=0.8, seed=1, greedy_first=True)
-    _, client = run(six_runs(), config)
+    _, client = run(Script(six_runs()), config)
     by_run = {
         call["kwargs"]["tags"]["subject"]: call["kwargs"]["temperature"]
         for call in roles(client, "interrogation")
     }
     assert by_run == {"r1": 0.0, "r2": 0.8, "r3": 0.8}
     # Without it every run is sampled, with the seeds greedy_first leaves unchanged.
-    _, plain = run(six_runs(), RunConfig(n=3, k=1, budget_calls=3, temperature=0.8, seed=1))
+    _, plain = run(Script(six_runs()), RunConfig(n=3, k=1, budget_calls=3, temperature=0.8, seed=1))
     assert {c["kwargs"]["temperature"] for c in roles(plain, "interrogation")} == {0.8}
     seeds = sorted(c["kwargs"]["seed"] for c in roles(client, "interrogation"))
     assert seeds == sorted(c["kwargs"]["seed"] for c in roles(plain, "interrogation"))

@@ -35,7 +35,6 @@ go to the trace and the report.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -45,7 +44,8 @@ from json_repair import repair_json
 from graph_server.citation import name_words
 from graph_server.similarity import STOPWORDS
 from orchestrator import parse, prompts, schemas
-from orchestrator.client import ChatResult, SupportsChat
+from orchestrator.calls import CallSpec, make_call
+from orchestrator.client import SupportsChat
 from orchestrator.context import evidence_room, pack
 from orchestrator.corpus import (
     CorpusEvidence,
@@ -56,14 +56,8 @@ from orchestrator.corpus import (
     retrieve,
 )
 from orchestrator.corpus.retrieval import MAX_VARIANTS, query_terms
-from orchestrator.errors import ContextOverflowError, LLMError, UnexpectedClientError
-from orchestrator.loop import (
-    LoopResult,
-    Progress,
-    call_record,
-    failure_cost,
-    run_loop,
-)
+from orchestrator.errors import ContextOverflowError
+from orchestrator.loop import LoopResult, Progress, run_loop
 from orchestrator.reasons import RefusalReason
 from orchestrator.report import totals
 from orchestrator.task import RunConfig, Task, TaskError
@@ -336,38 +330,24 @@ def rewrite_question(
         return {"queries": [], "fallback": "budget leaves no call for a rewrite"}, None
     messages = prompts.query_rewrite_messages(question)
     response_format = schemas.query_rewrite_response_format() if config.structured_output else None
-    start = time.perf_counter()
-    result: ChatResult | None = None
-    error: LLMError | None = None
-    try:
-        result = client.chat(
-            model,
-            messages,
-            temperature=0.0,
-            max_tokens=MAX_TOKENS_REWRITE,
-            response_format=response_format,
-            seed=config.seed,
-            role="query_rewrite",
-            tags={"step": "query_rewrite", "subject": "question"},
-        )
-    except LLMError as exc:
-        error = exc
-    except Exception as exc:  # a client bug costs the rewrite, never the run
-        error = UnexpectedClientError(exc)
-    record = call_record(
-        "query_rewrite",
-        "query_rewrite",
-        "question",
+    outcome = make_call(
+        client,
         model,
-        result,
-        error,
-        time.perf_counter() - start,
+        CallSpec(
+            step="query_rewrite",
+            role="query_rewrite",
+            subject="question",
+            messages=messages,
+            response_format=response_format,
+            max_tokens=MAX_TOKENS_REWRITE,
+            seed=config.seed,
+            temperature=0.0,
+        ),
     )
-    if error is not None:
-        record["cost_usd"], record["cost_source"] = failure_cost(client, error)
-        return {"queries": [], "fallback": f"the rewrite call failed: {error}"}, record
-    assert result is not None
-    queries, problem = parse_queries(result.text, question)
+    record = outcome.record
+    if outcome.text is None:
+        return {"queries": [], "fallback": f"the rewrite call failed: {outcome.error}"}, record
+    queries, problem = parse_queries(outcome.text, question)
     record["parse_outcome"] = "ok" if problem is None else "unusable"
     return {"queries": queries, "fallback": problem}, record
 

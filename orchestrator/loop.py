@@ -41,7 +41,6 @@ would spend calls on a verdict that cannot count.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 import time
 from collections import Counter
@@ -58,11 +57,21 @@ from orchestrator.anchor import ANSWER_PREFIX, AnchoredRun, anchor_run
 from orchestrator.answers import UNANSWERABLE, normalise_text
 from orchestrator.assess import Assessment, Candidate, assess, engine
 from orchestrator.budget import CallBudget
+from orchestrator.calls import CallOutcome, CallSpec, make_call
 from orchestrator.chain import ChainContext
-from orchestrator.client import ChatResult, SupportsChat
-from orchestrator.errors import LLMError, UnexpectedClientError
+from orchestrator.client import SupportsChat
 from orchestrator.evidence import Evidence, build_evidence
-from orchestrator.reasons import RefusalReason, StopReason
+from orchestrator.policy import (
+    CONFIRMED_CONFIDENCE,
+    UNDETERMINED_CONFIDENCE,
+    attack_counts,
+    call_seed,
+    decide,
+    majority,
+    refutation_reason,
+    stop_rule,
+    verdict_outcome,
+)
 from orchestrator.task import RunConfig, Task
 from orchestrator.trace import Trace
 
@@ -70,8 +79,6 @@ GRAPH_ID = "task"
 
 MAX_PARALLEL_CALLS = 64
 """Thread-pool ceiling; calls beyond it queue (the budget, not this, bounds how many run)."""
-CONFIRMED_CONFIDENCE = 0.9
-UNDETERMINED_CONFIDENCE = 0.5
 
 Progress = Callable[[dict[str, Any]], None]
 
@@ -108,13 +115,6 @@ class LoopResult:
     compliance: dict[str, Any]
     phases: list[dict[str, Any]] = field(default_factory=list)
     local_s: dict[str, float] = field(default_factory=dict)
-
-
-@dataclass
-class _CallOutcome:
-    text: str | None
-    record: dict[str, Any]
-    error: LLMError | None
 
 
 def run_loop(
@@ -284,49 +284,19 @@ class _Loop:
         interrogated: list[str],
         usable: int,
     ) -> tuple[str, str] | None:
-        if not current.live_candidates:
-            if usable == 0:
-                why = "no run produced a usable graph"
-            elif not current.candidates:
-                why = "no conclusion node was accepted into the graph"
-            else:
-                why = "every candidate answer was refuted"
-            return StopReason.NO_CANDIDATES, why
-        disputed = current.disputed
-        if not disputed:
-            return (
-                StopReason.NO_DISPUTES,
-                "no contradiction pairs and no single-run load-bearing claims",
-            )
-        top = current.candidates[0]
-        if (
-            previous is not None
-            and previous.snapshot() == current.snapshot()
-            and top.grounded
-            and top.width >= self.config.k
-        ):
-            return StopReason.WIDTH_REACHED, (
-                f"candidates unchanged by the last round and the top candidate has width "
-                f"{top.width} >= k={self.config.k}"
-            )
-        untried = [node for node in disputed if node not in interrogated]
-        if not untried:
-            return StopReason.DISPUTES_EXHAUSTED, (
-                f"{len(disputed)} disputed claim(s) remain, all already verified once"
-            )
         # A guarded client (orchestrator.client.GuardedClient) knows the run's wall-clock
         # budget; once it is spent every call would be refused, so no round can help.
-        if getattr(self.client, "deadline_reached", False):
-            return StopReason.DEADLINE, (
-                f"the run's wall-clock budget ran out; {len(untried)} disputed claim(s) unverified"
-            )
-        if self.budget.remaining < self.config.m_verify:
-            return StopReason.BUDGET_EXHAUSTED, (
-                f"{self.budget.remaining} of {self.budget.limit} calls left, fewer than the "
-                f"{self.config.m_verify} one verification needs; {len(untried)} disputed "
-                "claim(s) unverified"
-            )
-        return None
+        return stop_rule(
+            current,
+            previous,
+            interrogated,
+            usable,
+            k=self.config.k,
+            m_verify=self.config.m_verify,
+            budget_remaining=self.budget.remaining,
+            budget_limit=self.budget.limit,
+            deadline_reached=bool(getattr(self.client, "deadline_reached", False)),
+        )
 
     # ----------------------------------------------------------------------------- fan-out
 
@@ -564,7 +534,7 @@ class _Loop:
                 drawn_by.setdefault((src, dst), set()).add(run_id)
         for (src, dst), runs in sorted(drawn_by.items()):
             target_runs = sum(1 for r in current[dst]["run_ids"] if r.startswith("r"))
-            counted = 2 * len(runs) >= target_runs and len(runs) >= min(2, usable_runs)
+            counted = attack_counts(len(runs), target_runs, usable_runs)
             self.attacks.append(
                 {
                     "src": src,
@@ -662,7 +632,7 @@ class _Loop:
         self, round_no: int, slot: int, node_id: str, votes: list[dict[str, Any]]
     ) -> dict[str, Any]:
         m = self.config.m_verify
-        majority = m // 2 + 1
+        needed = majority(m)
         tally = Counter(v["verdict"] for v in votes)
         node = self.nodes[node_id]
         old = float(node["confidence"])
@@ -677,22 +647,20 @@ class _Loop:
                 "not_determinable": tally["not_determinable"],
                 "no_vote": tally[None],
             },
-            "majority_needed": majority,
+            "majority_needed": needed,
             "confidence_before": old,
             "confidence_after": old,
         }
-        if tally["refuted"] >= majority:
+        outcome = verdict_outcome(tally, m)
+        if outcome == "refuted":
             first = next(v["reason"] for v in votes if v["verdict"] == "refuted")
-            reason = (
-                f"refuted by {tally['refuted']} of {m} fresh verification calls "
-                f"(round {round_no}): {first or 'no reason given'}"
-            )
+            reason = refutation_reason(tally["refuted"], m, round_no, first)
             # No conclusion_id: the next assessment recomputes every candidate's width anyway,
             # so asking the store for a before/after width here would only repeat that work.
             engine(self.store.mark_refuted(GRAPH_ID, node_id, reason[:1900]))
             node["refuted"], node["refute_reason"] = True, reason[:1900]
             entry.update(outcome="refuted", action=f"mark_refuted({node_id})")
-        elif tally["supported"] >= majority:
+        elif outcome == "confirmed":
             run_id = f"v{round_no}.{slot}"
             new = max(old, CONFIRMED_CONFIDENCE)
             result = engine(
@@ -704,7 +672,7 @@ class _Loop:
                 action=f"confidence {old:g} -> {new:g}, provenance {run_id}",
                 confidence_after=new,
             )
-        elif tally["not_determinable"] == m:
+        elif outcome == "not_determinable":
             new = min(old, UNDETERMINED_CONFIDENCE)
             result = engine(self.store.update_node(GRAPH_ID, node_id, confidence=new))
             self.nodes[node_id] = result["node"]
@@ -739,33 +707,22 @@ class _Loop:
         *,
         vote: int | None = None,
         temperature: float | None = None,
-    ) -> _CallOutcome:
+    ) -> CallOutcome:
         """Make one reserved logical call; record it whatever happens (``temperature``: None
         for the run's configured one)."""
-        start = time.perf_counter()
-        text: str | None = None
-        error: LLMError | None = None
-        result = None
-        try:
-            result = self.client.chat(
-                self.model,
-                messages,
-                temperature=self.config.temperature if temperature is None else temperature,
-                max_tokens=max_tokens,
-                response_format=response_format,
-                seed=seed,
-                role=role,
-                tags={"step": step, "subject": subject},
-            )
-            text = result.text
-        except LLMError as exc:
-            error = exc
-        except Exception as exc:  # a client bug costs this call, never the whole run
-            error = UnexpectedClientError(exc)
-        latency = time.perf_counter() - start
-        record = call_record(step, role, subject, self.model, result, error, latency, vote=vote)
-        if error is not None:
-            record["cost_usd"], record["cost_source"] = failure_cost(self.client, error)
+        spec = CallSpec(
+            step=step,
+            role=role,
+            subject=subject,
+            messages=messages,
+            response_format=response_format,
+            max_tokens=max_tokens,
+            seed=seed,
+            temperature=self.config.temperature if temperature is None else temperature,
+            vote=vote,
+        )
+        outcome = make_call(self.client, self.model, spec)
+        record = outcome.record
         with self._lock:
             self.calls.append(record)
             done = len(self.calls)
@@ -792,7 +749,7 @@ class _Loop:
                     "calls_cost_unknown": unknown,
                 }
             )
-        return _CallOutcome(text, record, error)
+        return outcome
 
     @contextmanager
     def _timed(self, name: str) -> Iterator[None]:
@@ -807,10 +764,7 @@ class _Loop:
     def _seed(self, *parts: object) -> int | None:
         """A per-call seed derived from ``config.seed`` (None when unseeded), stable across
         processes (no ``hash()`` randomisation)."""
-        if self.config.seed is None:
-            return None
-        digest = hashlib.sha256(repr((self.config.seed, *parts)).encode()).digest()
-        return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+        return call_seed(self.config.seed, *parts)
 
     def _has_graph(self) -> bool:
         return any(g["graph_id"] == GRAPH_ID for g in self.store.list_graphs()["graphs"])
@@ -819,82 +773,6 @@ class _Loop:
         if self._has_graph():
             graph = engine(self.store.get_graph(GRAPH_ID))
             self.nodes = {node["id"]: node for node in graph["nodes"]}
-
-
-def call_record(
-    step: str,
-    role: str,
-    subject: str,
-    model: str,
-    result: ChatResult | None,
-    error: LLMError | None,
-    latency_s: float,
-    *,
-    vote: int | None = None,
-) -> dict[str, Any]:
-    """The report's record of one logical call, whether it succeeded (``result``) or failed
-    (``error``): tokens, cost, latency, attempts, finish reason. ``parse_outcome`` is filled
-    in by whoever parses the reply."""
-    return {
-        "step": step,
-        "role": role,
-        "subject": subject,
-        "vote": vote,
-        "model": model,
-        "ok": error is None,
-        "prompt_tokens": result.prompt_tokens if result else None,
-        "completion_tokens": result.completion_tokens if result else None,
-        "cost_usd": result.cost_usd if result else None,
-        "cost_source": result.cost_source if result else "unknown",
-        "latency_s": round(latency_s, 6),
-        "attempts": result.attempts if result else max(1, error.attempts if error else 1),
-        "finish_reason": result.finish_reason if result else None,
-        "parse_outcome": None,
-        "error": f"{type(error).__name__}: {error}" if error else None,
-    }
-
-
-def failure_cost(client: SupportsChat, error: LLMError) -> tuple[float | None, str]:
-    """The client ledger's cost for a failed call (0.0 for error answers, None when an
-    attempt was abandoned mid-flight), or unknown when the client keeps no such record."""
-    ledger = getattr(client, "ledger", None)
-    if error.call_id is None or ledger is None:
-        return None, "unknown"
-    for record in ledger.records():
-        if record.get("call_id") == error.call_id:
-            return record.get("cost_usd"), str(record.get("cost_source", "unknown"))
-    return None, "unknown"
-
-
-def decide(
-    assessment: Assessment,
-    usable_runs: int,
-    unanswerable_runs: int = 0,
-    *,
-    has_evidence: bool = True,
-    require_width: int | None = None,
-) -> tuple[str | None, Candidate | None]:
-    """``(refusal_reason, None)`` or ``(None, chosen candidate)`` (see the module docstring).
-
-    A wrong answer is worse than an honest refusal, so the top candidate is refused when at
-    least as many runs said the evidence does not decide the question as gave that answer.
-    A task without evidence is refused as ``no_evidence`` without any interrogation, and
-    with ``require_width`` (``--require-k``) an answer of smaller width as ``below_k``.
-    """
-    if not has_evidence:
-        return RefusalReason.NO_EVIDENCE, None
-    if usable_runs == 0:
-        return RefusalReason.ALL_RUNS_FAILED, None
-    top = assessment.top
-    if top is None or not top.grounded:
-        return RefusalReason.NO_GROUNDED, None
-    if assessment.top_tied:
-        return RefusalReason.TIED, None
-    if unanswerable_runs and unanswerable_runs >= top.run_support:
-        return RefusalReason.UNANSWERABLE, None
-    if require_width is not None and top.width < require_width:
-        return RefusalReason.BELOW_K, None
-    return None, top
 
 
 def _run_record(run_id: str, outcome: str, errors: list[str]) -> dict[str, Any]:

@@ -33,7 +33,8 @@ from evals import run as eval_run
 from evals.bank import Bank, ReplayClient
 from evals.metering import CappedClient, CostCap
 from evals.progress import Tally
-from evals.summary import latest_rows, read_rows, write_summary
+from evals.results import EvalError, latest_rows, now, read_rows, write_meta
+from evals.summary import write_summary
 from orchestrator.backend import open_backend
 from orchestrator.local_models import is_local_model
 
@@ -175,11 +176,11 @@ def _replay(args: argparse.Namespace) -> int:
         client = ReplayClient(bank, live=live)
         meta = {
             "config": {**eval_run._fingerprint(run_args, model, arms), "replay_of": config},
-            "created": eval_run._now(),
-            "invocations": [{"started": eval_run._now(), "arms": arms, "items": len(items)}],
+            "created": now(),
+            "invocations": [{"started": now(), "arms": arms, "items": len(items)}],
             "banks": [str(b) for b in args.banks],
         }
-        eval_run._write_meta(out, meta)
+        write_meta(out, meta)
         stopped, failed = eval_run.evaluate(
             [(item, arms) for item in items],
             out=out,
@@ -209,7 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return _replay(args)
-    except (ReplayError, eval_run.EvalError) as exc:
+    except (ReplayError, EvalError) as exc:
         print(f"evals.replay: {exc}", file=sys.stderr)
         return 2
 

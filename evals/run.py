@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import threading
 import time
@@ -61,17 +60,28 @@ from evals.datasets import (
     load_items,
     load_musique,
 )
-from evals.metering import CappedClient, CostCap, CostCapReached, usage_of
+from evals.metering import CappedClient, CostCap, CostCapReached
 from evals.progress import Tally, estimate_line, measured_timing, record_timing
-from evals.score import ABSTAINED, CORRECT, is_answerable, outcome, score
-from evals.summary import latest_rows, read_rows, write_summary
+from evals.results import (
+    REPO,
+    EvalError,
+    append_jsonl,
+    latest_rows,
+    now,
+    prepare_run_dir,
+    raw_path,
+    read_rows,
+    result_row,
+    source_commit,
+    write_meta,
+)
+from evals.summary import write_summary
 from orchestrator.api import RunConfig, model_shape
 from orchestrator.backend import open_backend
 from orchestrator.client import LLMError, PricingTable
 from orchestrator.errors import BackendUnusableError
 from orchestrator.local_models import is_local_model
 
-REPO = Path(__file__).resolve().parents[1]
 RESULTS_ROOT = Path(__file__).resolve().parent / "results"
 DEFAULT_MODELS_FILE = REPO / "models.json"
 ORCHESTRATOR, SELF_CONSISTENCY = 6, 7
@@ -83,12 +93,6 @@ FORMATS: dict[str, Callable[..., list[dict[str, Any]]]] = {
     "hotpotqa": load_hotpotqa,
     "musique": load_musique,
 }
-# Settings that must match when a run is resumed: changing any of them changes the answers.
-FINGERPRINT_KEYS = ("dataset", "format", "model", "base_url", "settings", "prompts")
-
-
-class EvalError(Exception):
-    """The run was refused before any call; the message says why."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -217,119 +221,11 @@ def model_prices(model: str, models_file: Path) -> tuple[float, float] | None:
         raise EvalError(str(exc)) from exc
 
 
-def source_commit() -> str | None:
-    """The git commit of this checkout (with ``+dirty`` when it has changes), or None."""
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, timeout=10
-        )
-        status = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if head.returncode != 0:
-        return None
-    return head.stdout.strip() + ("+dirty" if status.stdout.strip() else "")
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def runstamp(dataset: str, model: str) -> str:
     """A directory name like ``20260101-120000Z-multihop-local``."""
     name = Path(dataset).stem if dataset not in ("math", "multihop") else dataset
     slug = "".join(c if c.isalnum() or c in "-." else "-" for c in f"{name}-{model}")
     return f"{datetime.now(UTC):%Y%m%d-%H%M%SZ}-{slug}"[:100]
-
-
-# --- results files -------------------------------------------------------------------------
-
-
-def raw_path(out: Path, arm: int) -> Path:
-    return out / "raw" / f"arm{arm}.jsonl"
-
-
-def append_jsonl(path: Path, record: dict[str, Any]) -> None:
-    """Append one JSON line and flush it, so an interrupted run loses at most the line in flight."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8", newline="\n") as handle:
-        handle.write(json.dumps(record, ensure_ascii=False, sort_keys=True, default=str) + "\n")
-        handle.flush()
-
-
-def _compact_call(record: dict[str, Any]) -> dict[str, Any]:
-    """The ledger fields of a call worth keeping per result line."""
-    keys = ("role", "ok", "prompt_tokens", "completion_tokens", "cost_usd", "cost_source")
-    compact = {key: record.get(key) for key in keys}
-    compact["latency_s"] = round(float(record.get("latency_s") or 0.0), 3)
-    if record.get("error"):
-        compact["error"] = record["error"]
-    return compact
-
-
-def result_row(
-    arm: int,
-    item: dict[str, Any],
-    result: ArmResult | None,
-    calls: list[dict[str, Any]],
-    latency_s: float,
-    error: str | None,
-    shape: str = "graph",
-) -> dict[str, Any]:
-    """One raw line: the arm's answer scored against the item, with its usage (``shape``:
-    arm 6's interrogation shape, for the prompt version)."""
-    answer = result.answer if result else None
-    refused = bool(result.refused) if result else False
-    answerable = is_answerable(item)
-    scored = score(item, answer if answerable else None)
-    usage = usage_of(calls)
-    extra = dict(result.extra) if result else {}
-    result_outcome = outcome(
-        answerable=answerable,
-        answer=answer,
-        refused=refused,
-        correct=bool(scored["correct"]),
-        error=error is not None,
-    )
-    return {
-        "id": item["id"],
-        "arm": arm,
-        "arm_name": ARMS[arm][0],
-        "kind": item["kind"],
-        "question": item["question"],
-        "answer": answer,
-        "gold": item["answer"],
-        "answerable": answerable,
-        # Correct: the right answer, or an abstention on an item the evidence does not settle.
-        "correct": result_outcome == CORRECT or (result_outcome == ABSTAINED and not answerable),
-        "outcome": result_outcome,
-        "em": scored["em"],
-        "f1": scored["f1"],
-        "extracted": scored["extracted"],
-        "refused": refused,
-        "answer_format": extra.pop("answer_format", None),
-        "width": extra.pop("width", None),
-        "confidence": extra.pop("confidence", None),
-        "error": error,
-        "tokens": usage["tokens"],
-        "prompt_tokens": usage["prompt_tokens"],
-        "completion_tokens": usage["completion_tokens"],
-        "cost_usd": usage["cost_usd"],
-        "cost_usd_known": usage["cost_usd_known"],
-        "latency_s": round(latency_s, 3),
-        "n_calls": usage["calls"],
-        "failed_calls": usage["failed_calls"],
-        "calls": [_compact_call(c) for c in calls],
-        "extra": extra,
-        "prompt_version": prompt_version(arm, shape),
-        "at": _now(),
-    }
 
 
 def run_one(
@@ -395,44 +291,6 @@ def _fingerprint(args: argparse.Namespace, model: str, arms: list[int]) -> dict[
     if args.greedy_first:
         fingerprint["settings"]["greedy_first"] = True
     return fingerprint
-
-
-def prepare_run_dir(out: Path, fingerprint: dict[str, Any]) -> dict[str, Any]:
-    """Load or create ``run.json``; EvalError when resuming a run with other settings."""
-    path = out / "run.json"
-    if path.is_file():
-        try:
-            meta = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError as exc:
-            raise EvalError(f"{path} is not valid JSON: {exc}") from exc
-        if not isinstance(meta, dict) or not isinstance(meta.get("config"), dict):
-            raise EvalError(f"{path} is not a run file (no 'config' object)")
-        meta.setdefault("invocations", [])
-        old = meta["config"]
-        differing = [
-            key for key in FINGERPRINT_KEYS if key != "prompts" and old.get(key) != fingerprint[key]
-        ]
-        # Arms may be added on resume; an arm already run must keep its prompts.
-        differing += [
-            f"prompts of arm {arm}"
-            for arm, version in fingerprint["prompts"].items()
-            if arm in old.get("prompts", {}) and old["prompts"][arm] != version
-        ]
-        if differing:
-            raise EvalError(
-                f"{out} holds a run with different {', '.join(differing)}; "
-                "use a new --out to start a separate run"
-            )
-        meta["config"]["prompts"] = {**old.get("prompts", {}), **fingerprint["prompts"]}
-        return dict(meta)
-    return {"config": fingerprint, "created": _now(), "invocations": []}
-
-
-def _write_meta(out: Path, meta: dict[str, Any]) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "run.json").write_text(
-        json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8"
-    )
 
 
 def evaluate(
@@ -627,7 +485,7 @@ def _run(args: argparse.Namespace) -> int:
         args.max_cost if prices is not None else None, prices, default_max_tokens=args.max_tokens
     )
     invocation: dict[str, Any] = {
-        "started": _now(),
+        "started": now(),
         "arms": arms,
         "items": len(items),
         "commit": source_commit(),
@@ -649,7 +507,7 @@ def _run(args: argparse.Namespace) -> int:
             "off": False,
         }[args.structured_output]
         meta["invocations"].append(invocation)
-        _write_meta(out, meta)
+        write_meta(out, meta)
         stopped, failed = evaluate(
             todo,
             out=out,
@@ -667,13 +525,13 @@ def _run(args: argparse.Namespace) -> int:
     if stopped:
         print(f"stopped: {stopped}", file=sys.stderr)
     invocation.update(
-        finished=_now(),
+        finished=now(),
         stopped=stopped,
         spent_usd=totals["cost_usd"],
         spent_usd_known=totals["cost_usd_known"],
         calls=totals["calls"],
     )
-    _write_meta(out, meta)
+    write_meta(out, meta)
     print(write_summary(out)["markdown"])
     return 1 if stopped or failed else 0
 

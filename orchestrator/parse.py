@@ -41,9 +41,10 @@ from typing import Any
 
 import json_repair
 
+from graph_server.validation import NODE_TYPES, RELATIONS
 from orchestrator.answers import NO, UNANSWERABLE, YES, answer_key, normalise_text
 from orchestrator.errors import LLMError
-from orchestrator.schemas import NO_SOURCE, NODE_TYPES, RELATIONS, VERDICTS
+from orchestrator.schemas import NO_SOURCE, VERDICTS
 
 OUTCOMES: tuple[str, ...] = ("strict", "repaired", "salvaged", "dropped")
 DEFAULT_CONFIDENCE = 0.8
@@ -68,6 +69,11 @@ GUESSED_CONCLUSIONS = frozenset({CONCLUSION_LAST_TYPED, CONCLUSION_ANSWER_NODE, 
 MAX_REPLY_CHARS = 200_000
 MAX_NODES = 100
 MAX_EDGES = 300
+# A model's reply is held to tighter bounds than the store accepts from an MCP agent
+# (graph_server.validation.StoreLimits: ids 200, claims 2,000 characters): a node id longer than
+# 64 characters or a claim past 1,000 is a runaway reply, not a claim, and anchoring prefixes
+# ids with the run id, which must still fit the store's limit
+# (tests/test_parse.py checks the two stay in that order).
 MAX_ID_CHARS = 64
 MAX_CLAIM_CHARS = 1000
 MAX_REASON_CHARS = 2000

@@ -22,12 +22,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-NODE_TYPES: tuple[str, ...] = ("given", "inference", "assumption", "conclusion")
+# The graph's vocabulary is the engine's: one definition, in graph_server.validation.
+from graph_server.validation import NODE_TYPES
+
 SHAPES: tuple[str, ...] = ("graph", "chain")
 """Interrogation shapes: the full argument graph, or the chain a small model can fill (the
 answer, the ordered sentence ids leading to it, at most one short inference per step)."""
 MAX_INFERENCE_CHARS = 160
-RELATIONS: tuple[str, ...] = ("supports", "attacks", "assumes")
 VERDICTS: tuple[str, ...] = ("supported", "refuted", "not_determinable")
 NODE_ID_PATTERN = "^n[1-9][0-9]?$"
 NO_SOURCE = "none"

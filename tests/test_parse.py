@@ -724,3 +724,13 @@ def test_a_chain_without_steps_or_an_answer_is_dropped(reply: object) -> None:
 def test_parse_chain_never_raises(text: str) -> None:
     result = parse_chain(text, CHAIN_SPANS)
     assert (result.graph is None) == (result.outcome == "dropped")
+
+
+def test_a_parsed_reply_always_fits_the_store_it_is_anchored_into() -> None:
+    from graph_server.validation import StoreLimits
+    from orchestrator.parse import MAX_CLAIM_CHARS, MAX_ID_CHARS
+
+    store = StoreLimits()
+    # Anchoring prefixes a node id with its run id ("r12:"), so leave room for that.
+    assert MAX_ID_CHARS + len("r64:") <= store.max_id_chars
+    assert store.max_claim_chars >= MAX_CLAIM_CHARS

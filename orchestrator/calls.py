@@ -14,6 +14,7 @@ from typing import Any
 
 from orchestrator.client import ChatResult, SupportsChat
 from orchestrator.errors import LLMError, UnexpectedClientError
+from orchestrator.records import CallRecord
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ class CallOutcome:
     """A made call: the reply's text (None when it failed), its record and its error."""
 
     text: str | None
-    record: dict[str, Any]
+    record: CallRecord
     error: LLMError | None
 
 
@@ -92,7 +93,7 @@ def call_record(
     latency_s: float,
     *,
     vote: int | None = None,
-) -> dict[str, Any]:
+) -> CallRecord:
     """The report's record of one logical call, whether it succeeded (``result``) or failed
     (``error``): tokens, cost, latency, attempts, finish reason. ``parse_outcome`` is filled
     in by whoever parses the reply."""

@@ -59,6 +59,7 @@ from orchestrator.corpus.retrieval import MAX_VARIANTS, query_terms
 from orchestrator.errors import ContextOverflowError
 from orchestrator.loop import LoopResult, Progress, run_loop
 from orchestrator.reasons import RefusalReason
+from orchestrator.records import CallRecord
 from orchestrator.report import totals
 from orchestrator.task import RunConfig, Task, TaskError
 from orchestrator.trace import Trace
@@ -318,7 +319,7 @@ def complete_report(report: dict[str, Any], run: CorpusRun, config: RunConfig) -
 
 def rewrite_question(
     client: SupportsChat, model: str, question: str, config: RunConfig
-) -> tuple[dict[str, Any], dict[str, Any] | None]:
+) -> tuple[dict[str, Any], CallRecord | None]:
     """One ``query_rewrite`` call: ``({"queries", "fallback"}, call record)``.
 
     ``queries`` holds up to :data:`~orchestrator.corpus.retrieval.MAX_VARIANTS` distinct

@@ -57,6 +57,16 @@ from orchestrator.assess import Assessment, Candidate
 from orchestrator.client import SupportsChat
 from orchestrator.evidence import Evidence
 from orchestrator.policy import Stop, decide, stop_rule
+from orchestrator.records import (
+    AnswerRecord,
+    AttackRecord,
+    CallRecord,
+    ContradictionRecord,
+    MergeRecord,
+    PhaseRecord,
+    RunRecord,
+    VerificationRecord,
+)
 from orchestrator.stages.context import GRAPH_ID, MAX_PARALLEL_CALLS, LoopContext, Progress
 from orchestrator.stages.decision import Details, assess_graph, decision_details
 from orchestrator.stages.fan_out import fan_out
@@ -76,15 +86,15 @@ class LoopResult:
     model: str
     config: RunConfig
     started_at: str
-    runs: list[dict[str, Any]]
-    calls: list[dict[str, Any]]
-    merges: list[dict[str, Any]]
-    contradictions_created: list[dict[str, Any]]
+    runs: list[RunRecord]
+    calls: list[CallRecord]
+    merges: list[MergeRecord]
+    contradictions_created: list[ContradictionRecord]
     citations: list[dict[str, Any]]
-    attacks: list[dict[str, Any]]
+    attacks: list[AttackRecord]
     evidence: Evidence
-    answers: dict[str, dict[str, Any]]
-    verifications: list[dict[str, Any]]
+    answers: dict[str, AnswerRecord]
+    verifications: list[VerificationRecord]
     rounds: int
     assessment: Assessment
     interrogated: list[str]
@@ -98,7 +108,7 @@ class LoopResult:
     budget_used: int
     model_wait_s: float
     compliance: dict[str, Any]
-    phases: list[dict[str, Any]] = field(default_factory=list)
+    phases: list[PhaseRecord] = field(default_factory=list)
     local_s: dict[str, float] = field(default_factory=dict)
 
 
@@ -110,7 +120,7 @@ class Verified:
     assessment: Assessment
     rounds: int
     interrogated: list[str]
-    verifications: list[dict[str, Any]]
+    verifications: list[VerificationRecord]
     stop: Stop
 
 
@@ -166,7 +176,7 @@ def run_loop(
 def _verify_until_stop(ctx: LoopContext, ingested: Ingested, usable: int) -> Verified:
     """Assess, and run verification rounds until a stop rule holds."""
     interrogated: list[str] = []
-    verifications: list[dict[str, Any]] = []
+    verifications: list[VerificationRecord] = []
     previous: Assessment | None = None
     rounds = 0
     while True:
@@ -194,7 +204,7 @@ def _verify_until_stop(ctx: LoopContext, ingested: Ingested, usable: int) -> Ver
 def _result(
     ctx: LoopContext,
     started_at: str,
-    runs: list[dict[str, Any]],
+    runs: list[RunRecord],
     ingested: Ingested,
     verified: Verified,
     decision: tuple[str | None, Candidate | None],
@@ -235,7 +245,7 @@ def _result(
     )
 
 
-def _call_order(record: dict[str, Any]) -> tuple[Any, ...]:
+def _call_order(record: CallRecord) -> tuple[Any, ...]:
     """Calls in the report: fan-out first, then by round, run, subject, role and vote."""
     step = record["step"]
     step_no = 0 if step == "fan_out" else int(step.split("_")[1])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -129,7 +130,7 @@ def set_wall_clock(report: dict[str, Any], wall_s: float) -> None:
     timing["overhead_s"] = round(max(0.0, wall_s - timing["model_wait_s"]), 6)
 
 
-def totals(calls: list[dict[str, Any]], budget_calls: int) -> dict[str, Any]:
+def totals(calls: Sequence[Mapping[str, Any]], budget_calls: int) -> dict[str, Any]:
     """Sums over the per-call records.
 
     ``calls`` is what the budget caps; ``http_attempts`` includes retries. Token and cost
@@ -164,7 +165,7 @@ def totals(calls: list[dict[str, Any]], budget_calls: int) -> dict[str, Any]:
     }
 
 
-def _tokens(call: dict[str, Any], field: str) -> int | None:
+def _tokens(call: Mapping[str, Any], field: str) -> int | None:
     if call["ok"]:
         value = call[field]
         return int(value) if value is not None else None
@@ -193,6 +194,7 @@ def _claims(nodes: dict[str, dict[str, Any]]) -> Any:
 
 
 def _candidate(rank: int, c: Candidate, result: LoopResult, claim: Any) -> dict[str, Any]:
+    info = result.answers.get(c.node_id)
     return {
         "rank": rank,
         "node_id": c.node_id,
@@ -201,7 +203,7 @@ def _candidate(rank: int, c: Candidate, result: LoopResult, claim: Any) -> dict[
         "claim": c.claim,
         "flags": list(c.flags),
         "failed_links": [link.to_dict() for link in c.failed_links],
-        "answers_by_run": (result.answers.get(c.node_id) or {}).get("answers", []),
+        "answers_by_run": info["answers"] if info else [],
         "grounded": c.grounded,
         "refuted": c.refuted,
         "surviving": c.surviving,

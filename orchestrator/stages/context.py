@@ -20,6 +20,7 @@ from orchestrator.chain import ChainContext
 from orchestrator.client import SupportsChat
 from orchestrator.evidence import Evidence, build_evidence
 from orchestrator.policy import call_seed
+from orchestrator.records import CallRecord, PhaseRecord, RunRecord
 from orchestrator.task import RunConfig, Task
 from orchestrator.trace import Trace
 
@@ -50,8 +51,8 @@ class LoopContext:
     evidence_texts: tuple[str, ...] = field(init=False)
     chain: ChainContext = field(init=False)
     spans: dict[str, str] = field(init=False)
-    calls: list[dict[str, Any]] = field(default_factory=list)
-    phases: list[dict[str, Any]] = field(default_factory=list)
+    calls: list[CallRecord] = field(default_factory=list)
+    phases: list[PhaseRecord] = field(default_factory=list)
     local_s: dict[str, float] = field(default_factory=dict)
     nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
     claims: dict[str, str] = field(default_factory=dict)
@@ -123,7 +124,7 @@ class LoopContext:
             self.nodes = {node["id"]: node for node in graph["nodes"]}
 
 
-def run_record(run_id: str, outcome: str, errors: list[str]) -> dict[str, Any]:
+def run_record(run_id: str, outcome: str, errors: list[str]) -> RunRecord:
     """A run's record before anything of it was ingested."""
     return {
         "run_id": run_id,

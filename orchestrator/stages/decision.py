@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from orchestrator.assess import Assessment, Candidate, assess, engine
+from orchestrator.records import AnswerRecord
 from orchestrator.stages.context import GRAPH_ID, LoopContext
 
 
@@ -25,7 +26,7 @@ class Details:
     graph: dict[str, Any]
 
 
-def assess_graph(ctx: LoopContext, answers: dict[str, dict[str, Any]], round_no: int) -> Assessment:
+def assess_graph(ctx: LoopContext, answers: dict[str, AnswerRecord], round_no: int) -> Assessment:
     """The assessment of the graph as it stands after round ``round_no`` (traced)."""
     with ctx.timed("assess"):
         current = assess(

@@ -15,9 +15,10 @@ from typing import Any
 
 from orchestrator import parse, prompts, schemas
 from orchestrator.calls import CallSpec
+from orchestrator.records import CallRecord, RunRecord
 from orchestrator.stages.context import MAX_PARALLEL_CALLS, LoopContext, run_record
 
-Ingest = Callable[[dict[str, Any]], None]
+Ingest = Callable[[RunRecord], None]
 
 
 @dataclass(frozen=True)
@@ -34,12 +35,12 @@ class Interrogation:
         return f"r{self.index}"
 
 
-def fan_out(ctx: LoopContext, ingest: Ingest) -> list[dict[str, Any]]:
+def fan_out(ctx: LoopContext, ingest: Ingest) -> list[RunRecord]:
     """Start every run the budget allows, call ``ingest`` on each in run order as soon as it
     and all earlier ones are back, and return the run records (started runs first, in order,
     then the ones not started)."""
     started: list[int] = []
-    skipped: list[dict[str, Any]] = []
+    skipped: list[RunRecord] = []
     # A think-first run is two calls (reasoning, then the graph), reserved together.
     per_run = 2 if ctx.config.think_first else 1
     for index in range(1, ctx.config.n + 1):
@@ -50,7 +51,7 @@ def fan_out(ctx: LoopContext, ingest: Ingest) -> list[dict[str, Any]]:
         else:
             skipped.append(run_record(f"r{index}", "not_started", ["call budget exhausted"]))
     ctx.trace.event("fan_out", started=[f"r{i}" for i in started], skipped=len(skipped))
-    runs: list[dict[str, Any]] = []
+    runs: list[RunRecord] = []
     if started:
         with ThreadPoolExecutor(max_workers=min(len(started), MAX_PARALLEL_CALLS)) as pool:
             futures = [pool.submit(interrogate, ctx, index) for index in started]
@@ -95,7 +96,7 @@ def interrogation(ctx: LoopContext, index: int) -> Interrogation:
     return Interrogation(index, messages, response_format, temperature)
 
 
-def interrogate(ctx: LoopContext, index: int) -> dict[str, Any]:
+def interrogate(ctx: LoopContext, index: int) -> RunRecord:
     """Run ``r<index>``: its calls, the parse (with repair) and its record, the parsed graph
     under ``graph``."""
     asked = interrogation(ctx, index)
@@ -162,7 +163,7 @@ def _parse_or_repair(
     if not ctx.budget.try_reserve():
         notes.append("repair skipped: call budget exhausted")
         return parsed, notes, wait
-    repair_records: list[dict[str, Any]] = []
+    repair_records: list[CallRecord] = []
 
     def repair(problem: str) -> str:
         outcome = ctx.call(
@@ -215,7 +216,7 @@ def _parse(ctx: LoopContext, text: str, repair: parse.Repair | None = None) -> p
     return parse.parse_graph(text, repair)
 
 
-def _failed_run(ctx: LoopContext, run_id: str, why: str, wait: float) -> dict[str, Any]:
+def _failed_run(ctx: LoopContext, run_id: str, why: str, wait: float) -> RunRecord:
     """The record of a run whose call failed (traced; the loop goes on without it)."""
     run = run_record(run_id, "call_failed", [why])
     run["wait_s"] = wait

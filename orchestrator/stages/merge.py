@@ -16,6 +16,13 @@ from orchestrator.anchor import ANSWER_PREFIX, AnchoredRun, anchor_run
 from orchestrator.answers import UNANSWERABLE
 from orchestrator.assess import engine
 from orchestrator.policy import attack_counts
+from orchestrator.records import (
+    AnswerRecord,
+    AttackRecord,
+    ContradictionRecord,
+    MergeRecord,
+    RunRecord,
+)
 from orchestrator.stages.context import GRAPH_ID, LoopContext, run_number
 
 
@@ -29,18 +36,19 @@ class Ingested:
     """
 
     citations: list[dict[str, Any]] = field(default_factory=list)
-    answers: dict[str, dict[str, Any]] = field(default_factory=dict)
-    merges: list[dict[str, Any]] = field(default_factory=list)
-    contradictions: list[dict[str, Any]] = field(default_factory=list)
+    answers: dict[str, AnswerRecord] = field(default_factory=dict)
+    merges: list[MergeRecord] = field(default_factory=list)
+    contradictions: list[ContradictionRecord] = field(default_factory=list)
     held_attacks: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    attacks: list[dict[str, Any]] = field(default_factory=list)
+    attacks: list[AttackRecord] = field(default_factory=list)
 
     def unanswerable_runs(self) -> int:
         """Interrogation runs whose answer was "unanswerable"."""
-        return len(self.answers.get(ANSWER_PREFIX + UNANSWERABLE, {}).get("answers", []))
+        info = self.answers.get(ANSWER_PREFIX + UNANSWERABLE)
+        return len(info["answers"]) if info is not None else 0
 
 
-def ingest_run(ctx: LoopContext, ingested: Ingested, run: dict[str, Any]) -> None:
+def ingest_run(ctx: LoopContext, ingested: Ingested, run: RunRecord) -> None:
     """Anchor one parsed run (its ``graph``, popped) to the evidence, assert it, and note in
     ``run`` and ``ingested`` what the store kept."""
     graph = run.pop("graph", None)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 from orchestrator import parse, prompts, schemas
 from orchestrator.assess import Assessment, engine
@@ -24,12 +23,13 @@ from orchestrator.policy import (
     untried_disputes,
     verdict_outcome,
 )
+from orchestrator.records import VerificationRecord, VoteRecord
 from orchestrator.stages.context import GRAPH_ID, MAX_PARALLEL_CALLS, LoopContext
 
 
 def verification_round(
     ctx: LoopContext, round_no: int, current: Assessment, interrogated: list[str]
-) -> list[dict[str, Any]]:
+) -> list[VerificationRecord]:
     """One round: its targets are appended to ``interrogated``; returns one verification
     record per target (votes, tally, outcome, action, confidence before and after)."""
     targets: list[str] = []
@@ -64,7 +64,7 @@ def verification_round(
         ]
 
 
-def verify_call(ctx: LoopContext, round_no: int, node_id: str, j: int) -> dict[str, Any]:
+def verify_call(ctx: LoopContext, round_no: int, node_id: str, j: int) -> VoteRecord:
     """Vote ``j`` on ``node_id``: ``{"j", "verdict", "reason", "parse_outcome", "error",
     "latency_s"}`` (``verdict`` None for a failed call or an unreadable reply)."""
     claim = ctx.nodes[node_id]["claim"]
@@ -84,7 +84,7 @@ def verify_call(ctx: LoopContext, round_no: int, node_id: str, j: int) -> dict[s
             vote=j,
         )
     )
-    vote: dict[str, Any] = {
+    vote: VoteRecord = {
         "j": j,
         "verdict": None,
         "reason": None,
@@ -98,15 +98,16 @@ def verify_call(ctx: LoopContext, round_no: int, node_id: str, j: int) -> dict[s
     with ctx.timed("parse"):
         verdict = parse.parse_verdict(outcome.text)
     outcome.record["parse_outcome"] = verdict.outcome
-    vote.update(verdict=verdict.verdict, reason=verdict.reason, parse_outcome=verdict.outcome)
+    vote["verdict"], vote["reason"] = verdict.verdict, verdict.reason
+    vote["parse_outcome"] = verdict.outcome
     if verdict.verdict is None:
         vote["error"] = "; ".join(verdict.errors)
     return vote
 
 
 def apply_verdict(
-    ctx: LoopContext, round_no: int, slot: int, node_id: str, votes: list[dict[str, Any]]
-) -> dict[str, Any]:
+    ctx: LoopContext, round_no: int, slot: int, node_id: str, votes: list[VoteRecord]
+) -> VerificationRecord:
     """Apply the verdict of ``votes`` to ``node_id`` in the store; returns its record.
 
     Refuted: ``mark_refuted`` with the vote count and the first reason; confirmed: confidence
@@ -117,7 +118,7 @@ def apply_verdict(
     tally = Counter(v["verdict"] for v in votes)
     node = ctx.nodes[node_id]
     old = float(node["confidence"])
-    entry: dict[str, Any] = {
+    entry: VerificationRecord = {
         "round": round_no,
         "node_id": node_id,
         "claim": node["claim"],
@@ -131,6 +132,8 @@ def apply_verdict(
         "majority_needed": majority(m),
         "confidence_before": old,
         "confidence_after": old,
+        "outcome": "no_majority",
+        "action": "none",
     }
     outcome = verdict_outcome(tally, m)
     if outcome == "refuted":
@@ -140,28 +143,22 @@ def apply_verdict(
         # so asking the store for a before/after width here would only repeat that work.
         engine(ctx.store.mark_refuted(GRAPH_ID, node_id, reason[:1900]))
         node["refuted"], node["refute_reason"] = True, reason[:1900]
-        entry.update(outcome="refuted", action=f"mark_refuted({node_id})")
+        entry["outcome"], entry["action"] = "refuted", f"mark_refuted({node_id})"
     elif outcome == "confirmed":
         run_id = f"v{round_no}.{slot}"
         new = max(old, CONFIRMED_CONFIDENCE)
         result = engine(ctx.store.update_node(GRAPH_ID, node_id, confidence=new, run_id=run_id))
         ctx.nodes[node_id] = result["node"]
-        entry.update(
-            outcome="confirmed",
-            action=f"confidence {old:g} -> {new:g}, provenance {run_id}",
-            confidence_after=new,
-        )
+        entry["confidence_after"] = new
+        entry["outcome"] = "confirmed"
+        entry["action"] = f"confidence {old:g} -> {new:g}, provenance {run_id}"
     elif outcome == "not_determinable":
         new = min(old, UNDETERMINED_CONFIDENCE)
         result = engine(ctx.store.update_node(GRAPH_ID, node_id, confidence=new))
         ctx.nodes[node_id] = result["node"]
-        entry.update(
-            outcome="not_determinable",
-            action=f"confidence {old:g} -> {new:g}",
-            confidence_after=new,
-        )
-    else:
-        entry.update(outcome="no_majority", action="none")
+        entry["confidence_after"] = new
+        entry["outcome"] = "not_determinable"
+        entry["action"] = f"confidence {old:g} -> {new:g}"
     ctx.trace.event(
         "verdict",
         round=round_no,

@@ -48,8 +48,6 @@ def build_report(
         _candidate(rank, c, result, claim) for rank, c in enumerate(assessment.candidates, 1)
     ]
     chosen = result.chosen
-    disputed = assessment.disputed
-    verified = set(result.interrogated)
     report: dict[str, Any] = {
         "report_version": REPORT_VERSION,
         "headline": _headline(result),
@@ -70,16 +68,7 @@ def build_report(
             for n, node in sorted(nodes.items())
             if node["refuted"]
         ],
-        "remaining_disputes": {
-            "contradiction_pairs": [
-                [claim(a), claim(b)] for a, b in assessment.contradiction_pairs
-            ],
-            "isolated_load_bearing": [
-                {**item, "claim": nodes[item["id"]]["claim"], "verified": item["id"] in verified}
-                for item in assessment.isolated
-            ],
-            "unverified": [n for n in disputed if n not in verified],
-        },
+        "remaining_disputes": _remaining_disputes(result, nodes, claim),
         "verifications": result.verifications,
         "rounds": result.rounds,
         "runs": result.runs,
@@ -109,18 +98,40 @@ def build_report(
         "model": result.model,
         "config": result.config.to_dict(),
         "context": dict(context or {}),
-        "timing": {
-            "started_at": result.started_at,
-            "wall_s": round(wall_s, 6),
-            "model_wait_s": result.model_wait_s,
-            "overhead_s": round(max(0.0, wall_s - result.model_wait_s), 6),
-            "phases": result.phases,
-            "local_s": dict(result.local_s),
-        },
+        "timing": _timing(result, wall_s),
         "graph": result.graph,
         "trace_file": trace_file,
     }
     return report
+
+
+def _remaining_disputes(
+    result: LoopResult, nodes: dict[str, dict[str, Any]], claim: Any
+) -> dict[str, Any]:
+    """The disputes the loop left: contradiction pairs, single-run load-bearing claims (and
+    whether each was verified), and the disputed claims never verified."""
+    assessment = result.assessment
+    verified = set(result.interrogated)
+    return {
+        "contradiction_pairs": [[claim(a), claim(b)] for a, b in assessment.contradiction_pairs],
+        "isolated_load_bearing": [
+            {**item, "claim": nodes[item["id"]]["claim"], "verified": item["id"] in verified}
+            for item in assessment.isolated
+        ],
+        "unverified": [n for n in assessment.disputed if n not in verified],
+    }
+
+
+def _timing(result: LoopResult, wall_s: float) -> dict[str, Any]:
+    """report.json ``timing``: wall clock, model wait, overhead, phases, local seconds."""
+    return {
+        "started_at": result.started_at,
+        "wall_s": round(wall_s, 6),
+        "model_wait_s": result.model_wait_s,
+        "overhead_s": round(max(0.0, wall_s - result.model_wait_s), 6),
+        "phases": result.phases,
+        "local_s": dict(result.local_s),
+    }
 
 
 def set_wall_clock(report: dict[str, Any], wall_s: float) -> None:

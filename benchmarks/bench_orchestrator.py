@@ -31,10 +31,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from corpus.evidence import build_evidence
 from orchestrator import prompts
 from orchestrator.api import RunConfig, run_task
 from orchestrator.client import ChatClient
-from orchestrator.evidence import build_evidence
 from orchestrator.testing import FakeOpenAIServer, FakeReply, ScriptedClient, completion_body
 
 VERIFY_SYSTEM = prompts.verification_messages(build_evidence(["x"]), "y")[0]["content"]

@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from orchestrator.evidence import split_sentences
+from corpus.evidence import split_sentences
 
 GOAL_RATIO = 3.0
 ADVERSARIAL = {

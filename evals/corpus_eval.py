@@ -33,10 +33,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import corpus
 from evals.datasets.loaders import item_to_task, load_dataset
 from evals.score import is_answerable, outcome, score
 from evals.summary import abstention_metrics
-from orchestrator import corpus
 from orchestrator.api import RunConfig, run_task
 from orchestrator.client import SupportsChat
 

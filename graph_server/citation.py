@@ -1,7 +1,7 @@
 """The mechanical citation check: is a ``given`` really what the span it cites says?
 
 A model's ``given`` is only a claim with a ``source`` (a span id, such as the orchestrator's
-``D2.3`` from :mod:`orchestrator.evidence`, or a span an MCP agent registered with
+``D2.3`` from :mod:`corpus.evidence`, or a span an MCP agent registered with
 ``add_evidence``). It becomes a given in the graph when, in this order:
 
 1. it names a source at all (else ``citation_missing``);

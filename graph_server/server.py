@@ -85,7 +85,7 @@ _index_root_flags: list[Path] = []
 
 def _search_evidence(index: Any, query: Any, k: Any, cancel: CancelCheck) -> Payload:
     # Imported on first use: graph-only sessions never load the corpus code.
-    from orchestrator.corpus.documents import index_roots_from_env, search_evidence
+    from corpus.documents import index_roots_from_env, search_evidence
 
     roots = [*_index_root_flags, *index_roots_from_env()]
     return search_evidence(index, query, k, roots=roots, cancel=cancel)

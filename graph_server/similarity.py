@@ -35,26 +35,8 @@ from dataclasses import dataclass
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA
 
-STOPWORDS = frozenset(
-    {
-        "a",
-        "an",
-        "and",
-        "are",
-        "at",
-        "in",
-        "is",
-        "it",
-        "of",
-        "on",
-        "that",
-        "the",
-        "this",
-        "to",
-        "was",
-        "were",
-    }
-)
+from corpus.words import STOPWORDS as STOPWORDS
+
 TYPO_MIN_CHARS = 7
 """Shortest token the slot guard treats as a possible typo of another (see is_variant)."""
 TYPO_SHARED_PREFIX = 3

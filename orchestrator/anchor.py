@@ -39,6 +39,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from corpus.evidence import Evidence
 from graph_server.citation import anchor_citation
 from graph_server.similarity import NEGATIONS, claim_key, normalize
 from orchestrator.answers import (
@@ -50,7 +51,6 @@ from orchestrator.answers import (
     shorten_answer,
 )
 from orchestrator.chain import subject_terms, terms
-from orchestrator.evidence import Evidence
 from orchestrator.parse import GUESSED_CONCLUSIONS
 
 ANSWER_PREFIX = "answer:"

@@ -32,9 +32,9 @@ from typing import Any
 
 import requests
 
+from corpus.evidence import build_evidence
 from orchestrator import prompts
 from orchestrator.client import DEFAULT_MAX_TOKENS
-from orchestrator.evidence import build_evidence
 from orchestrator.task import MAX_CONTEXT_TOKENS, MIN_CONTEXT_TOKENS, RunConfig, TaskError
 
 log = logging.getLogger(__name__)

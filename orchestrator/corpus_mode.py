@@ -8,9 +8,9 @@ rounds (at most ``config.max_retrieval_rounds``), all within one call budget:
    alone; the report says which happened.
 2. **Retrieve** the top ``config.retrieval_k`` chunks (in later rounds, the top
    ``retrieval_k`` chunks not retrieved before) for the question and the queries
-   (:func:`orchestrator.corpus.retrieve`: BM25, plus dense vectors when installed, fused by
+   (:func:`corpus.retrieve`: BM25, plus dense vectors when installed, fused by
    RRF). Each chunk becomes one document, so ``D2.3`` is sentence 3 of the second chunk, and
-   :meth:`~orchestrator.corpus.CorpusEvidence.locate` traces it to file, page and offsets.
+   :meth:`~corpus.CorpusEvidence.locate` traces it to file, page and offsets.
 3. **Answer** with :func:`orchestrator.loop.run_loop` on those documents and the calls left.
    With ``config.context_tokens`` known, only the chunks that fit the window are shown, best
    first (:func:`_fit_round`, :func:`orchestrator.context.pack`); each round records what it
@@ -41,13 +41,7 @@ from typing import Any
 
 from json_repair import repair_json
 
-from graph_server.citation import name_words
-from graph_server.similarity import STOPWORDS
-from orchestrator import parse, prompts, schemas
-from orchestrator.calls import CallSpec, make_call
-from orchestrator.client import SupportsChat
-from orchestrator.context import evidence_room, pack
-from orchestrator.corpus import (
+from corpus import (
     CorpusEvidence,
     CorpusIndexError,
     Hit,
@@ -55,7 +49,13 @@ from orchestrator.corpus import (
     index_info,
     retrieve,
 )
-from orchestrator.corpus.retrieval import MAX_VARIANTS, query_terms
+from corpus.retrieval import MAX_VARIANTS, query_terms
+from graph_server.citation import name_words
+from graph_server.similarity import STOPWORDS
+from orchestrator import parse, prompts, schemas
+from orchestrator.calls import CallSpec, make_call
+from orchestrator.client import SupportsChat
+from orchestrator.context import evidence_room, pack
 from orchestrator.errors import ContextOverflowError
 from orchestrator.loop import LoopResult, Progress, run_loop
 from orchestrator.reasons import RefusalReason
@@ -322,7 +322,7 @@ def rewrite_question(
 ) -> tuple[dict[str, Any], CallRecord | None]:
     """One ``query_rewrite`` call: ``({"queries", "fallback"}, call record)``.
 
-    ``queries`` holds up to :data:`~orchestrator.corpus.retrieval.MAX_VARIANTS` distinct
+    ``queries`` holds up to :data:`~corpus.retrieval.MAX_VARIANTS` distinct
     queries other than the question itself; ``fallback`` is None when the reply was usable,
     else why the question is searched alone. With a budget of one call there is no rewrite
     (and no record): the loop needs that call.

@@ -51,11 +51,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from corpus.evidence import Evidence
 from graph_server.store import GraphStore
 from orchestrator import prompts
 from orchestrator.assess import Assessment, Candidate
 from orchestrator.client import SupportsChat
-from orchestrator.evidence import Evidence
 from orchestrator.policy import Stop, decide, stop_rule
 from orchestrator.records import (
     AnswerRecord,

@@ -39,7 +39,7 @@ import json
 from string import Template
 from typing import Any
 
-from orchestrator.evidence import Evidence
+from corpus.evidence import Evidence
 
 PROMPT_VERSIONS: dict[str, str] = {
     "interrogation": "interrogation/v5",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from corpus.evidence import build_evidence
 from orchestrator.anchor import anchor_run
-from orchestrator.evidence import build_evidence
 
 EVIDENCE = build_evidence(
     [

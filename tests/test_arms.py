@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from corpus.evidence import build_evidence
 from evals import prompts
 from evals.arms import (
     ARMS,
@@ -33,7 +34,6 @@ from evals.metering import (
 from evals.score import score
 from orchestrator.api import RunConfig
 from orchestrator.client import APIStatusError
-from orchestrator.evidence import build_evidence
 from orchestrator.testing import ScriptedClient
 
 SETTINGS = ArmSettings(max_tokens=64)

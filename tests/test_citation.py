@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from corpus.evidence import build_evidence
 from graph_server.citation import (
     CITATION_MISSING,
     CITATION_UNKNOWN,
@@ -14,7 +15,6 @@ from graph_server.citation import (
     check_citation,
     name_words,
 )
-from orchestrator.evidence import build_evidence
 
 EVIDENCE = build_evidence(
     [

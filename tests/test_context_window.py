@@ -12,7 +12,7 @@ import pytest
 from canned_runs import model_graph
 from corpus_fixtures import write_corpus
 
-from orchestrator import corpus
+import corpus
 from orchestrator.api import run_task
 from orchestrator.backend import open_backend
 from orchestrator.client import ChatClient

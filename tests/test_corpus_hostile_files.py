@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from corpus_fixtures import write_corpus
 
-from orchestrator import corpus
-from orchestrator.corpus.cli import main as cli_main
-from orchestrator.corpus.readers import MAX_FILE_BYTES
+import corpus
+from corpus.readers import MAX_FILE_BYTES
+from orchestrator.cli import main as cli_main
 
 SECRET = "The vault code is 4417."
 

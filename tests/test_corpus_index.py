@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from corpus_fixtures import CORPUS, HAS_PYPDF, make_pdf, write_corpus
 
-from orchestrator import corpus
-from orchestrator.corpus import CorpusIndexError, index_info
-from orchestrator.corpus.index import file_version
+import corpus
+from corpus import CorpusIndexError, index_info
+from corpus.index import file_version
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -175,7 +175,7 @@ def test_a_killed_ingest_process_leaves_the_previous_index_consistent(tmp_path: 
     script = textwrap.dedent(
         f"""
         import os, signal
-        from orchestrator import corpus
+        import corpus
         def die(stage, done, total):
             if done == 120:
                 os.kill(os.getpid(), signal.SIGKILL)

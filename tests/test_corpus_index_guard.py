@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from corpus_fixtures import HashEmbedder, vec_search_available, write_corpus
 
-from orchestrator import corpus
-from orchestrator.corpus import CorpusIndexError, index_info, retrieve, search_evidence
-from orchestrator.corpus import index as index_module
-from orchestrator.corpus.index import QueryGuard, open_index
+import corpus
+from corpus import CorpusIndexError, index_info, retrieve, search_evidence
+from corpus import index as index_module
+from corpus.index import QueryGuard, open_index
 
 REPO = Path(__file__).resolve().parents[1]
 RECURSIVE = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r)"

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from corpus_fixtures import write_corpus
 
+import corpus
+from corpus import documents
+from corpus.documents import INDEX_ROOTS_ENV, search_evidence
+from corpus.index import QueryGuard
 from graph_server.server import _arguments, dispatch
 from graph_server.store import GraphStore
-from orchestrator import corpus
-from orchestrator.corpus import documents
-from orchestrator.corpus.documents import INDEX_ROOTS_ENV, search_evidence
-from orchestrator.corpus.index import QueryGuard
 
 
 @pytest.fixture

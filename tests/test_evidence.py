@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orchestrator.evidence import build_evidence, is_span_id, split_sentences
+from corpus.evidence import build_evidence, is_span_id, split_sentences
 
 
 def sentences(text: str) -> list[str]:

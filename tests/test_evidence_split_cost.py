@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from orchestrator.evidence import split_sentences
+from corpus.evidence import split_sentences
 
 ADVERSARIAL = {
     # every stop follows an initial, so no stop ends a sentence and the piece keeps growing

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from tiny_model import tiny_model_missing
 
+from corpus.evidence import build_evidence
 from orchestrator.backend import open_backend
 from orchestrator.client import CostLedger
-from orchestrator.evidence import build_evidence
 from orchestrator.prompts import verification_messages
 from orchestrator.schemas import VERDICTS, verification_response_format
 

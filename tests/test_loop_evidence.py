@@ -9,9 +9,9 @@ from canned_runs import GOOD, RACK7_TASK, Script, always
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from corpus.evidence import build_evidence
 from graph_server.similarity import normalize
 from orchestrator.api import RunConfig, run_task
-from orchestrator.evidence import build_evidence
 from orchestrator.testing import ScriptedClient
 
 FOUNDER_TASK: dict[str, Any] = {

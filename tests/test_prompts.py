@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from orchestrator.evidence import build_evidence
+from corpus.evidence import build_evidence
 from orchestrator.prompts import (
     PROMPT_VERSIONS,
     commit_messages,

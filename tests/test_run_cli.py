@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from canned_runs import CONTRADICTING, GOOD, RACK7_TASK, claim_of, refute_wrong_claims
 
+from corpus.evidence import build_evidence
 from orchestrator import prompts
 from orchestrator.api import default_model
-from orchestrator.evidence import build_evidence
 from orchestrator.run import main
 from orchestrator.task import TaskError
 from orchestrator.testing import FakeOpenAIServer, FakeReply, completion_body

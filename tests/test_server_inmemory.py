@@ -151,7 +151,7 @@ async def test_an_agent_searches_registers_and_cites_evidence_and_misquotes_are_
 ) -> None:
     from corpus_fixtures import write_corpus
 
-    from orchestrator import corpus
+    import corpus
 
     monkeypatch.setenv("LOGIC_GRAPH_INDEX_ROOTS", str(tmp_path))
     index = tmp_path / "index.sqlite"

@@ -77,7 +77,7 @@ def test_defaults_and_enums_in_the_schemas_come_from_validation() -> None:
 
 
 def test_search_limits_agree_with_the_corpus_layer_that_enforces_them() -> None:
-    documents = pytest.importorskip("orchestrator.corpus.documents")
+    documents = pytest.importorskip("corpus.documents")
     assert documents.MAX_SEARCH_K == validation.MAX_SEARCH_K
     assert documents.MAX_SEARCH_QUERY_CHARS == validation.MAX_SEARCH_QUERY_CHARS
     default_k = inspect.signature(documents.search_evidence).parameters["k"].default

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from corpus.evidence import Evidence, build_evidence
 from graph_server.store import GraphStore
 from orchestrator import parse
 from orchestrator.answers import normalise_text
@@ -18,7 +19,6 @@ from orchestrator.budget import CallBudget
 from orchestrator.calls import CallOutcome, CallSpec, make_call
 from orchestrator.chain import ChainContext
 from orchestrator.client import SupportsChat
-from orchestrator.evidence import Evidence, build_evidence
 from orchestrator.policy import call_seed
 from orchestrator.records import CallRecord, PhaseRecord, RunRecord
 from orchestrator.task import RunConfig, Task

@@ -22,10 +22,10 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import ClassVar, TextIO
 
-from orchestrator.corpus.chunking import DEFAULT_MAX_CHARS, MAX_MAX_CHARS, MIN_MAX_CHARS
-from orchestrator.corpus.index import CorpusIndexError, IngestReport, index_info, ingest_directory
-from orchestrator.corpus.readers import SUPPORTED_SUFFIXES
-from orchestrator.corpus.retrieval import MAX_K, MAX_VARIANTS, retrieve
+from corpus.chunking import DEFAULT_MAX_CHARS, MAX_MAX_CHARS, MIN_MAX_CHARS
+from corpus.index import CorpusIndexError, IngestReport, index_info, ingest_directory
+from corpus.readers import SUPPORTED_SUFFIXES
+from corpus.retrieval import MAX_K, MAX_VARIANTS, retrieve
 
 EXIT_OK = 0
 EXIT_FAILED = 1

@@ -39,9 +39,9 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import Any
 
-from orchestrator.corpus.chunking import CHUNKER_VERSION, DEFAULT_MAX_CHARS, chunk_page
-from orchestrator.corpus.embed import Embedder, load_embedder, sign_bits
-from orchestrator.corpus.readers import MAX_FILE_BYTES, ReadError, is_supported, read_pages
+from corpus.chunking import CHUNKER_VERSION, DEFAULT_MAX_CHARS, chunk_page
+from corpus.embed import Embedder, load_embedder, sign_bits
+from corpus.readers import MAX_FILE_BYTES, ReadError, is_supported, read_pages
 
 SCHEMA_VERSION = 1
 APPLICATION_ID = 0x4C474358  # "LGCX"

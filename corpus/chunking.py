@@ -9,7 +9,7 @@ of the text:
    always opens a new chunk (unless the chunk so far holds only headings), so a section's
    paragraphs stay with their heading.
 3. A block longer than ``max_chars`` is cut at sentence ends (the splitter of
-   :mod:`orchestrator.evidence`, so a chunk never ends inside "Dr. Kell" or "3.5 kg"), and a
+   :mod:`corpus.evidence`, so a chunk never ends inside "Dr. Kell" or "3.5 kg"), and a
    sentence longer than ``max_chars`` at the last whitespace before the bound (or at the
    bound itself when there is none).
 
@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from orchestrator.evidence import split_sentences
+from corpus.evidence import split_sentences
 
 CHUNKER_VERSION = 1
 """Bumped whenever the chunking rules change (an index then re-chunks every file)."""

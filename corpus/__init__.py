@@ -2,7 +2,7 @@
 
 Public API (see docs/corpus.md)::
 
-    from orchestrator import corpus
+    import corpus
 
     report = corpus.ingest("docs/", "docs.sqlite")          # incremental, all-or-nothing
     hits = corpus.search("docs.sqlite", "where is rack 7", k=5)
@@ -20,15 +20,15 @@ Modules: :mod:`.readers` (files to pages of text), :mod:`.chunking` (pages to ch
 
 from __future__ import annotations
 
-from orchestrator.corpus.chunking import DEFAULT_MAX_CHARS, Chunk, chunk_id, chunk_page
-from orchestrator.corpus.documents import (
+from corpus.chunking import DEFAULT_MAX_CHARS, Chunk, chunk_id, chunk_page
+from corpus.documents import (
     CorpusEvidence,
     SpanSource,
     hits_to_evidence,
     search_evidence,
 )
-from orchestrator.corpus.embed import Embedder
-from orchestrator.corpus.index import (
+from corpus.embed import Embedder
+from corpus.index import (
     CorpusIndexError,
     FileProblem,
     IndexInfo,
@@ -37,8 +37,8 @@ from orchestrator.corpus.index import (
     index_info,
     ingest_directory,
 )
-from orchestrator.corpus.readers import Page, ReadError, read_pages
-from orchestrator.corpus.retrieval import Hit, Retrieval, retrieve, rrf_fuse, search
+from corpus.readers import Page, ReadError, read_pages
+from corpus.retrieval import Hit, Retrieval, retrieve, rrf_fuse, search
 
 __all__ = [
     "DEFAULT_MAX_CHARS",
@@ -70,4 +70,4 @@ __all__ = [
 
 ingest = ingest_directory
 """``ingest(directory, index_path, *, progress=None, dense=True, max_chars=1200)``: see
-:func:`orchestrator.corpus.index.ingest_directory`."""
+:func:`corpus.index.ingest_directory`."""

@@ -1,7 +1,7 @@
 """Retrieved chunks as a task's documents, and evidence spans traced back to their files.
 
 Each hit becomes one document of the task, in hit order, so the evidence-span ids of
-:mod:`orchestrator.evidence` apply unchanged: ``D2.3`` is the third sentence of the second
+:mod:`corpus.evidence` apply unchanged: ``D2.3`` is the third sentence of the second
 retrieved chunk. :meth:`CorpusEvidence.locate` turns such an id into what a person needs to
 follow the citation: the chunk id, the file, its page, the sentence's character offsets in the
 page's text, the section and the quoted sentence.
@@ -16,9 +16,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from orchestrator.corpus.index import CorpusIndexError, QueryGuard
-from orchestrator.corpus.retrieval import Hit, retrieve
-from orchestrator.evidence import Evidence, build_evidence
+from corpus.evidence import Evidence, build_evidence
+from corpus.index import CorpusIndexError, QueryGuard
+from corpus.retrieval import Hit, retrieve
 
 MAX_SEARCH_K = 50
 MAX_SEARCH_QUERY_CHARS = 1000
@@ -68,7 +68,7 @@ class CorpusEvidence:
 
     @cached_property
     def evidence(self) -> Evidence:
-        """The spans of the documents, exactly as :func:`orchestrator.evidence.build_evidence`
+        """The spans of the documents, exactly as :func:`corpus.evidence.build_evidence`
         numbers them for the prompts."""
         return build_evidence(self.documents)
 
@@ -146,7 +146,7 @@ def search_evidence(
     these folders, and any other path gets one and the same refusal (the MCP server passes
     its ``--index-root`` folders; None, for library callers, allows any path); ``cancel``:
     checked while the queries run (MCP cancellation). Every query is bounded by
-    :data:`~orchestrator.corpus.index.QUERY_TIME_LIMIT_S`.
+    :data:`~corpus.index.QUERY_TIME_LIMIT_S`.
     Output: ``{"index", "query", "dense_used", "dense_note", "hits"}``,
     hits best first, each with its chunk id, file, page, section, version, fused score, text
     and ``spans``: the chunk's sentences, each with a stable id ``<chunk id>:s<n>`` and its

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graph_server.similarity import STOPWORDS
-from orchestrator.corpus.embed import Embedder, connect_vec, load_embedder, sign_bits
-from orchestrator.corpus.index import CorpusIndexError, QueryGuard, open_index, read_meta
+from corpus.embed import Embedder, connect_vec, load_embedder, sign_bits
+from corpus.index import CorpusIndexError, QueryGuard, open_index, read_meta
+from corpus.words import STOPWORDS
 
 RRF_K = 60
 """The usual reciprocal-rank-fusion constant (Cormack et al., 2009)."""
@@ -206,12 +206,14 @@ def retrieve(
     Inputs: an ingested index; the raw question (always searched); query variants (blank
     ones and repeats are dropped, so an unusable rewrite falls back to the question alone);
     ``k`` (1 to :data:`MAX_K`); ``dense``: True to add dense rankings when the index and the
-    extras allow, False for keyword-only, or the :class:`Embedder` the index was built with;
+    extras allow (queries embedded with the backend the index was built with, whatever
+    ``$LOGIC_GRAPH_EMBEDDER`` says), False for keyword-only, or the :class:`Embedder` the
+    index was built with;
     ``depth``: length of each single ranking (raised to ``4 * k`` when smaller); ``guard``:
     the time limit and cancellation check for every query of this retrieval (default:
-    :data:`~orchestrator.corpus.index.QUERY_TIME_LIMIT_S`, no cancellation).
+    :data:`~corpus.index.QUERY_TIME_LIMIT_S`, no cancellation).
     Output: a :class:`Retrieval`. Raises ValueError naming a bad argument and
-    :class:`~orchestrator.corpus.index.CorpusIndexError` for an unusable index, malformed
+    :class:`~corpus.index.CorpusIndexError` for an unusable index, malformed
     dense vectors, or a query the guard stopped.
     Cost: one FTS5 query per query plus, with dense, one embedding and one vector scan each.
     """
@@ -290,7 +292,7 @@ def _dense_rankings(
     if not meta.get("dense_model"):
         return [], "the index has no dense vectors (ingested without the corpus extras)"
     if isinstance(dense, bool):
-        embedder, note = load_embedder()
+        embedder, note = load_embedder(meta["dense_model"])  # the index's own backend
         if embedder is None:
             return [], note
     else:

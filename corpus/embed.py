@@ -19,7 +19,7 @@ Vectors are stored in ordinary tables (float32 little-endian blobs, the format s
 reads), so an index stays readable and writable by any SQLite; only dense *search* needs the
 extension. Next to each vector the index keeps its sign bits (one bit per dimension): a
 Hamming scan over the bits picks candidates and exact cosine distances rank them (see
-:mod:`orchestrator.corpus.retrieval`). The index records the embedder's name; a search embeds
+:mod:`corpus.retrieval`). The index records the embedder's name; a search embeds
 its queries with that backend, and an index whose backend is not available here (or whose
 static table has since changed) falls back to keyword-only with a note saying to re-ingest.
 

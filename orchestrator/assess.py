@@ -43,7 +43,14 @@ from typing import Any
 from graph_server import arguments, semantics
 from graph_server.store import GraphStore
 from orchestrator.answers import UNANSWERABLE, is_entity
-from orchestrator.chain import ChainContext, FailedLink, answer_follows, failed_links, without_links
+from orchestrator.chain import (
+    ChainContext,
+    FailedLink,
+    answer_follows,
+    failed_links,
+    terms,
+    without_links,
+)
 from orchestrator.records import AnswerRecord
 
 _INTERROGATION_RUN = re.compile(r"^r\d+$")
@@ -190,6 +197,8 @@ def assess(
                 failed = failed_links(nodes, export["edges"], node_id, chain.subject, chain.names)
             if failed and export is not None:
                 width, found = _widths(without_links(export, failed), node_id)
+            if chain is not None and chain.subject:
+                found = _about_subject(found, nodes, node_id, chain.subject)
         info = (answers or {}).get(node_id)
         spelled = [a["answer"] for a in info["answers"] if a["answer"]] if info else []
         shown = max(spelled, key=spelled.count) if spelled else None
@@ -262,11 +271,35 @@ def _widths(counted: Any, node_id: str) -> tuple[dict[str, Any], dict[str, Any]]
     kept = arguments.argument_width(counted, node_id)
     found = {
         "width": kept.width,
+        "arguments": [list(claims) for claims in kept.arguments],
         "independent": [list(kept.arguments[i]) for i in kept.independent],
         "min_cut": list(kept.min_cut),
         "capped": kept.capped,
     }
     return {"disjoint_paths": len(paths), "paths": paths, "max_flow": flow}, found
+
+
+def _about_subject(
+    found: dict[str, Any], nodes: Mapping[str, Mapping[str, Any]], node_id: str, subject: Any
+) -> dict[str, Any]:
+    """``found`` (an argument-width payload) keeping only the arguments that name the
+    question's subject in one of their claims: a line of evidence that never touches the
+    subject is no support, whatever links another run drew to it. The width and the cut are
+    taken again over what is kept. Cost: as :func:`graph_server.arguments.max_disjoint` and
+    :func:`~graph_server.arguments.min_hitting_set` on at most the capped argument count."""
+    family = [
+        frozenset(claims)
+        for claims in found.get("arguments", [])
+        if any(n != node_id and n in nodes and terms(nodes[n]["claim"]) & subject for n in claims)
+    ]
+    independent = arguments.max_disjoint(family)
+    return {
+        **found,
+        "arguments": [sorted(claims) for claims in family],
+        "width": len(independent),
+        "independent": [sorted(family[i]) for i in independent],
+        "min_cut": arguments.min_hitting_set(family) if family else [],
+    }
 
 
 def answer_flags(key: str, evidence_texts: Sequence[str] | None) -> tuple[str, ...]:

@@ -93,3 +93,32 @@ def test_the_rack7_design_run_drawn_three_times_is_one_argument() -> None:
     claims = {step["id"] for step in chosen["arguments"][0]}
     assert claims == {SPAN["A"], SPAN["B"], SPAN["D"], "r1:C", "r1:E"}
     assert len(chosen["argument_cut"]) == 1
+
+
+POLICY = "The cron scheduler runs only on Linux hosts."
+
+
+def test_an_argument_that_never_names_the_subject_is_no_support_whatever_another_run_drew() -> None:
+    # r1 restates the cron policy as an inference from the survey row (about x9); it merges
+    # into the policy's span, so the merged graph has D2.1 -> D3.1. r2 answers "no" from the
+    # policy alone. The policy is evidence in its own right and borrows nothing from r1: both
+    # answers rest on {D3.1}, which never names x9, so neither counts (seen with the 0.5B on
+    # rack-7, chain shape, seed 1, which answered "no" at width 1).
+    drawn = model_graph(
+        [
+            {"id": "B", "type": "given", "claim": SURVEY_ROW, "source": "D2.1", "confidence": 0.9},
+            {"id": "D", "type": "inference", "claim": POLICY, "source": "none", "confidence": 0.9},
+            {"id": "Z", "type": "conclusion", "claim": CONCLUSION, "source": "none"},
+        ],
+        [
+            {"src": "B", "dst": "D", "relation": "supports", "confidence": 0.9},
+            {"src": "D", "dst": "Z", "relation": "supports", "confidence": 0.9},
+        ],
+        "Z",
+    )
+    alone = chain_run("n", [], "server x9 cannot take the nightly cron job", POLICY, "D3.1", "no")
+    report = run({"r1": drawn, "r2": alone}, n=2)
+
+    widths = {c["answer"]: c["width"] for c in report["candidates"]}
+    assert widths == {"yes": 0, "no": 0}
+    assert report["refused"] is True

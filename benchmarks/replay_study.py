@@ -1,0 +1,99 @@
+"""Replay the committed reply banks under several arm 6 settings and print one table.
+
+    python benchmarks/replay_study.py [--model local-1.5b]
+        [--sets multihop,logical_deduction,vitaminc] [--out runs/replay-study]
+
+For each set with a bank ``evals/banks/<set>-<model>/`` (and its greedy companion ``-t0``),
+`evals.replay` runs arms 1, 6 and 7 offline, once per setting:
+
+* ``recorded``: the bank's own settings (N=6 sampled interrogations): reproduces the recording
+  when the code is unchanged, else shows what today's logic makes of the same replies;
+* ``n2``: N=2 sampled interrogations, 5 calls (the evaluation's usual setting);
+* ``greedy+1``: N=2 with the first interrogation greedy (temperature 0, from the ``-t0`` bank);
+* ``greedy``: N=1, greedy (arms 1 and 6: a greedy arm 7 would repeat one answer).
+
+Each row gives, per arm, right / wrong / abstained over the items, and the calls the banks could
+not answer (a verification today's logic asked for and the recording did not, or samples of an
+item whose recording failed); such a call fails, as a real failed call would.
+Arm 7 takes as many samples as arm 6 made calls on the item, as in the recording. Everything is
+read from the banks: no model is started.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import shutil
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from evals import replay  # noqa: E402
+from evals.results import run_arms  # noqa: E402
+from evals.score import ABSTAINED, CORRECT, WRONG, row_outcome  # noqa: E402
+
+SETTINGS: dict[str, list[str]] = {
+    "recorded": [],
+    "n2": ["--n", "2", "--budget-calls", "5"],
+    "greedy+1": ["--n", "2", "--budget-calls", "5", "--greedy-first"],
+    # Arm 7 at temperature 0 would only repeat one answer: arms 1 and 6 only.
+    "greedy": ["--n", "1", "--budget-calls", "3", "--temp", "0", "--arms", "1,6"],
+}
+
+
+def tally(rows: dict[str, dict[str, object]]) -> str:
+    """``right / wrong / abstained`` over an arm's rows (an abstention on an unanswerable item
+    is right)."""
+    counts: Counter[str] = Counter()
+    for row in rows.values():
+        outcome = row_outcome(row)
+        if outcome == ABSTAINED and row.get("answerable") is False:
+            outcome = CORRECT
+        counts[outcome] += 1
+    return f"{counts[CORRECT]} / {counts[WRONG]} / {counts[ABSTAINED]}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="local-1.5b")
+    parser.add_argument("--sets", default="multihop,logical_deduction,vitaminc")
+    parser.add_argument("--out", type=Path, default=Path("runs") / "replay-study")
+    args = parser.parse_args()
+    print(
+        "| set | setting | items | arm 1 right/wrong/abst. | arm 6 right/wrong/abst. "
+        "| arm 7 right/wrong/abst. | calls unavailable |"
+    )
+    print("|---|---|---:|---|---|---|---:|")
+    for set_name in [s for s in args.sets.split(",") if s]:
+        bank = ROOT / "evals" / "banks" / f"{set_name}-{args.model}"
+        greedy = bank.with_name(bank.name + "-t0")
+        if not bank.is_dir():
+            print(f"| {set_name} | (no bank at {bank}) | | | | | |")
+            continue
+        for name, flags in SETTINGS.items():
+            out = args.out / f"{set_name}-{args.model}" / name
+            banks = [str(bank)] + ([str(greedy)] if greedy.is_dir() else [])
+            shutil.rmtree(out, ignore_errors=True)  # a replay starts from an empty folder
+            with contextlib.redirect_stdout(io.StringIO()):  # keep the table on stdout alone
+                code = replay.main([*banks, "--out", str(out), "--offline", *flags])
+            if code == 2:
+                print(f"| {set_name} | {name} | (replay refused, see stderr) | | | | |")
+                continue
+            arms = run_arms(out)
+            calls = json.loads((out / replay.REPLAY_FILE).read_text(encoding="utf-8"))["calls"]
+            items = len(arms.get(6, {}))
+            print(
+                f"| {set_name} | {name} | {items} | {tally(arms.get(1, {}))} "
+                f"| {tally(arms.get(6, {}))} | {tally(arms.get(7, {}))} | {calls['unavailable']} |",
+                flush=True,
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -84,7 +84,8 @@ _index_root_flags: list[Path] = []
 
 
 def _search_evidence(index: Any, query: Any, k: Any, cancel: CancelCheck) -> Payload:
-    # Imported on first use: graph-only sessions never load the corpus code.
+    # Imported on first use: graph-only sessions never load the corpus code (the index,
+    # readers, retrieval); they load only the stopwords of corpus.words.
     from corpus.documents import index_roots_from_env, search_evidence
 
     roots = [*_index_root_flags, *index_roots_from_env()]

@@ -41,15 +41,9 @@ from typing import Any
 
 from json_repair import repair_json
 
-from corpus import (
-    CorpusEvidence,
-    CorpusIndexError,
-    Hit,
-    hits_to_evidence,
-    index_info,
-    retrieve,
-)
-from corpus.retrieval import MAX_VARIANTS, query_terms
+from corpus.documents import CorpusEvidence, hits_to_evidence
+from corpus.index import CorpusIndexError, index_info
+from corpus.retrieval import MAX_VARIANTS, Hit, query_terms, retrieve
 from graph_server.citation import name_words
 from graph_server.similarity import STOPWORDS
 from orchestrator import parse, prompts, schemas

@@ -29,6 +29,8 @@ wrong-way arrow fails the test.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -172,6 +174,38 @@ def test_the_walk_sees_the_arrows_it_should(arrows: list[Arrow]) -> None:
     assert ("evals.arms", "orchestrator.api") in pairs
     assert ("screen", "evals.grounding") in pairs
     assert len(source_files(ROOT)) > 60
+
+
+def corpus_modules_loaded_by(module: str) -> list[str]:
+    code = f"import {module}, sys; print(*sorted(m for m in sys.modules if m.startswith('corpus')))"
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    return done.stdout.split()
+
+
+def test_the_corpus_package_loads_only_what_is_imported() -> None:
+    """``corpus/__init__`` imports nothing up front: the graph server (its stopwords) and the
+    loop (citation spans) do not load the index, the readers or retrieval."""
+    assert corpus_modules_loaded_by("graph_server.server") == ["corpus", "corpus.words"]
+    assert corpus_modules_loaded_by("orchestrator.loop") == [
+        "corpus",
+        "corpus.evidence",
+        "corpus.words",
+    ]
+    loaded = corpus_modules_loaded_by("corpus")
+    assert loaded == ["corpus"]
+
+
+def test_the_corpus_package_still_names_its_public_api() -> None:
+    import corpus
+    from corpus.retrieval import search
+
+    assert corpus.search is search
+    assert corpus.ingest is corpus.index.ingest_directory
+    assert set(corpus.__all__) <= set(dir(corpus))
+    with pytest.raises(AttributeError):
+        _ = corpus.no_such_name
 
 
 def test_the_rules_catch_a_wrong_way_arrow(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ from orchestrator.context import (
 )
 from orchestrator.errors import APIStatusError, ContextOverflowError, status_error
 from orchestrator.reasons import RefusalReason
-from orchestrator.report import render_markdown
+from orchestrator.report_md import render_markdown
 from orchestrator.run import main
 from orchestrator.task import RunConfig, TaskError
 from orchestrator.testing import FakeOpenAIServer, FakeReply, ScriptedClient

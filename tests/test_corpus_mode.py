@@ -21,7 +21,7 @@ from orchestrator.corpus_mode import (
     parse_queries,
 )
 from orchestrator.reasons import RefusalReason
-from orchestrator.report import render_markdown
+from orchestrator.report_md import render_markdown
 from orchestrator.run import main
 from orchestrator.task import TaskError, load_task, validate_task
 from orchestrator.testing import ScriptedClient

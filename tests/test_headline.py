@@ -11,7 +11,8 @@ import pytest
 from canned_runs import GOOD_EDGES, GOOD_NODES, RACK7_TASK, Script, model_graph, six_runs
 
 from orchestrator.api import RunConfig, run_task
-from orchestrator.report import plain_answer, render_markdown
+from orchestrator.report import plain_answer
+from orchestrator.report_md import render_markdown
 from orchestrator.run import main
 from orchestrator.testing import ScriptedClient
 

@@ -10,7 +10,7 @@ import pytest
 from canned_runs import RACK7_TASK, Script, always
 
 from orchestrator.api import RunConfig, model_shape, run_task
-from orchestrator.report import render_markdown
+from orchestrator.report_md import render_markdown
 from orchestrator.run import build_parser
 from orchestrator.schemas import chain_response_format
 from orchestrator.testing import ScriptedClient

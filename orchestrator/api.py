@@ -19,7 +19,7 @@ from typing import Any
 from orchestrator._pricing import DEFAULT_MODELS_PATH
 from orchestrator.client import ChatClient, GuardedClient, SupportsChat
 from orchestrator.context import fit_documents
-from orchestrator.corpus_mode import complete_report, run_corpus_task
+from orchestrator.corpus_mode import run_corpus_task
 from orchestrator.errors import (
     APIStatusError,
     CallTimeBudgetError,
@@ -30,8 +30,7 @@ from orchestrator.errors import (
 )
 from orchestrator.live_progress import LiveProgress
 from orchestrator.loop import LoopResult, Progress, run_loop
-from orchestrator.reasons import RefusalReason
-from orchestrator.report import build_report, set_wall_clock, write_report
+from orchestrator.report import BackendFailure, build_report, set_wall_clock, write_report
 from orchestrator.task import RunConfig, Task, TaskError, validate_task
 from orchestrator.trace import Trace
 
@@ -105,20 +104,18 @@ def run_task(
             trace.event("backend_unusable", kind=guard.unusable.kind, error=str(guard.unusable))
             raise guard.unusable.fresh()
         built = time.perf_counter()
+        failure = _backend_failed(guard, result)
+        if failure is not None:
+            trace.event("backend_failed", error=failure.reason)
         report = build_report(
             result,
             wall_s=built - start,
             trace_file=trace_path.name if trace_path is not None else None,
             context=context,
             limits=_limits(client, config, guard),
+            corpus=corpus_run,
+            backend_failure=failure,
         )
-        if corpus_run is not None:
-            complete_report(report, corpus_run, config)
-        unanswered = _no_reply(guard, result)
-        if unanswered is not None and guard.last_error is not None:
-            reason, fix = backend_failure(guard.last_error, guard.budget_s, unanswered)
-            trace.event("backend_failed", error=reason)
-            _mark_backend_failed(report, reason, fix)
         report["timing"]["local_s"]["report"] = round(time.perf_counter() - built, 6)
         set_wall_clock(report, time.perf_counter() - start)
         trace.event(
@@ -188,6 +185,14 @@ def model_shape(model: str, models_path: Path = DEFAULT_MODELS_PATH) -> str:
     return "graph"
 
 
+def _backend_failed(guard: GuardedClient, result: LoopResult) -> BackendFailure | None:
+    """The backend failure the report blames, when no reply the outcome rests on arrived."""
+    unanswered = _no_reply(guard, result)
+    if unanswered is None or guard.last_error is None:
+        return None
+    return BackendFailure(*backend_failure(guard.last_error, guard.budget_s, unanswered))
+
+
 def _no_reply(guard: GuardedClient, result: LoopResult) -> str | None:
     """What got no reply when the run's outcome rests on none: every call of the run, or
     every call of a corpus run's last round (earlier rounds' replies did not judge the
@@ -225,18 +230,3 @@ def backend_failure(error: LLMError, budget_s: float | None, unanswered: str) ->
     else:
         fix = "check that the server is running and reachable, then run again"
     return reason, fix
-
-
-def _mark_backend_failed(report: dict[str, Any], reason: str, fix: str) -> None:
-    """Turn the loop's ``all_runs_failed`` into a refusal that blames the backend: no reply
-    arrived, so nothing was learnt about the evidence."""
-    statement = (
-        f"No answer: the model backend failed, so the evidence was never judged ({reason}). "
-        f"Fix: {fix}."
-    )
-    report.update(
-        refusal_reason=RefusalReason.BACKEND_FAILED,
-        headline=f"Failed: {RefusalReason.BACKEND_FAILED} (no model call returned a reply)",
-        statement=" ".join(statement.split()),
-    )
-    report["limits"]["backend_failure"] = {"reason": reason, "fix": fix}

@@ -54,7 +54,6 @@ from orchestrator.errors import ContextOverflowError
 from orchestrator.loop import LoopResult, Progress, run_loop
 from orchestrator.reasons import RefusalReason
 from orchestrator.records import CallRecord
-from orchestrator.report import totals
 from orchestrator.task import RunConfig, Task, TaskError
 from orchestrator.trace import Trace
 
@@ -82,8 +81,8 @@ OVERFLOW_ERROR = ContextOverflowError.__name__
 
 @dataclass(frozen=True)
 class CorpusRun:
-    """Everything the rounds established; the report is built from ``result`` (the last
-    round's loop) and completed from the rest by :func:`orchestrator.report.build_report`."""
+    """Everything the rounds established; :func:`orchestrator.report.build_report` builds the
+    report from ``result`` (the last round's loop) and, for the whole run, from the rest."""
 
     index: str
     result: LoopResult
@@ -96,6 +95,46 @@ class CorpusRun:
     refusal_reason: str | None
     end: str
     budget_used: int
+    config: RunConfig
+    """The run's own settings (each round's loop ran with what was left of the budget)."""
+
+    def schema_compliance(self) -> dict[str, Any]:
+        """Reply-parsing outcomes per model, summed over every round."""
+        tally = parse.ComplianceTally()
+        for round_info in self.rounds:
+            for model, counts in round_info.get("schema_compliance", {}).items():
+                for outcome in parse.OUTCOMES:
+                    tally.record(model, outcome, counts[outcome])
+        return tally.to_dict()
+
+    def model_wait_s(self) -> float:
+        """Seconds spent waiting on the model, summed over every round."""
+        return round(sum(r.get("model_wait_s", 0.0) for r in self.rounds), 6)
+
+    def citation(self, span_id: str | None) -> dict[str, Any] | None:
+        """Where a span the last loop was shown lives (see :func:`citation_of`)."""
+        return citation_of(self.evidence, span_id)
+
+    def refusal_statement(self) -> str:
+        """The report's statement when the rounds end in a refusal other than the last
+        loop's (a refusal for lack of support becomes ``insufficient_evidence``)."""
+        return (
+            f"The documents retrieved from the corpus do not support a reliable answer after "
+            f"{len(self.rounds)} retrieval round(s) ({self.end}); the last round ended with "
+            f"{self.result.refusal_reason}."
+        )
+
+    def retrieval(self) -> dict[str, Any]:
+        """report.json ``retrieval``: the index, the rewrite, each round and how they ended."""
+        return {
+            "index": self.index,
+            "rewrite": self.rewrite,
+            "rounds": self.rounds,
+            "end": self.end,
+            "last_refusal_reason": self.result.refusal_reason,
+            "chunks_shown": list(self.evidence.labels),
+            "context_tokens": self.config.context_tokens,
+        }
 
 
 def run_corpus_task(
@@ -208,6 +247,7 @@ def run_corpus_task(
         refusal_reason=refusal,
         end=end,
         budget_used=used,
+        config=config,
     )
 
 
@@ -264,51 +304,6 @@ def check_corpus(index: str) -> None:
         index_info(index)
     except (ValueError, CorpusIndexError) as exc:
         raise TaskError(f"task field 'corpus': {exc}") from exc
-
-
-def complete_report(report: dict[str, Any], run: CorpusRun, config: RunConfig) -> None:
-    """Turn the report of the last round's loop into the report of the whole corpus run.
-
-    Calls, totals, budget, compliance and model wait cover every round and the rewrite; the
-    settings are the run's own (not the last round's share of the budget); a refusal for lack
-    of support becomes ``insufficient_evidence``; every given gains the file, page, chunk and
-    offsets of the span it cites; ``report["retrieval"]`` tells the rounds.
-    """
-    report["calls"] = run.calls
-    report["totals"] = totals(run.calls, config.budget_calls)
-    limit = config.budget_calls
-    report["budget"].update(limit=limit, used=run.budget_used, unused=limit - run.budget_used)
-    report["config"] = config.to_dict()
-    report["limits"]["calls_cut_at_max_tokens"] = sum(
-        1 for call in run.calls if call["finish_reason"] == "length"
-    )
-    tally = parse.ComplianceTally()
-    for round_info in run.rounds:
-        for model, counts in round_info.get("schema_compliance", {}).items():
-            for outcome in parse.OUTCOMES:
-                tally.record(model, outcome, counts[outcome])
-    report["schema_compliance"] = tally.to_dict()
-    wait = round(sum(r.get("model_wait_s", 0.0) for r in run.rounds), 6)
-    report["timing"]["model_wait_s"] = wait
-    for given in report["givens"]:
-        given["citation"] = citation_of(run.evidence, given["span"])
-    if run.refusal_reason != report["refusal_reason"]:
-        report["refusal_reason"] = run.refusal_reason
-        report["headline"] = f"Refused: {run.refusal_reason}"
-        report["statement"] = (
-            f"The documents retrieved from the corpus do not support a reliable answer after "
-            f"{len(run.rounds)} retrieval round(s) ({run.end}); the last round ended with "
-            f"{run.result.refusal_reason}."
-        )
-    report["retrieval"] = {
-        "index": run.index,
-        "rewrite": run.rewrite,
-        "rounds": run.rounds,
-        "end": run.end,
-        "last_refusal_reason": run.result.refusal_reason,
-        "chunks_shown": list(run.evidence.labels),
-        "context_tokens": config.context_tokens,
-    }
 
 
 def rewrite_question(

@@ -11,14 +11,18 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orchestrator import prompts
 from orchestrator.assess import Candidate
 from orchestrator.loop import LoopResult
 from orchestrator.reasons import RefusalReason
 from orchestrator.report_md import render_markdown
+
+if TYPE_CHECKING:
+    from orchestrator.corpus_mode import CorpusRun
 
 REPORT_VERSION = 2
 BUDGET_COUNTS = (
@@ -28,6 +32,22 @@ BUDGET_COUNTS = (
 _NO_ANSWER = "The available evidence does not support a reliable answer."
 
 
+@dataclass(frozen=True)
+class BackendFailure:
+    """No reply the run's outcome rests on arrived: why (``reason``) and what to do (``fix``).
+    The report then refuses with ``backend_failed`` (see :func:`orchestrator.api.run_task`)."""
+
+    reason: str
+    fix: str
+
+    def statement(self) -> str:
+        statement = (
+            f"No answer: the model backend failed, so the evidence was never judged "
+            f"({self.reason}). Fix: {self.fix}."
+        )
+        return " ".join(statement.split())
+
+
 def build_report(
     result: LoopResult,
     *,
@@ -35,12 +55,21 @@ def build_report(
     trace_file: str | None = None,
     context: dict[str, Any] | None = None,
     limits: dict[str, Any] | None = None,
+    corpus: CorpusRun | None = None,
+    backend_failure: BackendFailure | None = None,
 ) -> dict[str, Any]:
     """The report dict for ``result``; ``wall_s`` is the run's wall clock so far (the caller
     may refresh ``timing`` after rendering); ``context`` (e.g. base URL, task file) is copied
     into ``report["context"]``. ``limits`` (the run's bounds, see
     :func:`orchestrator.api.run_task`) is copied into ``report["limits"]``, with the count of
-    calls cut off at ``max_tokens`` added."""
+    calls cut off at ``max_tokens`` added.
+
+    ``corpus`` (a corpus run, whose last round's loop is ``result``): calls, totals, budget,
+    compliance and model wait cover every round and the rewrite; the settings are the run's
+    own; the rounds' refusal (``insufficient_evidence`` for lack of support) replaces the last
+    loop's; every given gains the file, page, chunk and offsets of the span it cites;
+    ``report["retrieval"]`` tells the rounds. ``backend_failure``: the report refuses with
+    ``backend_failed`` and ``limits.backend_failure`` says why and what to do."""
     nodes = {node["id"]: node for node in result.graph["nodes"]}
     assessment = result.assessment
     claim = _claims(nodes)
@@ -48,16 +77,24 @@ def build_report(
         _candidate(rank, c, result, claim) for rank, c in enumerate(assessment.candidates, 1)
     ]
     chosen = result.chosen
+    config = corpus.config if corpus is not None else result.config
+    calls: Sequence[Mapping[str, Any]] = corpus.calls if corpus is not None else result.calls
+    used = corpus.budget_used if corpus is not None else result.budget_used
+    headline, refusal_reason, statement = _outcome(result, corpus, backend_failure)
+    givens = _givens(result, nodes)
+    if corpus is not None:
+        for given in givens:
+            given["citation"] = corpus.citation(given["span"])
     report: dict[str, Any] = {
         "report_version": REPORT_VERSION,
-        "headline": _headline(result),
+        "headline": headline,
         "question": result.task.question,
         "expected_answer": result.task.expected_answer,
         "answer": plain_answer(chosen.answer) if chosen else None,
         "conclusion": chosen.claim if chosen else None,
         "refused": chosen is None,
-        "refusal_reason": result.refusal_reason,
-        "statement": _statement(result),
+        "refusal_reason": refusal_reason,
+        "statement": statement,
         **_stop(result),
         "chosen": _chosen(result, candidates),
         "candidates": candidates,
@@ -72,37 +109,71 @@ def build_report(
         "verifications": result.verifications,
         "rounds": result.rounds,
         "runs": result.runs,
-        "givens": _givens(result, nodes),
+        "givens": givens,
         "citations": result.citations,
         "rejected_citations": [c for c in result.citations if not c["ok"]],
         "attacks": result.attacks,
         "evidence_spans": len(result.evidence.spans),
         "merges": result.merges,
         "contradictions_created": result.contradictions_created,
-        "calls": result.calls,
-        "totals": totals(result.calls, result.config.budget_calls),
+        "calls": calls,
+        "totals": totals(calls, config.budget_calls),
         "budget": {
-            "limit": result.config.budget_calls,
-            "used": result.budget_used,
-            "unused": result.config.budget_calls - result.budget_used,
+            "limit": config.budget_calls,
+            "used": used,
+            "unused": config.budget_calls - used,
             "counts": BUDGET_COUNTS,
         },
-        "limits": {
-            **dict(limits or {}),
-            "calls_cut_at_max_tokens": sum(
-                1 for call in result.calls if call["finish_reason"] == "length"
-            ),
-        },
-        "schema_compliance": result.compliance,
+        "limits": _limits(limits, calls, backend_failure),
+        "schema_compliance": (
+            corpus.schema_compliance() if corpus is not None else result.compliance
+        ),
         "prompt_versions": dict(prompts.PROMPT_VERSIONS),
         "model": result.model,
-        "config": result.config.to_dict(),
+        "config": config.to_dict(),
         "context": dict(context or {}),
-        "timing": _timing(result, wall_s),
+        "timing": _timing(
+            result, wall_s, corpus.model_wait_s() if corpus is not None else result.model_wait_s
+        ),
         "graph": result.graph,
         "trace_file": trace_file,
     }
+    if corpus is not None:
+        report["retrieval"] = corpus.retrieval()
     return report
+
+
+def _outcome(
+    result: LoopResult, corpus: CorpusRun | None, failure: BackendFailure | None
+) -> tuple[str, str | None, str]:
+    """``(headline, refusal_reason, statement)``: the loop's, unless the corpus rounds ended
+    in another refusal, unless the backend failed."""
+    headline, reason, statement = _headline(result), result.refusal_reason, _statement(result)
+    if corpus is not None and corpus.refusal_reason != reason:
+        reason = corpus.refusal_reason
+        headline = f"Refused: {reason}"
+        statement = corpus.refusal_statement()
+    if failure is not None:
+        reason = RefusalReason.BACKEND_FAILED
+        headline = f"Failed: {RefusalReason.BACKEND_FAILED} (no model call returned a reply)"
+        statement = failure.statement()
+    return headline, reason, statement
+
+
+def _limits(
+    limits: dict[str, Any] | None,
+    calls: Sequence[Mapping[str, Any]],
+    failure: BackendFailure | None,
+) -> dict[str, Any]:
+    """report.json ``limits``: the run's bounds, the calls cut at ``max_tokens``, and the
+    backend failure when there was one."""
+    section: dict[str, Any] = {
+        **dict(limits or {}),
+        "calls_cut_at_max_tokens": sum(1 for call in calls if call["finish_reason"] == "length"),
+    }
+    if failure is not None:
+        section["backend_failure"] = {"reason": failure.reason, "fix": failure.fix}
+    return section
 
 
 def _remaining_disputes(
@@ -122,13 +193,13 @@ def _remaining_disputes(
     }
 
 
-def _timing(result: LoopResult, wall_s: float) -> dict[str, Any]:
+def _timing(result: LoopResult, wall_s: float, model_wait_s: float) -> dict[str, Any]:
     """report.json ``timing``: wall clock, model wait, overhead, phases, local seconds."""
     return {
         "started_at": result.started_at,
         "wall_s": round(wall_s, 6),
-        "model_wait_s": result.model_wait_s,
-        "overhead_s": round(max(0.0, wall_s - result.model_wait_s), 6),
+        "model_wait_s": model_wait_s,
+        "overhead_s": round(max(0.0, wall_s - model_wait_s), 6),
         "phases": result.phases,
         "local_s": dict(result.local_s),
     }

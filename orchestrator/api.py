@@ -19,7 +19,7 @@ from typing import Any
 from orchestrator._pricing import DEFAULT_MODELS_PATH
 from orchestrator.client import ChatClient, GuardedClient, SupportsChat
 from orchestrator.context import fit_documents
-from orchestrator.corpus_mode import run_corpus_task
+from orchestrator.corpus_mode import CorpusRun, run_corpus_task
 from orchestrator.errors import (
     APIStatusError,
     CallTimeBudgetError,
@@ -75,31 +75,13 @@ def run_task(
     failure no further request is sent. If calls had succeeded first, the run goes on and the
     report's ``limits.backend_error`` says what happened.
     """
-    checked = validate_task(task)
-    config = config if config is not None else RunConfig()
-    if not isinstance(config, RunConfig):
-        raise TaskError(f"config must be a RunConfig, got {type(config).__name__}")
-    if budget_seconds is not None and not (
-        isinstance(budget_seconds, int | float) and 0 < budget_seconds < float("inf")
-    ):
-        raise TaskError(f"budget_seconds={budget_seconds!r} is invalid: must be None or > 0")
-    if checked.corpus is None:  # a corpus run packs each round's chunks instead
-        config = fit_documents(checked.question, checked.documents, config)
+    checked, config = _checked(task, config, budget_seconds)
     start = time.perf_counter()
     guard = GuardedClient(client, budget_s=budget_seconds)
     trace_path = out_dir / "trace.jsonl" if out_dir is not None else None
     live = progress.watch(guard, config) if isinstance(progress, LiveProgress) else None
     with Trace(trace_path) as trace, live or contextlib.nullcontext():
-        corpus_run = None
-        if checked.corpus is None:
-            result = run_loop(
-                checked, client=guard, model=model, config=config, trace=trace, progress=progress
-            )
-        else:
-            corpus_run = run_corpus_task(
-                checked, client=guard, model=model, config=config, trace=trace, progress=progress
-            )
-            result = corpus_run.result
+        result, corpus_run = _answer(checked, guard, model, config, trace, progress)
         if guard.unusable is not None and guard.succeeded == 0:
             trace.event("backend_unusable", kind=guard.unusable.kind, error=str(guard.unusable))
             raise guard.unusable.fresh()
@@ -129,6 +111,45 @@ def run_task(
     if out_dir is not None:
         write_report(report, out_dir)
     return report
+
+
+def _checked(
+    task: dict[str, Any] | Task, config: RunConfig | None, budget_seconds: float | None
+) -> tuple[Task, RunConfig]:
+    """The validated task and the run's settings (the documents of a plain task fitted to the
+    context window); raises :class:`TaskError` before any call."""
+    checked = validate_task(task)
+    config = config if config is not None else RunConfig()
+    if not isinstance(config, RunConfig):
+        raise TaskError(f"config must be a RunConfig, got {type(config).__name__}")
+    if budget_seconds is not None and not (
+        isinstance(budget_seconds, int | float) and 0 < budget_seconds < float("inf")
+    ):
+        raise TaskError(f"budget_seconds={budget_seconds!r} is invalid: must be None or > 0")
+    if checked.corpus is None:  # a corpus run packs each round's chunks instead
+        config = fit_documents(checked.question, checked.documents, config)
+    return checked, config
+
+
+def _answer(
+    task: Task,
+    client: GuardedClient,
+    model: str,
+    config: RunConfig,
+    trace: Trace,
+    progress: Progress | None,
+) -> tuple[LoopResult, CorpusRun | None]:
+    """Run the loop, or the retrieval rounds of a corpus task: the (last) loop's result and
+    the corpus run, if any."""
+    if task.corpus is None:
+        result = run_loop(
+            task, client=client, model=model, config=config, trace=trace, progress=progress
+        )
+        return result, None
+    corpus_run = run_corpus_task(
+        task, client=client, model=model, config=config, trace=trace, progress=progress
+    )
+    return corpus_run.result, corpus_run
 
 
 def _limits(client: SupportsChat, config: RunConfig, guard: GuardedClient) -> dict[str, Any]:

@@ -182,54 +182,11 @@ def assess(
         return Assessment((), {"in": [], "out": [], "undecided": [], "surviving": []}, (), ())
     labels = engine(store.surviving_claims(graph_id))
     surviving = set(labels["surviving"])
-    candidates = []
-    export: dict[str, Any] | None = None  # the graph, read once when a chain check needs it
-    for node_id in sorted(n for n, node in nodes.items() if node["type"] == "conclusion"):
-        node = nodes[node_id]
-        width: dict[str, Any] = {"disjoint_paths": 0, "paths": [], "max_flow": 0.0}
-        found: dict[str, Any] = {"width": 0, "independent": [], "min_cut": [], "capped": False}
-        failed: list[FailedLink] = []
-        if not node["refuted"]:
-            width = engine(store.support_width(graph_id, node_id))
-            found = engine(store.argument_width(graph_id, node_id))
-            if chain is not None and width["paths"]:
-                export = export or engine(store.get_graph(graph_id))
-                failed = failed_links(nodes, export["edges"], node_id, chain.subject, chain.names)
-            if failed and export is not None:
-                width, found = _widths(without_links(export, failed), node_id)
-            if chain is not None and chain.subject:
-                found = _about_subject(found, nodes, node_id, chain.subject)
-        info = (answers or {}).get(node_id)
-        spelled = [a["answer"] for a in info["answers"] if a["answer"]] if info else []
-        shown = max(spelled, key=spelled.count) if spelled else None
-        key = info["key"] if info else ""
-        flags = answer_flags(key, evidence_texts)
-        if info and all(a.get("guessed_conclusion") for a in info["answers"]):
-            flags += ("conclusion_guessed",)
-        if chain is not None and found["independent"]:
-            argument = sorted({n for claims in found["independent"] for n in claims})
-            stated = [a["claim"] for a in info["answers"] if a["claim"]] if info else []
-            if not answer_follows(key, [nodes[n]["claim"] for n in argument], stated):
-                flags += ("answer_not_on_argument",)
-        candidates.append(
-            Candidate(
-                node_id=node_id,
-                claim=node["claim"],
-                refuted=bool(node["refuted"]),
-                surviving=node_id in surviving,
-                width=int(found["width"]),
-                max_flow=float(width["max_flow"]),
-                paths=tuple(tuple(path) for path in width["paths"]),
-                run_ids=tuple(node["run_ids"]),
-                answer=shown,
-                answer_key=key,
-                flags=flags,
-                failed_links=tuple(failed),
-                arguments=tuple(tuple(claims) for claims in found["independent"]),
-                argument_cut=tuple(found["min_cut"]),
-                arguments_capped=bool(found["capped"]),
-            )
-        )
+    measure = _Measure(store, graph_id, nodes, chain)
+    candidates = [
+        _candidate(node_id, nodes, measure, surviving, answers, evidence_texts, chain)
+        for node_id in sorted(n for n, node in nodes.items() if node["type"] == "conclusion")
+    ]
     candidates.sort(
         key=lambda c: (
             not c.grounded,
@@ -240,6 +197,111 @@ def assess(
             c.node_id,
         )
     )
+    pairs, isolated = _disputes(store, graph_id, nodes, candidates)
+    return Assessment(
+        candidates=tuple(candidates),
+        labels={key: labels[key] for key in ("in", "out", "undecided", "surviving")},
+        contradiction_pairs=tuple(pairs),
+        isolated=tuple(isolated),
+    )
+
+
+class _Measure:
+    """One conclusion's path width, argument width and failed links (a refuted conclusion has
+    none); the graph is read once, when a chain check first needs it."""
+
+    def __init__(
+        self,
+        store: GraphStore,
+        graph_id: str,
+        nodes: dict[str, dict[str, Any]],
+        chain: ChainContext | None,
+    ) -> None:
+        self.store, self.graph_id, self.nodes, self.chain = store, graph_id, nodes, chain
+        self.export: dict[str, Any] | None = None
+
+    def __call__(self, node_id: str) -> tuple[dict[str, Any], dict[str, Any], list[FailedLink]]:
+        width: dict[str, Any] = {"disjoint_paths": 0, "paths": [], "max_flow": 0.0}
+        found: dict[str, Any] = {"width": 0, "independent": [], "min_cut": [], "capped": False}
+        failed: list[FailedLink] = []
+        if self.nodes[node_id]["refuted"]:
+            return width, found, failed
+        store, graph_id, nodes, chain = self.store, self.graph_id, self.nodes, self.chain
+        width = engine(store.support_width(graph_id, node_id))
+        found = engine(store.argument_width(graph_id, node_id))
+        if chain is not None and width["paths"]:
+            self.export = self.export or engine(store.get_graph(graph_id))
+            failed = failed_links(nodes, self.export["edges"], node_id, chain.subject, chain.names)
+        if failed and self.export is not None:
+            width, found = _widths(without_links(self.export, failed), node_id)
+        if chain is not None and chain.subject:
+            found = _about_subject(found, nodes, node_id, chain.subject)
+        return width, found, failed
+
+
+def _candidate(
+    node_id: str,
+    nodes: dict[str, dict[str, Any]],
+    measure: _Measure,
+    surviving: set[str],
+    answers: Mapping[str, AnswerRecord] | None,
+    evidence_texts: Sequence[str] | None,
+    chain: ChainContext | None,
+) -> Candidate:
+    """The candidate for conclusion ``node_id``: its widths, its runs' answer and its flags."""
+    node = nodes[node_id]
+    width, found, failed = measure(node_id)
+    info = (answers or {}).get(node_id)
+    spelled = [a["answer"] for a in info["answers"] if a["answer"]] if info else []
+    key = info["key"] if info else ""
+    return Candidate(
+        node_id=node_id,
+        claim=node["claim"],
+        refuted=bool(node["refuted"]),
+        surviving=node_id in surviving,
+        width=int(found["width"]),
+        max_flow=float(width["max_flow"]),
+        paths=tuple(tuple(path) for path in width["paths"]),
+        run_ids=tuple(node["run_ids"]),
+        answer=max(spelled, key=spelled.count) if spelled else None,
+        answer_key=key,
+        flags=_flags(key, info, found, nodes, evidence_texts, chain),
+        failed_links=tuple(failed),
+        arguments=tuple(tuple(claims) for claims in found["independent"]),
+        argument_cut=tuple(found["min_cut"]),
+        arguments_capped=bool(found["capped"]),
+    )
+
+
+def _flags(
+    key: str,
+    info: AnswerRecord | None,
+    found: dict[str, Any],
+    nodes: dict[str, dict[str, Any]],
+    evidence_texts: Sequence[str] | None,
+    chain: ChainContext | None,
+) -> tuple[str, ...]:
+    """A candidate's flags: the answer's own (:func:`answer_flags`), a conclusion every run
+    guessed, an answer its argument does not state (chain runs)."""
+    flags = answer_flags(key, evidence_texts)
+    if info and all(a.get("guessed_conclusion") for a in info["answers"]):
+        flags += ("conclusion_guessed",)
+    if chain is not None and found["independent"]:
+        argument = sorted({n for claims in found["independent"] for n in claims})
+        stated = [a["claim"] for a in info["answers"] if a["claim"]] if info else []
+        if not answer_follows(key, [nodes[n]["claim"] for n in argument], stated):
+            flags += ("answer_not_on_argument",)
+    return flags
+
+
+def _disputes(
+    store: GraphStore,
+    graph_id: str,
+    nodes: dict[str, dict[str, Any]],
+    candidates: list[Candidate],
+) -> tuple[list[tuple[str, str]], list[dict[str, Any]]]:
+    """The contradiction pairs (the last live candidate's) and the isolated load-bearing
+    claims of every live candidate, each once, in candidate order."""
     pairs: list[tuple[str, str]] = []
     isolated: list[dict[str, Any]] = []
     for candidate in (c for c in candidates if not c.refuted):
@@ -256,12 +318,7 @@ def assess(
         if item["id"] not in seen:
             seen.add(item["id"])
             unique_isolated.append(item)
-    return Assessment(
-        candidates=tuple(candidates),
-        labels={key: labels[key] for key in ("in", "out", "undecided", "surviving")},
-        contradiction_pairs=tuple(pairs),
-        isolated=tuple(unique_isolated),
-    )
+    return pairs, unique_isolated
 
 
 def _widths(counted: Any, node_id: str) -> tuple[dict[str, Any], dict[str, Any]]:

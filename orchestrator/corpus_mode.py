@@ -152,12 +152,7 @@ def run_corpus_task(
     :class:`TaskError` when the task has no corpus or its index cannot be used (missing file,
     not an index), before any model call.
     """
-    if task.corpus is None:
-        raise TaskError("task has no 'corpus' to retrieve from")
-    index = task.corpus
-    check_corpus(index)
-    if config.context_tokens is not None:  # a window too small for any evidence: no call
-        evidence_room(task.question, config, config.context_tokens)
+    index = _usable_index(task, config)
     calls: list[dict[str, Any]] = []
     rewrite, record = rewrite_question(client, model, task.question, config)
     if record is not None:
@@ -172,21 +167,7 @@ def run_corpus_task(
     cited: set[str] = set()
     end = END_MAX_ROUNDS
     for round_no in range(1, config.max_retrieval_rounds + 1):
-        if round_no == 1:
-            found = [retrieve(index, task.question, variants, config.retrieval_k)]
-            new = list(found[0].hits)
-        else:
-            found = [
-                retrieve(index, query, (), config.retrieval_k + len(hits)) for query in variants
-            ]
-            new = interleave_new([f.hits for f in found], hits, config.retrieval_k)
-        round_info: dict[str, Any] = {
-            "round": round_no,
-            "queries": [query for f in found for query in f.queries],
-            "dense_used": all(f.dense_used for f in found),
-            "dense_note": next((f.dense_note for f in found if f.dense_note), ""),
-            "hits": [_hit_summary(hit) for hit in new],
-        }
+        new, round_info = _retrieve_round(index, task.question, round_no, variants, hits, config)
         trace.event("retrieval", **round_info)
         rounds.append(round_info)
         if not new and result is not None:
@@ -210,20 +191,7 @@ def run_corpus_task(
         )
         used += result.budget_used
         calls += [{**call, "retrieval_round": round_no} for call in result.calls]
-        round_info.update(
-            refused=result.chosen is None,
-            refusal_reason=result.refusal_reason,
-            stop_reason=result.stop_reason,
-            calls=len(result.calls),
-            chunks_shown=len(shown.documents),
-            model_wait_s=result.model_wait_s,
-            schema_compliance=result.compliance,
-        )
-        overflow = next(
-            (c["error"] for c in result.calls if str(c["error"]).startswith(OVERFLOW_ERROR)), None
-        )
-        if overflow is not None:
-            round_info["context_overflow"] = overflow
+        _record_loop(round_info, result, shown)
         if result.chosen is not None:
             end = END_ANSWERED
             break
@@ -249,6 +217,62 @@ def run_corpus_task(
         budget_used=used,
         config=config,
     )
+
+
+def _usable_index(task: Task, config: RunConfig) -> str:
+    """The task's corpus index; raises :class:`TaskError` before any call when there is no
+    corpus, the index cannot be used, or the window is too small for any evidence."""
+    if task.corpus is None:
+        raise TaskError("task has no 'corpus' to retrieve from")
+    index = task.corpus
+    check_corpus(index)
+    if config.context_tokens is not None:  # a window too small for any evidence: no call
+        evidence_room(task.question, config, config.context_tokens)
+    return index
+
+
+def _retrieve_round(
+    index: str,
+    question: str,
+    round_no: int,
+    variants: list[str],
+    hits: list[Hit],
+    config: RunConfig,
+) -> tuple[list[Hit], dict[str, Any]]:
+    """One round's retrieval: the new chunks (round 1: the question with its variants; later
+    rounds: each gap query, new chunks interleaved) and the round's record so far."""
+    if round_no == 1:
+        found = [retrieve(index, question, variants, config.retrieval_k)]
+        new = list(found[0].hits)
+    else:
+        found = [retrieve(index, query, (), config.retrieval_k + len(hits)) for query in variants]
+        new = interleave_new([f.hits for f in found], hits, config.retrieval_k)
+    round_info: dict[str, Any] = {
+        "round": round_no,
+        "queries": [query for f in found for query in f.queries],
+        "dense_used": all(f.dense_used for f in found),
+        "dense_note": next((f.dense_note for f in found if f.dense_note), ""),
+        "hits": [_hit_summary(hit) for hit in new],
+    }
+    return new, round_info
+
+
+def _record_loop(round_info: dict[str, Any], result: LoopResult, shown: CorpusEvidence) -> None:
+    """Add what the round's loop did to its record (and the server's context overflow)."""
+    round_info.update(
+        refused=result.chosen is None,
+        refusal_reason=result.refusal_reason,
+        stop_reason=result.stop_reason,
+        calls=len(result.calls),
+        chunks_shown=len(shown.documents),
+        model_wait_s=result.model_wait_s,
+        schema_compliance=result.compliance,
+    )
+    overflow = next(
+        (c["error"] for c in result.calls if str(c["error"]).startswith(OVERFLOW_ERROR)), None
+    )
+    if overflow is not None:
+        round_info["context_overflow"] = overflow
 
 
 def _fit_round(

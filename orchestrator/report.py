@@ -78,8 +78,6 @@ def build_report(
     ]
     chosen = result.chosen
     config = corpus.config if corpus is not None else result.config
-    calls: Sequence[Mapping[str, Any]] = corpus.calls if corpus is not None else result.calls
-    used = corpus.budget_used if corpus is not None else result.budget_used
     headline, refusal_reason, statement = _outcome(result, corpus, backend_failure)
     givens = _givens(result, nodes)
     if corpus is not None:
@@ -116,18 +114,7 @@ def build_report(
         "evidence_spans": len(result.evidence.spans),
         "merges": result.merges,
         "contradictions_created": result.contradictions_created,
-        "calls": calls,
-        "totals": totals(calls, config.budget_calls),
-        "budget": {
-            "limit": config.budget_calls,
-            "used": used,
-            "unused": config.budget_calls - used,
-            "counts": BUDGET_COUNTS,
-        },
-        "limits": _limits(limits, calls, backend_failure),
-        "schema_compliance": (
-            corpus.schema_compliance() if corpus is not None else result.compliance
-        ),
+        **_accounting(result, corpus, limits, backend_failure),
         "prompt_versions": dict(prompts.PROMPT_VERSIONS),
         "model": result.model,
         "config": config.to_dict(),
@@ -158,6 +145,33 @@ def _outcome(
         headline = f"Failed: {RefusalReason.BACKEND_FAILED} (no model call returned a reply)"
         statement = failure.statement()
     return headline, reason, statement
+
+
+def _accounting(
+    result: LoopResult,
+    corpus: CorpusRun | None,
+    limits: dict[str, Any] | None,
+    failure: BackendFailure | None,
+) -> dict[str, Any]:
+    """report.json ``calls``, ``totals``, ``budget``, ``limits`` and ``schema_compliance``:
+    the loop's, or for a corpus run every round's and the rewrite's."""
+    config = corpus.config if corpus is not None else result.config
+    calls: Sequence[Mapping[str, Any]] = corpus.calls if corpus is not None else result.calls
+    used = corpus.budget_used if corpus is not None else result.budget_used
+    return {
+        "calls": calls,
+        "totals": totals(calls, config.budget_calls),
+        "budget": {
+            "limit": config.budget_calls,
+            "used": used,
+            "unused": config.budget_calls - used,
+            "counts": BUDGET_COUNTS,
+        },
+        "limits": _limits(limits, calls, failure),
+        "schema_compliance": (
+            corpus.schema_compliance() if corpus is not None else result.compliance
+        ),
+    }
 
 
 def _limits(

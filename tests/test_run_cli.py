@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -414,5 +415,7 @@ def test_live_progress_counts_against_the_planned_calls_and_reports_running_call
     assert code == 0
     err = capsys.readouterr().err
     assert "in flight (running or queued): interrogation r" in err
-    assert "fan_out: call 1 of 2 planned done, 321 tokens (cap 20)" in err
+    # The token figure is the run's total so far: when both slow calls return together, the
+    # first progress line may already count the second call's 321 tokens too.
+    assert re.search(r"fan_out: call 1 of 2 planned done, (321|642) tokens \(cap 20\)", err)
     assert "1/20" not in err

@@ -807,7 +807,7 @@ class ChatClient(ChatSeam):
         backoff = min(self.backoff_base_s * 2 ** (attempt - 1), self.max_backoff_s)
         # "Equal jitter": keep half the back-off, randomise the rest, so concurrent callers
         # that failed together do not retry in lock-step.
-        return backoff * (0.5 + 0.5 * self._rng.random())
+        return float(backoff * (0.5 + 0.5 * self._rng.random()))
 
 
 def _connection_kind(exc: BaseException) -> str | None:

@@ -109,7 +109,7 @@ class CorpusRun:
 
     def model_wait_s(self) -> float:
         """Seconds spent waiting on the model, summed over every round."""
-        return round(sum(r.get("model_wait_s", 0.0) for r in self.rounds), 6)
+        return round(sum(float(r.get("model_wait_s", 0.0)) for r in self.rounds), 6)
 
     def citation(self, span_id: str | None) -> dict[str, Any] | None:
         """Where a span the last loop was shown lives (see :func:`citation_of`)."""

@@ -272,7 +272,8 @@ def _import_xllamacpp() -> ModuleType:
             f"installed. Fix: pip install -e '.[local]' (or pip install "
             f"xllamacpp=={XLLAMACPP_VERSION})"
         ) from exc
-    return xllamacpp
+    module: ModuleType = xllamacpp  # untyped outside; the caller knows what it gets
+    return module
 
 
 def _usable_cores() -> int:

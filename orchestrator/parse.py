@@ -518,13 +518,13 @@ def _source(value: Any, where: str, errors: list[str]) -> str | None:
     if not isinstance(value, str):
         errors.append(f"{where}: source {_kind(value)} is not text; treated as no source")
         return None
-    value = value.strip().strip("[]").strip()
-    if not value or value.lower() == NO_SOURCE:
+    text: str = value.strip().strip("[]").strip()
+    if not text or text.lower() == NO_SOURCE:
         return None
-    if len(value) > MAX_ID_CHARS:
-        errors.append(f"{where}: source has {len(value)} characters; treated as no source")
+    if len(text) > MAX_ID_CHARS:
+        errors.append(f"{where}: source has {len(text)} characters; treated as no source")
         return None
-    return value
+    return text
 
 
 def _answer(obj: dict[str, Any], errors: list[str]) -> str | None:

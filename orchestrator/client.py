@@ -16,7 +16,7 @@ HTTP attempt has a wall-clock deadline (``timeout_s``) for the whole exchange (c
 and body), and a logical call may be given an overall limit (``chat(..., timeout_s=...)``) that
 covers its attempts and back-off together. A per-read socket timeout alone would not do: a
 server that sends one byte every few seconds never lets a read time out, so a watchdog shuts
-the attempt's socket down when its deadline passes (:class:`_Watchdog`).
+the attempt's socket down when its deadline passes (:mod:`orchestrator._transport`).
 
 Unusable backends: a host name that does not resolve or a port where nothing listens (after the
 retries), and 401, 402 and 404 answers, raise a :class:`BackendUnusableError` subclass whose
@@ -32,31 +32,27 @@ are in :mod:`orchestrator._ledger`.
 
 from __future__ import annotations
 
-import contextlib
-import email.utils
 import json
 import logging
 import math
 import os
 import random
-import socket
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import UTC
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
 import requests
-from requests.adapters import HTTPAdapter
-from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-from urllib3.poolmanager import PoolManager
 
+from orchestrator._guard import GuardedClient
 from orchestrator._ledger import ChatResult, CostLedger
 from orchestrator._pricing import PricingTable
-from orchestrator.chat import ChatMiddleware, ChatRequest, ChatSeam
+from orchestrator._request import build_payload, require
+from orchestrator._response import parse_retry_after, read_completion
+from orchestrator._transport import Watchdog, connection_kind, new_session, post
+from orchestrator.chat import ChatRequest, ChatSeam
 from orchestrator.errors import (
     APIStatusError,
     BackendRejectedError,
@@ -71,7 +67,6 @@ from orchestrator.errors import (
     MissingAPIKeyError,
     RetryExhaustedError,
     UnexpectedClientError,
-    status_error,
 )
 
 __all__ = [
@@ -114,8 +109,6 @@ ENV_BASE_URL = "LOGIC_GRAPH_BASE_URL"
 ENV_API_KEY = "OPENROUTER_API_KEY"
 DEFAULT_MAX_TOKENS = 4096
 """``max_tokens`` of a request whose caller set none: no call may run to the end of a context."""
-_EXCERPT_CHARS = 300
-_RESERVED_BODY_KEYS = frozenset({"model", "messages"})
 _OPENROUTER_HOST = "openrouter.ai"
 # Statuses after which no request to this backend can succeed: the key is wrong (401), the
 # account has no credits (402), or the model or endpoint does not exist (404). 403 is not
@@ -128,125 +121,6 @@ def is_openrouter_url(url: str) -> bool:
     ``api.openrouter.ai`` is, ``evil-openrouter.ai`` and ``openrouter.ai.evil.com`` are not."""
     host = (urlsplit(url).hostname or "").rstrip(".").lower()
     return host == _OPENROUTER_HOST or host.endswith("." + _OPENROUTER_HOST)
-
-
-_watching = threading.local()
-"""The :class:`_Watchdog` of the HTTP attempt running on this thread, if any."""
-
-
-class _Watchdog:
-    """Shuts down the socket of one HTTP attempt when its deadline passes.
-
-    Used as a context manager around the attempt; a connection that sends a request on this
-    thread meanwhile enlists its socket (:class:`_EnlistingConnection`). The socket itself is
-    kept, not the connection: http.client drops the connection's reference as soon as the
-    headers say the server will close, while the body is still being read from it.
-    ``shutdown`` (not ``close``) is what wakes a thread blocked in ``recv`` on the socket; the
-    blocked read then fails, and ``fired`` tells the caller that the deadline, not the server,
-    ended it.
-    """
-
-    def __init__(self, seconds: float) -> None:
-        self.fired = False
-        self._sockets: list[socket.socket] = []
-        self._lock = threading.Lock()
-        self._timer = threading.Timer(max(seconds, 0.0), self._fire)
-        self._timer.daemon = True
-
-    def enlist(self, sock: socket.socket) -> None:
-        with self._lock:
-            self._sockets.append(sock)
-            late = self.fired
-        if late:
-            _shut(sock)
-
-    def _fire(self) -> None:
-        with self._lock:
-            self.fired = True
-            sockets = list(self._sockets)
-        for sock in sockets:
-            _shut(sock)
-
-    def __enter__(self) -> _Watchdog:
-        _watching.dog = self
-        self._timer.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._timer.cancel()
-        _watching.dog = None
-
-
-def _shut(sock: socket.socket) -> None:
-    with contextlib.suppress(OSError):  # already closed: nothing left to stop
-        sock.shutdown(socket.SHUT_RDWR)
-
-
-class _EnlistingConnection(HTTPConnection):
-    """An HTTP connection that puts its socket under the current thread's watchdog on every
-    request (a pooled connection serves several attempts, so connecting is not enough). The
-    request is sent first, so the socket exists; connecting and sending have their own
-    socket timeouts."""
-
-    def request(self, *args: Any, **kwargs: Any) -> None:
-        super().request(*args, **kwargs)
-        dog: _Watchdog | None = getattr(_watching, "dog", None)
-        if dog is not None and self.sock is not None:
-            dog.enlist(self.sock)
-
-
-class _EnlistingHTTPSConnection(_EnlistingConnection, HTTPSConnection):
-    pass
-
-
-class _HTTPPool(HTTPConnectionPool):
-    ConnectionCls = _EnlistingConnection
-
-
-class _HTTPSPool(HTTPSConnectionPool):
-    ConnectionCls = _EnlistingHTTPSConnection
-
-
-_POOLS = {"http": _HTTPPool, "https": _HTTPSPool}
-
-
-class _WatchedAdapter(HTTPAdapter):
-    """requests' adapter whose pools (direct and through a proxy) use enlisting connections."""
-
-    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
-        super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = _POOLS
-
-    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> PoolManager:
-        manager: PoolManager = super().proxy_manager_for(proxy, **proxy_kwargs)
-        manager.pool_classes_by_scheme = _POOLS
-        return manager
-
-
-def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP-date), or None.
-
-    ``now`` is the current Unix time (default ``time.time()``); dates in the past give 0.0.
-    Unparseable, negative or non-finite values give None so the caller falls back to back-off.
-    """
-    if value is None or not value.strip():
-        return None
-    text = value.strip()
-    try:
-        seconds = float(text)
-        if seconds < 0:  # a negative delay is not a valid header value
-            return None
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(text)
-        except (TypeError, ValueError, IndexError):
-            return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        seconds = when.timestamp() - (time.time() if now is None else now)
-    if not math.isfinite(seconds):
-        return None
-    return max(0.0, seconds)
 
 
 class ChatClient(ChatSeam):
@@ -290,20 +164,20 @@ class ChatClient(ChatSeam):
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"base_url {url!r} must be an http(s) URL with a host")
-        _require(math.isfinite(timeout_s) and timeout_s > 0, "timeout_s", timeout_s, "> 0")
-        _require(
+        require(math.isfinite(timeout_s) and timeout_s > 0, "timeout_s", timeout_s, "> 0")
+        require(
             isinstance(max_retries, int) and 0 <= max_retries <= 10,
             "max_retries",
             max_retries,
             "an integer in 0..10",
         )
-        _require(
+        require(
             isinstance(default_max_tokens, int) and default_max_tokens >= 1,
             "default_max_tokens",
             default_max_tokens,
             "an integer >= 1",
         )
-        _require(
+        require(
             max_concurrency is None
             or (isinstance(max_concurrency, int) and 1 <= max_concurrency <= 1024),
             "max_concurrency",
@@ -315,7 +189,7 @@ class ChatClient(ChatSeam):
             ("max_backoff_s", max_backoff_s),
             ("max_retry_after_s", max_retry_after_s),
         ):
-            _require(math.isfinite(value) and value >= 0, name, value, ">= 0")
+            require(math.isfinite(value) and value >= 0, name, value, ">= 0")
         self.base_url = url
         self.is_openrouter = is_openrouter_url(url)
         # The environment key goes to OpenRouter only, and only over TLS.
@@ -377,65 +251,42 @@ class ChatClient(ChatSeam):
         ``attempts`` and ``call_id`` are set: :class:`BackendUnusableError` when the backend
         cannot serve any call (no key, unreachable, 401/402/404).
         """
-        model, messages, role, timeout_s = (
-            request.model,
-            request.messages,
-            request.role,
-            request.timeout_s,
+        payload = build_payload(
+            request, default_max_tokens=self.default_max_tokens, openrouter=self.is_openrouter
         )
-        temperature, max_tokens, seed = request.temperature, request.max_tokens, request.seed
-        response_format, extra_body = request.response_format, request.extra_body
-        payload = self._payload(
-            model, messages, temperature, max_tokens, response_format, seed, extra_body
-        )
-        _require(isinstance(role, str) and bool(role), "role", role, "a non-empty string")
-        _require(
-            timeout_s is None or (math.isfinite(timeout_s) and timeout_s > 0),
-            "timeout_s",
-            timeout_s,
-            "None or > 0",
-        )
-        fields = dict(request.tags)
+        role, model, fields = request.role, request.model, dict(request.tags)
         start = self._clock()
-        deadline = None if timeout_s is None else start + timeout_s
+        deadline = None if request.timeout_s is None else start + request.timeout_s
         missing = self._missing_key()
         if missing is not None:
             missing.call_id = self.ledger.record_failure(
                 role, model, missing, latency_s=0.0, **fields
             )
             raise missing
+        result = self._with_retries(request, payload, start, deadline)
+        result = replace(result, latency_s=self._clock() - start)
+        call_id = self.ledger.record(role, result, **fields)
+        return replace(result, call_id=call_id)
+
+    def _with_retries(
+        self, request: ChatRequest, payload: dict[str, Any], start: float, deadline: float | None
+    ) -> ChatResult:
+        """Attempts until one answers (its result counts the attempts and transport failures)
+        or the call must give up (:meth:`_give_up` records and raises)."""
+        model, role = request.model, request.role
         attempts = 0
         transport_failures = 0
         while True:
             attempts += 1
             try:
                 result = self._attempt_in_turn(model, payload, deadline)
-                break
             except LLMError as exc:
                 if isinstance(exc, LLMTimeoutError | LLMConnectionError):
                     transport_failures += 1
                 delay = self._delay(attempts, getattr(exc, "retry_after_s", None))
                 out_of_time = deadline is not None and self._clock() + delay >= deadline
-                error: LLMError = self._unusable(exc, model) or exc
-                if exc.retryable and (attempts > self.max_retries or out_of_time) and error is exc:
-                    why = "the call's time limit" if out_of_time else "the allowed attempts"
-                    error = RetryExhaustedError(
-                        f"{model}: gave up after {attempts} attempt(s) ({why}); last error: {exc}",
-                        exc,
-                    )
                 if not exc.retryable or attempts > self.max_retries or out_of_time:
-                    error.attempts = attempts
-                    error.call_id = self.ledger.record_failure(
-                        role,
-                        model,
-                        error,
-                        latency_s=self._clock() - start,
-                        transport_failures=transport_failures,
-                        **fields,
-                    )
-                    if error is exc:
-                        raise
-                    raise error from exc
+                    self._give_up(request, exc, attempts, transport_failures, start, out_of_time)
                 log.info(
                     "%s call to %s failed (attempt %d of %d): %s; retrying in %.2fs",
                     role,
@@ -446,14 +297,39 @@ class ChatClient(ChatSeam):
                     delay,
                 )
                 self._sleep(delay)
-        result = replace(
-            result,
+                continue
+            return replace(result, attempts=attempts, transport_failures=transport_failures)
+
+    def _give_up(
+        self,
+        request: ChatRequest,
+        exc: LLMError,
+        attempts: int,
+        transport_failures: int,
+        start: float,
+        out_of_time: bool,
+    ) -> NoReturn:
+        """Record the call's last failure ``exc`` (restated as :class:`BackendUnusableError`
+        or :class:`RetryExhaustedError` where that says more) and raise it."""
+        model = request.model
+        error: LLMError = self._unusable(exc, model) or exc
+        if exc.retryable and error is exc:
+            why = "the call's time limit" if out_of_time else "the allowed attempts"
+            error = RetryExhaustedError(
+                f"{model}: gave up after {attempts} attempt(s) ({why}); last error: {exc}", exc
+            )
+        error.attempts = attempts
+        error.call_id = self.ledger.record_failure(
+            request.role,
+            model,
+            error,
             latency_s=self._clock() - start,
-            attempts=attempts,
             transport_failures=transport_failures,
+            **request.tags,
         )
-        call_id = self.ledger.record(role, result, **fields)
-        return replace(result, call_id=call_id)
+        if error is exc:
+            raise exc
+        raise error from exc
 
     def preflight(self, *, timeout_s: float = 10.0) -> None:
         """Check, without a chat call, that this backend can be used at all.
@@ -470,7 +346,7 @@ class ChatClient(ChatSeam):
         url = self.base_url + "/models"
         failure: LLMConnectionError | None = None
         try:
-            with _Watchdog(timeout_s):
+            with Watchdog(timeout_s):
                 response = self._session().get(
                     url,
                     headers=self._headers(),
@@ -482,7 +358,7 @@ class ChatClient(ChatSeam):
             log.info("preflight: %s did not answer within %.0f s; going on", url, timeout_s)
         except requests.ConnectionError as exc:
             failure = LLMConnectionError(
-                self._redact(f"connection to {url} failed: {exc}"), kind=_connection_kind(exc)
+                self._redact(f"connection to {url} failed: {exc}"), kind=connection_kind(exc)
             )
         except requests.RequestException as exc:
             log.info("preflight: %s: %s; going on", url, self._redact(str(exc)))
@@ -498,7 +374,7 @@ class ChatClient(ChatSeam):
         url = self.base_url + "/models"
         try:
             with (
-                _Watchdog(timeout_s),
+                Watchdog(timeout_s),
                 self._session().get(
                     url,
                     headers=self._headers(),
@@ -573,66 +449,10 @@ class ChatClient(ChatSeam):
             )
         return None
 
-    def _payload(
-        self,
-        model: str,
-        messages: list[dict[str, Any]],
-        temperature: float,
-        max_tokens: int | None,
-        response_format: dict[str, Any] | None,
-        seed: int | None,
-        extra_body: dict[str, Any] | None,
-    ) -> dict[str, Any]:
-        _require(isinstance(model, str) and bool(model.strip()), "model", model, "non-empty")
-        _require(
-            isinstance(messages, list)
-            and bool(messages)
-            and all(isinstance(m, dict) and isinstance(m.get("role"), str) for m in messages),
-            "messages",
-            type(messages).__name__,
-            "a non-empty list of {'role', 'content'} dicts",
-        )
-        _require(
-            isinstance(temperature, int | float) and 0 <= temperature <= 2,
-            "temperature",
-            temperature,
-            "a number in 0..2",
-        )
-        _require(
-            max_tokens is None or (isinstance(max_tokens, int) and max_tokens >= 1),
-            "max_tokens",
-            max_tokens,
-            "None or an integer >= 1",
-        )
-        _require(seed is None or isinstance(seed, int), "seed", seed, "None or an integer")
-        _require(
-            response_format is None or isinstance(response_format, dict),
-            "response_format",
-            response_format,
-            "None or a dict",
-        )
-        extra = dict(extra_body or {})
-        clash = sorted(_RESERVED_BODY_KEYS.intersection(extra))
-        _require(not clash, "extra_body", clash, "must not override 'model' or 'messages'")
-        payload: dict[str, Any] = {"model": model, "messages": messages, "temperature": temperature}
-        payload["max_tokens"] = max_tokens if max_tokens is not None else self.default_max_tokens
-        if response_format is not None:
-            payload["response_format"] = response_format
-        if seed is not None:
-            payload["seed"] = seed
-        if self.is_openrouter:
-            # OpenRouter reports the billed cost in usage.cost when asked to.
-            payload["usage"] = {"include": True}
-        payload.update(extra)
-        return payload
-
     def _session(self) -> requests.Session:
         session: requests.Session | None = getattr(self._local, "session", None)
         if session is None:
-            session = requests.Session()
-            adapter = _WatchedAdapter()
-            session.mount("http://", adapter)
-            session.mount("https://", adapter)
+            session = new_session()
             self._local.session = session
             with self._lock:
                 self._sessions.append(session)
@@ -676,97 +496,27 @@ class ChatClient(ChatSeam):
         """One HTTP attempt, whole answer within ``limit_s``; returns a result (latency and
         attempts filled in later) or raises."""
         url = self.base_url + "/chat/completions"
-        # requests exceptions hold the prepared request, Authorization header included, so
-        # they are turned into our own errors and raised outside the except blocks: neither
-        # __cause__ nor __context__ then keeps them (and the key) reachable.
-        failure: LLMError | None = None
-        response: requests.Response | None = None
-        with _Watchdog(limit_s) as dog:
-            try:
-                response = self._session().post(
-                    url,
-                    json=payload,
-                    headers=self._headers(),
-                    timeout=(min(10.0, limit_s), limit_s),
-                )
-            except requests.Timeout:
-                failure = LLMTimeoutError(f"no answer from {url} within {limit_s:.3g}s")
-            except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError) as exc:
-                failure = LLMConnectionError(
-                    self._redact(f"connection to {url} failed: {exc}"), kind=_connection_kind(exc)
-                )
-            except requests.RequestException as exc:
-                failure = LLMError(self._redact(f"request to {url} failed: {exc}"))
-        # A shut-down socket can also look like a short but complete answer (the headers
-        # dripped to the end of a status line): whatever came back, a fired watchdog means the
-        # answer did not arrive in time.
-        if dog.fired:
-            failure = LLMTimeoutError(
-                f"no complete answer from {url} within {limit_s:.3g}s (the deadline covers "
-                "connecting, the headers and the whole body)"
-            )
-        if failure is not None or response is None:
-            raise failure or LLMError(f"request to {url} produced no response")
+        response = post(self._session(), url, payload, self._headers(), limit_s, self._redact)
         retry_after = parse_retry_after(response.headers.get("Retry-After"), now=self._wall_clock())
-        if not 200 <= response.status_code < 300:
-            raise status_error(
-                response.status_code,
-                self._redact(
-                    f"HTTP {response.status_code} from {url}: {_error_detail(response.text)}"
-                ),
-                retry_after_s=retry_after,
-            )
-        try:
-            body = response.json()
-        except ValueError:
-            body = None
-        if not isinstance(body, dict):
-            raise MalformedResponseError(
-                self._redact(f"HTTP 200 from {url} is not a JSON object: {_excerpt(response.text)}")
-            )
-        choices = body.get("choices")
-        choice = choices[0] if isinstance(choices, list) and choices else None
-        embedded = body.get("error") or (choice.get("error") if isinstance(choice, dict) else None)
-        if embedded:
-            raise self._embedded_error(url, embedded, retry_after)
-        message = choice.get("message") if isinstance(choice, dict) else None
-        content = message.get("content") if isinstance(message, dict) else None
-        finish = choice.get("finish_reason") if isinstance(choice, dict) else None
-        finish_reason = finish if isinstance(finish, str) else None
-        if not isinstance(content, str) or not content.strip():
-            raise MalformedResponseError(
-                self._redact(
-                    f"HTTP 200 from {url} has no message content (finish_reason="
-                    f"{finish_reason!r}): {_excerpt(response.text)}"
-                )
-            )
-        raw_usage = body.get("usage")
-        usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
-        prompt_tokens = _count(usage.get("prompt_tokens"))
-        completion_tokens = _count(usage.get("completion_tokens"))
+        reply = read_completion(response, url, retry_after, self._redact)
         cost, source = self._cost(
-            model, body.get("model"), usage.get("cost"), prompt_tokens, completion_tokens
+            model,
+            reply.served_model,
+            reply.reported_cost,
+            reply.prompt_tokens,
+            reply.completion_tokens,
         )
         return ChatResult(
-            text=content,
+            text=reply.text,
             model=model,
-            prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens,
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
             cost_usd=cost,
             cost_source=source,
             latency_s=0.0,
             attempts=1,
-            finish_reason=finish_reason,
+            finish_reason=reply.finish_reason,
         )
-
-    def _embedded_error(self, url: str, error: Any, retry_after: float | None) -> LLMError:
-        code = error.get("code") if isinstance(error, dict) else None
-        detail = error.get("message") if isinstance(error, dict) else error
-        text = self._redact(f"HTTP 200 from {url} carries an error: {_excerpt(str(detail))}")
-        status = _count(int(code) if isinstance(code, str) and code.isdigit() else code)
-        if status is not None and 400 <= status <= 599:
-            return status_error(status, text, retry_after_s=retry_after, embedded=True)
-        return MalformedResponseError(text)
 
     def _cost(
         self,
@@ -808,159 +558,3 @@ class ChatClient(ChatSeam):
         # "Equal jitter": keep half the back-off, randomise the rest, so concurrent callers
         # that failed together do not retry in lock-step.
         return float(backoff * (0.5 + 0.5 * self._rng.random()))
-
-
-def _connection_kind(exc: BaseException) -> str | None:
-    """``"dns"`` or ``"connection_refused"`` when the chain under a requests error says so."""
-    seen: set[int] = set()
-    stack: list[object] = [exc]
-    while stack:
-        item = stack.pop()
-        if not isinstance(item, BaseException) or id(item) in seen:
-            continue
-        seen.add(id(item))
-        if isinstance(item, socket.gaierror) or type(item).__name__ == "NameResolutionError":
-            return "dns"
-        if isinstance(item, ConnectionRefusedError):
-            return "connection_refused"
-        stack += [getattr(item, "reason", None), item.__cause__, item.__context__, *item.args]
-    return None
-
-
-def _require(ok: bool, field: str, value: object, rule: str) -> None:
-    if not ok:
-        raise ValueError(f"{field}={value!r} is invalid: must be {rule}")
-
-
-def _count(value: object) -> int | None:
-    """A token count (non-negative int) or None when absent or invalid."""
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    return None
-
-
-def _excerpt(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= _EXCERPT_CHARS else flat[:_EXCERPT_CHARS] + "..."
-
-
-def _error_detail(text: str) -> str:
-    """The error message of an OpenAI-style error body, else an excerpt of the raw text."""
-    try:
-        body = json.loads(text)
-    except ValueError:
-        return _excerpt(text)
-    error = body.get("error") if isinstance(body, dict) else None
-    if isinstance(error, dict) and isinstance(error.get("message"), str):
-        return _excerpt(error["message"])
-    return _excerpt(text)
-
-
-class GuardedClient(ChatMiddleware):
-    """Wraps a client for one run: a wall-clock budget, and a stop on an unusable backend.
-
-    * ``budget_s``: calls that would start after ``budget_s`` seconds (from construction) are
-      not made; they raise :class:`CallTimeBudgetError`. A :class:`ChatClient` call that does
-      start is given the time left as its overall limit, so no call outlives the budget by
-      more than the connection set-up.
-    * After the first :class:`BackendUnusableError`, every later call raises the same error
-      at once, without contacting the backend: one missing key must not become 24 requests.
-
-    Both kinds of refused call are recorded in the wrapped client's ledger as failed calls
-    with no attempts and no cost. ``unusable`` holds the first such error, ``succeeded``
-    counts calls that returned, ``refused_for_time`` the calls the budget stopped, and
-    ``deadline_reached`` whether the budget ran out. ``last_error`` is the latest failure of
-    any kind (so a run in which no call returned can say why), ``completion_tokens`` sums what
-    the returned calls generated, and :meth:`running` lists the calls in flight (for live
-    progress).
-    """
-
-    def __init__(
-        self,
-        inner: ChatSeam,
-        *,
-        budget_s: float | None = None,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        _require(
-            budget_s is None or (math.isfinite(budget_s) and budget_s > 0),
-            "budget_s",
-            budget_s,
-            "None or > 0",
-        )
-        super().__init__(inner)
-        self.budget_s = budget_s
-        self._clock = clock
-        self._deadline = None if budget_s is None else clock() + budget_s
-        self._lock = threading.Lock()
-        self.unusable: BackendUnusableError | None = None
-        self.last_error: LLMError | None = None
-        self.succeeded = 0
-        self.refused_for_time = 0
-        self.started = 0
-        self.completion_tokens = 0
-        self._running: dict[int, tuple[str, float]] = {}
-
-    def running(self) -> list[tuple[str, float]]:
-        """``(label, seconds so far)`` of every call in flight, oldest first; the label is the
-        call's role and subject (``interrogation r2``)."""
-        now = self._clock()
-        with self._lock:
-            calls = sorted(self._running.values(), key=lambda item: item[1])
-        return [(label, now - since) for label, since in calls]
-
-    @property
-    def deadline_reached(self) -> bool:
-        """Whether the budget ran out: a call was refused for time, or the clock is past it
-        (calls in flight were then cut at the deadline)."""
-        past = self._deadline is not None and self._clock() >= self._deadline
-        return self.refused_for_time > 0 or past
-
-    def send(self, request: ChatRequest) -> ChatResult:
-        """``inner.send`` with the guards described in the class docstring."""
-        model, role, tags = request.model, request.role, request.tags
-        with self._lock:
-            known = self.unusable.fresh() if self.unusable is not None else None
-        if known is not None:
-            self._refuse(known, role, model, tags)
-        left = None if self._deadline is None else self._deadline - self._clock()
-        if left is not None and left <= 0:
-            with self._lock:
-                self.refused_for_time += 1
-            self._refuse(
-                CallTimeBudgetError(
-                    f"the run's wall-clock budget of {self.budget_s:g} s is spent; call not made"
-                ),
-                role,
-                model,
-                tags,
-            )
-        subject = tags.get("subject")
-        label = f"{role} {subject}" if subject else role
-        with self._lock:
-            self.started += 1
-            key = self.started
-            self._running[key] = (label, self._clock())
-        try:
-            # A call that starts gets the time left as its overall limit.
-            limited = request if left is None else replace(request, timeout_s=left)
-            result = self.inner.send(limited)
-        except LLMError as exc:
-            with self._lock:
-                self.last_error = exc
-                if isinstance(exc, BackendUnusableError) and self.unusable is None:
-                    self.unusable = exc
-            raise
-        finally:
-            with self._lock:
-                del self._running[key]
-        with self._lock:
-            self.succeeded += 1
-            self.completion_tokens += result.completion_tokens or 0
-        return result
-
-    def _refuse(self, error: LLMError, role: str, model: str, tags: dict[str, Any]) -> NoReturn:
-        error.call_id = self.ledger.record_failure(role, model, error, latency_s=0.0, **tags)
-        with self._lock:
-            self.last_error = error
-        raise error

@@ -1,0 +1,190 @@
+"""The HTTP transport of :class:`~orchestrator.client.ChatClient`: sessions, the watchdog, one POST.
+
+Each HTTP attempt has a wall-clock deadline for the whole exchange (connect, headers and body).
+A per-read socket timeout alone would not do: a server that sends one byte every few seconds
+never lets a read time out, so a watchdog shuts the attempt's socket down when its deadline
+passes (:class:`Watchdog`). The connection pools of a session made by :func:`new_session` put
+every socket they send a request on under the current thread's watchdog.
+
+Key handling: ``requests`` exceptions hold the prepared request, Authorization header included,
+so :func:`post` turns them into the project's own errors (their text passed through the
+caller's ``redact``) and raises those outside the ``except`` blocks: neither ``__cause__`` nor
+``__context__`` then keeps them, and the key, reachable.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.poolmanager import PoolManager
+
+from orchestrator.errors import LLMConnectionError, LLMError, LLMTimeoutError
+
+_watching = threading.local()
+"""The :class:`Watchdog` of the HTTP attempt running on this thread, if any."""
+
+
+class Watchdog:
+    """Shuts down the socket of one HTTP attempt when its deadline passes.
+
+    Used as a context manager around the attempt; a connection that sends a request on this
+    thread meanwhile enlists its socket (:class:`_EnlistingConnection`). The socket itself is
+    kept, not the connection: http.client drops the connection's reference as soon as the
+    headers say the server will close, while the body is still being read from it.
+    ``shutdown`` (not ``close``) is what wakes a thread blocked in ``recv`` on the socket; the
+    blocked read then fails, and ``fired`` tells the caller that the deadline, not the server,
+    ended it.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.fired = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(max(seconds, 0.0), self._fire)
+        self._timer.daemon = True
+
+    def enlist(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.append(sock)
+            late = self.fired
+        if late:
+            _shut(sock)
+
+    def _fire(self) -> None:
+        with self._lock:
+            self.fired = True
+            sockets = list(self._sockets)
+        for sock in sockets:
+            _shut(sock)
+
+    def __enter__(self) -> Watchdog:
+        _watching.dog = self
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+        _watching.dog = None
+
+
+def _shut(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):  # already closed: nothing left to stop
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+class _EnlistingConnection(HTTPConnection):
+    """An HTTP connection that puts its socket under the current thread's watchdog on every
+    request (a pooled connection serves several attempts, so connecting is not enough). The
+    request is sent first, so the socket exists; connecting and sending have their own
+    socket timeouts."""
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        super().request(*args, **kwargs)
+        dog: Watchdog | None = getattr(_watching, "dog", None)
+        if dog is not None and self.sock is not None:
+            dog.enlist(self.sock)
+
+
+class _EnlistingHTTPSConnection(_EnlistingConnection, HTTPSConnection):
+    pass
+
+
+class _HTTPPool(HTTPConnectionPool):
+    ConnectionCls = _EnlistingConnection
+
+
+class _HTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = _EnlistingHTTPSConnection
+
+
+_POOLS = {"http": _HTTPPool, "https": _HTTPSPool}
+
+
+class _WatchedAdapter(HTTPAdapter):
+    """requests' adapter whose pools (direct and through a proxy) use enlisting connections."""
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = _POOLS
+
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> PoolManager:
+        manager: PoolManager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        manager.pool_classes_by_scheme = _POOLS
+        return manager
+
+
+def new_session() -> requests.Session:
+    """A ``requests`` session whose connections (http and https) enlist under the watchdog."""
+    session = requests.Session()
+    adapter = _WatchedAdapter()
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    return session
+
+
+def post(
+    session: requests.Session,
+    url: str,
+    payload: dict[str, Any],
+    headers: dict[str, str],
+    limit_s: float,
+    redact: Callable[[str], str],
+) -> requests.Response:
+    """POST ``payload`` as JSON to ``url``, the whole answer within ``limit_s`` seconds.
+
+    Returns the response, whatever its status. Raises :class:`LLMTimeoutError` (no complete
+    answer in time), :class:`LLMConnectionError` (with ``kind`` ``"dns"`` or
+    ``"connection_refused"`` when the cause says so) or :class:`LLMError`; their text goes
+    through ``redact``, and none keeps the ``requests`` exception reachable.
+    """
+    failure: LLMError | None = None
+    response: requests.Response | None = None
+    with Watchdog(limit_s) as dog:
+        try:
+            response = session.post(
+                url, json=payload, headers=headers, timeout=(min(10.0, limit_s), limit_s)
+            )
+        except requests.Timeout:
+            failure = LLMTimeoutError(f"no answer from {url} within {limit_s:.3g}s")
+        except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError) as exc:
+            failure = LLMConnectionError(
+                redact(f"connection to {url} failed: {exc}"), kind=connection_kind(exc)
+            )
+        except requests.RequestException as exc:
+            failure = LLMError(redact(f"request to {url} failed: {exc}"))
+    # A shut-down socket can also look like a short but complete answer (the headers
+    # dripped to the end of a status line): whatever came back, a fired watchdog means the
+    # answer did not arrive in time.
+    if dog.fired:
+        failure = LLMTimeoutError(
+            f"no complete answer from {url} within {limit_s:.3g}s (the deadline covers "
+            "connecting, the headers and the whole body)"
+        )
+    if failure is not None or response is None:
+        raise failure or LLMError(f"request to {url} produced no response")
+    return response
+
+
+def connection_kind(exc: BaseException) -> str | None:
+    """``"dns"`` or ``"connection_refused"`` when the chain under a requests error says so."""
+    seen: set[int] = set()
+    stack: list[object] = [exc]
+    while stack:
+        item = stack.pop()
+        if not isinstance(item, BaseException) or id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, socket.gaierror) or type(item).__name__ == "NameResolutionError":
+            return "dns"
+        if isinstance(item, ConnectionRefusedError):
+            return "connection_refused"
+        stack += [getattr(item, "reason", None), item.__cause__, item.__context__, *item.args]
+    return None

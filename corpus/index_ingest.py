@@ -1,0 +1,254 @@
+"""One ingest transaction's work on the open index: schema, file sync, embeddings, ``meta``
+(see :func:`corpus.index.ingest_directory`, which opens, commits and reports).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from stat import S_ISREG
+
+from corpus.chunking import CHUNKER_VERSION, chunk_page
+from corpus.embed import Embedder, sign_bits
+from corpus.index_scan import FileProblem, open_no_follow, too_big
+from corpus.index_schema import (
+    APPLICATION_ID,
+    SCHEMA,
+    SCHEMA_VERSION,
+    check_schema,
+    read_meta,
+    split_statements,
+)
+from corpus.readers import MAX_FILE_BYTES, ReadError, read_pages
+
+EMBED_BATCH = 16
+"""Chunks embedded per model call."""
+
+Progress = Callable[[str, int, int], None]
+"""``progress(stage, done, total)``; stages are ``"read"`` (files) and ``"embed"`` (chunks)."""
+
+_VERSION = re.compile(r"(?:^|[-_ .])v?(\d+(?:\.\d+)+)(?=$|[-_ .])|(?:^|[-_ .])v(\d+)(?=$|[-_ .])")
+
+
+def file_version(name: str) -> str | None:
+    """The version in a file name, or None: ``manual-v1.2.md`` -> ``1.2``,
+    ``spec_v3.txt`` -> ``3``, ``notes 2.0.1.pdf`` -> ``2.0.1``; a date such as
+    ``2024-05-01`` is not a version. The suffix is ignored. Cost: O(len(name))."""
+    if not isinstance(name, str):
+        raise ValueError(f"name must be a string, got {type(name).__name__}")
+    stem = Path(name).stem
+    match = _VERSION.search(stem)
+    if match is None:
+        return None
+    return match.group(1) or match.group(2)
+
+
+class IngestRun:
+    """The state of one ingest transaction (see :func:`corpus.index.ingest_directory`)."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        root: Path,
+        files: dict[str, Path],
+        progress: Progress | None,
+        embedder: Embedder | None,
+        max_chars: int,
+    ) -> None:
+        self.conn = conn
+        self.root = root
+        self.files = files
+        self.progress = progress
+        self.embedder = embedder
+        self.max_chars = max_chars
+        self.chunker = f"{CHUNKER_VERSION}:{max_chars}"
+        self.force = False
+        self.accepted: list[str] = []
+        self.replaced: list[str] = []
+        self.skipped: list[str] = []
+        self.removed: list[str] = []
+        self.failed: list[FileProblem] = []
+        self.empty: list[str] = []
+        self.chunks_added = 0
+        self.chunks_removed = 0
+        self.chunks_embedded = 0
+        self.bytes_read = 0
+        self.dense_note = ""
+
+    def prepare(self, path: Path) -> None:
+        """Create the schema in a new file, or check an existing one; decide whether every
+        file must be re-chunked (the chunker changed) or re-embedded (the model changed)."""
+        if check_schema(self.conn, path, allow_empty=True):
+            self._create_schema()
+        meta = read_meta(self.conn)
+        self.force = meta.get("chunker") != self.chunker
+        if self.embedder is not None and meta.get("dense_model") != self.embedder.name:
+            self.conn.execute("DELETE FROM chunk_vectors")
+            self.conn.execute("DELETE FROM chunk_bits")
+
+    def _create_schema(self) -> None:
+        for statement in split_statements(SCHEMA):
+            self.conn.execute(statement)
+        self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        self._set_meta("schema_version", str(SCHEMA_VERSION))
+
+    def sync_files(self) -> None:
+        """Skip, add or replace every scanned file; remove indexed files that are gone."""
+        known = {
+            row[0]: row[1:]
+            for row in self.conn.execute("SELECT path, id, size, mtime_ns, sha256 FROM files")
+        }
+        total = len(self.files)
+        for done, (relative, full) in enumerate(self.files.items(), 1):
+            self._sync_one(relative, full, known.get(relative))
+            if self.progress is not None:
+                self.progress("read", done, total)
+        for relative in sorted(set(known) - set(self.files)):
+            self.chunks_removed += self._delete_file(known[relative][0])
+            self.removed.append(relative)
+
+    def _sync_one(self, relative: str, full: Path, row: tuple[int, int, int, str] | None) -> None:
+        try:
+            fd = open_no_follow(self.root, relative)
+        except OSError as exc:
+            self.failed.append(FileProblem(relative, f"cannot open: {exc.strerror or exc}"))
+            return
+        with os.fdopen(fd, "rb") as handle:
+            stat = os.fstat(fd)
+            if not S_ISREG(stat.st_mode):
+                self.failed.append(FileProblem(relative, "no longer a regular file"))
+                return
+            same = (stat.st_size, stat.st_mtime_ns) == (row[1:3] if row else None)
+            if same and not self.force:
+                self.skipped.append(relative)
+                return
+            if stat.st_size > MAX_FILE_BYTES:
+                self.failed.append(FileProblem(relative, too_big(stat.st_size)))
+                return
+            try:  # one byte over the limit tells a file that grew since the fstat
+                data = handle.read(MAX_FILE_BYTES + 1)
+            except OSError as exc:
+                self.failed.append(FileProblem(relative, f"cannot read: {exc.strerror or exc}"))
+                return
+        if len(data) > MAX_FILE_BYTES:
+            self.failed.append(FileProblem(relative, too_big(len(data))))
+            return
+        self.bytes_read += len(data)
+        digest = hashlib.sha256(data).hexdigest()
+        if row is not None and not self.force and digest == row[3]:
+            self.conn.execute(
+                "UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?",
+                (stat.st_size, stat.st_mtime_ns, row[0]),
+            )
+            self.skipped.append(relative)
+            return
+        try:
+            pages = read_pages(full, data)
+        except ReadError as exc:
+            kept = " (the previously indexed version is kept)" if row is not None else ""
+            self.failed.append(FileProblem(relative, f"{exc}{kept}"))
+            return
+        chunks = [
+            chunk
+            for page in pages
+            for chunk in chunk_page(page.text, relative, page.number, max_chars=self.max_chars)
+        ]
+        if row is not None:
+            self.chunks_removed += self._delete_file(row[0])
+            self.replaced.append(relative)
+        else:
+            self.accepted.append(relative)
+        if not chunks:
+            self.empty.append(relative)
+        cursor = self.conn.execute(
+            "INSERT INTO files (path, size, mtime_ns, sha256, version, pages, chunks) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                relative,
+                stat.st_size,
+                stat.st_mtime_ns,
+                digest,
+                file_version(full.name),
+                len(pages),
+                len(chunks),
+            ),
+        )
+        file_id = cursor.lastrowid
+        self.conn.executemany(
+            "INSERT INTO chunks (chunk_id, file_id, page, number, start_char, end_char, "
+            "section, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(c.id, file_id, c.page, c.number, c.start, c.end, c.section, c.text) for c in chunks],
+        )
+        self.chunks_added += len(chunks)
+
+    def _delete_file(self, file_id: int) -> int:
+        removed = self.conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,)).rowcount
+        self.conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
+        return removed
+
+    def embed_missing(self) -> None:
+        """Embed every chunk that has no vector yet (new chunks, or all after a model
+        change), in batches of :data:`EMBED_BATCH`, in chunk-id order."""
+        if self.embedder is None:
+            return
+        rows = self.conn.execute(
+            "SELECT id, text, section FROM chunks WHERE id NOT IN "
+            "(SELECT chunk FROM chunk_vectors) ORDER BY id"
+        ).fetchall()
+        for begin in range(0, len(rows), EMBED_BATCH):
+            batch = rows[begin : begin + EMBED_BATCH]
+            vectors = self.embedder.passages([embed_text(text, sec) for _, text, sec in batch])
+            if len(vectors) != len(batch):
+                raise RuntimeError(
+                    f"embedder {self.embedder.name} returned {len(vectors)} vectors "
+                    f"for {len(batch)} texts"
+                )
+            for (chunk, _, _), vector in zip(batch, vectors, strict=True):
+                if len(vector) != 4 * self.embedder.dim:
+                    raise RuntimeError(
+                        f"embedder {self.embedder.name} returned a {len(vector)}-byte vector, "
+                        f"expected {4 * self.embedder.dim}"
+                    )
+                self.conn.execute("INSERT INTO chunk_vectors VALUES (?, ?)", (chunk, vector))
+                self.conn.execute(
+                    "INSERT INTO chunk_bits VALUES (?, ?)", (chunk, sign_bits(vector))
+                )
+            self.chunks_embedded += len(batch)
+            if self.progress is not None:
+                self.progress("embed", begin + len(batch), len(rows))
+
+    def finish(self, dense_note: str) -> tuple[int, int, int]:
+        """Write ``meta``; return (files, chunks, vectors) in the index."""
+        self._set_meta("chunker", self.chunker)
+        files = self.conn.execute("SELECT COUNT(*) FROM files").fetchone()[0]
+        chunks = self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        vectors = self.conn.execute("SELECT COUNT(*) FROM chunk_vectors").fetchone()[0]
+        if self.embedder is not None:
+            self._set_meta("dense_model", self.embedder.name)
+            self._set_meta("dense_dim", str(self.embedder.dim))
+        if chunks == 0:
+            self.dense_note = "the index holds no text to embed"
+        elif vectors < chunks:
+            self.dense_note = dense_note or "some chunks have no dense vector"
+            self.dense_note += f" ({vectors} of {chunks} chunks have vectors)"
+        self._set_meta("dense_note", self.dense_note)
+        self._set_meta("chunk_count", str(chunks))
+        self._set_meta("vector_count", str(vectors))
+        return files, chunks, vectors
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self.conn.execute(
+            "INSERT INTO meta (key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+
+def embed_text(text: str, section: str) -> str:
+    """What is embedded for a chunk: its heading trail, then its text."""
+    return f"{section}\n{text}" if section else text

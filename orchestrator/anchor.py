@@ -35,7 +35,7 @@ document sentence, so ``supports``/``assumes`` edges into one are dropped with a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,6 +92,30 @@ def anchor_run(
     refuses a second claim under one id. Pure: nothing is mutated. Cost: O(nodes +
     edges) citation checks, each linear in the claim and span length.
     """
+    out = _answered(graph, evidence)
+    subject = subject_terms(question)
+    store_id: dict[str, str] = {}
+    question_form = normalize(question)
+    for node in graph["nodes"]:
+        local = node["id"]
+        if node["claim"].rstrip().endswith("?") or normalize(node["claim"]) == question_form:
+            out.notes.append(f"node {local!r} dropped: it restates the question")
+            continue
+        record = _store_node(node, run_id, evidence, question, subject, answer_claims, out)
+        if record["id"] in store_id.values():
+            out.notes.append(f"node {local!r} cites the same span as an earlier node; joined")
+        else:
+            out.nodes.append(record)
+        store_id[local] = record["id"]
+    out.conclusion = store_id.get(graph["conclusion_node"])
+    _add_edges(graph["edges"], store_id, evidence, out)
+    return out
+
+
+def _answered(graph: Mapping[str, Any], evidence: Evidence) -> AnchoredRun:
+    """A new :class:`AnchoredRun` holding the run's short answer, its key, the graph's
+    leniencies and whether its conclusion was guessed; a long answer cut short (or dropped)
+    is noted. Pure."""
     own_claim = next(
         (n["claim"] for n in graph["nodes"] if n["id"] == graph["conclusion_node"]), None
     )
@@ -106,57 +130,71 @@ def anchor_run(
             f"answer {graph.get('answer')!r} is not short; "
             + (f"cut to {answer!r}" if answer else "no short form found, treated as no answer")
         )
-    subject = subject_terms(question)
-    store_id: dict[str, str] = {}
-    question_form = normalize(question)
-    for node in graph["nodes"]:
-        local = node["id"]
-        scoped = f"{run_id}:{local}"
-        claim = node["claim"]
-        if claim.rstrip().endswith("?") or normalize(claim) == question_form:
-            out.notes.append(f"node {local!r} dropped: it restates the question")
-            continue
-        record = {"id": scoped, "claim": claim, "type": node["type"]}
-        record.update(confidence=node["confidence"], source=None)
-        if node["type"] == "given":
-            check = anchor_citation(claim, node.get("source"), evidence)
-            out.citations.append(
-                {
-                    "run_id": run_id,
-                    "node": local,
-                    "claim": claim,
-                    "source": node.get("source"),
-                    "span": check.span.id if check.span else None,
-                    "ok": check.ok,
-                    "corrected_from": check.corrected_from,
-                    "reason": check.reason,
-                    "detail": check.detail,
-                }
-            )
-            if check.span is not None and check.ok:
-                record.update(id=check.span.id, claim=check.span.text, source=check.span.id)
-            else:
-                record["type"] = "assumption"
-        elif node["type"] == "conclusion":
-            out.conclusion_claim = claim
-            # A run without an answer keeps its own node, anchored to itself so that no fuzzy
-            # merge can fold it into an answer it never gave.
-            record["source"] = scoped
-            if out.answer_key:
-                anchor = ANSWER_PREFIX + out.answer_key
-                shown = answer_claims.get(anchor)
-                if shown is None:
-                    stated = states_answer(claim, out.answer_key, subject)
-                    shown = claim if stated else f"{answer} (the answer to: {question})"
-                record.update(id=anchor, source=anchor, claim=shown)
-        if record["id"] in store_id.values():
-            out.notes.append(f"node {local!r} cites the same span as an earlier node; joined")
+    return out
+
+
+def _store_node(
+    node: Mapping[str, Any],
+    run_id: str,
+    evidence: Evidence,
+    question: str,
+    subject: frozenset[str],
+    answer_claims: Mapping[str, str],
+    out: AnchoredRun,
+) -> dict[str, Any]:
+    """The store record for one parsed ``node`` of run ``run_id``: a given whose citation
+    checks out becomes its span (else an assumption), and the conclusion becomes the shared
+    answer node when the run has an answer. Appends the citation check to ``out.citations``
+    and sets ``out.conclusion_claim``; raises nothing."""
+    local, claim = node["id"], node["claim"]
+    scoped = f"{run_id}:{local}"
+    record = {"id": scoped, "claim": claim, "type": node["type"]}
+    record.update(confidence=node["confidence"], source=None)
+    if node["type"] == "given":
+        check = anchor_citation(claim, node.get("source"), evidence)
+        out.citations.append(
+            {
+                "run_id": run_id,
+                "node": local,
+                "claim": claim,
+                "source": node.get("source"),
+                "span": check.span.id if check.span else None,
+                "ok": check.ok,
+                "corrected_from": check.corrected_from,
+                "reason": check.reason,
+                "detail": check.detail,
+            }
+        )
+        if check.span is not None and check.ok:
+            record.update(id=check.span.id, claim=check.span.text, source=check.span.id)
         else:
-            out.nodes.append(record)
-        store_id[local] = record["id"]
-    out.conclusion = store_id.get(graph["conclusion_node"])
+            record["type"] = "assumption"
+    elif node["type"] == "conclusion":
+        out.conclusion_claim = claim
+        # A run without an answer keeps its own node, anchored to itself so that no fuzzy
+        # merge can fold it into an answer it never gave.
+        record["source"] = scoped
+        if out.answer_key:
+            anchor = ANSWER_PREFIX + out.answer_key
+            shown = answer_claims.get(anchor)
+            if shown is None:
+                stated = states_answer(claim, out.answer_key, subject)
+                shown = claim if stated else f"{out.answer} (the answer to: {question})"
+            record.update(id=anchor, source=anchor, claim=shown)
+    return record
+
+
+def _add_edges(
+    edges: Sequence[Mapping[str, Any]],
+    store_id: Mapping[str, str],
+    evidence: Evidence,
+    out: AnchoredRun,
+) -> None:
+    """Append to ``out.edges`` each parsed edge with its ends mapped to store ids, once;
+    an edge with a dropped end is skipped, and one joining a span to itself or supporting a
+    cited span is dropped with a note in ``out.notes``."""
     seen: set[tuple[str, str, str]] = set()
-    for edge in graph["edges"]:
+    for edge in edges:
         src, dst = store_id.get(edge["src"]), store_id.get(edge["dst"])
         if src is None or dst is None:
             continue  # an end was dropped above, and the note says why
@@ -173,7 +211,6 @@ def anchor_run(
         elif key not in seen:
             seen.add(key)
             out.edges.append({**edge, "src": src, "dst": dst})
-    return out
 
 
 def states_answer(sentence: str, key: str, subject: frozenset[str]) -> bool:

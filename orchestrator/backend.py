@@ -186,27 +186,7 @@ def open_backend(
     if not isinstance(model, str) or not model.strip():
         raise ValueError(f"model must be a non-empty string, got {model!r}")
     if is_local_model(model) and base_url is None:
-        with LocalModelServer(model) as server:
-            client = ChatClient(
-                server.base_url,
-                api_key=None,
-                timeout_s=timeout_s or LOCAL_TIMEOUT_S,
-                max_retries=LOCAL_MAX_RETRIES if max_retries is None else max_retries,
-                max_concurrency=concurrency or server.slots,
-                pricing=PricingTable({model: (0.0, 0.0)}),
-                ledger=ledger,
-            )
-            with client:
-                yield Backend(
-                    client,
-                    model,
-                    True,
-                    True,
-                    server,
-                    "llama.cpp",
-                    server.ctx_per_slot,
-                    "built-in model (ctx_per_slot)",
-                )
+        yield from _local_backend(model, ledger, timeout_s, max_retries, concurrency)
         return
     entry = _models_entry(model, models_path)
     if entry is not None and entry.get("backend") == "local" and not is_local_model(model):
@@ -238,11 +218,53 @@ def open_backend(
         software = None
         found = (window, "models.json context_tokens") if window is not None else None
         if preflight:
-            client.preflight()
-            if not client.is_openrouter:
-                owners = client.model_owners()
-                software = next((_SCHEMA_SERVERS[o] for o in owners if o in _SCHEMA_SERVERS), None)
-                found = found or probe_context_tokens(client.base_url, model)
+            software, found = _checked_server(client, model, found)
         default = structured if structured is not None else software is not None
         tokens, source = found if found is not None else (None, None)
         yield Backend(client, model, False, default, None, software, tokens, source)
+
+
+def _local_backend(
+    model: str,
+    ledger: CostLedger | None,
+    timeout_s: float | None,
+    max_retries: int | None,
+    concurrency: int | None,
+) -> Iterator[Backend]:
+    """The :class:`Backend` of a built-in model: its llama.cpp server runs until this ends."""
+    with LocalModelServer(model) as server:
+        client = ChatClient(
+            server.base_url,
+            api_key=None,
+            timeout_s=timeout_s or LOCAL_TIMEOUT_S,
+            max_retries=LOCAL_MAX_RETRIES if max_retries is None else max_retries,
+            max_concurrency=concurrency or server.slots,
+            pricing=PricingTable({model: (0.0, 0.0)}),
+            ledger=ledger,
+        )
+        with client:
+            yield Backend(
+                client,
+                model,
+                True,
+                True,
+                server,
+                "llama.cpp",
+                server.ctx_per_slot,
+                "built-in model (ctx_per_slot)",
+            )
+
+
+def _checked_server(
+    client: ChatClient, model: str, found: tuple[int, str] | None
+) -> tuple[str | None, tuple[int, str] | None]:
+    """Preflight ``client`` (raises :class:`BackendUnusableError`); for a server that is not
+    OpenRouter, also what software it runs (structured output) and, unless ``found``, its
+    context window: returns ``(software, found)``."""
+    client.preflight()
+    software = None
+    if not client.is_openrouter:
+        owners = client.model_owners()
+        software = next((_SCHEMA_SERVERS[o] for o in owners if o in _SCHEMA_SERVERS), None)
+        found = found or probe_context_tokens(client.base_url, model)
+    return software, found

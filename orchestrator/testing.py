@@ -308,88 +308,99 @@ class _Server(ThreadingHTTPServer):
         return
 
 
-def _make_handler(owner: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
-    class _RequestHandler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self._serve()
+class _RequestHandler(BaseHTTPRequestHandler):
+    """Answers each request from the :class:`FakeOpenAIServer` it is bound to (``owner``)."""
 
-        def do_POST(self) -> None:
-            self._serve()
+    owner: FakeOpenAIServer
 
-        def log_message(self, format: str, *args: Any) -> None:
-            return
+    def do_GET(self) -> None:
+        self._serve()
 
-        def _serve(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length).decode("utf-8", "replace") if length else ""
-            try:
-                parsed: Any = json.loads(raw) if raw else None
-            except ValueError:
-                parsed = None
-            request = FakeRequest(
-                method=self.command,
-                path=self.path,
-                headers={k.lower(): v for k, v in self.headers.items()},
-                json=parsed,
-                body=raw,
-            )
-            owner._record(request)
-            try:
-                self._answer(owner._reply_for(request))
-            finally:
-                owner._done()
+    def do_POST(self) -> None:
+        self._serve()
 
-        def _answer(self, reply: FakeReply) -> None:
-            if reply.delay_s > 0:
-                owner._wait(reply.delay_s)
-            if reply.drop_connection:
-                self.close_connection = True
-                self.connection.shutdown(socket.SHUT_RDWR)
-                return
-            body = reply.body if reply.body is not None else _default_body(reply.status)
-            if isinstance(body, str):
-                data, ctype = body.encode("utf-8"), "text/plain; charset=utf-8"
-            else:
-                data, ctype = json.dumps(body).encode("utf-8"), "application/json"
-            if reply.drip_s > 0:
-                self._drip(reply, data, ctype)
-                return
-            try:
-                self.send_response(reply.status)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(data)))
-                for name, value in reply.headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up (timeout test); nothing left to tell it
+    def log_message(self, format: str, *args: Any) -> None:
+        return
 
-        def _drip(self, reply: FakeReply, data: bytes, ctype: str) -> None:
+    def _serve(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length).decode("utf-8", "replace") if length else ""
+        try:
+            parsed: Any = json.loads(raw) if raw else None
+        except ValueError:
+            parsed = None
+        request = FakeRequest(
+            method=self.command,
+            path=self.path,
+            headers={k.lower(): v for k, v in self.headers.items()},
+            json=parsed,
+            body=raw,
+        )
+        self.owner._record(request)
+        try:
+            self._answer(self.owner._reply_for(request))
+        finally:
+            self.owner._done()
+
+    def _answer(self, reply: FakeReply) -> None:
+        if reply.delay_s > 0:
+            self.owner._wait(reply.delay_s)
+        if reply.drop_connection:
             self.close_connection = True
-            phrase = HTTPStatus(reply.status).phrase if reply.status in _STATUSES else "Status"
-            lines = [
-                f"HTTP/1.1 {reply.status} {phrase}",
-                f"Content-Type: {ctype}",
-                f"Content-Length: {len(data)}",
-                "Connection: close",
-                *(f"{name}: {value}" for name, value in reply.headers.items()),
-            ]
-            head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-            try:
-                if not reply.drip_headers:
-                    self.wfile.write(head)
-                    self.wfile.flush()
-                for byte in head + data if reply.drip_headers else data:
-                    if owner._closing.is_set():
-                        return
-                    self.wfile.write(bytes((byte,)))
-                    self.wfile.flush()
-                    owner._wait(reply.drip_s)
-            except OSError:
-                pass  # the client hung up, which is what a deadline should make it do
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        body = reply.body if reply.body is not None else _default_body(reply.status)
+        if isinstance(body, str):
+            data, ctype = body.encode("utf-8"), "text/plain; charset=utf-8"
+        else:
+            data, ctype = json.dumps(body).encode("utf-8"), "application/json"
+        if reply.drip_s > 0:
+            self._drip(reply, data, ctype)
+            return
+        try:
+            self.send_response(reply.status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in reply.headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (timeout test); nothing left to tell it
 
-    return _RequestHandler
+    def _drip(self, reply: FakeReply, data: bytes, ctype: str) -> None:
+        self.close_connection = True
+        phrase = HTTPStatus(reply.status).phrase if reply.status in _STATUSES else "Status"
+        lines = [
+            f"HTTP/1.1 {reply.status} {phrase}",
+            f"Content-Type: {ctype}",
+            f"Content-Length: {len(data)}",
+            "Connection: close",
+            *(f"{name}: {value}" for name, value in reply.headers.items()),
+        ]
+        head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+        try:
+            if not reply.drip_headers:
+                self.wfile.write(head)
+                self.wfile.flush()
+            for byte in head + data if reply.drip_headers else data:
+                if self.owner._closing.is_set():
+                    return
+                self.wfile.write(bytes((byte,)))
+                self.wfile.flush()
+                self.owner._wait(reply.drip_s)
+        except OSError:
+            pass  # the client hung up, which is what a deadline should make it do
+
+
+def _make_handler(owner: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
+    """A :class:`_RequestHandler` class bound to ``owner``."""
+
+    class _Bound(_RequestHandler):
+        pass
+
+    _Bound.owner = owner
+    return _Bound
 
 
 _STATUSES = {status.value for status in HTTPStatus}

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from orchestrator.api import default_model, model_shape, run_task
 from orchestrator.corpus_mode import check_corpus
@@ -32,7 +33,7 @@ from orchestrator.errors import BackendUnusableError
 from orchestrator.live_progress import LiveProgress
 from orchestrator.reasons import RefusalReason
 from orchestrator.schemas import SHAPES
-from orchestrator.task import RunConfig, TaskError, load_task
+from orchestrator.task import RunConfig, Task, TaskError, load_task
 
 __all__ = ["DEFAULT_BUDGET_SECONDS", "build_parser", "main"]
 
@@ -48,6 +49,15 @@ def build_parser() -> argparse.ArgumentParser:
         description="Answer a question from documents with sampled argument graphs, mechanical "
         "checks and targeted re-verification; refuse when the evidence does not carry an answer.",
     )
+    _add_run_flags(parser, defaults)
+    _add_backend_flags(parser)
+    _add_output_flags(parser)
+    _add_corpus_flags(parser, defaults)
+    return parser
+
+
+def _add_run_flags(parser: argparse.ArgumentParser, defaults: RunConfig) -> None:
+    """Add the task, model and the run's size, shape, sampling and budget flags."""
     parser.add_argument("--task", required=True, help="task JSON: question, documents")
     parser.add_argument("--model", help="model id (default: default_model of models.json)")
     parser.add_argument("--n", type=int, default=defaults.n, help="interrogations (default 6)")
@@ -83,6 +93,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="wall-clock budget of the run: no call starts after it, and calls in flight get "
         f"only the time left (default {DEFAULT_BUDGET_SECONDS:g}; 0 = no limit)",
     )
+
+
+def _add_backend_flags(parser: argparse.ArgumentParser) -> None:
+    """Add the endpoint, time-out, retry and concurrency flags of the backend."""
     parser.add_argument("--base-url", help="OpenAI-compatible endpoint (default: per model)")
     parser.add_argument(
         "--request-timeout",
@@ -103,6 +117,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="requests in flight at once, 1-1024 (default: models.json, else all at once for a "
         "server, the slots of a built-in model)",
     )
+
+
+def _add_output_flags(parser: argparse.ArgumentParser) -> None:
+    """Add the output folder and the request-form flags (structured output, think first,
+    greedy first)."""
     parser.add_argument("--out", help="output folder (default: runs/<time>-<task name>)")
     parser.add_argument("--json", action="store_true", help="print the report JSON to stdout")
     parser.add_argument(
@@ -121,6 +140,10 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="the first interrogation at temperature 0, the others sampled at --temp",
     )
+
+
+def _add_corpus_flags(parser: argparse.ArgumentParser, defaults: RunConfig) -> None:
+    """Add the corpus retrieval flags, the context window and ``--quiet``."""
     parser.add_argument(
         "--retrieval-k",
         type=int,
@@ -143,39 +166,13 @@ def build_parser() -> argparse.ArgumentParser:
         "server reports, else unknown: nothing is packed)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code."""
     args = build_parser().parse_args(argv)
     try:
-        task = load_task(Path(args.task))
-        if task.corpus is not None:
-            check_corpus(task.corpus)
-        elif not task.documents:  # refused here, before a model is started for nothing
-            raise TaskError(
-                f"task file {args.task!r} has no documents, so there is nothing to answer from; "
-                "add documents or give a corpus"
-            )
-        model = args.model or default_model()
-        config = RunConfig(
-            n=args.n,
-            k=args.k,
-            require_k=args.require_k,
-            interrogation_shape=args.shape or model_shape(model),
-            budget_calls=args.budget_calls,
-            temperature=args.temp,
-            seed=args.seed,
-            think_first=args.think_first,
-            greedy_first=args.greedy_first,
-            retrieval_k=args.retrieval_k,
-            max_retrieval_rounds=args.max_retrieval_rounds,
-            context_tokens=args.context_tokens,
-        )
-        if not args.budget_seconds >= 0 or args.budget_seconds == float("inf"):
-            raise TaskError(f"--budget-seconds {args.budget_seconds} must be a number >= 0")
-        _check_backend_flags(args)
+        task, model, config = _load(args)
     except TaskError as exc:
         return _fail(2, str(exc))
     budget_seconds = args.budget_seconds or None
@@ -184,42 +181,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(2, f"--out {str(out_dir)!r} exists and is not a folder")
     # Imported here: the backend pulls in the local-model machinery, which --help and input
     # errors do not need.
-    from orchestrator.backend import open_backend
     from orchestrator.local import LocalModelError
 
     progress = None if args.quiet else LiveProgress()
     try:
-        with open_backend(
-            model,
-            base_url=args.base_url,
-            timeout_s=args.request_timeout,
-            max_retries=args.retries,
-            concurrency=args.concurrency,
-        ) as backend:
-            structured = args.structured_output
-            if structured is None:
-                structured = backend.response_format_default
-            window = config.context_tokens or backend.context_tokens
-            report = run_task(
-                task,
-                client=backend.client,
-                model=backend.model,
-                config=replace(config, structured_output=structured, context_tokens=window),
-                out_dir=out_dir,
-                progress=progress,
-                context={
-                    "task_file": str(args.task),
-                    "base_url": backend.client.base_url,
-                    "local_model": backend.is_local,
-                    "context_window": {
-                        "tokens": window,
-                        "source": "--context-tokens"
-                        if args.context_tokens is not None
-                        else backend.context_source,
-                    },
-                },
-                budget_seconds=budget_seconds,
-            )
+        report = _run(args, task, model, config, out_dir, budget_seconds, progress)
     except BackendUnusableError as exc:  # no key, unreachable, 401/402/404
         return _fail(1, str(exc))
     except ValueError as exc:  # bad model name / base URL / models.json
@@ -236,6 +202,85 @@ def main(argv: Sequence[str] | None = None) -> int:
         outcome = "refused: " + str(report["refusal_reason"]) if report["refused"] else "answered"
         print(f"[logic-graph] {outcome}; report.md in {out_dir}", file=sys.stderr)
     return 0
+
+
+def _load(args: argparse.Namespace) -> tuple[Task, str, RunConfig]:
+    """(the task, the model id, the run's config) from the parsed flags. Raises TaskError for a
+    bad task file, corpus, budget or backend flag, naming it."""
+    task = load_task(Path(args.task))
+    if task.corpus is not None:
+        check_corpus(task.corpus)
+    elif not task.documents:  # refused here, before a model is started for nothing
+        raise TaskError(
+            f"task file {args.task!r} has no documents, so there is nothing to answer from; "
+            "add documents or give a corpus"
+        )
+    model = args.model or default_model()
+    config = RunConfig(
+        n=args.n,
+        k=args.k,
+        require_k=args.require_k,
+        interrogation_shape=args.shape or model_shape(model),
+        budget_calls=args.budget_calls,
+        temperature=args.temp,
+        seed=args.seed,
+        think_first=args.think_first,
+        greedy_first=args.greedy_first,
+        retrieval_k=args.retrieval_k,
+        max_retrieval_rounds=args.max_retrieval_rounds,
+        context_tokens=args.context_tokens,
+    )
+    if not args.budget_seconds >= 0 or args.budget_seconds == float("inf"):
+        raise TaskError(f"--budget-seconds {args.budget_seconds} must be a number >= 0")
+    _check_backend_flags(args)
+    return task, model, config
+
+
+def _run(
+    args: argparse.Namespace,
+    task: Task,
+    model: str,
+    config: RunConfig,
+    out_dir: Path,
+    budget_seconds: float | None,
+    progress: LiveProgress | None,
+) -> dict[str, Any]:
+    """Open the backend for ``model`` and run ``task`` on it; returns the report. Raises what
+    :func:`orchestrator.backend.open_backend` and :func:`orchestrator.api.run_task` raise."""
+    from orchestrator.backend import open_backend
+
+    with open_backend(
+        model,
+        base_url=args.base_url,
+        timeout_s=args.request_timeout,
+        max_retries=args.retries,
+        concurrency=args.concurrency,
+    ) as backend:
+        structured = args.structured_output
+        if structured is None:
+            structured = backend.response_format_default
+        window = config.context_tokens or backend.context_tokens
+        report = run_task(
+            task,
+            client=backend.client,
+            model=backend.model,
+            config=replace(config, structured_output=structured, context_tokens=window),
+            out_dir=out_dir,
+            progress=progress,
+            context={
+                "task_file": str(args.task),
+                "base_url": backend.client.base_url,
+                "local_model": backend.is_local,
+                "context_window": {
+                    "tokens": window,
+                    "source": "--context-tokens"
+                    if args.context_tokens is not None
+                    else backend.context_source,
+                },
+            },
+            budget_seconds=budget_seconds,
+        )
+    return report
 
 
 def _default_out(task_path: Path) -> Path:

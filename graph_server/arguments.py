@@ -145,50 +145,80 @@ def enumerate_arguments(
         )
     if graph.nodes[target]["refuted"]:
         return [], False
-    upstream = _upstream(graph)
-    memo: dict[tuple[str, Claims], list[Claims]] = {}
-    capped = False
-    unions_left = max_unions
+    search = _Derivations(graph, target, max_arguments, max_unions)
+    arguments = [claims - {target} for claims in search.derive(target, frozenset())]
+    return sorted(arguments, key=_order), search.capped
 
-    def usable_leaf(node: str) -> bool:
-        data = graph.nodes[node]
-        return data["type"] == "given" and node != target
 
-    def derive(node: str, branch: Claims) -> list[Claims]:
+class _Derivations:
+    """The memoised search behind :func:`enumerate_arguments`, with its caps and memo.
+
+    ``derive`` is called on claims below the target; ``capped`` turns true once a list is
+    cut or the union budget runs out. Cost: see :func:`enumerate_arguments`.
+    """
+
+    def __init__(
+        self, graph: nx.MultiDiGraph, target: str, max_arguments: int, max_unions: int
+    ) -> None:
+        self.graph = graph
+        self.target = target
+        self.max_arguments = max_arguments
+        self.unions_left = max_unions
+        self.upstream = _upstream(graph)
+        self.memo: dict[tuple[str, Claims], list[Claims]] = {}
+        self.capped = False
+
+    def derive(self, node: str, branch: Claims) -> list[Claims]:
         """Claim sets (``node`` included) of derivations of ``node`` below ``branch``."""
-        nonlocal capped, unions_left
-        key = (node, branch & upstream[node])
-        if key in memo:
-            return memo[key]
-        if unions_left <= 0:
-            capped = True
+        key = (node, branch & self.upstream[node])
+        if key in self.memo:
+            return self.memo[key]
+        if self.unions_left <= 0:
+            self.capped = True
             return []
         below = branch | {node}
         found: list[Claims] = []
-        for premises in premise_sets(graph, node):
-            if any(graph.nodes[p]["refuted"] or p in below for p in premises):
+        for premises in premise_sets(self.graph, node):
+            if any(self.graph.nodes[p]["refuted"] or p in below for p in premises):
                 continue
-            partial: list[Claims] = [frozenset({node})]
-            for premise in sorted(premises):
-                options = [frozenset({premise})] if usable_leaf(premise) else derive(premise, below)
-                unions_left -= len(partial) * len(options)
-                if unions_left < 0:
-                    partial, capped = [], True
-                    break
-                partial = _minimal([a | b for a in partial for b in options])
-                if len(partial) > max_arguments:
-                    partial, capped = partial[:max_arguments], True
-                if not partial:
-                    break
-            found += partial
-        result = _minimal(found)
-        if len(result) > max_arguments:
-            result, capped = result[:max_arguments], True
-        memo[key] = result
+            found += self._combine(node, premises, below)
+        result = self._cut(_minimal(found))
+        self.memo[key] = result
         return result
 
-    arguments = [claims - {target} for claims in derive(target, frozenset())]
-    return sorted(arguments, key=_order), capped
+    def _combine(self, node: str, premises: Claims, below: Claims) -> list[Claims]:
+        """Claim sets of the derivations of ``node`` from one joint set of ``premises``.
+
+        Each premise contributes itself (a live given other than the target) or its own
+        derivations; the sets are combined pairwise, kept minimal and cut at
+        ``max_arguments``. Empty when the union budget runs out or a premise has none.
+        """
+        partial: list[Claims] = [frozenset({node})]
+        for premise in sorted(premises):
+            options = (
+                [frozenset({premise})]
+                if self._usable_leaf(premise)
+                else self.derive(premise, below)
+            )
+            self.unions_left -= len(partial) * len(options)
+            if self.unions_left < 0:
+                self.capped = True
+                return []
+            partial = self._cut(_minimal([a | b for a in partial for b in options]))
+            if not partial:
+                break
+        return partial
+
+    def _usable_leaf(self, node: str) -> bool:
+        """Whether ``node`` stands on its own: a given, and not the target itself."""
+        return bool(self.graph.nodes[node]["type"] == "given") and node != self.target
+
+    def _cut(self, sets: list[Claims]) -> list[Claims]:
+        """``sets`` cut to ``max_arguments`` (marking the search capped if it was longer)."""
+        if len(sets) > self.max_arguments:
+            self.capped = True
+            return sets[: self.max_arguments]
+        return sets
 
 
 def max_disjoint(family: Sequence[Claims]) -> list[int]:

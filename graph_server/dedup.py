@@ -127,15 +127,7 @@ def plan_merges(
     """
     nodes = sorted(graph.nodes, key=lambda n: assertion_order(graph, n))
     data = [graph.nodes[node] for node in nodes]
-    owner: list[int] = []
-    keys: list[ClaimKey] = []
-    keys_of: list[list[int]] = []
-    for position, attributes in enumerate(data):
-        keys_of.append([])
-        for text in [attributes["claim"], *attributes["aliases"]]:
-            keys_of[position].append(len(keys))
-            owner.append(position)
-            keys.append(key_of(text))
+    owner, keys, keys_of = _claim_keys(data, key_of)
     checkpoint()
 
     position_of = {node: p for p, node in enumerate(nodes)}
@@ -169,12 +161,57 @@ def plan_merges(
         rest = [i for i in usable if owner[i] not in focused]
         covering_pairs(keys, rest, only_focus, signatures, accept, checkpoint)
     checkpoint()
+    mergeable, apart = _sort_pairs(
+        _components(len(nodes), linked),
+        data,
+        owner,
+        keys,
+        keys_of,
+        (jaccard_threshold, ratio_threshold),
+    )
+    checkpoint()
+    return finish_plan(graph, nodes, owner, keys, mergeable, apart, focused)
 
+
+def _claim_keys(
+    data: Sequence[dict[str, Any]], key_of: Callable[[str], ClaimKey]
+) -> tuple[list[int], list[ClaimKey], list[list[int]]]:
+    """The keys of every node's claim and aliases, in node order. O(total text).
+
+    Returns ``(owner, keys, keys_of)``: ``keys[k]`` belongs to node position ``owner[k]``,
+    and ``keys_of[p]`` lists the key indices of node position ``p``.
+    """
+    owner: list[int] = []
+    keys: list[ClaimKey] = []
+    keys_of: list[list[int]] = []
+    for position, attributes in enumerate(data):
+        keys_of.append([])
+        for text in [attributes["claim"], *attributes["aliases"]]:
+            keys_of[position].append(len(keys))
+            owner.append(position)
+            keys.append(key_of(text))
+    return owner, keys, keys_of
+
+
+def _sort_pairs(
+    components: Iterable[Iterable[int]],
+    data: Sequence[dict[str, Any]],
+    owner: Sequence[int],
+    keys: Sequence[ClaimKey],
+    keys_of: Sequence[Sequence[int]],
+    thresholds: tuple[float, float],
+) -> tuple[set[tuple[int, int]], set[tuple[int, int]]]:
+    """Similar node pairs inside each component, split into mergeable and kept apart.
+
+    A pair stays apart when its claims must (:func:`_must_stay_apart`) or its nodes are of
+    different kinds. Returns ``(mergeable, apart)`` as ordered position pairs. Cost: the
+    exact similarity search within each component.
+    """
     mergeable: set[tuple[int, int]] = set()
     apart: set[tuple[int, int]] = set()
-    for component in _components(len(nodes), linked):
+    for component in components:
         members = [k for position in component for k in keys_of[position]]
-        for a, b in _similar_within([keys[k] for k in members], jaccard_threshold, ratio_threshold):
+        for a, b in _similar_within([keys[k] for k in members], *thresholds):
             i, j = members[a], members[b]
             pair = _ordered(owner[i], owner[j])
             if pair[0] == pair[1]:
@@ -183,8 +220,7 @@ def plan_merges(
                 apart.add(pair)
             else:
                 mergeable.add(pair)
-    checkpoint()
-    return finish_plan(graph, nodes, owner, keys, mergeable, apart, focused)
+    return mergeable, apart
 
 
 def finish_plan(

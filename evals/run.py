@@ -45,7 +45,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -293,6 +293,93 @@ def _fingerprint(args: argparse.Namespace, model: str, arms: list[int]) -> dict[
     return fingerprint
 
 
+@dataclass
+class _Evaluation:
+    """The shared state of one `evaluate` call; every method holding ``lock`` where it says."""
+
+    todo: list[tuple[dict[str, Any], list[int]]]
+    out: Path
+    model: str
+    client: CappedClient
+    settings: ArmSettings
+    tally: Tally
+    arm6_calls: dict[str, int]
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    stopped: str | None = None
+    failed: int = 0
+    consecutive: int = 0
+    finished: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    def record(
+        self, arm: int, item: dict[str, Any], row: dict[str, Any], result: ArmResult | None
+    ) -> None:
+        """Append the row (and the arm's trace); count failures in a row. Under ``lock``."""
+        append_jsonl(raw_path(self.out, arm), row)
+        if result is not None:
+            trace = {"id": item["id"], "arm": arm, "trace": result.trace}
+            append_jsonl(self.out / "traces" / f"arm{arm}.jsonl", trace)
+        self.tally.add(arm, row)
+        if not row["error"]:
+            self.consecutive = 0
+            return
+        self.failed += 1
+        self.consecutive += 1
+        print(f"  arm {arm} {item['id']}: {row['error']}", file=sys.stderr)
+        if self.consecutive >= MAX_CONSECUTIVE_ERRORS:
+            self.stopped = f"{self.consecutive} items failed in a row; is the model server up?"
+
+    def run_arm(self, arm: int, item: dict[str, Any]) -> bool:
+        """One arm on one item, recorded; False when the run must stop starting work."""
+        with self.lock:
+            if self.stopped:
+                return False
+            arm_settings, matched = self.settings, None
+            if arm == SELF_CONSISTENCY:
+                arm_settings, matched = _matched_samples(
+                    self.settings, self.arm6_calls.get(item["id"])
+                )
+        row: dict[str, Any] | None
+        result: ArmResult | None
+        try:
+            row, result = run_one(arm, item, self.model, self.client, arm_settings)
+        except CostCapReached:
+            row = result = None
+        except BaseException as exc:  # e.g. an unusable backend: no other item may start
+            with self.lock:
+                self.stopped = self.stopped or f"{type(exc).__name__}: {exc}"
+            raise
+        with self.lock:
+            if row is None or self.client.cap.stopped:
+                # The cap refused a call of this item (perhaps inside the orchestrator, which
+                # may have carried on without it): the result is incomplete, so it is not
+                # recorded, and a resumed run with a larger cap does it again.
+                self.stopped = self.stopped or self.client.cap.stopped or "cost cap reached"
+                return False
+            if matched is not None:
+                row["extra"]["calls_matched_to"] = matched
+            if arm == ORCHESTRATOR and not row["error"]:
+                self.arm6_calls[item["id"]] = int(row["n_calls"])
+            self.record(arm, item, row, result)
+        return True
+
+    def run_item(self, item: dict[str, Any], pending: list[int]) -> None:
+        """The item's pending arms in order, then one progress line."""
+        for arm in pending:
+            if not self.run_arm(arm, item):
+                return
+        with self.lock:
+            self.finished += 1
+            line = self.tally.line(
+                self.finished,
+                len(self.todo),
+                item["id"],
+                self.client.cap.spent_usd,
+                time.monotonic() - self.started,
+            )
+            print(line, file=sys.stderr)
+
+
 def evaluate(
     todo: list[tuple[dict[str, Any], list[int]]],
     *,
@@ -311,75 +398,12 @@ def evaluate(
     in as arm 6 runs); arm 7 takes that many samples, so the two arms are compared at the same
     number of calls. Returns (why the run stopped early or None, rows recorded with an error).
     """
-    lock = threading.Lock()
-    state: dict[str, Any] = {"stopped": None, "failed": 0, "consecutive": 0, "finished": 0}
-    started = time.monotonic()
-
-    def record(
-        arm: int, item: dict[str, Any], row: dict[str, Any], result: ArmResult | None
-    ) -> None:
-        append_jsonl(raw_path(out, arm), row)
-        if result is not None:
-            trace = {"id": item["id"], "arm": arm, "trace": result.trace}
-            append_jsonl(out / "traces" / f"arm{arm}.jsonl", trace)
-        tally.add(arm, row)
-        if not row["error"]:
-            state["consecutive"] = 0
-            return
-        state["failed"] += 1
-        state["consecutive"] += 1
-        print(f"  arm {arm} {item['id']}: {row['error']}", file=sys.stderr)
-        if state["consecutive"] >= MAX_CONSECUTIVE_ERRORS:
-            state["stopped"] = (
-                f"{state['consecutive']} items failed in a row; is the model server up?"
-            )
-
-    def run_item(item: dict[str, Any], pending: list[int]) -> None:
-        for arm in pending:
-            with lock:
-                if state["stopped"]:
-                    return
-                arm_settings, matched = settings, None
-                if arm == SELF_CONSISTENCY:
-                    arm_settings, matched = _matched_samples(settings, arm6_calls.get(item["id"]))
-            row: dict[str, Any] | None
-            result: ArmResult | None
-            try:
-                row, result = run_one(arm, item, model, client, arm_settings)
-            except CostCapReached:
-                row = result = None
-            except BaseException as exc:  # e.g. an unusable backend: no other item may start
-                with lock:
-                    state["stopped"] = state["stopped"] or f"{type(exc).__name__}: {exc}"
-                raise
-            with lock:
-                if row is None or client.cap.stopped:
-                    # The cap refused a call of this item (perhaps inside the orchestrator,
-                    # which may have carried on without it): the result is incomplete, so it
-                    # is not recorded, and a resumed run with a larger cap does it again.
-                    state["stopped"] = state["stopped"] or client.cap.stopped or "cost cap reached"
-                    return
-                if matched is not None:
-                    row["extra"]["calls_matched_to"] = matched
-                if arm == ORCHESTRATOR and not row["error"]:
-                    arm6_calls[item["id"]] = int(row["n_calls"])
-                record(arm, item, row, result)
-        with lock:
-            state["finished"] += 1
-            line = tally.line(
-                state["finished"],
-                len(todo),
-                item["id"],
-                client.cap.spent_usd,
-                time.monotonic() - started,
-            )
-            print(line, file=sys.stderr)
-
+    run = _Evaluation(todo, out, model, client, settings, tally, arm6_calls)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = [pool.submit(run_item, item, pending) for item, pending in todo]
+        futures = [pool.submit(run.run_item, item, pending) for item, pending in todo]
     for future in futures:
         future.result()  # the first exception a worker raised surfaces here
-    return state["stopped"], state["failed"]
+    return run.stopped, run.failed
 
 
 def _matched_samples(
@@ -434,6 +458,54 @@ def _check_numbers(args: argparse.Namespace) -> None:
             raise EvalError(f"--{name} must be in 0..2, got {getattr(args, name)}")
 
 
+def _output_dir(args: argparse.Namespace, model: str) -> Path:
+    """``--resume``, ``--out`` or a new runstamp folder; EvalError when it cannot hold a run."""
+    if args.resume:
+        out: Path = RESULTS_ROOT / args.resume
+        if not (out / "run.json").is_file():
+            raise EvalError(f"--resume {args.resume}: {out} holds no run")
+    else:
+        out = args.out or RESULTS_ROOT / runstamp(args.dataset, model)
+    if out.exists() and not out.is_dir():
+        raise EvalError(f"--out {out} exists and is not a directory")
+    return out
+
+
+def _pending(
+    items: list[dict[str, Any]], arms: list[int], done: dict[int, dict[str, dict[str, Any]]]
+) -> list[tuple[dict[str, Any], list[int]]]:
+    """Each item with the arms that have no error-free result for it yet, in item order."""
+    todo = []
+    for item in items:
+        pending = [a for a in arms if done[a].get(item["id"], {"error": "new"}).get("error")]
+        if pending:
+            todo.append((item, pending))
+    return todo
+
+
+def _announce(
+    args: argparse.Namespace,
+    out: Path,
+    model: str,
+    skipped: int,
+    priced: bool,
+    local: bool,
+    estimate: str,
+) -> None:
+    """What the run is about to do, on stderr, before the first call."""
+    print(f"results: {out}", file=sys.stderr)
+    if skipped:
+        print(f"resuming: {skipped} (arm, item) results already present", file=sys.stderr)
+    if not priced:
+        print(f"warning: {model!r} has no known price; spending is not capped", file=sys.stderr)
+    if local and args.jobs > 1:
+        print(
+            "note: --jobs ignored: the built-in local model answers one call at a time",
+            file=sys.stderr,
+        )
+    print(estimate, file=sys.stderr)
+
+
 def _run(args: argparse.Namespace) -> int:
     arms = parse_arms(args.arms)
     _check_numbers(args)
@@ -448,39 +520,16 @@ def _run(args: argparse.Namespace) -> int:
             f"no price known for {model!r} in {args.models_file}, so the worst case of a call "
             "cannot be bounded; add its pricing there or pass --allow-unknown-cost"
         )
-    if args.resume:
-        out = RESULTS_ROOT / args.resume
-        if not (out / "run.json").is_file():
-            raise EvalError(f"--resume {args.resume}: {out} holds no run")
-    else:
-        out = args.out or RESULTS_ROOT / runstamp(args.dataset, model)
-    if out.exists() and not out.is_dir():
-        raise EvalError(f"--out {out} exists and is not a directory")
+    out = _output_dir(args, model)
     meta = prepare_run_dir(out, _fingerprint(args, model, arms))
-
     done = {arm: latest_rows(read_rows(raw_path(out, arm), sys.stderr)) for arm in arms}
-    todo = []
-    for item in items:
-        pending = [a for a in arms if done[a].get(item["id"], {"error": "new"}).get("error")]
-        if pending:
-            todo.append((item, pending))
-    skipped = len(items) * len(arms) - sum(len(pending) for _, pending in todo)
-    print(f"results: {out}", file=sys.stderr)
-    if skipped:
-        print(f"resuming: {skipped} (arm, item) results already present", file=sys.stderr)
-    if prices is None:
-        print(f"warning: {model!r} has no known price; spending is not capped", file=sys.stderr)
+    todo = _pending(items, arms, done)
     local = is_local_model(model) and args.base_url is None
-    jobs = 1 if local else args.jobs
-    if local and args.jobs > 1:
-        print(
-            "note: --jobs ignored: the built-in local model answers one call at a time",
-            file=sys.stderr,
-        )
-    timing = measured_timing(model) if local else None
-    pending_items = len(todo)
-    print(estimate_line(pending_items, arms, args.budget_calls, timing), file=sys.stderr)
-
+    estimate = estimate_line(
+        len(todo), arms, args.budget_calls, measured_timing(model) if local else None
+    )
+    skipped = len(items) * len(arms) - sum(len(pending) for _, pending in todo)
+    _announce(args, out, model, skipped, prices is not None, local, estimate)
     cap = CostCap(
         args.max_cost if prices is not None else None, prices, default_max_tokens=args.max_tokens
     )
@@ -501,11 +550,8 @@ def _run(args: argparse.Namespace) -> int:
             raise EvalError(f"cannot start model {model!r}: {exc}") from exc
         # What "--structured-output auto" resolved to: a replay needs it to rebuild the
         # requests (the response format is part of a banked reply's key).
-        invocation["structured_output"] = {
-            "auto": backend.response_format_default,
-            "on": True,
-            "off": False,
-        }[args.structured_output]
+        structured = {"auto": backend.response_format_default, "on": True, "off": False}
+        invocation["structured_output"] = structured[args.structured_output]
         meta["invocations"].append(invocation)
         write_meta(out, meta)
         stopped, failed = evaluate(
@@ -516,7 +562,7 @@ def _run(args: argparse.Namespace) -> int:
             settings=_settings(args, out, backend.response_format_default),
             tally=Tally(done),
             arm6_calls=_arm6_calls(out),
-            jobs=jobs,
+            jobs=1 if local else args.jobs,
         )
         totals = backend.client.ledger.totals()
         if local:

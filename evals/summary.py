@@ -380,8 +380,8 @@ def _spent(invocation: dict[str, Any], model: object) -> str:
     return f"unknown (>= {usd(invocation.get('spent_usd_known'))})"
 
 
-def render_markdown(summary: dict[str, Any], plot_note: str) -> str:
-    """summary.md for one run."""
+def _header_lines(summary: dict[str, Any]) -> list[str]:
+    """The run's data set, model, settings, prompts and invocations."""
     config = summary["config"]
     lines = [
         "# Evaluation summary",
@@ -396,11 +396,17 @@ def render_markdown(summary: dict[str, Any], plot_note: str) -> str:
             f", {inv.get('calls', '?')} calls, spent {_spent(inv, config.get('model'))}"
             + (f"; **stopped: {inv['stopped']}**" if inv.get("stopped") else "")
         )
-    lines += [
+    return lines
+
+
+def _arm_lines(summary: dict[str, Any]) -> list[str]:
+    """The per-arm table and the answers / abstentions / net score table."""
+    named = [(f"{a} {m['name']}", m) for a, m in summary["arms"].items()]
+    return [
         "",
         "## Per arm",
         "",
-        arm_table([(f"{a} {m['name']}", m) for a, m in summary["arms"].items()]),
+        arm_table(named),
         "",
         "Accuracy counts refusals, missing answers and errors as wrong, except that "
         "abstaining on an unanswerable item is right; *answered acc.* is accuracy over items "
@@ -409,49 +415,64 @@ def render_markdown(summary: dict[str, Any], plot_note: str) -> str:
         "",
         "## Answers, abstentions and net score",
         "",
-        abstention_table([(f"{a} {m['name']}", m) for a, m in summary["arms"].items()]),
+        abstention_table(named),
         "",
         "Net score: right answers minus wrong answers; an abstention scores 0, so a wrong "
         "answer is worse than an honest refusal. Any answer to an unanswerable item is wrong. "
         "A tied self-consistency vote counts as an abstention.",
         "",
     ]
-    if "arm6_width" in summary:
-        strata = summary["arm6_width"]
-        arm6 = summary["arms"]["6"]
-        lines += [
-            "## Arm 6 by support width of the chosen conclusion (G4)",
-            "",
-            "| width | items | answered | correct | accuracy (answered) |",
-            "|---|---:|---:|---:|---:|",
-        ]
-        for bucket, v in strata["buckets"].items():
-            lines.append(
-                f"| {bucket} | {v['items']} | {v['answered']} | {v['correct']} "
-                f"| {_pct(v['accuracy_answered'])} |"
-            )
-        lines += [
-            "",
-            f"Items without a chosen conclusion: {strata['no_conclusion']}. "
-            f"Refusal rate {_pct(arm6['refusal_rate'])}; accuracy on answered items "
-            f"{_pct(arm6['accuracy_answered'])} vs {_pct(arm6['accuracy'])} over all items.",
-            "",
-        ]
-    lines.append(render_statistics(summary["statistics"]))
-    if "replay" in summary:
-        calls = summary["replay"]["calls"]
-        lines += [
-            f"Replayed from {', '.join(summary['replay']['banks'])}: {calls['replayed']} calls "
-            f"answered from the bank, {calls['live']} made live, {calls['unavailable']} "
-            "unavailable (a request the bank lacks; counted as a failed call).",
-            "",
-        ]
-    lines += ["## Goals", ""]
+
+
+def _width_lines(summary: dict[str, Any]) -> list[str]:
+    """Arm 6 by the width of its chosen conclusion ([] without arm 6)."""
+    if "arm6_width" not in summary:
+        return []
+    strata = summary["arm6_width"]
+    arm6 = summary["arms"]["6"]
+    lines = [
+        "## Arm 6 by support width of the chosen conclusion (G4)",
+        "",
+        "| width | items | answered | correct | accuracy (answered) |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for bucket, v in strata["buckets"].items():
+        lines.append(
+            f"| {bucket} | {v['items']} | {v['answered']} | {v['correct']} "
+            f"| {_pct(v['accuracy_answered'])} |"
+        )
+    return [
+        *lines,
+        "",
+        f"Items without a chosen conclusion: {strata['no_conclusion']}. "
+        f"Refusal rate {_pct(arm6['refusal_rate'])}; accuracy on answered items "
+        f"{_pct(arm6['accuracy_answered'])} vs {_pct(arm6['accuracy'])} over all items.",
+        "",
+    ]
+
+
+def _replay_lines(summary: dict[str, Any]) -> list[str]:
+    """How a replay's calls were answered ([] for a recorded run)."""
+    if "replay" not in summary:
+        return []
+    calls = summary["replay"]["calls"]
+    return [
+        f"Replayed from {', '.join(summary['replay']['banks'])}: {calls['replayed']} calls "
+        f"answered from the bank, {calls['live']} made live, {calls['unavailable']} "
+        "unavailable (a request the bank lacks; counted as a failed call).",
+        "",
+    ]
+
+
+def _goal_lines(summary: dict[str, Any]) -> list[str]:
+    """The G2-G4 readings."""
     g2 = summary["goals"]["G2"]
-    lines.append(
+    lines = [
+        "## Goals",
+        "",
         f"- **G2** (arm 6 >= +{G2_MARGIN_PP:g} pp accuracy over arms 2/3/7 at <= cost): "
-        f"{g2['verdict']}; on net score (arm 6 above each): {g2['net_verdict']}"
-    )
+        f"{g2['verdict']}; on net score (arm 6 above each): {g2['net_verdict']}",
+    ]
     for other, v in g2["versus"].items():
         delta = "unknown" if v["accuracy_delta_pp"] is None else f"{v['accuracy_delta_pp']:+.1f} pp"
         lines.append(
@@ -472,7 +493,22 @@ def render_markdown(summary: dict[str, Any], plot_note: str) -> str:
             f"{_pct(g4['accuracy_width_1'])} of {g4['answered_width_1']}, width >= 2: "
             f"{_pct(g4['accuracy_width_2_plus'])} of {g4['answered_width_2_plus']}"
         )
-    lines += ["", plot_note, ""]
+    return lines
+
+
+def render_markdown(summary: dict[str, Any], plot_note: str) -> str:
+    """summary.md for one run."""
+    lines = [
+        *_header_lines(summary),
+        *_arm_lines(summary),
+        *_width_lines(summary),
+        render_statistics(summary["statistics"]),
+        *_replay_lines(summary),
+        *_goal_lines(summary),
+        "",
+        plot_note,
+        "",
+    ]
     return "\n".join(lines)
 
 

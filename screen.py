@@ -39,7 +39,6 @@ from pathlib import Path
 from typing import Any
 
 from evals.grounding import (
-    CATEGORIES,
     PROMPT_VERSION,
     Item,
     ItemsFileError,
@@ -51,6 +50,7 @@ from evals.grounding import (
     screen_messages,
     summarise,
 )
+from evals.grounding_tables import summary_markdown, summary_table, usd
 from orchestrator.backend import open_backend
 from orchestrator.client import CostLedger, LLMError
 
@@ -351,89 +351,6 @@ def screen_model(
 # ---- summary --------------------------------------------------------------------------------
 
 
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1f}%"
-
-
-def _rate(num: int, den: int) -> str:
-    return "n/a" if den == 0 else f"{num / den:.2f} ({num}/{den})"
-
-
-def _usd(value: float) -> str:
-    return f"${value:.6f}"
-
-
-def _total_cost(s: ModelSummary) -> str:
-    if s.cost_usd is not None:
-        return _usd(s.cost_usd)
-    return f"unknown (>= {_usd(s.cost_usd_known)}; {s.calls_cost_unknown} calls unpriced)"
-
-
-def _cost_per_grounded(s: ModelSummary) -> str:
-    if s.counts.get("grounded", 0) == 0:
-        return "n/a (none grounded)"
-    per = s.cost_per_grounded
-    return "unknown" if per is None else _usd(per)
-
-
-def summary_table(summaries: Sequence[ModelSummary]) -> str:
-    """The per-model markdown table (also what is printed)."""
-    lines = [
-        "| model | graded | grounded | memorized | abstain | other | leak rate "
-        "| correct abstention | total cost | cost / grounded |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for s in summaries:
-        cells = [
-            s.model,
-            f"{s.graded}/{s.items}",
-            _pct(s.pct("grounded")),
-            _pct(s.pct("memorized")),
-            _pct(s.pct("abstain")),
-            _pct(s.pct("other")),
-            _rate(s.leaks, s.unanswerable),
-            _rate(s.correct_abstentions, s.unanswerable),
-            _total_cost(s),
-            _cost_per_grounded(s),
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def category_table(summaries: Sequence[ModelSummary]) -> str:
-    """Per category, the share of graded items with the expected behaviour (grounded for
-    answerable categories, abstain for unanswerable), and the memorized share beside it."""
-    header = " | ".join(f"{c} (expected / memorized)" for c in CATEGORIES)
-    lines = [f"| model | {header} |", "|---|" + "---|" * len(CATEGORIES)]
-    for s in summaries:
-        cells = [s.model]
-        for cat in CATEGORIES:
-            counts = s.by_category.get(cat, {})
-            total = sum(counts.values())
-            good = counts.get("abstain" if cat == "unanswerable" else "grounded", 0)
-            leaked = counts.get("memorized", 0)
-            cells.append("n/a" if total == 0 else f"{good}/{total} / {leaked}/{total}")
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def summary_markdown(
-    summaries: Sequence[ModelSummary], *, items_path: Path, n_items: int, results_path: Path
-) -> str:
-    return (
-        "# Grounding screen summary\n\n"
-        f"Generated {_now()} from `{results_path}` over {n_items} items of `{items_path}` "
-        f"(prompt {PROMPT_VERSION}, temperature 0, one call per item per model).\n\n"
-        f"{summary_table(summaries)}\n\n"
-        "Percentages are over graded items. Leak rate: unanswerable items answered with the "
-        "world-knowledge value; correct abstention: unanswerable items where the model "
-        "abstained. Total cost covers every recorded call for these items, failed ones "
-        "included; it is unknown when any call's cost is.\n\n"
-        "## By category\n\n"
-        f"{category_table(summaries)}\n"
-    )
-
-
 # ---- default model --------------------------------------------------------------------------
 
 
@@ -571,9 +488,9 @@ def print_estimate(
         else:
             amount = sum(c for c in costs if c is not None)
             total += amount
-            shown = _usd(amount) + (" (local)" if spec.is_local else "")
+            shown = usd(amount) + (" (local)" if spec.is_local else "")
         print(f"  {spec.id:<40} {len(todo):>4} calls {prompt:>8} prompt tokens  {shown}")
-    print(f"  {'total':<40} {_usd(total)}" + (" + unknown" if unpriced else ""))
+    print(f"  {'total':<40} {usd(total)}" + (" + unknown" if unpriced else ""))
     return total, unpriced
 
 
@@ -616,8 +533,8 @@ def _run(args: argparse.Namespace) -> int:
         )
     if total > args.max_cost:
         raise ScreenError(
-            f"refusing to start: worst-case cost {_usd(total)} exceeds --max-cost "
-            f"{_usd(args.max_cost)} (lower --limit or --max-tokens, or raise --max-cost)"
+            f"refusing to start: worst-case cost {usd(total)} exceeds --max-cost "
+            f"{usd(args.max_cost)} (lower --limit or --max-tokens, or raise --max-cost)"
         )
     if args.dry_run:
         print("dry run: no calls made, no files written")

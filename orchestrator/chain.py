@@ -153,9 +153,21 @@ def terms(text: str) -> frozenset[str]:
     return frozenset(w for w in key.content if w not in FILLERS) | frozenset(key.numbers)
 
 
+def asked(question: str) -> str:
+    """The question itself, without the answer-format instructions that follow it: the text
+    up to its last ``?`` ("Which one finished second: Amy, Dan, Mel? Answer with the name
+    only." -> "Which one finished second: Amy, Dan, Mel?"); the whole text when it has no
+    ``?`` or nothing follows it. O(len(question))."""
+    end = question.rfind("?")
+    return question[: end + 1] if end >= 0 else question
+
+
 def subject_terms(question: str) -> frozenset[str]:
     """What an argument must reach: the question's names and numbers (in :func:`terms`
-    form), or, for a question with neither, its content words."""
+    form), or, for a question with neither, its content words. Only the question proper
+    counts (:func:`asked`): a sentence-initial word of a format instruction ("Answer with the
+    name only", "Respond only with ...") looks like a name, but no evidence mentions it."""
+    question = asked(question)
     named = " ".join(
         word
         for word in name_words(question)

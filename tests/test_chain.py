@@ -157,3 +157,15 @@ def test_the_chain_check_never_crashes_on_any_text(claims: list[str], question: 
     found = failed_links(nodes, edges, str(len(claims) - 1), context.subject, context.names)
     assert all(f.reason in (NO_BRIDGE, LOOK_ALIKE, OFF_SUBJECT) for f in found)
     assert answer_follows("7", claims, [question]) in (True, False)
+
+
+def test_the_subject_comes_from_the_question_not_from_the_format_instruction_after_it() -> None:
+    # "Answer" opens a sentence, so it looked like a name: every argument had to mention it,
+    # and none could (logical_deduction items were all refused).
+    newest = (
+        "Which one is the newest: the minivan, the limousine, the sedan? Answer with the name only."
+    )
+    assert subject_terms(newest) >= {"newest", "minivan", "limousine", "sedan"}
+    assert "answer" not in subject_terms(newest)
+    assert "answer" not in subject_terms("How is Owen related to Susan? Provide one word.")
+    assert subject_terms("Name the founder of Embstone Foundry") >= {"embstone", "foundry"}

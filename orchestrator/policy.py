@@ -144,14 +144,27 @@ def decide(
     return None, top
 
 
-def attack_counts(drawn_by_runs: int, target_runs: int, usable_runs: int) -> bool:
+def attack_counts(
+    drawn_by_runs: int,
+    target_runs: int,
+    usable_runs: int,
+    *,
+    on_evidence: bool = False,
+    from_evidence: bool = False,
+) -> bool:
     """The attack quorum: whether an attack edge drawn by ``drawn_by_runs`` interrogation runs
     counts against a claim that ``target_runs`` interrogation runs stand behind.
 
     It counts when its runs are at least half as many as the target's, and at least two when
     two or more runs are usable (``usable_runs``): one run's stray attack must not sink an
-    answer five runs reached, while an objection runs repeat still counts.
+    answer five runs reached, while an objection runs repeat still counts. An attack on a
+    cited document sentence (``on_evidence``) counts only when it comes from another cited
+    sentence (``from_evidence``): a model's own claim cannot defeat the documents (whether a
+    given says what its sentence says is the citation check's and the verifiers' business).
+    The 1.5B drew its answer "yes" as an attack on the very sentence that supported it.
     """
+    if on_evidence and not from_evidence:
+        return False
     return 2 * drawn_by_runs >= target_runs and drawn_by_runs >= min(2, usable_runs)
 
 

@@ -174,7 +174,13 @@ def settle_attacks(ctx: LoopContext, ingested: Ingested, usable_runs: int) -> No
             drawn_by.setdefault((src, dst), set()).add(run_id)
     for (src, dst), runs in sorted(drawn_by.items()):
         target_runs = sum(1 for r in current[dst]["run_ids"] if r.startswith("r"))
-        counted = attack_counts(len(runs), target_runs, usable_runs)
+        counted = attack_counts(
+            len(runs),
+            target_runs,
+            usable_runs,
+            on_evidence=_is_evidence(current[dst]),
+            from_evidence=_is_evidence(current[src]),
+        )
         ingested.attacks.append(
             {
                 "src": src,
@@ -190,3 +196,8 @@ def settle_attacks(ctx: LoopContext, ingested: Ingested, usable_runs: int) -> No
                 engine(ctx.store.assert_graph(GRAPH_ID, [], [edge], run_id=run_id))
     ctx.refresh_nodes()
     ctx.trace.event("attacks", attacks=ingested.attacks)
+
+
+def _is_evidence(node: dict[str, Any]) -> bool:
+    """A cited document sentence: a given anchored to an evidence span."""
+    return node["type"] == "given" and bool(node.get("source"))

@@ -1,0 +1,39 @@
+"""The loop's pure rules (`orchestrator.policy`), checked one by one."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from orchestrator.policy import attack_counts
+
+
+def test_an_attack_counts_when_enough_runs_draw_it() -> None:
+    assert attack_counts(2, 4, usable_runs=6)  # half the target's runs, and two of them
+    assert not attack_counts(1, 2, usable_runs=6)  # one run's stray attack
+    assert not attack_counts(2, 5, usable_runs=6)  # fewer than half of the target's runs
+    assert attack_counts(1, 1, usable_runs=1)  # a single usable run may object alone
+
+
+def test_a_models_claim_cannot_defeat_a_cited_document_sentence() -> None:
+    # The 1.5B drew its answer "yes" as an attack on the sentence that supported it, in two
+    # of six runs: by the quorum alone that counted.
+    assert attack_counts(2, 4, usable_runs=6)
+    assert not attack_counts(2, 4, usable_runs=6, on_evidence=True)
+    # Two cited sentences that conflict still meet as an attack.
+    assert attack_counts(2, 4, usable_runs=6, on_evidence=True, from_evidence=True)
+
+
+@given(
+    st.integers(0, 10),
+    st.integers(0, 10),
+    st.integers(1, 10),
+    st.booleans(),
+)
+def test_an_attack_from_evidence_is_judged_by_the_quorum_alone(
+    drawn: int, target: int, usable: int, on_evidence: bool
+) -> None:
+    plain = attack_counts(drawn, target, usable)
+    assert (
+        attack_counts(drawn, target, usable, on_evidence=on_evidence, from_evidence=True) is plain
+    )

@@ -281,9 +281,12 @@ def _flags(
     evidence_texts: Sequence[str] | None,
     chain: ChainContext | None,
 ) -> tuple[str, ...]:
-    """A candidate's flags: the answer's own (:func:`answer_flags`), a conclusion every run
-    guessed, an answer its argument does not state (chain runs)."""
+    """A candidate's flags: the answer's own (:func:`answer_flags`), an answer that only
+    repeats the question, a conclusion every run guessed, an answer its argument does not
+    state (chain runs)."""
     flags = answer_flags(key, evidence_texts)
+    if chain is not None and chain.restates_question(key):
+        flags += ("answer_restates_question",)
     if info and all(a.get("guessed_conclusion") for a in info["answers"]):
         flags += ("conclusion_guessed",)
     if chain is not None and found["independent"]:

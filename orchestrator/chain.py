@@ -37,7 +37,7 @@ from rapidfuzz import fuzz
 
 from graph_server.citation import name_words
 from graph_server.similarity import AUXILIARIES, STOPWORDS, claim_key
-from orchestrator.answers import is_entity, normalise_text
+from orchestrator.answers import NO, UNANSWERABLE, YES, is_entity, normalise_text
 
 NO_BRIDGE = "no_bridge"
 LOOK_ALIKE = "look_alike"
@@ -140,11 +140,29 @@ class ChainContext:
 
     subject: frozenset[str]
     names: frozenset[str]
+    options: frozenset[str] = frozenset()
+    question_words: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, question: str, evidence_texts: Iterable[str]) -> ChainContext:
         """The context of ``question`` over the raw span texts."""
-        return cls(subject_terms(question), evidence_names(evidence_texts))
+        proper = asked(question)
+        return cls(
+            subject_terms(question),
+            evidence_names(evidence_texts),
+            options=offered(proper),
+            question_words=terms(proper),
+        )
+
+    def restates_question(self, answer_key: str) -> bool:
+        """Whether the answer (its cluster key) only repeats words of the question that the
+        question does not offer as options: "The brundrum" for "On which river lies the town
+        where the inventor of the brundrum was born?" names the question's subject, not an
+        answer. Yes, no and unanswerable never restate. O(len(answer))."""
+        if answer_key in (YES, NO, UNANSWERABLE):
+            return False
+        words = terms(answer_key)
+        return bool(words) and words <= self.question_words and not words & self.options
 
 
 def terms(text: str) -> frozenset[str]:
@@ -160,6 +178,16 @@ def asked(question: str) -> str:
     ``?`` or nothing follows it. O(len(question))."""
     end = question.rfind("?")
     return question[: end + 1] if end >= 0 else question
+
+
+def offered(question: str) -> frozenset[str]:
+    """The words of the options a question lists: after its last ``:`` ("Which one finished
+    second: Amy, Dan, Mel?") or on either side of an "or" ("Was it Amy or Dan?"), in
+    :func:`terms` form; empty when it lists none. O(len(question))."""
+    listed = question.rsplit(":", 1)[1] if ":" in question else ""
+    if re.search(r"\bor\b", question):
+        listed += " " + question
+    return terms(listed) if listed else frozenset()
 
 
 def subject_terms(question: str) -> frozenset[str]:

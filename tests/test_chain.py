@@ -169,3 +169,16 @@ def test_the_subject_comes_from_the_question_not_from_the_format_instruction_aft
     assert "answer" not in subject_terms(newest)
     assert "answer" not in subject_terms("How is Owen related to Susan? Provide one word.")
     assert subject_terms("Name the founder of Embstone Foundry") >= {"embstone", "foundry"}
+
+
+def test_an_answer_that_only_repeats_the_question_is_no_answer_unless_it_is_offered() -> None:
+    brundrum = ChainContext.of(
+        "On which river lies the town where the inventor of the brundrum was born?", []
+    )
+    assert brundrum.restates_question("brundrum")  # the 1.5B's top answer, at width 2
+    assert not brundrum.restates_question("volen river")
+    listed = ChainContext.of("Which one finished second: Amy, Dan, Mel? Answer with the name.", [])
+    assert not listed.restates_question("amy")
+    either = ChainContext.of("Was the bridge built by Amy or by Dan?", [])
+    assert not either.restates_question("dan")
+    assert not brundrum.restates_question("yes")

@@ -246,13 +246,15 @@ def test_conclusion_resting_only_on_an_assumption_refuses_as_ungrounded() -> Non
 
 
 # Both rest on the one sentence about x9 (D2.1): an argument must reach the question's subject.
+# (Neither answer is right; they only need to be equal in everything but the runs behind them.
+# "x9" itself would repeat the question, which is no answer.)
 NINE = chain_run(
     "p",
     [],
-    "server x9 should host the nightly cron job",
+    "the team of row 9 should host the nightly cron job",
     "row 9: server x9; operating system: Linux",
     source="D2.1",
-    answer="x9",
+    answer="row 9",
 )
 PLATFORM = chain_run(
     "q",
@@ -282,7 +284,7 @@ def test_more_runs_behind_an_answer_break_an_otherwise_equal_ranking() -> None:
     runs = {"r1": NINE, "r2": NINE, "r3": NINE, "r4": NINE, "r5": PLATFORM, "r6": PLATFORM}
     report, _ = run(Script(runs))
     assert not report["refused"]
-    assert report["answer"] == "x9"
+    assert report["answer"] == "row 9"
     assert [c["run_support"] for c in report["candidates"]] == [4, 2]
 
 

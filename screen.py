@@ -263,6 +263,18 @@ class Budget:
             self.remaining -= charge
 
 
+def _row_start(spec: ModelSpec, item: Item) -> dict[str, Any]:
+    """The fields of a results row known before the call: model, item and prompt version."""
+    return {
+        "model": spec.id,
+        "item_id": item.id,
+        "category": item.category,
+        "item_sha": item_sha(item),
+        "prompt_version": PROMPT_VERSION,
+        "at": _now(),
+    }
+
+
 def screen_model(
     spec: ModelSpec,
     items: Sequence[Item],
@@ -288,14 +300,7 @@ def screen_model(
             if not budget.allows(worst):
                 print(f"[{spec.id}] stopping: the --max-cost budget is used up", file=sys.stderr)
                 break
-            row: dict[str, Any] = {
-                "model": spec.id,
-                "item_id": item.id,
-                "category": item.category,
-                "item_sha": item_sha(item),
-                "prompt_version": PROMPT_VERSION,
-                "at": _now(),
-            }
+            row = _row_start(spec, item)
             try:
                 result = backend.client.chat(
                     backend.model,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -447,12 +448,9 @@ def _statement(result: LoopResult) -> str:
             f"argument width ({first.width}), flow and the number of runs behind them."
         )
     elif reason == RefusalReason.NO_GROUNDED:
-        flagged = sorted({f for c in result.assessment.candidates for f in c.flags})
-        why = (
-            "No candidate answer is connected to a surviving, cited document sentence through "
-            "unrefuted reasoning"
-            + (f" (candidate flags: {', '.join(flagged)})." if flagged else ".")
-        )
+        # The runs answered but argued badly: say that, not that the documents lack the
+        # answer (on rack-7 the 0.5B's six "yes" runs cited only sentences that never name x9).
+        return _no_argument(result)
     elif reason == RefusalReason.BELOW_K:
         top = result.assessment.top
         width = top.width if top is not None else 0
@@ -470,3 +468,22 @@ def _statement(result: LoopResult) -> str:
     else:
         why = f"Refusal reason: {reason}."
     return f"{_NO_ANSWER} {why}"
+
+
+def _no_argument(result: LoopResult) -> str:
+    """The statement of a ``no_grounded_conclusion`` refusal: no run's argument carries an
+    answer, with the candidates' flags and the links the chain check refused, by kind."""
+    candidates = result.assessment.candidates
+    flagged = sorted({f for c in candidates for f in c.flags})
+    failed = Counter(link.reason for c in candidates for link in c.failed_links)
+    parts = [
+        "No answer: no run drew an argument that carries one. No candidate answer is connected "
+        "to a surviving, cited document sentence through unrefuted reasoning that reaches the "
+        "question's subject"
+    ]
+    if failed:
+        kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(failed.items()))
+        parts.append(f"; links that did not count: {kinds}")
+    if flagged:
+        parts.append(f"; candidate flags: {', '.join(flagged)}")
+    return "".join(parts) + "."

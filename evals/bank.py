@@ -38,6 +38,8 @@ from orchestrator.client import ChatResult, CostLedger, LLMError
 
 BANK_FILE = "bank.jsonl"
 BANK_FILE_GZ = "bank.jsonl.gz"
+REPLAYED = "replay"
+"""The ``cost_source`` of a reply answered from a bank (it cost nothing this time)."""
 
 
 class BankMissError(LLMError):
@@ -103,8 +105,11 @@ class RecordingClient(ChatMiddleware):
         path.parent.mkdir(parents=True, exist_ok=True)
 
     def send(self, request: ChatRequest) -> ChatResult:
-        """Forward the call; bank the reply under its `request_key`."""
+        """Forward the call; bank the reply under its `request_key` (unless it came from the
+        bank already: a resumed run reuses replies, it does not record them twice)."""
         result = self.inner.send(request)
+        if result.cost_source == REPLAYED:
+            return result
         record = {
             "key": request_key(request),
             "model": request.model,
@@ -218,7 +223,7 @@ class ReplayClient(ChatSeam):
                 prompt_tokens=reply.get("prompt_tokens"),
                 completion_tokens=reply.get("completion_tokens"),
                 cost_usd=0.0,
-                cost_source="replay",
+                cost_source=REPLAYED,
                 latency_s=float(reply.get("latency_s") or 0.0),
                 attempts=1,
                 finish_reason=reply.get("finish_reason"),

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.arms import ARMS, ArmResult, ArmSettings, prompt_version
-from evals.bank import BANK_FILE, RecordingClient
+from evals.bank import BANK_FILE, Bank, RecordingClient, ReplayClient
 from evals.datasets import (
     DatasetFormatError,
     load_dataset,
@@ -78,6 +78,7 @@ from evals.results import (
 from evals.summary import write_summary
 from orchestrator.api import RunConfig, model_shape
 from orchestrator.backend import open_backend
+from orchestrator.chat import ChatSeam
 from orchestrator.client import LLMError, PricingTable
 from orchestrator.errors import BackendUnusableError
 from orchestrator.local_models import is_local_model
@@ -506,6 +507,13 @@ def _announce(
     print(estimate, file=sys.stderr)
 
 
+def _banking(client: ChatSeam, out: Path) -> RecordingClient:
+    """The run's client, banking every new reply in ``out``. A request the bank already holds
+    (a resumed run redoing an item whose calls finished before it was stopped) is answered
+    from the bank instead of the model: same request, same reply, no second payment."""
+    return RecordingClient(ReplayClient(Bank.load([out]), live=client), out / BANK_FILE)
+
+
 def _run(args: argparse.Namespace) -> int:
     arms = parse_arms(args.arms)
     _check_numbers(args)
@@ -558,7 +566,7 @@ def _run(args: argparse.Namespace) -> int:
             todo,
             out=out,
             model=backend.model,
-            client=CappedClient(RecordingClient(backend.client, out / BANK_FILE), cap),
+            client=CappedClient(_banking(backend.client, out), cap),
             settings=_settings(args, out, backend.response_format_default),
             tally=Tally(done),
             arm6_calls=_arm6_calls(out),

@@ -212,3 +212,21 @@ def test_arm_6_prompt_tag_names_only_the_templates_its_shape_sends() -> None:
     assert "interrogation/v" in graph and "interrogation_chain/" not in graph
     assert "interrogation_chain/" in chain and "interrogation/v" not in chain
     assert prompt_version(6) == graph
+
+
+def test_a_resumed_run_reuses_the_banked_replies_of_an_item_it_redoes(
+    tmp_path: Path, models_file: Path
+) -> None:
+    bank = tmp_path / "bank"
+    flags = [*ARMS_1_6_7, "--n", "2", "--k", "1", "--budget-calls", "4"]
+    with serve() as server:
+        assert run_cli(server, models_file, bank, *flags) == 0
+        banked, sent_first = len(bank_lines(bank)), len(server.chat_requests())
+        # Forget arm 6's result of the first item, as a run stopped in its middle would.
+        rows = (bank / "raw" / "arm6.jsonl").read_text().splitlines()
+        (bank / "raw" / "arm6.jsonl").write_text("\n".join(rows[1:]) + "\n")
+        assert run_cli(server, models_file, bank, *flags) == 0
+        sent_again = len(server.chat_requests()) - sent_first
+    assert sent_again == 0  # every call of the redone item was answered from the bank
+    assert len(bank_lines(bank)) == banked  # and nothing was banked twice
+    assert {r["id"] for r in raw(bank, 6)} == {"multihop-0000", "multihop-0001", "multihop-0002"}

@@ -242,3 +242,11 @@ class ReplayClient(ChatSeam):
             role, model, error, latency_s=time.perf_counter() - started, **fields
         )
         raise error
+
+
+def banking(client: ChatSeam, out: Path) -> RecordingClient:
+    """``client`` for a run in ``out``, banking every new reply there. A request the bank
+    already holds (a resumed run redoing an item whose calls finished before it was stopped)
+    is answered from the bank instead of the model: same request, same reply, no second
+    payment."""
+    return RecordingClient(ReplayClient(Bank.load([out]), live=client), out / BANK_FILE)

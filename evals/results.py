@@ -205,3 +205,10 @@ def write_meta(out: Path, meta: dict[str, Any]) -> None:
     (out / "run.json").write_text(
         json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8"
     )
+
+
+def runstamp(dataset: str, model: str) -> str:
+    """A directory name like ``20260101-120000Z-multihop-local``."""
+    name = Path(dataset).stem if dataset not in ("math", "multihop") else dataset
+    slug = "".join(c if c.isalnum() or c in "-." else "-" for c in f"{name}-{model}")
+    return f"{datetime.now(UTC):%Y%m%d-%H%M%SZ}-{slug}"[:100]

@@ -46,12 +46,11 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from evals.arms import ARMS, ArmResult, ArmSettings, prompt_version
-from evals.bank import BANK_FILE, Bank, RecordingClient, ReplayClient
+from evals.bank import banking
 from evals.datasets import (
     DatasetFormatError,
     load_dataset,
@@ -72,13 +71,13 @@ from evals.results import (
     raw_path,
     read_rows,
     result_row,
+    runstamp,
     source_commit,
     write_meta,
 )
 from evals.summary import write_summary
 from orchestrator.api import RunConfig, model_shape
 from orchestrator.backend import open_backend
-from orchestrator.chat import ChatSeam
 from orchestrator.client import LLMError, PricingTable
 from orchestrator.errors import BackendUnusableError
 from orchestrator.local_models import is_local_model
@@ -220,13 +219,6 @@ def model_prices(model: str, models_file: Path) -> tuple[float, float] | None:
         return PricingTable.from_models_json(models_file).get(model)
     except ValueError as exc:
         raise EvalError(str(exc)) from exc
-
-
-def runstamp(dataset: str, model: str) -> str:
-    """A directory name like ``20260101-120000Z-multihop-local``."""
-    name = Path(dataset).stem if dataset not in ("math", "multihop") else dataset
-    slug = "".join(c if c.isalnum() or c in "-." else "-" for c in f"{name}-{model}")
-    return f"{datetime.now(UTC):%Y%m%d-%H%M%SZ}-{slug}"[:100]
 
 
 def run_one(
@@ -507,13 +499,6 @@ def _announce(
     print(estimate, file=sys.stderr)
 
 
-def _banking(client: ChatSeam, out: Path) -> RecordingClient:
-    """The run's client, banking every new reply in ``out``. A request the bank already holds
-    (a resumed run redoing an item whose calls finished before it was stopped) is answered
-    from the bank instead of the model: same request, same reply, no second payment."""
-    return RecordingClient(ReplayClient(Bank.load([out]), live=client), out / BANK_FILE)
-
-
 def _run(args: argparse.Namespace) -> int:
     arms = parse_arms(args.arms)
     _check_numbers(args)
@@ -566,7 +551,7 @@ def _run(args: argparse.Namespace) -> int:
             todo,
             out=out,
             model=backend.model,
-            client=CappedClient(_banking(backend.client, out), cap),
+            client=CappedClient(banking(backend.client, out), cap),
             settings=_settings(args, out, backend.response_format_default),
             tally=Tally(done),
             arm6_calls=_arm6_calls(out),

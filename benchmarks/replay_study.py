@@ -63,6 +63,12 @@ def main() -> int:
     parser.add_argument("--model", default="local-1.5b")
     parser.add_argument("--sets", default="multihop,logical_deduction,vitaminc")
     parser.add_argument("--out", type=Path, default=Path("runs") / "replay-study")
+    parser.add_argument(
+        "--banks",
+        type=Path,
+        default=ROOT / "evals" / "banks",
+        help="folder of the banks (a copy keeps a comparison still while a recording goes on)",
+    )
     args = parser.parse_args()
     print(
         "| set | setting | items | arm 1 right/wrong/abst. | arm 6 right/wrong/abst. "
@@ -70,7 +76,7 @@ def main() -> int:
     )
     print("|---|---|---:|---|---|---|---:|")
     for set_name in [s for s in args.sets.split(",") if s]:
-        bank = ROOT / "evals" / "banks" / f"{set_name}-{args.model}"
+        bank = args.banks / f"{set_name}-{args.model}"
         greedy = bank.with_name(bank.name + "-t0")
         if not bank.is_dir():
             print(f"| {set_name} | (no bank at {bank}) | | | | | |")

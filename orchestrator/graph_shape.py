@@ -15,6 +15,7 @@ from orchestrator.reply_fields import (
     CONCLUSION_BUILT,
     CONCLUSION_DECLARED,
     CONCLUSION_LAST_TYPED,
+    CONCLUSION_ON_GIVEN,
     CONCLUSION_ONLY_TYPED,
     CONFIDENCE_DEFAULTED,
     DEFAULT_CONFIDENCE,
@@ -60,12 +61,24 @@ def normalise_graph(
     answer = read_answer(obj, errors)
     if not nodes and answer is None:
         return None, errors, "no valid node in 'nodes'"
-    conclusion, how = _conclusion(obj, nodes, by_id, answer, errors)
+    declared_given = _declared_given(obj, by_id, answer)
+    if declared_given is not None:
+        conclusion: str | None = _built_conclusion(nodes, by_id, answer or "")
+        how = CONCLUSION_ON_GIVEN
+        errors.append(
+            f"node {declared_given!r} is the conclusion_node but is a cited given; added "
+            f"conclusion {conclusion!r} stating the answer, resting on it"
+        )
+    else:
+        conclusion, how = _conclusion(obj, nodes, by_id, answer, errors)
     if conclusion is None:
         return None, errors, how
     if how not in (CONCLUSION_DECLARED, CONCLUSION_ONLY_TYPED):
         leniencies.append(f"conclusion:{how}")
     candidates = _edge_list(obj, by_id, errors) + _reason_edges(kept, by_id, errors)
+    if declared_given is not None:
+        rests_on = {"src": declared_given, "dst": conclusion, "relation": "supports"}
+        candidates.append(("conclusion_node", rests_on | {"confidence": DEFAULT_CONFIDENCE}, None))
     edges = _unique_edges(candidates, max_edges, errors)
     graph = {
         "conclusion_node": conclusion,
@@ -159,6 +172,20 @@ def _conclusion(
             )
             by_id[other]["type"] = "inference"
     return chosen, how
+
+
+def _declared_given(
+    obj: dict[str, Any], by_id: dict[str, dict[str, Any]], answer: str | None
+) -> str | None:
+    """The declared ``conclusion_node`` when it is a given that cites a sentence and the reply
+    has an answer, else None. Small models often name the one sentence that settles the
+    question as their conclusion; retyping it would throw its citation away, so the answer is
+    stated in a new conclusion that rests on it instead."""
+    declared_id, problem = read_identifier(obj.get("conclusion_node"), "conclusion_node")
+    node = by_id.get(declared_id) if declared_id is not None and problem is None else None
+    if node is None or answer is None or node["type"] != "given" or node["source"] is None:
+        return None
+    return declared_id
 
 
 def _answer_holder(nodes: list[dict[str, Any]], answer: str | None) -> str | None:

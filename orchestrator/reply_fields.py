@@ -22,16 +22,20 @@ CONCLUSION_ONLY_TYPED = "only_typed"
 CONCLUSION_LAST_TYPED = "last_typed"
 CONCLUSION_ANSWER_NODE = "answer_node"
 CONCLUSION_BUILT = "built"
+CONCLUSION_ON_GIVEN = "on_given"
 CONCLUSION_SOURCES = (
     CONCLUSION_DECLARED,
+    CONCLUSION_ON_GIVEN,
     CONCLUSION_ONLY_TYPED,
     CONCLUSION_LAST_TYPED,
     CONCLUSION_ANSWER_NODE,
     CONCLUSION_BUILT,
 )
-"""How a run's conclusion was found. The first two are the model's own marking; the others
-are guesses, so such a run counts toward its answer's run support but cannot ground the
-answer by itself (:func:`orchestrator.assess.answer_flags`)."""
+"""How a run's conclusion was found. ``declared`` and ``only_typed`` are the model's own marking;
+``on_given`` is a declared conclusion that is a cited sentence, so a conclusion stating the
+answer is added on top of it (the model concluded from that sentence). The others are
+guesses, so such a run counts toward its answer's run support but cannot ground the answer by
+itself (:func:`orchestrator.assess.answer_flags`)."""
 GUESSED_CONCLUSIONS = frozenset({CONCLUSION_LAST_TYPED, CONCLUSION_ANSWER_NODE, CONCLUSION_BUILT})
 # A model's reply is held to tighter bounds than the store accepts from an MCP agent
 # (graph_server.validation.StoreLimits: ids 200, claims 2,000 characters): a node id longer than

@@ -248,6 +248,27 @@ def test_conclusion_resting_only_on_an_assumption_refuses_as_ungrounded() -> Non
     assert "does not support a reliable answer" not in report["statement"]
 
 
+ON_THE_SENTENCE = model_graph(
+    [
+        {"id": "n1", "claim": "row 9: server x9; operating system: Linux", "type": "given"}
+        | {"source": "D2.1", "confidence": 0.9}
+    ],
+    [],
+    "n1",
+    answer="yes",
+)
+
+
+def test_a_run_concluding_on_a_cited_sentence_grounds_its_answer_on_that_sentence() -> None:
+    report, _ = run(Script({f"r{i}": ON_THE_SENTENCE for i in range(1, 7)}))
+    assert not report["refused"] and report["answer"] == "yes"
+    top = report["candidates"][0]
+    assert top["grounded"] and top["run_support"] == 6
+    # Six runs on one sentence are one argument, not six.
+    assert top["width"] == 1
+    assert [[claim["id"] for claim in a] for a in top["arguments"]] == [["D2.1"]]
+
+
 # Both rest on the one sentence about x9 (D2.1): an argument must reach the question's subject.
 # (Neither answer is right; they only need to be equal in everything but the runs behind them.
 # "x9" itself would repeat the question, which is no answer.)

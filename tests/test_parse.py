@@ -734,3 +734,31 @@ def test_a_parsed_reply_always_fits_the_store_it_is_anchored_into() -> None:
     # Anchoring prefixes a node id with its run id ("r12:"), so leave room for that.
     assert MAX_ID_CHARS + len("r64:") <= store.max_id_chars
     assert store.max_claim_chars >= MAX_CLAIM_CHARS
+
+
+def test_a_cited_given_declared_as_conclusion_keeps_its_citation_and_carries_the_answer() -> None:
+    # A small model often names the one sentence that settles the question as its conclusion.
+    nodes = [{"id": "n1", "type": "given", "source": "D2.1", "claim": "row 9: server x9; Linux"}]
+    result = parse_graph(json.dumps(graph_json(nodes=nodes, conclusion_node="n1", answer="yes")))
+    assert result.outcome == "strict" and result.graph is not None
+    assert result.graph["conclusion_from"] == "on_given"
+    given, conclusion = result.graph["nodes"]
+    assert given == {**given, "type": "given", "source": "D2.1"}
+    assert conclusion == {**conclusion, "id": "c0", "type": "conclusion", "claim": "yes"}
+    assert result.graph["conclusion_node"] == "c0"
+    assert [(e["src"], e["dst"], e["relation"]) for e in result.graph["edges"]] == [
+        ("n1", "c0", "supports")
+    ]
+    assert result.graph["leniencies"] == ["conclusion:on_given"]
+
+
+@pytest.mark.parametrize(
+    ("source", "answer"), [(None, "yes"), ("D2.1", None)], ids=["uncited", "no-answer"]
+)
+def test_a_given_conclusion_without_a_citation_or_an_answer_is_retyped_as_before(
+    source: str | None, answer: str | None
+) -> None:
+    nodes = [{"id": "n1", "type": "given", "source": source, "claim": "row 9: server x9"}]
+    result = parse_graph(json.dumps(graph_json(nodes=nodes, conclusion_node="n1", answer=answer)))
+    assert result.graph is not None and result.graph["conclusion_node"] == "n1"
+    assert result.graph["nodes"][0]["type"] == "conclusion"

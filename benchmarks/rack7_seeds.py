@@ -34,27 +34,28 @@ sys.path.insert(0, str(ROOT))
 from evals.bank import Bank, RecordingClient, ReplayClient  # noqa: E402
 from orchestrator.api import model_shape, run_task  # noqa: E402
 from orchestrator.backend import open_backend  # noqa: E402
+from orchestrator.report_types import RunReport  # noqa: E402
 from orchestrator.task import RunConfig, load_task  # noqa: E402
 
 SUBJECT = "x9"
 DECISIVE_SPAN = "D2.1"
 
 
-def acceptance_problems(report: dict[str, Any]) -> list[str]:
+def acceptance_problems(report: RunReport) -> list[str]:
     """What an answered rack-7 report breaks of issue 19's rule for the main job ([] if none,
     and always [] for a refusal: a refusal is better than a line that does not exist)."""
-    chosen = report.get("chosen") or {}
-    if report.get("answer") is None or not chosen.get("node_id"):
+    chosen = report["chosen"]
+    if report["answer"] is None or not chosen["node_id"]:
         return []
     problems = []
-    for number, argument in enumerate(chosen.get("arguments") or [], start=1):
+    for number, argument in enumerate(chosen["arguments"], start=1):
         if not any(c["id"] == DECISIVE_SPAN or SUBJECT in c["claim"].lower() for c in argument):
             problems.append(f"argument {number} never names {SUBJECT}")
-    if not chosen.get("arguments"):
+    if not chosen["arguments"]:
         problems.append("the answer lists no argument")
-    if chosen.get("width", 0) > 2:
+    if chosen["width"] > 2:
         problems.append(f"width {chosen['width']} is above the design's 2")
-    if SUBJECT not in str(report.get("conclusion") or "").lower():
+    if SUBJECT not in (report["conclusion"] or "").lower():
         problems.append(f"the conclusion sentence does not name {SUBJECT}")
     return problems
 

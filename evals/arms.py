@@ -333,16 +333,13 @@ def orchestrator(
         config=settings.run_config or RunConfig(),
         out_dir=out_dir,
     )
-    chosen = report.get("chosen") if isinstance(report.get("chosen"), dict) else None
+    chosen = report["chosen"]
     # On a refusal the report still carries a "chosen" block (width 0, no node): no conclusion
     # was chosen, so there is no width to stratify by.
-    width = chosen.get("width") if chosen and chosen.get("node_id") else None
-    answer = report.get("answer")
-    conclusion = report.get("conclusion")
-    refused = bool(report.get("refused")) or not isinstance(answer, str) or not answer
-    width = width if isinstance(width, int) else None
-    support = chosen.get("run_support") if chosen and chosen.get("node_id") else None
-    run_support = support if isinstance(support, int) else 0
+    width = chosen["width"] if chosen["node_id"] else None
+    run_support = chosen["run_support"] if chosen["node_id"] else 0
+    answer = report["answer"]
+    refused = report["refused"] or not answer
     extra: dict[str, Any] = {
         "width": width,
         # Support width is how sure the graph is: the risk-coverage curve ranks answers by it,
@@ -350,9 +347,9 @@ def orchestrator(
         "confidence": None if refused else width,
         "rank": None if refused or width is None else [width, run_support],
         "run_support": run_support,
-        "conclusion": conclusion if isinstance(conclusion, str) else None,
-        "stop_reason": report.get("stop_reason"),
-        "refusal_reason": report.get("refusal_reason"),
+        "conclusion": report["conclusion"],
+        "stop_reason": report["stop_reason"],
+        "refusal_reason": report["refusal_reason"],
         "answer_format": "graph",
     }
     trace: list[dict[str, Any]] = [{"step": "orchestrator", "report": report}]

@@ -39,6 +39,7 @@ from evals.score import is_answerable, outcome, score
 from evals.summary import abstention_metrics
 from orchestrator.api import RunConfig, run_task
 from orchestrator.client import SupportsChat
+from orchestrator.report_types import RunReport
 
 RECALL_AT = (1, 3, 5, 8, 10, 20)
 MODES = ("inline", "corpus")
@@ -123,23 +124,23 @@ def retrieval_recall(
     }
 
 
-def citation_precision(item: Mapping[str, Any], report: Mapping[str, Any]) -> tuple[int, int]:
+def citation_precision(item: Mapping[str, Any], report: RunReport) -> tuple[int, int]:
     """``(cited spans in a gold paragraph, cited spans)`` for one report: every given that
     passed the citation check, located by its span (inline) or its chunk's file (corpus)."""
     gold = gold_ids(item)
     ids = paragraph_ids(item)
     gold_paths = {corpus_path(item, pid) for pid in gold}
     hits = total = 0
-    for given in report.get("givens", []):
-        if given.get("span") is None:
+    for given in report["givens"]:
+        if given["span"] is None:
             continue
         total += 1
         citation = given.get("citation")
         if citation is not None:
             hits += citation["path"] in gold_paths
         else:
-            document = given.get("document")
-            hits += isinstance(document, int) and ids[document - 1] in gold
+            document = given["document"]
+            hits += document is not None and ids[document - 1] in gold
     return hits, total
 
 

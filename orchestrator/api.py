@@ -31,6 +31,7 @@ from orchestrator.errors import (
 from orchestrator.live_progress import LiveProgress
 from orchestrator.loop import LoopResult, Progress, run_loop
 from orchestrator.report import BackendFailure, build_report, set_wall_clock, write_report
+from orchestrator.report_types import HttpLimits, RunLimits, RunReport
 from orchestrator.task import RunConfig, Task, TaskError, validate_task
 from orchestrator.trace import Trace
 
@@ -55,7 +56,7 @@ def run_task(
     progress: Progress | None = None,
     context: dict[str, Any] | None = None,
     budget_seconds: float | None = None,
-) -> dict[str, Any]:
+) -> RunReport:
     """Answer ``task`` (``{"question", "documents" or "corpus", "expected_answer"?}``) and
     return the report. A corpus task is answered in retrieval rounds
     (:mod:`orchestrator.corpus_mode`) and its report gains ``retrieval``.
@@ -152,7 +153,7 @@ def _answer(
     return corpus_run.result, corpus_run
 
 
-def _limits(client: SupportsChat, config: RunConfig, guard: GuardedClient) -> dict[str, Any]:
+def _limits(client: SupportsChat, config: RunConfig, guard: GuardedClient) -> RunLimits:
     """Every bound this run ran under, and whether it bit (report.json ``limits``)."""
     max_tokens = {
         "interrogation": config.max_tokens_interrogation,
@@ -161,7 +162,7 @@ def _limits(client: SupportsChat, config: RunConfig, guard: GuardedClient) -> di
     }
     if config.think_first:
         max_tokens["think"] = config.max_tokens_think
-    http: dict[str, Any] | None = None
+    http: HttpLimits | None = None
     if isinstance(client, ChatClient):
         http = {
             "timeout_s_per_attempt": client.timeout_s,

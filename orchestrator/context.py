@@ -35,6 +35,7 @@ import requests
 from corpus.evidence import build_evidence
 from orchestrator import prompts
 from orchestrator.client import DEFAULT_MAX_TOKENS
+from orchestrator.report_types import ContextRecord
 from orchestrator.task import MAX_CONTEXT_TOKENS, MIN_CONTEXT_TOKENS, RunConfig, TaskError
 
 log = logging.getLogger(__name__)
@@ -84,7 +85,7 @@ class Fit:
             return config
         return replace(config, max_tokens_interrogation=self.reply_tokens)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ContextRecord:
         """The window's figures for a report (the documents are reported by the caller)."""
         return {
             "context_tokens": self.context_tokens,

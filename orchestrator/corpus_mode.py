@@ -54,6 +54,14 @@ from orchestrator.errors import ContextOverflowError
 from orchestrator.loop import LoopResult, Progress, run_loop
 from orchestrator.reasons import RefusalReason
 from orchestrator.records import CallRecord
+from orchestrator.report_types import (
+    Compliance,
+    GivenSource,
+    HitSummary,
+    Retrieval,
+    RetrievalRound,
+    RewriteRecord,
+)
 from orchestrator.task import RunConfig, Task, TaskError
 from orchestrator.trace import Trace
 
@@ -88,17 +96,17 @@ class CorpusRun:
     result: LoopResult
     evidence: CorpusEvidence
     """The chunks the last loop was shown, in its order (earlier rounds' chunks first)."""
-    rounds: list[dict[str, Any]]
-    calls: list[dict[str, Any]]
+    rounds: list[RetrievalRound]
+    calls: list[CallRecord]
     """Every logical call of every round (the rewrite first), tagged ``retrieval_round``."""
-    rewrite: dict[str, Any]
+    rewrite: RewriteRecord
     refusal_reason: str | None
     end: str
     budget_used: int
     config: RunConfig
     """The run's own settings (each round's loop ran with what was left of the budget)."""
 
-    def schema_compliance(self) -> dict[str, Any]:
+    def schema_compliance(self) -> Compliance:
         """Reply-parsing outcomes per model, summed over every round."""
         tally = parse.ComplianceTally()
         for round_info in self.rounds:
@@ -111,7 +119,7 @@ class CorpusRun:
         """Seconds spent waiting on the model, summed over every round."""
         return round(sum(float(r.get("model_wait_s", 0.0)) for r in self.rounds), 6)
 
-    def citation(self, span_id: str | None) -> dict[str, Any] | None:
+    def citation(self, span_id: str | None) -> GivenSource | None:
         """Where a span the last loop was shown lives (see :func:`citation_of`)."""
         return citation_of(self.evidence, span_id)
 
@@ -124,7 +132,7 @@ class CorpusRun:
             f"{self.result.refusal_reason}."
         )
 
-    def retrieval(self) -> dict[str, Any]:
+    def retrieval(self) -> Retrieval:
         """report.json ``retrieval``: the index, the rewrite, each round and how they ended."""
         return {
             "index": self.index,
@@ -153,14 +161,14 @@ def run_corpus_task(
     not an index), before any model call.
     """
     index = _usable_index(task, config)
-    calls: list[dict[str, Any]] = []
+    calls: list[CallRecord] = []
     rewrite, record = rewrite_question(client, model, task.question, config)
     if record is not None:
         calls.append({**record, "retrieval_round": 1})
     trace.event("query_rewrite", **rewrite)
     variants: list[str] = rewrite["queries"]
     hits: list[Hit] = []
-    rounds: list[dict[str, Any]] = []
+    rounds: list[RetrievalRound] = []
     used = len(calls)
     result: LoopResult | None = None
     shown = hits_to_evidence(())
@@ -190,7 +198,7 @@ def run_corpus_task(
             progress=_whole_run(progress, round_no, calls, config.budget_calls),
         )
         used += result.budget_used
-        calls += [{**call, "retrieval_round": round_no} for call in result.calls]
+        calls.extend({**call, "retrieval_round": round_no} for call in result.calls)
         _record_loop(round_info, result, shown)
         if result.chosen is not None:
             end = END_ANSWERED
@@ -238,7 +246,7 @@ def _retrieve_round(
     variants: list[str],
     hits: list[Hit],
     config: RunConfig,
-) -> tuple[list[Hit], dict[str, Any]]:
+) -> tuple[list[Hit], RetrievalRound]:
     """One round's retrieval: the new chunks (round 1: the question with its variants; later
     rounds: each gap query, new chunks interleaved) and the round's record so far."""
     if round_no == 1:
@@ -247,7 +255,7 @@ def _retrieve_round(
     else:
         found = [retrieve(index, query, (), config.retrieval_k + len(hits)) for query in variants]
         new = interleave_new([f.hits for f in found], hits, config.retrieval_k)
-    round_info: dict[str, Any] = {
+    round_info: RetrievalRound = {
         "round": round_no,
         "queries": [query for f in found for query in f.queries],
         "dense_used": all(f.dense_used for f in found),
@@ -257,16 +265,18 @@ def _retrieve_round(
     return new, round_info
 
 
-def _record_loop(round_info: dict[str, Any], result: LoopResult, shown: CorpusEvidence) -> None:
+def _record_loop(round_info: RetrievalRound, result: LoopResult, shown: CorpusEvidence) -> None:
     """Add what the round's loop did to its record (and the server's context overflow)."""
     round_info.update(
-        refused=result.chosen is None,
-        refusal_reason=result.refusal_reason,
-        stop_reason=result.stop_reason,
-        calls=len(result.calls),
-        chunks_shown=len(shown.documents),
-        model_wait_s=result.model_wait_s,
-        schema_compliance=result.compliance,
+        {
+            "refused": result.chosen is None,
+            "refusal_reason": result.refusal_reason,
+            "stop_reason": result.stop_reason,
+            "calls": len(result.calls),
+            "chunks_shown": len(shown.documents),
+            "model_wait_s": result.model_wait_s,
+            "schema_compliance": result.compliance,
+        }
     )
     overflow = next(
         (c["error"] for c in result.calls if str(c["error"]).startswith(OVERFLOW_ERROR)), None
@@ -281,7 +291,7 @@ def _fit_round(
     new: list[Hit],
     cited: set[str],
     config: RunConfig,
-    round_info: dict[str, Any],
+    round_info: RetrievalRound,
 ) -> tuple[list[Hit], RunConfig]:
     """The chunks a round shows (in retrieval order) and its settings, packed into
     ``config.context_tokens``; ``round_info`` gains ``context`` and ``left_out``.
@@ -293,7 +303,7 @@ def _fit_round(
     """
     window = config.context_tokens
     if window is None:
-        round_info.update(context={"context_tokens": None}, left_out=[])
+        round_info.update({"context": {"context_tokens": None}, "left_out": []})
         return hits, config
     fresh = {hit.chunk_id for hit in new}
     ranked = sorted(
@@ -305,8 +315,10 @@ def _fit_round(
     )
     fit = pack([hit.text for hit in hits], ranked, question, config, window)
     round_info.update(
-        context=fit.to_dict(),
-        left_out=[{"chunk_id": hits[i].chunk_id, "reason": why} for i, why in fit.left_out],
+        {
+            "context": fit.to_dict(),
+            "left_out": [{"chunk_id": hits[i].chunk_id, "reason": why} for i, why in fit.left_out],
+        }
     )
     return [hits[i] for i in fit.kept], fit.config_for(config)
 
@@ -332,7 +344,7 @@ def check_corpus(index: str) -> None:
 
 def rewrite_question(
     client: SupportsChat, model: str, question: str, config: RunConfig
-) -> tuple[dict[str, Any], CallRecord | None]:
+) -> tuple[RewriteRecord, CallRecord | None]:
     """One ``query_rewrite`` call: ``({"queries", "fallback"}, call record)``.
 
     ``queries`` holds up to :data:`~corpus.retrieval.MAX_VARIANTS` distinct
@@ -454,7 +466,7 @@ def interleave_new(rankings: Sequence[Sequence[Hit]], seen: Sequence[Hit], k: in
     return picked
 
 
-def citation_of(evidence: CorpusEvidence, span_id: str | None) -> dict[str, Any] | None:
+def citation_of(evidence: CorpusEvidence, span_id: str | None) -> GivenSource | None:
     """Where a cited span lives: chunk id, file, page, offsets in the page, section, version
     and a one-line citation; None for an id that is not a span of ``evidence``."""
     source = evidence.locate(span_id)
@@ -473,7 +485,7 @@ def citation_of(evidence: CorpusEvidence, span_id: str | None) -> dict[str, Any]
 
 
 def _whole_run(
-    progress: Progress | None, round_no: int, earlier: list[dict[str, Any]], budget: int
+    progress: Progress | None, round_no: int, earlier: list[CallRecord], budget: int
 ) -> Progress | None:
     """The loop's progress events restated for the whole run: calls and known cost include
     the earlier rounds' (``earlier``), the budget is the run's, the step names the round."""
@@ -499,7 +511,7 @@ def _whole_run(
     return shifted
 
 
-def _hit_summary(hit: Hit) -> dict[str, Any]:
+def _hit_summary(hit: Hit) -> HitSummary:
     return {
         "chunk_id": hit.chunk_id,
         "path": hit.path,

@@ -27,6 +27,8 @@ class CallRecord(TypedDict):
     finish_reason: str | None
     parse_outcome: str | None
     error: str | None
+    retrieval_round: NotRequired[int]
+    """Corpus runs only: the retrieval round that made the call."""
 
 
 class RunRecord(TypedDict):

@@ -1,6 +1,7 @@
 """Turn a finished loop into report.json (for programs) and report.md (for people).
 
-:func:`build_report` returns a JSON-ready dict; :func:`write_report` writes it as report.json
+:func:`build_report` returns a JSON-ready :class:`~orchestrator.report_types.RunReport`, built
+here from typed parts; :func:`write_report` writes it as report.json
 and, drawn by :func:`orchestrator.report_md.render_markdown`, as report.md.
 Field meanings are documented in docs/orchestrator.md. Unknown quantities (cost, tokens) are
 None, never 0.
@@ -11,16 +12,33 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from orchestrator import prompts
 from orchestrator.assess import Candidate
 from orchestrator.loop import LoopResult
 from orchestrator.reasons import RefusalReason
+from orchestrator.records import CallRecord
 from orchestrator.report_md import render_markdown
+from orchestrator.report_types import (
+    AccountingPart,
+    CandidateRecord,
+    ChosenRecord,
+    ClaimRef,
+    CorpusPart,
+    Disputes,
+    FailurePart,
+    GivenRecord,
+    Limits,
+    RunLimits,
+    RunReport,
+    StopPart,
+    Timing,
+    Totals,
+)
 
 if TYPE_CHECKING:
     from orchestrator.corpus_mode import CorpusRun
@@ -31,6 +49,12 @@ BUDGET_COUNTS = (
     "counted apart as http_attempts and do not count against the cap"
 )
 _NO_ANSWER = "The available evidence does not support a reliable answer."
+
+Nodes = dict[str, dict[str, Any]]
+"""The graph's nodes by id."""
+Claim = Callable[[str], ClaimRef]
+"""A node id -> the id with its claim."""
+TokenField = Literal["prompt_tokens", "completion_tokens"]
 
 
 @dataclass(frozen=True)
@@ -55,11 +79,11 @@ def build_report(
     wall_s: float,
     trace_file: str | None = None,
     context: dict[str, Any] | None = None,
-    limits: dict[str, Any] | None = None,
+    limits: RunLimits,
     corpus: CorpusRun | None = None,
     backend_failure: BackendFailure | None = None,
-) -> dict[str, Any]:
-    """The report dict for ``result``; ``wall_s`` is the run's wall clock so far (the caller
+) -> RunReport:
+    """The report for ``result``; ``wall_s`` is the run's wall clock so far (the caller
     may refresh ``timing`` after rendering); ``context`` (e.g. base URL, task file) is copied
     into ``report["context"]``. ``limits`` (the run's bounds, see
     :func:`orchestrator.api.run_task`) is copied into ``report["limits"]``, with the count of
@@ -84,7 +108,7 @@ def build_report(
     if corpus is not None:
         for given in givens:
             given["citation"] = corpus.citation(given["span"])
-    report: dict[str, Any] = {
+    return {
         "report_version": REPORT_VERSION,
         "headline": headline,
         "question": result.task.question,
@@ -125,10 +149,13 @@ def build_report(
         ),
         "graph": result.graph,
         "trace_file": trace_file,
+        **_corpus_part(corpus),
     }
-    if corpus is not None:
-        report["retrieval"] = corpus.retrieval()
-    return report
+
+
+def _corpus_part(corpus: CorpusRun | None) -> CorpusPart:
+    """report.json ``retrieval``: a corpus run's rounds; nothing for a plain run."""
+    return {"retrieval": corpus.retrieval()} if corpus is not None else {}
 
 
 def _outcome(
@@ -151,13 +178,13 @@ def _outcome(
 def _accounting(
     result: LoopResult,
     corpus: CorpusRun | None,
-    limits: dict[str, Any] | None,
+    limits: RunLimits,
     failure: BackendFailure | None,
-) -> dict[str, Any]:
+) -> AccountingPart:
     """report.json ``calls``, ``totals``, ``budget``, ``limits`` and ``schema_compliance``:
     the loop's, or for a corpus run every round's and the rewrite's."""
     config = corpus.config if corpus is not None else result.config
-    calls: Sequence[Mapping[str, Any]] = corpus.calls if corpus is not None else result.calls
+    calls = corpus.calls if corpus is not None else result.calls
     used = corpus.budget_used if corpus is not None else result.budget_used
     return {
         "calls": calls,
@@ -176,24 +203,23 @@ def _accounting(
 
 
 def _limits(
-    limits: dict[str, Any] | None,
-    calls: Sequence[Mapping[str, Any]],
-    failure: BackendFailure | None,
-) -> dict[str, Any]:
+    limits: RunLimits, calls: Sequence[CallRecord], failure: BackendFailure | None
+) -> Limits:
     """report.json ``limits``: the run's bounds, the calls cut at ``max_tokens``, and the
     backend failure when there was one."""
-    section: dict[str, Any] = {
-        **dict(limits or {}),
+    failed: FailurePart = (
+        {"backend_failure": {"reason": failure.reason, "fix": failure.fix}}
+        if failure is not None
+        else {}
+    )
+    return {
+        **limits,
         "calls_cut_at_max_tokens": sum(1 for call in calls if call["finish_reason"] == "length"),
+        **failed,
     }
-    if failure is not None:
-        section["backend_failure"] = {"reason": failure.reason, "fix": failure.fix}
-    return section
 
 
-def _remaining_disputes(
-    result: LoopResult, nodes: dict[str, dict[str, Any]], claim: Any
-) -> dict[str, Any]:
+def _remaining_disputes(result: LoopResult, nodes: Nodes, claim: Claim) -> Disputes:
     """The disputes the loop left: contradiction pairs, single-run load-bearing claims (and
     whether each was verified), and the disputed claims never verified."""
     assessment = result.assessment
@@ -208,7 +234,7 @@ def _remaining_disputes(
     }
 
 
-def _timing(result: LoopResult, wall_s: float, model_wait_s: float) -> dict[str, Any]:
+def _timing(result: LoopResult, wall_s: float, model_wait_s: float) -> Timing:
     """report.json ``timing``: wall clock, model wait, overhead, phases, local seconds."""
     return {
         "started_at": result.started_at,
@@ -220,14 +246,14 @@ def _timing(result: LoopResult, wall_s: float, model_wait_s: float) -> dict[str,
     }
 
 
-def set_wall_clock(report: dict[str, Any], wall_s: float) -> None:
+def set_wall_clock(report: RunReport, wall_s: float) -> None:
     """Refresh ``timing.wall_s`` and ``timing.overhead_s`` once the whole run is over."""
     timing = report["timing"]
     timing["wall_s"] = round(wall_s, 6)
     timing["overhead_s"] = round(max(0.0, wall_s - timing["model_wait_s"]), 6)
 
 
-def totals(calls: Sequence[Mapping[str, Any]], budget_calls: int) -> dict[str, Any]:
+def totals(calls: Sequence[CallRecord], budget_calls: int) -> Totals:
     """Sums over the per-call records.
 
     ``calls`` is what the budget caps; ``http_attempts`` includes retries. Token and cost
@@ -238,11 +264,8 @@ def totals(calls: Sequence[Mapping[str, Any]], budget_calls: int) -> dict[str, A
     by_role: dict[str, int] = {}
     for call in calls:
         by_role[call["role"]] = by_role.get(call["role"], 0) + 1
-    tokens: dict[str, Any] = {}
-    for field in ("prompt_tokens", "completion_tokens"):
-        known = [_tokens(call, field) for call in calls]
-        tokens[field] = sum(t for t in known if t is not None) if None not in known else None
-        tokens[f"{field}_known"] = sum(t for t in known if t is not None)
+    prompt, prompt_known = _token_sums(calls, "prompt_tokens")
+    completion, completion_known = _token_sums(calls, "completion_tokens")
     costs = [call["cost_usd"] for call in calls]
     # Rounded to 1e-12 USD only to hide float summation noise (0.1 + 0.2).
     known_cost = round(sum(c for c in costs if c is not None), 12)
@@ -254,7 +277,10 @@ def totals(calls: Sequence[Mapping[str, Any]], budget_calls: int) -> dict[str, A
         "budget_calls": budget_calls,
         "http_attempts": attempts,
         "retries": attempts - len(calls),
-        **tokens,
+        "prompt_tokens": prompt,
+        "prompt_tokens_known": prompt_known,
+        "completion_tokens": completion,
+        "completion_tokens_known": completion_known,
         "cost_usd": known_cost if None not in costs else None,
         "cost_usd_known": known_cost,
         "calls_cost_unknown": sum(1 for c in costs if c is None),
@@ -262,14 +288,21 @@ def totals(calls: Sequence[Mapping[str, Any]], budget_calls: int) -> dict[str, A
     }
 
 
-def _tokens(call: Mapping[str, Any], field: str) -> int | None:
+def _token_sums(calls: Sequence[CallRecord], field: TokenField) -> tuple[int | None, int]:
+    """``(sum or None when any call's figure is unknown, sum of the known figures)``."""
+    known = [_tokens(call, field) for call in calls]
+    part = sum(t for t in known if t is not None)
+    return (part if None not in known else None), part
+
+
+def _tokens(call: CallRecord, field: TokenField) -> int | None:
     if call["ok"]:
         value = call[field]
         return int(value) if value is not None else None
     return 0 if call["cost_source"] == "error_response" else None
 
 
-def write_report(report: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
+def write_report(report: RunReport, out_dir: Path) -> tuple[Path, Path]:
     """Write ``report.json`` and ``report.md`` into ``out_dir`` (created if needed)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     json_path = out_dir / "report.json"
@@ -282,15 +315,15 @@ def write_report(report: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
 # ----------------------------------------------------------------------------- assembly
 
 
-def _claims(nodes: dict[str, dict[str, Any]]) -> Any:
-    def claim(node_id: str) -> dict[str, str]:
+def _claims(nodes: Nodes) -> Claim:
+    def claim(node_id: str) -> ClaimRef:
         node = nodes.get(node_id)
         return {"id": node_id, "claim": node["claim"] if node else ""}
 
     return claim
 
 
-def _candidate(rank: int, c: Candidate, result: LoopResult, claim: Any) -> dict[str, Any]:
+def _candidate(rank: int, c: Candidate, result: LoopResult, claim: Claim) -> CandidateRecord:
     info = result.answers.get(c.node_id)
     return {
         "rank": rank,
@@ -318,7 +351,7 @@ def _candidate(rank: int, c: Candidate, result: LoopResult, claim: Any) -> dict[
     }
 
 
-def _chosen(result: LoopResult, candidates: list[dict[str, Any]]) -> dict[str, Any]:
+def _chosen(result: LoopResult, candidates: list[CandidateRecord]) -> ChosenRecord:
     """The answer's support; on refusal the same keys with no answer and width 0."""
     if result.chosen is None:
         return {
@@ -394,7 +427,7 @@ def plain_answer(answer: str | None) -> str | None:
     return text or answer.strip()
 
 
-def _stop(result: LoopResult) -> dict[str, str]:
+def _stop(result: LoopResult) -> StopPart:
     """Why the loop ended. A task without evidence never ran a model, so the loop's generic
     "no run produced a usable graph" would read as if runs had failed: it is said plainly."""
     if result.refusal_reason == RefusalReason.NO_EVIDENCE:
@@ -402,9 +435,9 @@ def _stop(result: LoopResult) -> dict[str, str]:
     return {"stop_reason": result.stop_reason, "stop_detail": result.stop_detail}
 
 
-def _givens(result: LoopResult, nodes: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def _givens(result: LoopResult, nodes: Nodes) -> list[GivenRecord]:
     """Every given in the graph with the span it stands for (all givens are span nodes)."""
-    out = []
+    out: list[GivenRecord] = []
     for node_id, node in sorted(nodes.items()):
         if node["type"] != "given":
             continue

@@ -1,18 +1,18 @@
-"""report.md: the facts of a report dict (:func:`orchestrator.report.build_report`) for people.
+"""report.md: the facts of a report (:func:`orchestrator.report.build_report`) for people.
 
 :func:`render_markdown` draws the answer or refusal first, then the evidence, the candidates,
 a Mermaid diagram of the argument graph, the verifications and the costs. It reads only the
-report dict, so a report.json read back renders the same page.
+report (:class:`~orchestrator.report_types.RunReport`), so a report.json read back renders the
+same page.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from graph_server import mermaid
+from orchestrator.report_types import Limits, Retrieval, RunReport
 
 
-def render_markdown(report: dict[str, Any]) -> str:
+def render_markdown(report: RunReport) -> str:
     """report.md: the answer or refusal first, then the evidence, the graph and the costs."""
     out: list[str] = [f"# {_inline(report['headline'])}", ""]
     out += [f"**Question:** {_inline(report['question'])}", ""]
@@ -30,7 +30,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"({totals_['http_attempts']} HTTP attempts), cost: {_usd(totals_['cost_usd'])}, "
         f"wall clock: {report['timing']['wall_s']:.2f} s",
         f"- Model: `{report['model']}`; verification rounds: {report['rounds']}",
-        *_limits_md(report.get("limits") or {}),
+        *_limits_md(report["limits"]),
         "",
     ]
     out += _retrieval_md(report)
@@ -47,7 +47,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def _retrieval_md(report: dict[str, Any]) -> list[str]:
+def _retrieval_md(report: RunReport) -> list[str]:
     """Corpus runs only: each retrieval round's queries, chunks and outcome."""
     retrieval = report.get("retrieval")
     if not retrieval:
@@ -80,7 +80,7 @@ def _retrieval_md(report: dict[str, Any]) -> list[str]:
     return [*out, "", *_context_md(retrieval)]
 
 
-def _context_md(retrieval: dict[str, Any]) -> list[str]:
+def _context_md(retrieval: Retrieval) -> list[str]:
     """Corpus runs only: the context window the evidence was packed into, what each round
     left out for it, and any round the server still found too long."""
     window = retrieval.get("context_tokens")
@@ -92,8 +92,8 @@ def _context_md(retrieval: dict[str, Any]) -> list[str]:
         "",
     ]
     for r in retrieval["rounds"]:
-        fit = r.get("context", {})
-        if fit.get("prompt_tokens_estimate") is not None:
+        fit = r.get("context")
+        if fit is not None and fit.get("prompt_tokens_estimate") is not None:
             left_out = "; ".join(
                 f"`{_inline(x['chunk_id'])}` ({_inline(x['reason'])})" for x in r["left_out"]
             )
@@ -110,7 +110,7 @@ def _context_md(retrieval: dict[str, Any]) -> list[str]:
     return [*out, ""]
 
 
-def _candidates_md(report: dict[str, Any]) -> list[str]:
+def _candidates_md(report: RunReport) -> list[str]:
     out = ["## Candidate answers", ""]
     if not report["candidates"]:
         return [*out, "No run produced a candidate answer.", ""]
@@ -137,7 +137,7 @@ def _candidates_md(report: dict[str, Any]) -> list[str]:
     return [*out, ""]
 
 
-def _givens_md(report: dict[str, Any]) -> list[str]:
+def _givens_md(report: RunReport) -> list[str]:
     out = ["## Evidence cited", ""]
     if report["givens"]:
         # Corpus runs add where each sentence comes from (file, page, chunk).
@@ -148,7 +148,8 @@ def _givens_md(report: dict[str, Any]) -> list[str]:
             else ["| span | sentence | runs |", "|---|---|---|"]
         )
         for g in report["givens"]:
-            where = g["citation"]["citation"] if g.get("citation") else "-"
+            given_source = g.get("citation")
+            where = given_source["citation"] if given_source else "-"
             source = f" {_cell(where)} |" if sourced else ""
             out.append(
                 f"| `{g['span']}` | {_cell(g['text'] or '')} |{source} {', '.join(g['run_ids'])} |"
@@ -167,7 +168,7 @@ def _givens_md(report: dict[str, Any]) -> list[str]:
     return [*out, ""]
 
 
-def _merges_md(report: dict[str, Any]) -> list[str]:
+def _merges_md(report: RunReport) -> list[str]:
     out = ["## Merges, contradictions and attacks", ""]
     for m in report["merges"]:
         out.append(
@@ -189,7 +190,7 @@ def _merges_md(report: dict[str, Any]) -> list[str]:
     return [*out, ""]
 
 
-def _paths_md(report: dict[str, Any]) -> list[str]:
+def _paths_md(report: RunReport) -> list[str]:
     chosen = report["chosen"]
     if chosen["node_id"] is None:
         return []
@@ -218,7 +219,7 @@ def _paths_md(report: dict[str, Any]) -> list[str]:
     return [*out, ""]
 
 
-def _graph_md(report: dict[str, Any]) -> list[str]:
+def _graph_md(report: RunReport) -> list[str]:
     graph = report["graph"]
     if not graph["nodes"]:
         return []
@@ -251,7 +252,7 @@ def _graph_md(report: dict[str, Any]) -> list[str]:
     return ["## Argument graph", "", *note, "```mermaid", chart, "```", "", legend, ""]
 
 
-def _claims_md(report: dict[str, Any]) -> list[str]:
+def _claims_md(report: RunReport) -> list[str]:
     out = ["## Surviving claims", ""]
     out += [f"- {_inline(c['claim'])} (`{c['id']}`)" for c in report["surviving_claims"]] or [
         "None."
@@ -279,7 +280,7 @@ def _claims_md(report: dict[str, Any]) -> list[str]:
     return [*out, ""]
 
 
-def _verifications_md(report: dict[str, Any]) -> list[str]:
+def _verifications_md(report: RunReport) -> list[str]:
     if not report["verifications"]:
         return []
     out = [
@@ -297,7 +298,7 @@ def _verifications_md(report: dict[str, Any]) -> list[str]:
     return [*out, ""]
 
 
-def _runs_md(report: dict[str, Any]) -> list[str]:
+def _runs_md(report: RunReport) -> list[str]:
     out = [
         "## Interrogation runs",
         "",
@@ -314,7 +315,7 @@ def _runs_md(report: dict[str, Any]) -> list[str]:
     return [*out, ""]
 
 
-def _calls_md(report: dict[str, Any]) -> list[str]:
+def _calls_md(report: RunReport) -> list[str]:
     t = report["totals"]
     out = [
         "## Calls and cost",
@@ -338,7 +339,7 @@ def _calls_md(report: dict[str, Any]) -> list[str]:
     return [*out, ""]
 
 
-def _settings_md(report: dict[str, Any]) -> list[str]:
+def _settings_md(report: RunReport) -> list[str]:
     config = ", ".join(f"{k}={v}" for k, v in report["config"].items())
     versions = ", ".join(f"{v}" for v in report["prompt_versions"].values())
     out = ["## Settings", "", f"- Config: {config}", f"- Prompts: {versions}"]
@@ -357,10 +358,8 @@ def _settings_md(report: dict[str, Any]) -> list[str]:
     return [*out, ""]
 
 
-def _limits_md(limits: dict[str, Any]) -> list[str]:
+def _limits_md(limits: Limits) -> list[str]:
     """The run's bounds in one line, and a line for each one that bit."""
-    if not limits:
-        return []
     parts = []
     if limits.get("budget_seconds") is not None:
         parts.append(f"wall-clock budget {limits['budget_seconds']:g} s")
@@ -387,7 +386,7 @@ def _limits_md(limits: dict[str, Any]) -> list[str]:
     return out
 
 
-def _inline(text: str) -> str:
+def _inline(text: object) -> str:
     """Model text made safe for one Markdown line: no line breaks, and no raw HTML (a ``<``
     is backslash-escaped, which Markdown shows as a plain ``<``; ``>`` only starts a quote at
     the beginning of a line, so only a leading one is escaped)."""
@@ -395,7 +394,7 @@ def _inline(text: str) -> str:
     return "\\" + flat if flat.startswith(">") else flat
 
 
-def _cell(text: str) -> str:
+def _cell(text: object) -> str:
     return _inline(text).replace("|", "\\|")
 
 

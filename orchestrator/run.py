@@ -25,13 +25,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from orchestrator.api import default_model, model_shape, run_task
 from orchestrator.corpus_mode import check_corpus
 from orchestrator.errors import BackendUnusableError
 from orchestrator.live_progress import LiveProgress
 from orchestrator.reasons import RefusalReason
+from orchestrator.report_types import RunReport
 from orchestrator.schemas import SHAPES
 from orchestrator.task import RunConfig, Task, TaskError, load_task
 
@@ -244,7 +244,7 @@ def _run(
     out_dir: Path,
     budget_seconds: float | None,
     progress: LiveProgress | None,
-) -> dict[str, Any]:
+) -> RunReport:
     """Open the backend for ``model`` and run ``task`` on it; returns the report. Raises what
     :func:`orchestrator.backend.open_backend` and :func:`orchestrator.api.run_task` raise."""
     from orchestrator.backend import open_backend

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from corpus.evidence import build_evidence
-from orchestrator.anchor import anchor_run
+from orchestrator.anchor import AnchoredRun, anchor_run
 
 EVIDENCE = build_evidence(
     [
@@ -28,21 +28,27 @@ def graph(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], answer: str 
     return {"nodes": nodes, "edges": edges, "conclusion_node": nodes[-1]["id"], "answer": answer}
 
 
+def anchor(
+    run_id: str,
+    nodes: list[dict[str, Any]],
+    edges: list[dict[str, Any]],
+    answer: str | None,
+    answer_claims: dict[str, str] | None = None,
+) -> AnchoredRun:
+    """Run ``run_id``'s graph (its last node the conclusion) anchored to :data:`EVIDENCE`."""
+    return anchor_run(run_id, graph(nodes, edges, answer), EVIDENCE, QUESTION, answer_claims or {})
+
+
+def one_given(
+    run_id: str, given: str, answer: str, conclusion: str = "Server x9 can run the cron job"
+) -> AnchoredRun:
+    """A run whose one given, citing D1.1, supports its conclusion."""
+    nodes = [node("n1", "given", given, "D1.1"), node("n2", "conclusion", conclusion)]
+    return anchor(run_id, nodes, [edge("n1", "n2")], answer)
+
+
 def test_a_checked_given_becomes_its_span_and_the_conclusion_its_answer() -> None:
-    run = anchor_run(
-        "r1",
-        graph(
-            [
-                node("n1", "given", "Server x9 runs Linux", "D1.1"),
-                node("n2", "conclusion", "Server x9 can run the cron job"),
-            ],
-            [edge("n1", "n2")],
-            "Yes.",
-        ),
-        EVIDENCE,
-        QUESTION,
-        {},
-    )
+    run = one_given("r1", "Server x9 runs Linux", "Yes.")
     ids = [n["id"] for n in run.nodes]
     assert ids == ["D1.1", "answer:yes"]
     assert run.nodes[0]["claim"] == EVIDENCE.spans[0].text and run.nodes[0]["source"] == "D1.1"
@@ -53,20 +59,7 @@ def test_a_checked_given_becomes_its_span_and_the_conclusion_its_answer() -> Non
 
 
 def test_a_given_failing_its_citation_is_kept_as_an_assumption_with_the_reason() -> None:
-    run = anchor_run(
-        "r2",
-        graph(
-            [
-                node("n1", "given", "Server x8 runs Linux", "D1.1"),
-                node("n2", "conclusion", "Server x9 can run the cron job"),
-            ],
-            [edge("n1", "n2")],
-            "yes",
-        ),
-        EVIDENCE,
-        QUESTION,
-        {},
-    )
+    run = one_given("r2", "Server x8 runs Linux", "yes")
     assert run.nodes[0] == {
         "id": "r2:n1",
         "claim": "Server x8 runs Linux",
@@ -78,51 +71,41 @@ def test_a_given_failing_its_citation_is_kept_as_an_assumption_with_the_reason()
 
 
 def test_the_question_is_never_a_node_whatever_its_type() -> None:
-    run = anchor_run(
+    run = anchor(
         "r1",
-        graph(
-            [
-                node("n1", "given", QUESTION, "D2.1"),
-                node("n2", "inference", "can server x9 be used for the nightly cron job"),
-                node("n3", "conclusion", "Server x9 can be used for the nightly cron job"),
-            ],
-            [edge("n1", "n3"), edge("n2", "n3")],
-            "yes",
-        ),
-        EVIDENCE,
-        QUESTION,
-        {},
+        [
+            node("n1", "given", QUESTION, "D2.1"),
+            node("n2", "inference", "can server x9 be used for the nightly cron job"),
+            node("n3", "conclusion", "Server x9 can be used for the nightly cron job"),
+        ],
+        [edge("n1", "n3"), edge("n2", "n3")],
+        "yes",
     )
     assert [n["id"] for n in run.nodes] == ["answer:yes"]
     assert run.edges == [] and len(run.notes) == 2
 
 
 def test_two_givens_of_one_run_citing_one_span_are_one_node_and_no_self_loop_remains() -> None:
-    run = anchor_run(
+    run = anchor(
         "r1",
-        graph(
-            [
-                node("n1", "given", "Server x9 runs Linux", "D1.1"),
-                node("n2", "given", "Rack 7 row 9 is server x9", "D1.1"),
-                node("n3", "conclusion", "Server x9 can run the cron job"),
-            ],
-            [edge("n1", "n2"), edge("n1", "n3"), edge("n2", "n3")],
-            "yes",
-        ),
-        EVIDENCE,
-        QUESTION,
-        {},
+        [
+            node("n1", "given", "Server x9 runs Linux", "D1.1"),
+            node("n2", "given", "Rack 7 row 9 is server x9", "D1.1"),
+            node("n3", "conclusion", "Server x9 can run the cron job"),
+        ],
+        [edge("n1", "n2"), edge("n1", "n3"), edge("n2", "n3")],
+        "yes",
     )
     assert [n["id"] for n in run.nodes] == ["D1.1", "answer:yes"]
     assert run.edges == [edge("D1.1", "answer:yes")]
 
 
 def test_a_later_run_with_the_same_answer_reuses_the_stored_conclusion_claim() -> None:
-    run = anchor_run(
+    run = anchor(
         "r3",
-        graph([node("n1", "conclusion", "x9 is fine for cron")], [], "YES"),
-        EVIDENCE,
-        QUESTION,
+        [node("n1", "conclusion", "x9 is fine for cron")],
+        [],
+        "YES",
         {"answer:yes": "Server x9 can run the cron job"},
     )
     assert run.nodes[0]["claim"] == "Server x9 can run the cron job"
@@ -130,31 +113,17 @@ def test_a_later_run_with_the_same_answer_reuses_the_stored_conclusion_claim() -
 
 
 def test_a_run_without_an_answer_keeps_a_conclusion_anchored_to_itself() -> None:
-    run = anchor_run(
-        "r4",
-        graph([node("n1", "conclusion", "x9 is fine for cron")], [], None),
-        EVIDENCE,
-        QUESTION,
-        {},
-    )
+    run = anchor("r4", [node("n1", "conclusion", "x9 is fine for cron")], [], None)
     assert run.nodes[0]["id"] == run.nodes[0]["source"] == "r4:n1"
     assert run.answer_key == ""
 
 
 def test_a_long_answer_is_shortened_to_the_span_evidence_and_conclusion_share() -> None:
-    run = anchor_run(
+    run = one_given(
         "r1",
-        graph(
-            [
-                node("n1", "given", "Server x9 runs Linux", "D1.1"),
-                node("n2", "conclusion", "The server for the job is server x9."),
-            ],
-            [edge("n1", "n2")],
-            "server x9 server x9, which runs Linux and is in rack",
-        ),
-        EVIDENCE,
-        QUESTION,
-        {},
+        "Server x9 runs Linux",
+        "server x9 server x9, which runs Linux and is in rack",
+        "The server for the job is server x9.",
     )
     assert run.answer == "server x9" and run.answer_key == "server x9"
     assert run.leniencies == ["answer:cut"]
@@ -162,13 +131,7 @@ def test_a_long_answer_is_shortened_to_the_span_evidence_and_conclusion_share() 
 
 def test_a_long_answer_with_no_short_form_counts_as_a_compliance_failure() -> None:
     long_answer = "it depends on what the team decides about the schedule next week"
-    run = anchor_run(
-        "r1",
-        graph([node("n1", "conclusion", "It depends.")], [], long_answer),
-        EVIDENCE,
-        QUESTION,
-        {},
-    )
+    run = anchor("r1", [node("n1", "conclusion", "It depends.")], [], long_answer)
     assert run.answer is None and run.answer_key == ""
     assert run.leniencies == ["answer:too_long"]
     assert any("no short form found" in note for note in run.notes)
@@ -176,19 +139,11 @@ def test_a_long_answer_with_no_short_form_counts_as_a_compliance_failure() -> No
 
 def test_the_shown_conclusion_states_the_answer_about_the_question_subject() -> None:
     distractor = "Rack 7 has no spare power capacity this quarter."
-    run = anchor_run(
-        "r1",
-        graph([node("n1", "conclusion", distractor)], [], "yes"),
-        EVIDENCE,
-        QUESTION,
-        {},
-    )
+    run = anchor("r1", [node("n1", "conclusion", distractor)], [], "yes")
     assert run.nodes[0]["claim"] == f"yes (the answer to: {QUESTION})"
     assert run.conclusion_claim == distractor  # the run's own sentence stays in its record
     on_subject = "Server x9 can take the nightly cron job."
-    run = anchor_run(
-        "r1", graph([node("n1", "conclusion", on_subject)], [], "yes"), EVIDENCE, QUESTION, {}
-    )
+    run = anchor("r1", [node("n1", "conclusion", on_subject)], [], "yes")
     assert run.nodes[0]["claim"] == on_subject
 
 
@@ -197,6 +152,4 @@ def test_a_guessed_conclusion_is_marked_so_it_cannot_ground_alone() -> None:
     parsed["leniencies"] = ["conclusion:built"]
     run = anchor_run("r1", parsed, EVIDENCE, QUESTION, {})
     assert run.guessed_conclusion and run.leniencies == ["conclusion:built"]
-    assert not anchor_run(
-        "r1", graph(parsed["nodes"], [], "yes"), EVIDENCE, QUESTION, {}
-    ).guessed_conclusion
+    assert not anchor("r1", parsed["nodes"], [], "yes").guessed_conclusion

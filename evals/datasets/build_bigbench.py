@@ -24,7 +24,6 @@ with the same generator, so the first N items of a file are a fair mix.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import random
@@ -33,7 +32,7 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
-from evals.datasets.loaders import write_items
+from evals.datasets.build_cli import builder_parser, write_built
 
 SDIST_NAME = "bigbench-1.0.0.tar.gz"
 SDIST_SHA256 = "1bb398a5512c6d798cdebe0dfa0ac03f67f6033fa6b39c6ef71df978c7cbc5c2"
@@ -219,17 +218,17 @@ def build(sdist: Path, count: int = DEFAULT_COUNT) -> dict[str, list[dict[str, A
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--sdist", type=Path, default=DEFAULT_SDIST)
-    parser.add_argument("--count", type=int, default=DEFAULT_COUNT)
-    parser.add_argument("--out-dir", type=Path, default=DATA_DIR)
-    args = parser.parse_args(argv)
+    args = builder_parser(
+        __doc__,
+        ("--sdist", Path, DEFAULT_SDIST),
+        ("--count", int, DEFAULT_COUNT),
+        ("--out-dir", Path, DATA_DIR),
+    ).parse_args(argv)
     if not args.sdist.is_file():
         print(f"no {args.sdist}; fetch it first (see this module's docstring)", file=sys.stderr)
         return 2
     for name, items in build(args.sdist, args.count).items():
-        write_items(items, args.out_dir / name)
-        print(f"wrote {len(items)} items to {args.out_dir / name}", file=sys.stderr)
+        write_built(items, args.out_dir / name)
     return 0
 
 

@@ -25,7 +25,6 @@ and are listed in ``PROVENANCE.md``.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import operator
 import re
@@ -37,7 +36,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from evals.datasets.loaders import write_items
+from evals.datasets.build_cli import builder_parser, write_built
 
 GENERATOR = "gsm_symbolic"
 LICENSE = "Apache-2.0"
@@ -209,18 +208,18 @@ def build(
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point; prints a provenance summary to stderr."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    parser.add_argument("--count", type=int, default=DEFAULT_COUNT)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    args = parser.parse_args(argv)
+    args = builder_parser(
+        __doc__,
+        ("--seed", int, DEFAULT_SEED),
+        ("--count", int, DEFAULT_COUNT),
+        ("--out", Path, DEFAULT_OUT),
+    ).parse_args(argv)
     items, rejected = build(args.seed, args.count)
-    write_items(items, args.out)
     version = metadata.version("reasoning-gym")
-    print(
-        f"wrote {len(items)} items to {args.out} (reasoning-gym {version}, {GENERATOR}, "
-        f"seed {args.seed}); rejected {len(rejected)}:",
-        file=sys.stderr,
+    write_built(
+        items,
+        args.out,
+        f" (reasoning-gym {version}, {GENERATOR}, seed {args.seed}); rejected {len(rejected)}:",
     )
     for entry in rejected:
         print(

@@ -27,15 +27,13 @@ depends on the seed alone. Cost: linear in the number of items.
 
 from __future__ import annotations
 
-import argparse
 import re
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from evals.datasets.loaders import write_items
+from evals.datasets.build_cli import builder_parser, write_built
 
 DEFAULT_SEED = 1613
 DEFAULT_COUNT = 150
@@ -573,14 +571,13 @@ def build(seed: int = DEFAULT_SEED, count: int = DEFAULT_COUNT) -> list[dict[str
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    parser.add_argument("--count", type=int, default=DEFAULT_COUNT)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    args = parser.parse_args(argv)
-    items = build(args.seed, args.count)
-    write_items(items, args.out)
-    print(f"wrote {len(items)} items to {args.out} (seed {args.seed})", file=sys.stderr)
+    args = builder_parser(
+        __doc__,
+        ("--seed", int, DEFAULT_SEED),
+        ("--count", int, DEFAULT_COUNT),
+        ("--out", Path, DEFAULT_OUT),
+    ).parse_args(argv)
+    write_built(build(args.seed, args.count), args.out, f" (seed {args.seed})")
     return 0
 
 

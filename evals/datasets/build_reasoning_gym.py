@@ -23,16 +23,14 @@ rebuild with the pinned package version gives the same bytes.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import re
-import sys
 from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from evals.datasets.loaders import write_items
+from evals.datasets.build_cli import builder_parser, write_built
 
 PACKAGE = "reasoning-gym"
 PACKAGE_VERSION = "0.1.25"
@@ -176,16 +174,11 @@ def build(name: str, count: int = DEFAULT_COUNT) -> list[dict[str, Any]]:
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser = builder_parser(__doc__, ("--count", int, DEFAULT_COUNT), ("--out-dir", Path, DATA_DIR))
     parser.add_argument("--set", dest="sets", action="append", choices=sorted(CUTTERS))
-    parser.add_argument("--count", type=int, default=DEFAULT_COUNT)
-    parser.add_argument("--out-dir", type=Path, default=DATA_DIR)
     args = parser.parse_args(argv)
     for name in args.sets or sorted(CUTTERS):
-        items = build(name, args.count)
-        path = args.out_dir / f"{name}.jsonl"
-        write_items(items, path)
-        print(f"wrote {len(items)} items to {path}", file=sys.stderr)
+        write_built(build(name, args.count), args.out_dir / f"{name}.jsonl")
     return 0
 
 

@@ -19,12 +19,11 @@ here only by refusing.
 
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
-from evals.datasets.loaders import BUILTIN, load_items, write_items
+from evals.datasets.build_cli import builder_parser, write_built
+from evals.datasets.loaders import BUILTIN, load_items
 
 DEFAULT_FIRST = 120
 DEFAULT_COUNT = 30
@@ -81,14 +80,13 @@ def build(first: int, count: int) -> list[dict[str, Any]]:
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--first", type=int, default=DEFAULT_FIRST)
-    parser.add_argument("--count", type=int, default=DEFAULT_COUNT)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    args = parser.parse_args(argv)
-    items = build(args.first, args.count)
-    write_items(items, args.out)
-    print(f"wrote {len(items)} items to {args.out}", file=sys.stderr)
+    args = builder_parser(
+        __doc__,
+        ("--first", int, DEFAULT_FIRST),
+        ("--count", int, DEFAULT_COUNT),
+        ("--out", Path, DEFAULT_OUT),
+    ).parse_args(argv)
+    write_built(build(args.first, args.count), args.out)
     return 0
 
 

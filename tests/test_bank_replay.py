@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_evals_run import PRICES, raw, run_cli, serve
+from test_evals_run import items_flags, raw, run_cli, serve
 
 from evals import replay
 from evals.bank import BANK_FILE, Bank, BankMissError, ReplayClient, request_key
@@ -18,21 +18,7 @@ from orchestrator.client import CostLedger
 from orchestrator.reasons import RefusalReason
 from orchestrator.testing import ScriptedClient
 
-ARMS_1_6_7 = ["--dataset", "multihop", "--limit", "3", "--arms", "1,6,7"]
-
-
-@pytest.fixture
-def models_file(tmp_path: Path) -> Path:
-    path = tmp_path / "models.json"
-    path.write_text(
-        json.dumps(
-            {
-                "default_model": "fake-model",
-                "models": [{"id": "fake-model", "backend": "openrouter", "pricing": PRICES}],
-            }
-        )
-    )
-    return path
+ARMS_1_6_7 = items_flags("multihop", 3, "1,6,7")
 
 
 def record(tmp_path: Path, models_file: Path, *flags: str) -> Path:

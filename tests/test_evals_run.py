@@ -18,7 +18,6 @@ from evals.summary import main as summary_main
 from orchestrator.testing import FakeOpenAIServer, FakeReply, completion_body
 
 ITEMS = load_dataset("multihop", limit=3) + load_dataset("math", limit=2)
-PRICES = {"prompt": 1e-6, "completion": 2e-6}
 ARM6_FLAGS = ["--n", "2", "--k", "1", "--budget-calls", "4"]
 
 
@@ -78,18 +77,9 @@ def serve(
     return FakeOpenAIServer(handler)
 
 
-@pytest.fixture
-def models_file(tmp_path: Path) -> Path:
-    path = tmp_path / "models.json"
-    path.write_text(
-        json.dumps(
-            {
-                "default_model": "fake-model",
-                "models": [{"id": "fake-model", "backend": "openrouter", "pricing": PRICES}],
-            }
-        )
-    )
-    return path
+def items_flags(dataset: str, limit: int, arms: str) -> list[str]:
+    """The flags that run the first ``limit`` items of ``dataset`` through ``arms``."""
+    return ["--dataset", dataset, "--limit", str(limit), "--arms", arms]
 
 
 def run_cli(server: FakeOpenAIServer, models_file: Path, out: Path, *extra: str) -> int:
@@ -161,26 +151,11 @@ def test_a_rerun_with_the_same_out_makes_no_calls_and_a_larger_limit_adds_items(
 ) -> None:
     out = tmp_path / "run"
     with serve() as server:
-        assert (
-            run_cli(
-                server, models_file, out, "--dataset", "multihop", "--limit", "2", "--arms", "1,2"
-            )
-            == 0
-        )
+        assert run_cli(server, models_file, out, *items_flags("multihop", 2, "1,2")) == 0
         first = len(server.chat_requests())
-        assert (
-            run_cli(
-                server, models_file, out, "--dataset", "multihop", "--limit", "2", "--arms", "1,2"
-            )
-            == 0
-        )
+        assert run_cli(server, models_file, out, *items_flags("multihop", 2, "1,2")) == 0
         assert len(server.chat_requests()) == first
-        assert (
-            run_cli(
-                server, models_file, out, "--dataset", "multihop", "--limit", "3", "--arms", "1,2"
-            )
-            == 0
-        )
+        assert run_cli(server, models_file, out, *items_flags("multihop", 3, "1,2")) == 0
         assert len(server.chat_requests()) == first + 3  # arm 1: one call, arm 2: two
     assert [r["id"] for r in raw(out, 2)] == ["multihop-0000", "multihop-0001", "multihop-0002"]
     assert len(json.loads((out / "run.json").read_text())["invocations"]) == 3
@@ -191,29 +166,10 @@ def test_resuming_with_other_settings_is_refused_before_any_call(
 ) -> None:
     out = tmp_path / "run"
     with serve() as server:
-        assert (
-            run_cli(
-                server, models_file, out, "--dataset", "multihop", "--limit", "1", "--arms", "1"
-            )
-            == 0
-        )
+        assert run_cli(server, models_file, out, *items_flags("multihop", 1, "1")) == 0
         calls = len(server.chat_requests())
-        assert (
-            run_cli(
-                server,
-                models_file,
-                out,
-                "--dataset",
-                "multihop",
-                "--limit",
-                "1",
-                "--arms",
-                "1",
-                "--temperature",
-                "0.5",
-            )
-            == 2
-        )
+        other = ["--temperature", "0.5"]
+        assert run_cli(server, models_file, out, *items_flags("multihop", 1, "1"), *other) == 2
         assert len(server.chat_requests()) == calls
 
 
@@ -232,20 +188,10 @@ def test_a_failed_call_is_recorded_as_an_error_and_retried_on_resume(
         return FakeReply(body=completion_body(reply_text(request)))
 
     with FakeOpenAIServer(handler) as server:
-        assert (
-            run_cli(
-                server, models_file, out, "--dataset", "multihop", "--limit", "2", "--arms", "1"
-            )
-            == 1
-        )
+        assert run_cli(server, models_file, out, *items_flags("multihop", 2, "1")) == 1
         rows = raw(out, 1)
         assert rows[0]["error"] and not rows[0]["correct"] and rows[1]["correct"]
-        assert (
-            run_cli(
-                server, models_file, out, "--dataset", "multihop", "--limit", "2", "--arms", "1"
-            )
-            == 0
-        )
+        assert run_cli(server, models_file, out, *items_flags("multihop", 2, "1")) == 0
     rows = raw(out, 1)
     assert len(rows) == 3 and rows[-1]["id"] == "multihop-0000" and rows[-1]["correct"]
     summary = json.loads((out / "summary.json").read_text())
@@ -260,19 +206,8 @@ def test_the_cost_cap_stops_the_run_before_an_unaffordable_call(
     # prompts, 64 completion tokens), so a $0.0035 cap admits three calls and refuses the fourth
     # before it is sent.
     with serve(cost=0.001) as server:
-        code = run_cli(
-            server,
-            models_file,
-            out,
-            "--dataset",
-            "math",
-            "--limit",
-            "2",
-            "--arms",
-            "1,2",
-            "--max-cost",
-            "0.0035",
-        )
+        cap = ["--max-cost", "0.0035"]
+        code = run_cli(server, models_file, out, *items_flags("math", 2, "1,2"), *cap)
         sent = len(server.chat_requests())
     assert code == 1
     rows = raw(out, 1) + raw(out, 2)
@@ -447,10 +382,7 @@ def test_the_summary_cli_rebuilds_and_combines_runs(
 ) -> None:
     out = tmp_path / "run"
     with serve() as server:
-        assert (
-            run_cli(server, models_file, out, "--dataset", "math", "--limit", "1", "--arms", "1")
-            == 0
-        )
+        assert run_cli(server, models_file, out, *items_flags("math", 1, "1")) == 0
     (out / "summary.md").unlink()
     assert summary_main([str(out)]) == 0 and (out / "summary.md").is_file()
     combined = tmp_path / "combined.md"

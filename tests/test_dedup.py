@@ -22,10 +22,29 @@ def ingest(
     return store.assert_graph("g", list(nodes), list(edges), run_id=run_id)
 
 
+def holding(
+    *nodes: dict[str, Any], run: str = "r1", edges: Any = (), store: GraphStore | None = None
+) -> GraphStore:
+    """``store`` (a new default one when None) after ingesting ``nodes`` and ``edges`` of
+    ``run``."""
+    store = store if store is not None else GraphStore()
+    ingest(store, run, *nodes, edges=edges)
+    return store
+
+
+def two_runs(
+    first: dict[str, Any], second: dict[str, Any], runs: tuple[str, str] = ("r1", "r2")
+) -> tuple[GraphStore, dict[str, Any]]:
+    """A store holding node ``first`` of one run, and the reply to ingesting ``second`` of
+    another."""
+    store = holding(first, run=runs[0])
+    return store, ingest(store, runs[1], second)
+
+
 def test_case_and_punctuation_variants_merge_with_run_ids_unioned() -> None:
-    store = GraphStore()
-    ingest(store, "r1", node("r1:n1", "Server X runs Linux"))
-    result = ingest(store, "r2", node("r2:n1", "server x runs linux."))
+    store, result = two_runs(
+        node("r1:n1", "Server X runs Linux"), node("r2:n1", "server x runs linux.")
+    )
     assert result["auto_merged"] == [["r1:n1", "r2:n1"]]
     (kept,) = store.get_graph("g")["nodes"]
     assert kept["id"] == "r1:n1"
@@ -35,9 +54,9 @@ def test_case_and_punctuation_variants_merge_with_run_ids_unioned() -> None:
 
 
 def test_negated_claim_is_not_merged_and_mutual_attacks_are_created() -> None:
-    store = GraphStore()
-    ingest(store, "r1", node("r1:n1", "Server X runs Linux"))
-    result = ingest(store, "r2", node("r2:n1", "Server X does not run Linux"))
+    store, result = two_runs(
+        node("r1:n1", "Server X runs Linux"), node("r2:n1", "Server X does not run Linux")
+    )
     assert result["auto_merged"] == []
     assert result["contradictions_created"] == [["r1:n1", "r2:n1"]]
     edges = {(e["src"], e["dst"], e["relation"]) for e in store.get_graph("g")["edges"]}
@@ -45,18 +64,27 @@ def test_negated_claim_is_not_merged_and_mutual_attacks_are_created() -> None:
     assert store.disputed_nodes("g", "r1:n1")["contradiction_pairs"] == [["r1:n1", "r2:n1"]]
 
 
-def test_differing_numbers_are_a_contradiction_not_a_merge() -> None:
-    store = GraphStore()
-    ingest(store, "r1", node("r1:n1", "trellium melts at 412 C"))
-    result = ingest(store, "r2", node("r2:n1", "trellium melts at 350 C"))
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        pytest.param("trellium melts at 412 C", "trellium melts at 350 C", id="numbers"),
+        pytest.param(
+            "The backup job finishes on time",
+            "The backup job doesn't finish on time",
+            id="contraction_is_negation",
+        ),
+        pytest.param(
+            "the nightly batch on cluster east processed 1200 jobs without errors",
+            "the nightly batch on cluster east processed 1300 jobs without errors",
+            id="similar_but_for_a_number",
+        ),
+    ],
+)
+def test_a_differing_number_or_a_negation_is_a_contradiction_not_a_merge(
+    first: str, second: str
+) -> None:
+    _, result = two_runs(node("a", first), node("b", second))
     assert result["auto_merged"] == []
-    assert result["contradictions_created"] == [["r1:n1", "r2:n1"]]
-
-
-def test_contraction_counts_as_negation() -> None:
-    store = GraphStore()
-    ingest(store, "r1", node("a", "The backup job finishes on time"))
-    result = ingest(store, "r2", node("b", "The backup job doesn't finish on time"))
     assert result["contradictions_created"] == [["a", "b"]]
 
 
@@ -73,22 +101,6 @@ def test_thousands_separators_are_canonicalised() -> None:
     )
 
 
-def test_similar_claims_that_differ_in_a_number_never_merge() -> None:
-    store = GraphStore()
-    ingest(
-        store,
-        "r1",
-        node("a", "the nightly batch on cluster east processed 1200 jobs without errors"),
-    )
-    result = ingest(
-        store,
-        "r2",
-        node("b", "the nightly batch on cluster east processed 1300 jobs without errors"),
-    )
-    assert result["auto_merged"] == []
-    assert result["contradictions_created"] == [["a", "b"]]
-
-
 def test_unrelated_claims_do_not_merge() -> None:
     assert not is_similar(
         claim_key("rack 7 has spare capacity"), claim_key("server x9 runs linux"), 0.7, 0.85
@@ -96,10 +108,7 @@ def test_unrelated_claims_do_not_merge() -> None:
 
 
 def test_edges_are_repointed_and_parallel_edges_collapse() -> None:
-    store = GraphStore()
-    ingest(
-        store,
-        "r1",
+    store = holding(
         node("r1:g", "the survey lists server x9"),
         node("r1:c", "x9 is usable", "conclusion", 0.7),
         edges=[{"src": "r1:g", "dst": "r1:c", "relation": "supports", "confidence": 0.6}],
@@ -128,9 +137,11 @@ def test_edges_are_repointed_and_parallel_edges_collapse() -> None:
 
 
 def test_earliest_run_is_kept_in_natural_order() -> None:
-    store = GraphStore()
-    ingest(store, "r10", node("r10:n1", "The cooling loop failed at noon"))
-    result = ingest(store, "r2", node("r2:n1", "the cooling loop failed at noon."))
+    _, result = two_runs(
+        node("r10:n1", "The cooling loop failed at noon"),
+        node("r2:n1", "the cooling loop failed at noon."),
+        runs=("r10", "r2"),
+    )
     assert result["auto_merged"] == [["r2:n1", "r10:n1"]]
 
 
@@ -143,25 +154,26 @@ def test_earliest_run_is_kept_in_natural_order() -> None:
     ],
 )
 def test_merged_type_follows_precedence(first: str, second: str, expected: str) -> None:
-    store = GraphStore()
-    ingest(store, "r1", node("a", "The pump station shut down", first))
-    ingest(store, "r2", node("b", "the pump station shut down.", second))
+    store, _ = two_runs(
+        node("a", "The pump station shut down", first),
+        node("b", "the pump station shut down.", second),
+    )
     (kept,) = store.get_graph("g")["nodes"]
     assert kept["type"] == expected
 
 
 @pytest.mark.parametrize("other", ["given", "inference", "assumption"])
 def test_a_conclusion_never_absorbs_or_joins_a_non_conclusion(other: str) -> None:
-    store = GraphStore()
-    ingest(store, "r1", node("a", "The pump station shut down", other))
-    result = ingest(store, "r2", node("b", "the pump station shut down.", "conclusion"))
+    store, result = two_runs(
+        node("a", "The pump station shut down", other),
+        node("b", "the pump station shut down.", "conclusion"),
+    )
     assert result["auto_merged"] == [] and result["contradictions_created"] == []
     assert len(store.get_graph("g")["nodes"]) == 2
 
 
 def test_live_paraphrase_merges_into_refuted_node_which_stays_refuted() -> None:
-    store = GraphStore()
-    ingest(store, "r2", node("r2:n1", "The vendor shipped the firmware in March"))
+    store = holding(node("r2:n1", "The vendor shipped the firmware in March"), run="r2")
     store.mark_refuted("g", "r2:n1", "the changelog says April")
     result = ingest(store, "r1", node("r1:n1", "the vendor shipped the firmware in march."))
     assert result["auto_merged"] == [["r2:n1", "r1:n1"]]
@@ -171,10 +183,7 @@ def test_live_paraphrase_merges_into_refuted_node_which_stays_refuted() -> None:
 
 
 def test_merge_never_bridges_a_contradiction_through_a_third_claim() -> None:
-    store = GraphStore()
-    ingest(
-        store,
-        "r1",
+    store = holding(
         node("a", "the east pump station shut down early on monday"),
         node("b", "the east pump station did not shut down early on monday"),
     )
@@ -184,27 +193,27 @@ def test_merge_never_bridges_a_contradiction_through_a_third_claim() -> None:
     assert "a" in ids and "b" in ids
 
 
-def test_merge_duplicates_with_strict_thresholds_merges_less() -> None:
-    store = GraphStore(jaccard_threshold=1.0, ratio_threshold=1.0)
-    ingest(
-        store,
-        "r1",
-        node("a", "the pump at site four failed twice"),
-        node("b", "the pump at site four failed twice today"),
+PUMP_FAILED = "the pump at site four failed twice"
+
+
+def unmerged(*claims: str) -> GraphStore:
+    """A store whose thresholds merge nothing, holding ``claims`` as nodes a, b, c, ... of r1."""
+    strict = GraphStore(jaccard_threshold=1.0, ratio_threshold=1.0)
+    return holding(
+        *(node(chr(ord("a") + i), claim) for i, claim in enumerate(claims)), store=strict
     )
+
+
+def test_merge_duplicates_with_strict_thresholds_merges_less() -> None:
+    store = unmerged(PUMP_FAILED, f"{PUMP_FAILED} today")
     assert store.get_graph("g")["nodes"][1]["id"] == "b"
     result = store.merge_duplicates("g", jaccard_threshold=0.7, ratio_threshold=0.85)
     assert result["merges"] == [["a", "b"]]
 
 
 def test_merge_duplicates_is_idempotent() -> None:
-    store = GraphStore(jaccard_threshold=1.0, ratio_threshold=1.0)
-    ingest(
-        store,
-        "r1",
-        node("a", "the pump at site four failed twice"),
-        node("b", "the pump at site four failed twice today"),
-        node("c", "the pump at site four did not fail twice"),
+    store = unmerged(
+        PUMP_FAILED, f"{PUMP_FAILED} today", "the pump at site four did not fail twice"
     )
     loose = {"jaccard_threshold": 0.7, "ratio_threshold": 0.85}
     first = store.merge_duplicates("g", **loose)
@@ -216,16 +225,13 @@ def test_merge_duplicates_is_idempotent() -> None:
 
 @pytest.mark.parametrize("bad", [-0.1, 1.5, "high", None, True])
 def test_merge_duplicates_rejects_bad_thresholds(bad: Any) -> None:
-    store = GraphStore()
-    ingest(store, "r1", node("a", "x"))
+    store = holding(node("a", "x"))
     error = store.merge_duplicates("g", jaccard_threshold=bad)["error"]
     assert "jaccard_threshold" in error
 
 
 def test_claims_naming_different_identifiers_stay_apart_without_contradicting() -> None:
-    store = GraphStore()
-    ingest(store, "r1", node("a", "Server x9 runs Linux"))
-    result = ingest(store, "r2", node("b", "server x8 runs linux."))
+    _, result = two_runs(node("a", "Server x9 runs Linux"), node("b", "server x8 runs linux."))
     assert result["auto_merged"] == [] and result["contradictions_created"] == []
 
 

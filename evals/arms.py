@@ -203,6 +203,11 @@ class _Steps:
         self.trace.append({"step": step, "messages": messages, "reply": result.text})
         return result.text
 
+    def reasoned(self, item: Mapping[str, Any]) -> tuple[list[dict[str, str]], str]:
+        """The first call of arms 2, 3 and 5 (prompt ``reasoned``): its messages and reply."""
+        first = prompts.reasoned_messages(item)
+        return first, self.call("reasoned", first)
+
     def finish(self, final_text: str, **extra: Any) -> ArmResult:
         """The arm's result, answer parsed from `final_text`."""
         parsed = parse_answer(final_text)
@@ -215,41 +220,63 @@ class _Steps:
         )
 
 
-def single_pass(
-    item: Mapping[str, Any], model: str, client: SupportsChat, *, settings: ArmSettings
-) -> ArmResult:
-    """Arm 1: one call, direct answer (prompt ``direct``)."""
-    steps = _Steps(client, model, 1, item, settings)
-    return steps.finish(steps.call("direct", prompts.direct_messages(item)))
+def _single_call(
+    arm: int, step: str, messages: Callable[[Mapping[str, Any]], list[dict[str, str]]], doc: str
+) -> Arm:
+    """An arm that answers in one call: ``step``, with ``messages`` built from the item."""
+
+    def run(
+        item: Mapping[str, Any], model: str, client: SupportsChat, *, settings: ArmSettings
+    ) -> ArmResult:
+        steps = _Steps(client, model, arm, item, settings)
+        return steps.finish(steps.call(step, messages(item)))
+
+    run.__doc__ = doc
+    return run
 
 
-def naive_revisit(
-    item: Mapping[str, Any], model: str, client: SupportsChat, *, settings: ArmSettings
-) -> ArmResult:
-    """Arm 2: reasoned answer, then "revisit your reasoning" in the same conversation."""
-    steps = _Steps(client, model, 2, item, settings)
-    first = prompts.reasoned_messages(item)
-    reply = steps.call("reasoned", first)
-    final = steps.call("revisit", prompts.revisit_messages(first, reply))
-    return steps.finish(final, first_answer=parse_answer(reply).value)
+single_pass = _single_call(
+    1, "direct", prompts.direct_messages, "Arm 1: one call, direct answer (prompt ``direct``)."
+)
+arrow_thinking = _single_call(
+    4,
+    "arrow",
+    prompts.arrow_messages,
+    "Arm 4: one call under a system prompt that forces arrow-chain thinking.",
+)
 
 
-def cot_reinjection(
-    item: Mapping[str, Any], model: str, client: SupportsChat, *, settings: ArmSettings
-) -> ArmResult:
-    """Arm 3: reasoned answer, then a new conversation gets that reply verbatim and answers."""
-    steps = _Steps(client, model, 3, item, settings)
-    reply = steps.call("reasoned", prompts.reasoned_messages(item))
-    final = steps.call("reinject", prompts.reinject_messages(item, reply))
-    return steps.finish(final, first_answer=parse_answer(reply).value)
+Second = Callable[[Mapping[str, Any], list[dict[str, str]], str], list[dict[str, str]]]
+"""(item, the reasoned call's messages, its reply) -> the second call's messages."""
 
 
-def arrow_thinking(
-    item: Mapping[str, Any], model: str, client: SupportsChat, *, settings: ArmSettings
-) -> ArmResult:
-    """Arm 4: one call under a system prompt that forces arrow-chain thinking."""
-    steps = _Steps(client, model, 4, item, settings)
-    return steps.finish(steps.call("arrow", prompts.arrow_messages(item)))
+def _reasoned_then(arm: int, step: str, second: Second, doc: str) -> Arm:
+    """An arm that reasons (prompt ``reasoned``), then answers in a second call, ``step``."""
+
+    def run(
+        item: Mapping[str, Any], model: str, client: SupportsChat, *, settings: ArmSettings
+    ) -> ArmResult:
+        steps = _Steps(client, model, arm, item, settings)
+        first, reply = steps.reasoned(item)
+        final = steps.call(step, second(item, first, reply))
+        return steps.finish(final, first_answer=parse_answer(reply).value)
+
+    run.__doc__ = doc
+    return run
+
+
+naive_revisit = _reasoned_then(
+    2,
+    "revisit",
+    lambda _item, first, reply: prompts.revisit_messages(first, reply),
+    'Arm 2: reasoned answer, then "revisit your reasoning" in the same conversation.',
+)
+cot_reinjection = _reasoned_then(
+    3,
+    "reinject",
+    lambda item, _first, reply: prompts.reinject_messages(item, reply),
+    "Arm 3: reasoned answer, then a new conversation gets that reply verbatim and answers.",
+)
 
 
 def compressed_chain(
@@ -258,8 +285,7 @@ def compressed_chain(
     """Arm 5: reasoned answer -> the model compresses it to an arrow chain -> a fresh context
     checks the chain against the documents and question and gives the final answer."""
     steps = _Steps(client, model, 5, item, settings)
-    first = prompts.reasoned_messages(item)
-    reply = steps.call("reasoned", first)
+    first, reply = steps.reasoned(item)
     chain = steps.call("compress", prompts.compress_messages(first, reply)).strip()
     final = steps.call("chain_check", prompts.chain_check_messages(item, chain))
     return steps.finish(final, first_answer=parse_answer(reply).value, chain=chain)

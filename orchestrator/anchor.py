@@ -29,8 +29,10 @@ the store:
 
 Edges follow their nodes; two givens of one run citing one span collapse, and an edge that
 would join a node to itself is dropped with a note. Nothing supports a checked given: it is a
-document sentence, so ``supports``/``assumes`` edges into one are dropped with a note (the
-0.5B model draws them backwards from the conclusion, and they only make cycles).
+document sentence. A reason the model gave for one ("D3.1 because D2.1") becomes a premise of
+what that sentence supports, so the chain survives as joint premises; one drawn backwards from
+what the sentence supports (the 0.5B does this, and it would only close a cycle) is dropped
+with a note.
 """
 
 from __future__ import annotations
@@ -191,26 +193,87 @@ def _add_edges(
     out: AnchoredRun,
 ) -> None:
     """Append to ``out.edges`` each parsed edge with its ends mapped to store ids, once;
-    an edge with a dropped end is skipped, and one joining a span to itself or supporting a
-    cited span is dropped with a note in ``out.notes``."""
+    an edge with a dropped end is skipped, and one joining a span to itself is dropped with a
+    note in ``out.notes``.
+
+    Nothing supports a cited span, but a reason given for one is kept as a premise of what
+    the span supports: "D3.1 because D2.1" and "answer because D3.1" become D2.1 and D3.1
+    jointly supporting the answer, so the chain the model drew survives. A reason that the
+    span itself leads to (an edge drawn backwards, which would only close a cycle), or one
+    for a span that supports nothing, is dropped with a note. Cost: O(edges^2) at worst."""
+    mapped = [
+        ({**edge, "src": store_id[edge["src"]], "dst": store_id[edge["dst"]]}, edge)
+        for edge in edges
+        if edge["src"] in store_id and edge["dst"] in store_id  # else an end was dropped
+    ]
+    supports = [e for e, _ in mapped if e["relation"] != "attacks" and e["src"] != e["dst"]]
     seen: set[tuple[str, str, str]] = set()
-    for edge in edges:
-        src, dst = store_id.get(edge["src"]), store_id.get(edge["dst"])
-        if src is None or dst is None:
-            continue  # an end was dropped above, and the note says why
-        key = (src, dst, edge["relation"])
-        if src == dst:
-            out.notes.append(
-                f"edge {edge['src']}->{edge['dst']} dropped: both ends are one span {src!r}"
-            )
-        elif edge["relation"] != "attacks" and evidence.get(dst) is not None:
-            out.notes.append(
-                f"edge {edge['src']}->{edge['dst']} dropped: a cited span ({dst}) needs no "
-                f"{edge['relation']} edge"
-            )
-        elif key not in seen:
+
+    def add(edge: dict[str, Any]) -> None:
+        key = (edge["src"], edge["dst"], edge["relation"])
+        if key not in seen:
             seen.add(key)
-            out.edges.append({**edge, "src": src, "dst": dst})
+            out.edges.append(edge)
+
+    for edge, parsed in mapped:
+        src, dst = edge["src"], edge["dst"]
+        named = f"edge {parsed['src']}->{parsed['dst']}"
+        if src == dst:
+            out.notes.append(f"{named} dropped: both ends are one span {src!r}")
+        elif edge["relation"] == "attacks" or evidence.get(dst) is None:
+            add(edge)
+        elif src in _downstream(dst, supports):
+            out.notes.append(
+                f"{named} dropped: a cited span ({dst}) needs no support, and "
+                f"this one runs backwards from what the span supports"
+            )
+        else:
+            onward = _supported_through_spans(dst, supports, evidence)
+            targets = sorted(set(onward) - {src})
+            if not targets:
+                out.notes.append(f"{named} dropped: a cited span ({dst}) needs no support")
+            for target in targets:
+                # An inline edge carries the confidence of the node it bears on: now that one.
+                add({**edge, "dst": target, "confidence": onward[target]})
+            if targets:
+                out.notes.append(
+                    f"{named}: a cited span ({dst}) needs no support; the reason joins the "
+                    f"premises of {', '.join(targets)}"
+                )
+
+
+def _downstream(start: str, supports: Sequence[Mapping[str, Any]]) -> set[str]:
+    """Every node reachable from ``start`` along ``supports`` edges. O(edges^2)."""
+    found: set[str] = set()
+    frontier = [start]
+    while frontier:
+        node = frontier.pop()
+        for edge in supports:
+            if edge["src"] == node and edge["dst"] not in found:
+                found.add(edge["dst"])
+                frontier.append(edge["dst"])
+    return found
+
+
+def _supported_through_spans(
+    span: str, supports: Sequence[Mapping[str, Any]], evidence: Evidence
+) -> dict[str, float]:
+    """The nodes other than cited spans that ``span`` supports, directly or through a chain
+    of cited spans, each with the confidence of the edge that reaches it. O(edges^2)."""
+    found: dict[str, float] = {}
+    visited = {span}
+    frontier = [span]
+    while frontier:
+        node = frontier.pop()
+        for edge in supports:
+            if edge["src"] != node or edge["dst"] in visited:
+                continue
+            visited.add(edge["dst"])
+            if evidence.get(edge["dst"]) is None:
+                found[edge["dst"]] = edge["confidence"]
+            else:
+                frontier.append(edge["dst"])
+    return found
 
 
 def states_answer(sentence: str, key: str, subject: frozenset[str]) -> bool:

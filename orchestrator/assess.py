@@ -36,7 +36,7 @@ document sentence adds nothing.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -229,13 +229,13 @@ class _Measure:
         store, graph_id, nodes, chain = self.store, self.graph_id, self.nodes, self.chain
         width = engine(store.support_width(graph_id, node_id))
         found = engine(store.argument_width(graph_id, node_id))
-        if chain is not None and width["paths"]:
-            self.export = self.export or engine(store.get_graph(graph_id))
-            failed = failed_links(nodes, self.export["edges"], node_id, chain.subject, chain.names)
-        if failed and self.export is not None:
-            width, found = _widths(without_links(self.export, failed), node_id)
-        if chain is not None and chain.subject:
-            found = _about_subject(found, nodes, node_id, chain.subject)
+        if chain is None or not width["paths"]:
+            return width, found, failed  # no chain check asked for, or nothing to check
+        self.export = self.export or engine(store.get_graph(graph_id))
+        failed = failed_links(nodes, self.export["edges"], node_id, chain.subject, chain.names)
+        if failed or chain.subject:
+            names = _names_subject(nodes, chain.subject) if chain.subject else None
+            width, found = _widths(without_links(self.export, failed), node_id, names)
         return width, found, failed
 
 
@@ -324,11 +324,13 @@ def _disputes(
     return pairs, unique_isolated
 
 
-def _widths(counted: Any, node_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def _widths(
+    counted: Any, node_id: str, admissible: Callable[[frozenset[str]], bool] | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Path width and argument width on ``counted`` (the graph without the failed links), in
-    the store's payload shapes."""
+    the store's payload shapes; only ``admissible`` derivations count as arguments."""
     paths, flow = semantics.support_width(counted, node_id)
-    kept = arguments.argument_width(counted, node_id)
+    kept = arguments.argument_width(counted, node_id, admissible=admissible)
     found = {
         "width": kept.width,
         "arguments": [list(claims) for claims in kept.arguments],
@@ -339,27 +341,19 @@ def _widths(counted: Any, node_id: str) -> tuple[dict[str, Any], dict[str, Any]]
     return {"disjoint_paths": len(paths), "paths": paths, "max_flow": flow}, found
 
 
-def _about_subject(
-    found: dict[str, Any], nodes: Mapping[str, Mapping[str, Any]], node_id: str, subject: Any
-) -> dict[str, Any]:
-    """``found`` (an argument-width payload) keeping only the arguments that name the
-    question's subject in one of their claims: a line of evidence that never touches the
-    subject is no support, whatever links another run drew to it. The width and the cut are
-    taken again over what is kept. Cost: as :func:`graph_server.arguments.max_disjoint` and
-    :func:`~graph_server.arguments.min_hitting_set` on at most the capped argument count."""
-    family = [
-        frozenset(claims)
-        for claims in found.get("arguments", [])
-        if any(n != node_id and n in nodes and terms(nodes[n]["claim"]) & subject for n in claims)
-    ]
-    independent = arguments.max_disjoint(family)
-    return {
-        **found,
-        "arguments": [sorted(claims) for claims in family],
-        "width": len(independent),
-        "independent": [sorted(family[i]) for i in independent],
-        "min_cut": arguments.min_hitting_set(family) if family else [],
-    }
+def _names_subject(
+    nodes: Mapping[str, Mapping[str, Any]], subject: frozenset[str]
+) -> Callable[[frozenset[str]], bool]:
+    """Whether an argument names the question's subject in one of its claims: a line of
+    evidence that never touches the subject is no support, whatever links another run drew
+    to it. Applied before minimality (:func:`graph_server.arguments.enumerate_arguments`),
+    so a run's chain that reaches the subject is not hidden by another run's shorter one
+    that does not."""
+
+    def names(claims: frozenset[str]) -> bool:
+        return any(n in nodes and terms(nodes[n]["claim"]) & subject for n in claims)
+
+    return names
 
 
 def answer_flags(key: str, evidence_texts: Sequence[str] | None) -> tuple[str, ...]:

@@ -348,3 +348,56 @@ def test_packing_and_cut_match_brute_force_on_random_families(
     assert all(family[i].isdisjoint(family[j]) for i, j in combinations(chosen, 2))
     assert len(cut) == oracle_cut_size(family)
     assert all(not claims.isdisjoint(cut) for claims in family)
+
+
+def case_graph(case: Case) -> nx.MultiDiGraph:
+    """The case as the store's multigraph, built directly (no store helpers)."""
+    graph = nx.MultiDiGraph()
+    for node_id, kind in case.types.items():
+        graph.add_node(node_id, type=kind, refuted=node_id in case.refuted)
+    for (src, dst), runs in sorted(case.edges.items()):
+        graph.add_edge(src, dst, key="supports", run_ids=set(runs))
+    return graph
+
+
+def test_a_longer_chain_naming_the_subject_is_not_hidden_by_a_shorter_one_that_does_not() -> None:
+    # r1 concludes from "cron runs only on Linux" alone; r2 from that and "x9 runs Linux".
+    graph = nx.MultiDiGraph()
+    for name, kind in [("yes", "conclusion"), ("linux_only", "given"), ("x9_linux", "given")]:
+        graph.add_node(name, type=kind, refuted=False)
+    graph.add_edge("linux_only", "yes", key="supports", run_ids={"r1", "r2"})
+    graph.add_edge("x9_linux", "yes", key="supports", run_ids={"r2"})
+
+    def names_x9(claims: frozenset[str]) -> bool:
+        return "x9_linux" in claims
+
+    assert argument_width(graph, "yes").arguments == (("linux_only",),)
+    found = argument_width(graph, "yes", admissible=names_x9)
+    assert found.arguments == (("linux_only", "x9_linux"),) and found.width == 1
+
+
+@settings(
+    max_examples=300,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(run_graphs(), st.frozensets(st.sampled_from([f"n{i}" for i in range(9)]), max_size=3))
+def test_admissible_arguments_agree_with_the_oracle_on_small_random_graphs(
+    case: Case, marked: frozenset[str]
+) -> None:
+    # Admissible: the argument holds a marked claim (as an argument must name the subject).
+    def admissible(claims: frozenset[str]) -> bool:
+        return bool(claims & marked)
+
+    found = argument_width(case_graph(case), case.target, admissible=admissible)
+    family = [frozenset(claims) for claims in found.arguments]
+
+    assert found.capped is False
+    # Every argument is admissible and sufficient, and none holds another.
+    assert all(admissible(claims) and derives_target(case, claims) for claims in family)
+    assert not any(a < b for a in family for b in family)
+    # Every minimal sufficient set that is admissible is found: nothing smaller can hide it.
+    assert {a for a in oracle_arguments(case) if admissible(a)} <= set(family)
+    assert found.width == oracle_width(family) == len(found.independent)

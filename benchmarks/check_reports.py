@@ -40,7 +40,7 @@ from canned_runs import (  # noqa: E402
     six_runs,
     split_votes,
 )
-from corpus_fixtures import write_corpus  # noqa: E402
+from corpus_fixtures import corpus_script, write_corpus  # noqa: E402
 
 import corpus  # noqa: E402
 from orchestrator.api import RunConfig, run_task  # noqa: E402
@@ -92,45 +92,9 @@ def scenarios() -> dict[str, tuple[Any, RunConfig]]:
     }
 
 
-RACK_SENTENCE = "Rack 7 stands in hall B of the Quelheim site."
-
-
 def _corpus_script(rewrite: str, answer: bool) -> Any:
-    from canned_runs import model_graph, verdict
-
-    def span_of(messages: list[dict[str, Any]]) -> str | None:
-        for line in messages[-1]["content"].splitlines():
-            match = re.match(r"\[(D\d+\.\d+)\] (.*)$", line)
-            if match and match.group(2) == RACK_SENTENCE:
-                return match.group(1)
-        return None
-
-    unanswerable = model_graph(
-        [{"id": "n1", "type": "conclusion", "source": "none", "claim": "Not named."}],
-        [],
-        "n1",
-        answer="unanswerable",
-    )
-
-    def reply(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
-        if kwargs["role"] == "query_rewrite":
-            return rewrite
-        if kwargs["role"] == "verification":
-            return verdict("supported")
-        span = span_of(messages)
-        if answer and span is not None:
-            return model_graph(
-                [
-                    {"id": "n1", "type": "given", "source": span, "claim": RACK_SENTENCE},
-                    {"id": "n2", "type": "conclusion", "source": "none", "claim": "In hall B."},
-                ],
-                [{"from": "n1", "to": "n2", "relation": "supports", "confidence": 0.9}],
-                "n2",
-                answer="hall B",
-            )
-        return unanswerable
-
-    return reply
+    # Its own conclusions, so the hashes stay those recorded before the script was shared.
+    return corpus_script(rewrite, answer=answer, hall="In hall B.", unanswerable="Not named.")
 
 
 _TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?([+-]\d\d:\d\d|Z)?")

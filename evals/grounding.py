@@ -31,7 +31,7 @@ import hashlib
 import json
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -291,19 +291,29 @@ def parse_item(obj: Any) -> Item:
     )
 
 
+def json_lines(lines: Iterable[str]) -> Iterator[tuple[int, Any]]:
+    """``(1-based line number, value)`` for each non-blank JSONL line; a line that is not
+    JSON gives its :class:`json.JSONDecodeError` as the value, so the reader decides whether
+    that is an error (an items file) or a line to skip (a torn results line)."""
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            value: Any = json.loads(line)
+        except json.JSONDecodeError as exc:
+            value = exc
+        yield lineno, value
+
+
 def parse_items(lines: Iterable[str]) -> tuple[list[Item], list[ItemError]]:
     """Parse JSONL lines. Blank lines are skipped. Returns (items, errors), errors carrying the
     1-based line number; duplicate ids are errors on the later line. O(total characters)."""
     items: list[Item] = []
     errors: list[ItemError] = []
     seen: dict[str, int] = {}
-    for lineno, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            errors.append(ItemError(f"not valid JSON ({exc.msg} at column {exc.colno})", lineno))
+    for lineno, obj in json_lines(lines):
+        if isinstance(obj, json.JSONDecodeError):
+            errors.append(ItemError(f"not valid JSON ({obj.msg} at column {obj.colno})", lineno))
             continue
         try:
             item = parse_item(obj)

@@ -3,7 +3,8 @@
 :func:`run_task` runs the control loop of :mod:`orchestrator.loop` (or, for a corpus task,
 the retrieval rounds of :mod:`orchestrator.corpus_mode` around it) behind a
 :class:`orchestrator.client.GuardedClient`, and builds the report of
-:mod:`orchestrator.report`. :func:`default_model` and :func:`model_shape` read models.json.
+:mod:`orchestrator.report`. :func:`default_model`, :func:`model_shape` and
+:func:`model_greedy_first` read models.json.
 The command line (:mod:`orchestrator.run`) and the evaluation harness (:mod:`evals`) both
 call in here; nothing here parses arguments or prints.
 """
@@ -41,6 +42,7 @@ __all__ = [
     "TaskError",
     "backend_failure",
     "default_model",
+    "model_greedy_first",
     "model_shape",
     "run_task",
 ]
@@ -195,16 +197,28 @@ def default_model(models_path: Path = DEFAULT_MODELS_PATH) -> str:
 def model_shape(model: str, models_path: Path = DEFAULT_MODELS_PATH) -> str:
     """The ``interrogation_shape`` models.json sets for ``model``; ``graph`` when the file, the
     model or the setting is missing (an unknown value fails in :class:`RunConfig`)."""
+    shape = _model_entry(model, models_path).get("interrogation_shape", "graph")
+    return shape if isinstance(shape, str) else repr(shape)
+
+
+def model_greedy_first(model: str, models_path: Path = DEFAULT_MODELS_PATH) -> bool:
+    """The ``greedy_first`` models.json sets for ``model`` (run ``r1`` at temperature 0, see
+    :class:`RunConfig`); False when the file, the model or the setting is missing, and for
+    any value but ``true``."""
+    return _model_entry(model, models_path).get("greedy_first") is True
+
+
+def _model_entry(model: str, models_path: Path) -> dict[str, Any]:
+    """The models.json entry for ``model``; empty when the file or the entry is missing."""
     try:
         data = json.loads(models_path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return "graph"
+        return {}
     entries = data.get("models") if isinstance(data, dict) else None
     for entry in entries if isinstance(entries, list) else []:
         if isinstance(entry, dict) and entry.get("id") == model:
-            shape = entry.get("interrogation_shape", "graph")
-            return shape if isinstance(shape, str) else repr(shape)
-    return "graph"
+            return entry
+    return {}
 
 
 def _backend_failed(guard: GuardedClient, result: LoopResult) -> BackendFailure | None:

@@ -26,7 +26,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from orchestrator.api import default_model, model_shape, run_task
+from orchestrator.api import default_model, model_greedy_first, model_shape, run_task
 from orchestrator.corpus_mode import check_corpus
 from orchestrator.errors import BackendUnusableError
 from orchestrator.live_progress import LiveProgress
@@ -137,8 +137,10 @@ def _add_output_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--greedy-first",
-        action="store_true",
-        help="the first interrogation at temperature 0, the others sampled at --temp",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the first interrogation at temperature 0, the others sampled at --temp "
+        "(default: the model's greedy_first in models.json, else off)",
     )
 
 
@@ -225,7 +227,9 @@ def _load(args: argparse.Namespace) -> tuple[Task, str, RunConfig]:
         temperature=args.temp,
         seed=args.seed,
         think_first=args.think_first,
-        greedy_first=args.greedy_first,
+        greedy_first=(
+            model_greedy_first(model) if args.greedy_first is None else args.greedy_first
+        ),
         retrieval_k=args.retrieval_k,
         max_retrieval_rounds=args.max_retrieval_rounds,
         context_tokens=args.context_tokens,

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from canned_runs import RACK7_TASK, Script, always
 
-from orchestrator.api import RunConfig, model_shape, run_task
+from orchestrator.api import RunConfig, model_greedy_first, model_shape, run_task
 from orchestrator.report_md import render_markdown
 from orchestrator.run import build_parser
 from orchestrator.schemas import chain_response_format
@@ -103,3 +103,19 @@ def test_the_shape_comes_from_models_json_and_the_cli_overrides_it(tmp_path: Pat
     assert args.shape == "chain"
     with pytest.raises(ValueError, match="interrogation_shape"):
         RunConfig(interrogation_shape="tree")
+
+
+def test_the_greedy_anchor_comes_from_models_json_and_the_cli_overrides_it(
+    tmp_path: Path,
+) -> None:
+    models = tmp_path / "models.json"
+    entries = [{"id": "big", "greedy_first": True}, {"id": "odd", "greedy_first": "yes"}]
+    models.write_text(json.dumps({"models": entries}))
+    assert model_greedy_first("big", models) is True
+    assert model_greedy_first("odd", models) is False  # only a JSON true turns it on
+    assert model_greedy_first("other", models) is False
+    assert model_greedy_first("big", tmp_path / "missing.json") is False
+    parser = build_parser()
+    assert parser.parse_args(["--task", "t.json"]).greedy_first is None  # the model decides
+    assert parser.parse_args(["--task", "t.json", "--no-greedy-first"]).greedy_first is False
+    assert parser.parse_args(["--task", "t.json", "--greedy-first"]).greedy_first is True

@@ -19,7 +19,7 @@ import itertools
 import json
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -325,48 +325,75 @@ def _number(value: float | None, digits: int = 0) -> str:
     return "unknown" if value is None else f"{value:,.{digits}f}"
 
 
+def _table(header: str, rows: Iterable[Sequence[object]]) -> list[str]:
+    """A Markdown table's lines: ``header`` (its cells joined by " | "), then ``rows``; the
+    first column left-aligned, the figures right-aligned."""
+    separator = "|---|" + "---:|" * header.count(" | ")
+    return [f"| {header} |", separator, *("| " + " | ".join(map(str, row)) + " |" for row in rows)]
+
+
+_ARM_HEADER = (
+    "arm | items | correct | accuracy | cost per correct | total cost | correct per $ "
+    "| mean wall clock | tokens | tokens/item | calls/item | refusals | answered acc. "
+    "| errors | no ANSWER line"
+)
+_ABSTENTION_HEADER = (
+    "arm | items | accuracy | answered (coverage) | acc. on answered | abstained "
+    "| unanswerable items | correct abstentions | wrong on unanswerable | no answer "
+    "| errors | net score"
+)
+
+
+def _arm_row(label: str, m: dict[str, Any]) -> tuple[object, ...]:
+    total = (
+        usd(m["cost_usd"])
+        if m["cost_usd"] is not None
+        else (f"unknown (>= {usd(m['cost_usd_known'])})")
+    )
+    return (
+        label,
+        m["items"],
+        m["correct"],
+        _pct(m["accuracy"]),
+        f"**{_cost_per_correct(m)}**",
+        total,
+        _correct_per_usd(m),
+        f"{_number(m['mean_latency_s'], 2)} s",
+        _number(m["tokens"]),
+        _number(m["tokens_per_item"]),
+        _number(m["calls_per_item"], 1),
+        f"{m['refusals']} ({_pct(m['refusal_rate'])})",
+        _pct(m["accuracy_answered"]),
+        m["errors"],
+        m["missing_answer_line"],
+    )
+
+
+def _abstention_row(label: str, m: dict[str, Any]) -> tuple[object, ...]:
+    return (
+        label,
+        m["items"],
+        _pct(m["accuracy"]),
+        f"{m['answered']} ({_pct(m['coverage'])})",
+        _pct(m["accuracy_answered"]),
+        m["abstained"],
+        m["unanswerable_items"],
+        m["correct_abstentions"],
+        m["wrong_on_unanswerable"],
+        m["no_answer"],
+        m["errors"],
+        f"{m['net_score']:+d}",
+    )
+
+
 def arm_table(rows: Sequence[tuple[str, dict[str, Any]]]) -> str:
     """The per-arm markdown table; `rows` are (label, metrics)."""
-    lines = [
-        "| arm | items | correct | accuracy | cost per correct | total cost | correct per $ "
-        "| mean wall clock | tokens | tokens/item | calls/item | refusals | answered acc. "
-        "| errors | no ANSWER line |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for label, m in rows:
-        total = (
-            usd(m["cost_usd"])
-            if m["cost_usd"] is not None
-            else (f"unknown (>= {usd(m['cost_usd_known'])})")
-        )
-        lines.append(
-            f"| {label} | {m['items']} | {m['correct']} | {_pct(m['accuracy'])} "
-            f"| **{_cost_per_correct(m)}** | {total} | {_correct_per_usd(m)} "
-            f"| {_number(m['mean_latency_s'], 2)} s | {_number(m['tokens'])} "
-            f"| {_number(m['tokens_per_item'])} | {_number(m['calls_per_item'], 1)} "
-            f"| {m['refusals']} ({_pct(m['refusal_rate'])}) | {_pct(m['accuracy_answered'])} "
-            f"| {m['errors']} | {m['missing_answer_line']} |"
-        )
-    return "\n".join(lines)
+    return "\n".join(_table(_ARM_HEADER, (_arm_row(label, m) for label, m in rows)))
 
 
 def abstention_table(rows: Sequence[tuple[str, dict[str, Any]]]) -> str:
     """The answers / abstentions / net score markdown table; `rows` are (label, metrics)."""
-    lines = [
-        "| arm | items | accuracy | answered (coverage) | acc. on answered | abstained "
-        "| unanswerable items | correct abstentions | wrong on unanswerable | no answer "
-        "| errors | net score |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for label, m in rows:
-        lines.append(
-            f"| {label} | {m['items']} | {_pct(m['accuracy'])} "
-            f"| {m['answered']} ({_pct(m['coverage'])}) | {_pct(m['accuracy_answered'])} "
-            f"| {m['abstained']} | {m['unanswerable_items']} | {m['correct_abstentions']} "
-            f"| {m['wrong_on_unanswerable']} | {m['no_answer']} | {m['errors']} "
-            f"| {m['net_score']:+d} |"
-        )
-    return "\n".join(lines)
+    return "\n".join(_table(_ABSTENTION_HEADER, (_abstention_row(label, m) for label, m in rows)))
 
 
 def _spent(invocation: dict[str, Any], model: object) -> str:
@@ -430,19 +457,17 @@ def _width_lines(summary: dict[str, Any]) -> list[str]:
         return []
     strata = summary["arm6_width"]
     arm6 = summary["arms"]["6"]
-    lines = [
+    table = _table(
+        "width | items | answered | correct | accuracy (answered)",
+        (
+            (bucket, v["items"], v["answered"], v["correct"], _pct(v["accuracy_answered"]))
+            for bucket, v in strata["buckets"].items()
+        ),
+    )
+    return [
         "## Arm 6 by support width of the chosen conclusion (G4)",
         "",
-        "| width | items | answered | correct | accuracy (answered) |",
-        "|---|---:|---:|---:|---:|",
-    ]
-    for bucket, v in strata["buckets"].items():
-        lines.append(
-            f"| {bucket} | {v['items']} | {v['answered']} | {v['correct']} "
-            f"| {_pct(v['accuracy_answered'])} |"
-        )
-    return [
-        *lines,
+        *table,
         "",
         f"Items without a chosen conclusion: {strata['no_conclusion']}. "
         f"Refusal rate {_pct(arm6['refusal_rate'])}; accuracy on answered items "

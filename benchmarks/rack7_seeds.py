@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from evals.bank import Bank, RecordingClient, ReplayClient  # noqa: E402
-from orchestrator.api import model_shape, run_task  # noqa: E402
+from orchestrator.api import model_greedy_first, model_shape, run_task  # noqa: E402
 from orchestrator.backend import open_backend  # noqa: E402
 from orchestrator.report_types import RunReport  # noqa: E402
 from orchestrator.task import RunConfig, load_task  # noqa: E402
@@ -101,6 +101,7 @@ def main() -> int:
                     seed=seed,
                     structured_output=structured,
                     interrogation_shape=args.shape or model_shape(args.model),
+                    greedy_first=model_greedy_first(args.model),
                 ),
                 out_dir=args.out / f"seed{seed}",
             )

@@ -1,0 +1,216 @@
+"""The goal table of the verdict issue: arm 6 against arms 1 and 7, pooled over data sets.
+
+Usage::
+
+    python -m evals.goal RUN_DIR [RUN_DIR ...] [--json]
+
+Each ``RUN_DIR`` is an `evals.run` or `evals.replay` folder (its ``raw/arm<N>.jsonl``); items
+of all folders are pooled (ids are unique across sets). Every figure comes with a 95%
+percentile-bootstrap interval over items (10,000 resamples, seed 0), and each goal reads
+*met* when the point estimate meets it, *shown* when the whole interval does, *not met*
+otherwise; cells that lack the items to measure say so. The goals:
+
+1. ``coverage``: arm 6 answers at least half of the answerable items;
+2. ``selective``: arm 6's accuracy on its answers is at least 10 points above arm 7's at the
+   same coverage (both arms' most confident answers, at the larger coverage both reach);
+3. ``right``: arm 6 gets at least as many right answers as arm 1 (paired, per item);
+4. ``abstain``: arm 6 abstains on at least 80% of the unanswerable items;
+5. ``width``: accuracy of arm 6's answers at width >= 2 is above that at width 1.
+
+Pure functions over result rows; :func:`main` only reads files and prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from evals.score import ABSTAINED, CORRECT, WRONG, row_outcome
+from evals.stats import BOOTSTRAP_RESAMPLES, LEVEL, matched_coverage
+
+Row = Mapping[str, Any]
+Items = Mapping[str, Mapping[int, Row]]
+"""item id -> arm -> result row."""
+Statistic = Callable[[Sequence[Mapping[int, Row]]], float | None]
+
+
+def pool(run_dirs: Sequence[Path], arms: Sequence[int] = (1, 6, 7)) -> dict[str, dict[int, Row]]:
+    """Item id -> arm -> row, over every folder's ``raw/arm<N>.jsonl``; only items that every
+    arm of ``arms`` has (the comparisons are paired). Later folders win on a repeated id."""
+    items: dict[str, dict[int, Row]] = {}
+    for run_dir in run_dirs:
+        for arm in arms:
+            path = run_dir / "raw" / f"arm{arm}.jsonl"
+            if not path.is_file():
+                continue
+            for line in path.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    row = json.loads(line)
+                    items.setdefault(str(row["id"]), {})[arm] = row
+    return {i: rows for i, rows in sorted(items.items()) if all(a in rows for a in arms)}
+
+
+def interval(
+    items: Sequence[Mapping[int, Row]],
+    statistic: Statistic,
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = 0,
+) -> dict[str, float | None]:
+    """``{"value", "low", "high"}``: the statistic on ``items`` and its percentile-bootstrap
+    interval (items drawn with replacement, every arm of an item kept together). Resamples
+    where the statistic is undefined (None) are left out; all None when it is undefined on
+    the items themselves. O(resamples * cost of the statistic)."""
+    value = statistic(items)
+    if value is None:
+        return {"value": None, "low": None, "high": None}
+    rng = random.Random(seed)
+    draws = sorted(
+        v
+        for v in (
+            statistic([items[rng.randrange(len(items))] for _ in items]) for _ in range(resamples)
+        )
+        if v is not None
+    )
+    tail = (1 - LEVEL) / 2
+    low = draws[min(len(draws) - 1, int(tail * len(draws)))]
+    high = draws[min(len(draws) - 1, int((1 - tail) * len(draws)))]
+    return {"value": value, "low": low, "high": high}
+
+
+def _answerable(items: Sequence[Mapping[int, Row]]) -> list[Mapping[int, Row]]:
+    return [i for i in items if i[6].get("answerable") is not False]
+
+
+def coverage(items: Sequence[Mapping[int, Row]]) -> float | None:
+    """Share of answerable items that arm 6 answered (right or wrong)."""
+    answerable = _answerable(items)
+    if not answerable:
+        return None
+    return sum(row_outcome(i[6]) in (CORRECT, WRONG) for i in answerable) / len(answerable)
+
+
+def selective_gap(items: Sequence[Mapping[int, Row]]) -> float | None:
+    """Arm 6's selective accuracy minus arm 7's, at the larger coverage both reach."""
+    matched = matched_coverage([i[6] for i in items], [i[7] for i in items], row_outcome)
+    a, b = matched["accuracy_a"], matched["accuracy_b"]
+    return None if a is None or b is None else a - b
+
+
+def right_gap(items: Sequence[Mapping[int, Row]]) -> float | None:
+    """Right answers per item, arm 6 minus arm 1 (x items = the difference in right answers)."""
+    if not items:
+        return None
+    return sum(
+        (row_outcome(i[6]) == CORRECT) - (row_outcome(i[1]) == CORRECT) for i in items
+    ) / len(items)
+
+
+def abstention(items: Sequence[Mapping[int, Row]]) -> float | None:
+    """Share of unanswerable items on which arm 6 abstained."""
+    unanswerable = [i for i in items if i[6].get("answerable") is False]
+    if not unanswerable:
+        return None
+    return sum(row_outcome(i[6]) == ABSTAINED for i in unanswerable) / len(unanswerable)
+
+
+def width_gap(items: Sequence[Mapping[int, Row]]) -> float | None:
+    """Accuracy of arm 6's answers at width >= 2 minus at width 1; None without both."""
+    by_width: dict[bool, list[bool]] = {False: [], True: []}
+    for item in items:
+        row, result = item[6], row_outcome(item[6])
+        width = row.get("width")
+        if result in (CORRECT, WRONG) and isinstance(width, int) and width >= 1:
+            by_width[width >= 2].append(result == CORRECT)
+    if not by_width[False] or not by_width[True]:
+        return None
+    wide, narrow = by_width[True], by_width[False]
+    return sum(wide) / len(wide) - sum(narrow) / len(narrow)
+
+
+GOALS: dict[str, tuple[str, Statistic, float]] = {
+    "coverage": ("arm 6 answers >= 50% of answerable items", coverage, 0.5),
+    "selective": ("arm 6 - arm 7 accuracy at matched coverage >= +10 pp", selective_gap, 0.1),
+    "right": ("arm 6 - arm 1 right answers per item >= 0", right_gap, 0.0),
+    "abstain": ("arm 6 abstains on >= 80% of unanswerable items", abstention, 0.8),
+    "width": ("accuracy at width >= 2 minus width 1 > 0", width_gap, 1e-9),
+}
+"""name -> (what it asks, the statistic, the threshold the statistic must reach)."""
+
+
+def verdict(estimate: Mapping[str, float | None], threshold: float) -> str:
+    """``shown`` (the whole interval meets the threshold), ``met`` (the estimate does),
+    ``not met``, or ``not measured`` (undefined on these items)."""
+    value, low = estimate["value"], estimate["low"]
+    if value is None:
+        return "not measured"
+    if low is not None and low >= threshold:
+        return "shown"
+    return "met" if value >= threshold else "not met"
+
+
+def arm_counts(items: Sequence[Mapping[int, Row]], arm: int) -> dict[str, int]:
+    """Right, wrong and other (abstained, no answer, error) outcomes of one arm."""
+    outcomes = [row_outcome(i[arm]) for i in items]
+    right, wrong = outcomes.count(CORRECT), outcomes.count(WRONG)
+    return {"right": right, "wrong": wrong, "other": len(outcomes) - right - wrong}
+
+
+def goal_table(items: Items, *, resamples: int = BOOTSTRAP_RESAMPLES) -> dict[str, Any]:
+    """Every goal's estimate, interval and verdict, and each arm's counts, for ``items``."""
+    pooled = list(items.values())
+    goals = {}
+    for name, (asks, statistic, threshold) in GOALS.items():
+        estimate = interval(pooled, statistic, resamples=resamples)
+        goals[name] = {"asks": asks, **estimate, "verdict": verdict(estimate, threshold)}
+    return {
+        "items": len(pooled),
+        "answerable": len(_answerable(pooled)),
+        "arms": {arm: arm_counts(pooled, arm) for arm in (1, 6, 7)},
+        "goals": goals,
+    }
+
+
+def render(table: Mapping[str, Any]) -> str:
+    """The table as Markdown: arm counts, then one line per goal."""
+
+    def pct(x: float | None) -> str:
+        return "-" if x is None else f"{100 * x:+.0f}" if x < 0 else f"{100 * x:.0f}"
+
+    lines = [
+        f"{table['items']} items ({table['answerable']} answerable)",
+        "",
+        "| arm | right | wrong | abstained or no answer | right per wrong |",
+        "|---:|---:|---:|---:|---:|",
+    ]
+    for arm, c in table["arms"].items():
+        ratio = f"{c['right'] / c['wrong']:.2f}" if c["wrong"] else "-"
+        lines.append(f"| {arm} | {c['right']} | {c['wrong']} | {c['other']} | {ratio} |")
+    lines += ["", "| goal | estimate (%) | 95% interval (%) | verdict |", "|---|---:|---|---|"]
+    for goal in table["goals"].values():
+        span = f"{pct(goal['low'])} .. {pct(goal['high'])}" if goal["low"] is not None else "-"
+        lines.append(f"| {goal['asks']} | {pct(goal['value'])} | {span} | {goal['verdict']} |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", nargs="+", type=Path, help="evals.run or evals.replay folders")
+    parser.add_argument("--json", action="store_true", help="print the table as JSON")
+    args = parser.parse_args(argv)
+    missing = [str(d) for d in args.runs if not (d / "raw").is_dir()]
+    if missing:
+        print(f"error: no raw/ results in {', '.join(missing)}", file=sys.stderr)
+        return 2
+    table = goal_table(pool(args.runs))
+    print(json.dumps(table, indent=2, sort_keys=True) if args.json else render(table))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

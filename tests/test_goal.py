@@ -1,0 +1,135 @@
+"""The goal table (evals.goal): each statistic against hand-computed values on tiny inputs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evals.goal import (
+    abstention,
+    coverage,
+    goal_table,
+    interval,
+    main,
+    pool,
+    right_gap,
+    selective_gap,
+    verdict,
+    width_gap,
+)
+
+
+def row(item: str, arm: int, outcome: str, **extra: Any) -> dict[str, Any]:
+    return {"id": item, "arm": arm, "outcome": outcome, "answerable": True, **extra}
+
+
+def item(a1: str, a6: str, a7: str, **arm6: Any) -> dict[int, dict[str, Any]]:
+    answerable = arm6.pop("answerable", True)
+    return {
+        1: row("i", 1, a1, answerable=answerable),
+        6: row("i", 6, a6, answerable=answerable, **arm6),
+        7: row("i", 7, a7, answerable=answerable),
+    }
+
+
+def test_coverage_is_the_share_of_answerable_items_arm_6_answered() -> None:
+    items = [
+        item("correct", "correct", "wrong"),
+        item("correct", "wrong", "wrong"),
+        item("wrong", "abstained", "wrong"),
+        item("wrong", "abstained", "wrong"),
+        item("wrong", "correct", "wrong", answerable=False),  # not counted
+    ]
+    assert coverage(items) == 0.5
+
+
+def test_right_gap_counts_right_answers_per_item_and_abstention_on_unanswerable() -> None:
+    items = [
+        item("correct", "correct", "wrong"),
+        item("wrong", "correct", "wrong"),
+        item("correct", "abstained", "wrong"),
+        item("wrong", "abstained", "wrong", answerable=False),
+        item("wrong", "wrong", "wrong", answerable=False),
+    ]
+    assert right_gap(items) == (2 - 2) / 5
+    assert abstention(items) == 0.5
+    assert abstention(items[:3]) is None  # no unanswerable item: not measured
+
+
+def test_width_gap_compares_answers_at_width_two_or_more_with_width_one() -> None:
+    items = [
+        item("wrong", "correct", "wrong", width=2),
+        item("wrong", "correct", "wrong", width=3),
+        item("wrong", "correct", "wrong", width=1),
+        item("wrong", "wrong", "wrong", width=1),
+        item("wrong", "abstained", "wrong", width=None),
+    ]
+    assert width_gap(items) == 1.0 - 0.5
+    assert width_gap(items[2:]) is None  # no answer at width >= 2
+
+
+def test_selective_gap_compares_both_arms_at_the_coverage_both_reach() -> None:
+    # Arm 6 answers 2 of 4 (ranked by width), arm 7 answers all 4 (ranked by confidence):
+    # at coverage 1/2 arm 6 is 1/2 right and arm 7's two most confident are both right.
+    def with_conf(outcome: str, conf: float) -> dict[str, Any]:
+        return row("i", 7, outcome, confidence=conf)
+
+    items = [
+        {
+            1: row("a", 1, "wrong"),
+            6: row("a", 6, "correct", extra={"rank": [2, 3]}),
+            7: with_conf("correct", 0.9),
+        },
+        {
+            1: row("b", 1, "wrong"),
+            6: row("b", 6, "wrong", extra={"rank": [1, 2]}),
+            7: with_conf("correct", 0.8),
+        },
+        {1: row("c", 1, "wrong"), 6: row("c", 6, "abstained"), 7: with_conf("wrong", 0.5)},
+        {1: row("d", 1, "wrong"), 6: row("d", 6, "abstained"), 7: with_conf("wrong", 0.4)},
+    ]
+    assert selective_gap(items) == 0.5 - 1.0
+
+
+def test_the_interval_of_identical_items_is_the_point_and_undefined_stays_undefined() -> None:
+    items = [item("correct", "correct", "wrong")] * 5
+    assert interval(items, coverage, resamples=50) == {"value": 1.0, "low": 1.0, "high": 1.0}
+    assert interval(items, abstention, resamples=50) == {"value": None, "low": None, "high": None}
+
+
+@pytest.mark.parametrize(
+    ("estimate", "expected"),
+    [
+        ({"value": 0.6, "low": 0.55, "high": 0.7}, "shown"),
+        ({"value": 0.6, "low": 0.3, "high": 0.8}, "met"),
+        ({"value": 0.4, "low": 0.2, "high": 0.6}, "not met"),
+        ({"value": None, "low": None, "high": None}, "not measured"),
+    ],
+)
+def test_a_goal_is_shown_only_when_its_whole_interval_meets_it(
+    estimate: dict[str, float | None], expected: str
+) -> None:
+    assert verdict(estimate, 0.5) == expected
+
+
+def test_the_command_pools_folders_and_keeps_only_items_every_arm_has(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for folder, ids in (("multihop", ["m1", "m2"]), ("vitaminc", ["v1"])):
+        raw = tmp_path / folder / "raw"
+        raw.mkdir(parents=True)
+        for arm in (1, 6, 7):
+            kept = ids if arm != 7 else ids[:1]  # m2 has no arm 7 row: left out
+            lines = [json.dumps(row(i, arm, "correct", width=1)) for i in kept]
+            (raw / f"arm{arm}.jsonl").write_text("\n".join(lines) + "\n")
+    items = pool([tmp_path / "multihop", tmp_path / "vitaminc"])
+    assert sorted(items) == ["m1", "v1"]
+    table = goal_table(items, resamples=20)
+    assert table["arms"][6] == {"right": 2, "wrong": 0, "other": 0}
+    assert table["goals"]["coverage"]["verdict"] == "shown"
+    assert main([str(tmp_path / "multihop"), str(tmp_path / "vitaminc")]) == 0
+    assert "2 items (2 answerable)" in capsys.readouterr().out
+    assert main([str(tmp_path / "nowhere")]) == 2

@@ -100,6 +100,15 @@ def run_cli(server: FakeOpenAIServer, models_file: Path, out: Path, *extra: str)
     )
 
 
+def calls_of_run(
+    server: FakeOpenAIServer, models_file: Path, out: Path, *flags: str, code: int = 0
+) -> int:
+    """Run the CLI, check that it exits with ``code``, and return the chat requests it sent."""
+    before = len(server.chat_requests())
+    assert run_cli(server, models_file, out, *flags) == code
+    return len(server.chat_requests()) - before
+
+
 def raw(out: Path, arm: int) -> list[dict[str, Any]]:
     path = out / "raw" / f"arm{arm}.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
@@ -151,12 +160,10 @@ def test_a_rerun_with_the_same_out_makes_no_calls_and_a_larger_limit_adds_items(
 ) -> None:
     out = tmp_path / "run"
     with serve() as server:
-        assert run_cli(server, models_file, out, *items_flags("multihop", 2, "1,2")) == 0
-        first = len(server.chat_requests())
-        assert run_cli(server, models_file, out, *items_flags("multihop", 2, "1,2")) == 0
-        assert len(server.chat_requests()) == first
-        assert run_cli(server, models_file, out, *items_flags("multihop", 3, "1,2")) == 0
-        assert len(server.chat_requests()) == first + 3  # arm 1: one call, arm 2: two
+        assert calls_of_run(server, models_file, out, *items_flags("multihop", 2, "1,2")) > 0
+        assert calls_of_run(server, models_file, out, *items_flags("multihop", 2, "1,2")) == 0
+        # The new item only: arm 1 makes one call, arm 2 two.
+        assert calls_of_run(server, models_file, out, *items_flags("multihop", 3, "1,2")) == 3
     assert [r["id"] for r in raw(out, 2)] == ["multihop-0000", "multihop-0001", "multihop-0002"]
     assert len(json.loads((out / "run.json").read_text())["invocations"]) == 3
 
@@ -165,12 +172,11 @@ def test_resuming_with_other_settings_is_refused_before_any_call(
     tmp_path: Path, models_file: Path
 ) -> None:
     out = tmp_path / "run"
+    flags = items_flags("multihop", 1, "1")
     with serve() as server:
-        assert run_cli(server, models_file, out, *items_flags("multihop", 1, "1")) == 0
-        calls = len(server.chat_requests())
+        calls_of_run(server, models_file, out, *flags)
         other = ["--temperature", "0.5"]
-        assert run_cli(server, models_file, out, *items_flags("multihop", 1, "1"), *other) == 2
-        assert len(server.chat_requests()) == calls
+        assert calls_of_run(server, models_file, out, *flags, *other, code=2) == 0
 
 
 def test_a_failed_call_is_recorded_as_an_error_and_retried_on_resume(

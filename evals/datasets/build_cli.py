@@ -28,6 +28,17 @@ def builder_parser(doc: str | None, *flags: Flag) -> argparse.ArgumentParser:
     return parser
 
 
+def one_file_args(
+    doc: str | None, argv: list[str] | None, start: str, defaults: tuple[int, int, Path]
+) -> argparse.Namespace:
+    """The flags of a builder that writes one file, parsed from ``argv``: ``start`` (the
+    integer it starts from, a seed or a first item), ``--count`` and ``--out``, whose
+    defaults are ``defaults`` in that order."""
+    first, count, out = defaults
+    flags: tuple[Flag, ...] = ((start, int, first), ("--count", int, count), ("--out", Path, out))
+    return builder_parser(doc, *flags).parse_args(argv)
+
+
 def write_built(items: list[dict[str, Any]], path: Path, note: str = "") -> None:
     """Write ``items`` to ``path`` and say so on stderr (``note`` follows the path)."""
     write_items(items, path)

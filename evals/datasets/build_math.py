@@ -36,7 +36,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from evals.datasets.build_cli import builder_parser, write_built
+from evals.datasets.build_cli import one_file_args, write_built
 
 GENERATOR = "gsm_symbolic"
 LICENSE = "Apache-2.0"
@@ -208,12 +208,7 @@ def build(
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point; prints a provenance summary to stderr."""
-    args = builder_parser(
-        __doc__,
-        ("--seed", int, DEFAULT_SEED),
-        ("--count", int, DEFAULT_COUNT),
-        ("--out", Path, DEFAULT_OUT),
-    ).parse_args(argv)
+    args = one_file_args(__doc__, argv, "--seed", (DEFAULT_SEED, DEFAULT_COUNT, DEFAULT_OUT))
     items, rejected = build(args.seed, args.count)
     version = metadata.version("reasoning-gym")
     write_built(

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from evals.datasets.build_cli import builder_parser, write_built
+from evals.datasets.build_cli import one_file_args, write_built
 
 DEFAULT_SEED = 1613
 DEFAULT_COUNT = 150
@@ -571,12 +571,7 @@ def build(seed: int = DEFAULT_SEED, count: int = DEFAULT_COUNT) -> list[dict[str
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
-    args = builder_parser(
-        __doc__,
-        ("--seed", int, DEFAULT_SEED),
-        ("--count", int, DEFAULT_COUNT),
-        ("--out", Path, DEFAULT_OUT),
-    ).parse_args(argv)
+    args = one_file_args(__doc__, argv, "--seed", (DEFAULT_SEED, DEFAULT_COUNT, DEFAULT_OUT))
     write_built(build(args.seed, args.count), args.out, f" (seed {args.seed})")
     return 0
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evals.datasets.build_cli import builder_parser, write_built
+from evals.datasets.build_cli import one_file_args, write_built
 from evals.datasets.loaders import BUILTIN, load_items
 
 DEFAULT_FIRST = 120
@@ -80,12 +80,7 @@ def build(first: int, count: int) -> list[dict[str, Any]]:
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
-    args = builder_parser(
-        __doc__,
-        ("--first", int, DEFAULT_FIRST),
-        ("--count", int, DEFAULT_COUNT),
-        ("--out", Path, DEFAULT_OUT),
-    ).parse_args(argv)
+    args = one_file_args(__doc__, argv, "--first", (DEFAULT_FIRST, DEFAULT_COUNT, DEFAULT_OUT))
     write_built(build(args.first, args.count), args.out)
     return 0
 

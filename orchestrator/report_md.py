@@ -76,7 +76,7 @@ def _retrieval_md(report: RunReport) -> list[str]:
             outcome = f"refused: {r['refusal_reason']}"
         else:
             outcome = "answered"
-        out.append(f"| {r['round']} | {queries} | {chunks or '-'} | {outcome} |")
+        out.append(_row(r["round"], queries, chunks or "-", outcome))
     return [*out, "", *_context_md(retrieval)]
 
 
@@ -121,11 +121,9 @@ def _candidates_md(report: RunReport) -> list[str]:
     for c in report["candidates"]:
         state = "refuted" if c["refuted"] else ("yes" if c["grounded"] else "no")
         flags = ", ".join(c["flags"]) or "-"
-        out.append(
-            f"| {c['rank']} | {_cell(c['answer'] or '(none)')} | {_cell(c['claim'])} | {state} "
-            f"| {flags} | {c['width']} | {c['path_width']} | {c['max_flow']:g} "
-            f"| {c['run_support']} |"
-        )
+        answer, claim = _cell(c["answer"] or "(none)"), _cell(c["claim"])
+        support = (c["width"], c["path_width"], f"{c['max_flow']:g}", c["run_support"])
+        out.append(_row(c["rank"], answer, claim, state, flags, *support))
     failed = [(c, link) for c in report["candidates"] for link in c.get("failed_links", [])]
     if failed:  # the chain check's refusals, so a reader sees why a line does not count
         out += ["", "Links that do not count (chain check):", ""]
@@ -150,21 +148,18 @@ def _givens_md(report: RunReport) -> list[str]:
         for g in report["givens"]:
             given_source = g.get("citation")
             where = given_source["citation"] if given_source else "-"
-            source = f" {_cell(where)} |" if sourced else ""
-            out.append(
-                f"| `{g['span']}` | {_cell(g['text'] or '')} |{source} {', '.join(g['run_ids'])} |"
-            )
+            source = [_cell(where)] if sourced else []
+            text = _cell(g["text"] or "")
+            out.append(_row(f"`{g['span']}`", text, *source, ", ".join(g["run_ids"])))
     else:
         out.append("No given passed the citation check.")
     rejected = report["rejected_citations"]
     if rejected:
         out += ["", "Givens that failed the citation check (kept as unsupported assumptions):", ""]
         out += ["| run | node | claim | cited | reason |", "|---|---|---|---|---|"]
-        out += [
-            f"| {c['run_id']} | `{c['node']}` | {_cell(c['claim'])} | `{c['source'] or '-'}` "
-            f"| {c['reason']}: {_cell(c['detail'])} |"
-            for c in rejected
-        ]
+        for c in rejected:
+            cited, reason = f"`{c['source'] or '-'}`", f"{c['reason']}: {_cell(c['detail'])}"
+            out.append(_row(c["run_id"], f"`{c['node']}`", _cell(c["claim"]), cited, reason))
     return [*out, ""]
 
 
@@ -291,10 +286,9 @@ def _verifications_md(report: RunReport) -> list[str]:
     ]
     for v in report["verifications"]:
         t = v["tally"]
-        out.append(
-            f"| {v['round']} | {_cell(v['claim'])} (`{v['node_id']}`) | {t['supported']} "
-            f"| {t['refuted']} | {t['not_determinable']} | {t['no_vote']} | {v['outcome']} |"
-        )
+        claim = f"{_cell(v['claim'])} (`{v['node_id']}`)"
+        votes = (t["supported"], t["refuted"], t["not_determinable"], t["no_vote"])
+        out.append(_row(v["round"], claim, *votes, v["outcome"]))
     return [*out, ""]
 
 
@@ -307,11 +301,9 @@ def _runs_md(report: RunReport) -> list[str]:
     ]
     for run in report["runs"]:
         notes = "; ".join(run["errors"][:3]) + (" …" if len(run["errors"]) > 3 else "")
-        out.append(
-            f"| {run['run_id']} | {run['outcome']} | {run['accepted_nodes']} "
-            f"| {run['accepted_edges']} | {_cell(run.get('answer') or '-')} "
-            f"| {_cell(run.get('conclusion_claim') or '-')} | {_cell(notes)} |"
-        )
+        size = (run["accepted_nodes"], run["accepted_edges"])
+        said = (_cell(run["answer"] or "-"), _cell(run["conclusion_claim"] or "-"))
+        out.append(_row(run["run_id"], run["outcome"], *size, *said, _cell(notes)))
     return [*out, ""]
 
 
@@ -331,11 +323,10 @@ def _calls_md(report: RunReport) -> list[str]:
         "|---:|---|---|---|---|---|---|---:|---:|---|",
     ]
     for i, c in enumerate(report["calls"], 1):
-        out.append(
-            f"| {i} | {c['step']} | {c['role']} | `{c['subject']}` | {'yes' if c['ok'] else 'no'} "
-            f"| {_num(c['prompt_tokens'])}/{_num(c['completion_tokens'])} | {_usd(c['cost_usd'])} "
-            f"| {c['latency_s']:.2f} | {c['attempts']} | {c['parse_outcome'] or '-'} |"
-        )
+        what = (i, c["step"], c["role"], f"`{c['subject']}`", "yes" if c["ok"] else "no")
+        tokens = f"{_num(c['prompt_tokens'])}/{_num(c['completion_tokens'])}"
+        spent = (tokens, _usd(c["cost_usd"]), f"{c['latency_s']:.2f}", c["attempts"])
+        out.append(_row(*what, *spent, c["parse_outcome"] or "-"))
     return [*out, ""]
 
 
@@ -392,6 +383,11 @@ def _inline(text: object) -> str:
     the beginning of a line, so only a leading one is escaped)."""
     flat = " ".join(str(text).split()).replace("<", "\\<")
     return "\\" + flat if flat.startswith(">") else flat
+
+
+def _row(*cells: object) -> str:
+    """One row of a Markdown table."""
+    return "| " + " | ".join(map(str, cells)) + " |"
 
 
 def _cell(text: object) -> str:

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import signal
 import subprocess
-import sys
-import threading
 from pathlib import Path
 from typing import Any
 
 import networkx as nx
 import pytest
+from raw_server import REPO_ROOT, SERVER_COMMAND, RawServer
 
 from graph_server.fixture import CONCLUSION, RUNS
 from graph_server.server import dispatch
@@ -21,7 +19,6 @@ from graph_server.state import STATE_FORMAT, StateFile, StateFileError
 from graph_server.store import GraphStore
 from graph_server.validation import StoreLimits
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 GRAPH = "rack7"
 SPAN = {"id": "D1.1", "text": "The nightly cron job needs 2 GB of memory."}
 CITING = {
@@ -190,66 +187,6 @@ def test_a_saved_state_file_loads_back_into_an_equal_store(tmp_path: Path) -> No
     assert restored.dump_state() == store.dump_state()
 
 
-class RawServer:
-    """``python -m graph_server.server`` spoken to line by line, as a host would."""
-
-    def __init__(self, *args: str, errlog: Path) -> None:
-        with errlog.open("a") as err:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "graph_server.server", *args],
-                cwd=REPO_ROOT,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=err,
-                text=True,
-                encoding="utf-8",
-            )
-        self.lines: queue.Queue[str] = queue.Queue()
-        stdout = self.process.stdout
-        assert stdout is not None
-        threading.Thread(target=self._pump, args=(stdout,), daemon=True).start()
-        self.next_id = 0
-
-    def _pump(self, stdout: Any) -> None:
-        for line in stdout:
-            self.lines.put(line)
-
-    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        self.next_id += 1
-        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        while True:  # queue.get raises Empty rather than hanging the test
-            reply = json.loads(self.lines.get(timeout=60))
-            if reply.get("id") == self.next_id:
-                return reply
-
-    def send(self, message: dict[str, Any]) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(json.dumps(message) + "\n")
-        self.process.stdin.flush()
-
-    def start(self) -> None:
-        hello = {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"},
-        }
-        assert self.request("initialize", hello)["result"]["serverInfo"]["name"] == "logic-graph"
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        result: dict[str, Any] = self.request("tools/call", {"name": name, "arguments": arguments})[
-            "result"
-        ]
-        assert result["isError"] is False, result
-        structured: dict[str, Any] = result["structuredContent"]
-        return structured
-
-    def close(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait(timeout=30)
-
-
 def test_graphs_survive_kill_9_of_a_server_with_a_state_file(tmp_path: Path) -> None:
     state = tmp_path / "graphs.json"
     first = RawServer("--state-file", str(state), errlog=tmp_path / "stderr")
@@ -265,7 +202,7 @@ def test_graphs_survive_kill_9_of_a_server_with_a_state_file(tmp_path: Path) -> 
         os.kill(first.process.pid, signal.SIGKILL)  # no chance to flush or clean up
         assert first.process.wait(timeout=30) == -signal.SIGKILL
     finally:
-        first.close()
+        first.kill()
 
     second = RawServer("--state-file", str(state), errlog=tmp_path / "stderr")
     try:
@@ -274,14 +211,14 @@ def test_graphs_survive_kill_9_of_a_server_with_a_state_file(tmp_path: Path) -> 
         width = second.call("support_width", {"graph_id": GRAPH, "conclusion_id": CONCLUSION})
         assert width["disjoint_paths"] == 1
     finally:
-        second.close()
+        second.kill()
 
 
 def test_a_server_given_a_foreign_state_file_exits_with_an_error_naming_it(tmp_path: Path) -> None:
     state = tmp_path / "notes.json"
     state.write_text('{"todo": []}', encoding="utf-8")
     done = subprocess.run(
-        [sys.executable, "-m", "graph_server.server", "--state-file", str(state)],
+        [*SERVER_COMMAND, "--state-file", str(state)],
         cwd=REPO_ROOT,
         stdin=subprocess.PIPE,
         capture_output=True,
@@ -296,7 +233,7 @@ def test_a_server_given_a_foreign_state_file_exits_with_an_error_naming_it(tmp_p
 def test_server_help_prints_usage_and_exits_without_waiting_on_stdin() -> None:
     # stdin is a pipe nobody closes: a server that started serving would hang here.
     with subprocess.Popen(
-        [sys.executable, "-m", "graph_server.server", "--help"],
+        [*SERVER_COMMAND, "--help"],
         cwd=REPO_ROOT,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

@@ -11,18 +11,14 @@ and its reply says which.
 
 from __future__ import annotations
 
-import json
-import queue
-import subprocess
-import sys
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from raw_server import HELLO, RawServer
+
 PROMPT_REPLY_S = 10.0
 """Generous bound on one reply (they take milliseconds); the point is: a reply comes."""
 
@@ -71,62 +67,15 @@ HOSTILE: list[tuple[str, bytes, Any]] = [
 ]
 
 
-class RawServer:
-    """A spawned server spoken to in raw JSON-RPC lines."""
-
-    def __init__(self, process: subprocess.Popen[bytes]) -> None:
-        self.process = process
-        self.lines: queue.Queue[bytes] = queue.Queue()
-        assert process.stdout is not None
-        stdout = process.stdout
-        threading.Thread(target=lambda: [self.lines.put(x) for x in stdout], daemon=True).start()
-
-    def send_line(self, line: bytes) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(line + b"\n")
-        self.process.stdin.flush()
-
-    def send(self, message: dict[str, Any]) -> None:
-        self.send_line(json.dumps(message).encode())
-
-    def reply(self, timeout: float = 120.0) -> dict[str, Any]:
-        reply: dict[str, Any] = json.loads(self.lines.get(timeout=timeout))
-        return reply
-
-    def call(self, request_id: int, tool: str, arguments: dict[str, Any]) -> None:
-        params = {"name": tool, "arguments": arguments}
-        self.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
-
-
 @contextmanager
 def raw_server(tmp_path: Path) -> Iterator[RawServer]:
-    with (tmp_path / "server.stderr").open("w") as errlog:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "graph_server.server"],
-            cwd=REPO_ROOT,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=errlog,
-        )
-    server = RawServer(process)
+    """A started server, stopped at the end."""
+    server = RawServer(errlog=tmp_path / "server.stderr")
     try:
-        hello = {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"},
-        }
-        server.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello})
-        server.reply()
-        server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        server.start()
         yield server
     finally:
-        assert process.stdin is not None
-        process.stdin.close()
-        try:
-            process.wait(timeout=30)
-        finally:
-            if process.poll() is None:
-                process.kill()
+        server.stop()
 
 
 def test_every_hostile_line_gets_a_prompt_json_rpc_error_and_the_server_keeps_serving(
@@ -141,7 +90,7 @@ def test_every_hostile_line_gets_a_prompt_json_rpc_error_and_the_server_keeps_se
             assert reply["jsonrpc"] == "2.0" and reply["id"] == request_id, (case, reply)
             assert reply["error"]["code"] in (-32700, -32600), (case, reply)
             assert reply["error"]["message"], case
-        server.call(99, "list_graphs", {})
+        server.send_call(99, "list_graphs", {})
         answer = server.reply()
         assert answer["id"] == 99 and answer["result"]["isError"] is False
 
@@ -159,12 +108,7 @@ def test_server_info_names_the_package_version_and_only_tools_are_advertised(
     from graph_server.server import package_version
 
     with raw_server(tmp_path) as server:
-        hello = {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"},
-        }
-        server.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello})
+        server.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": HELLO})
         result = server.reply()["result"]
         server.send({"jsonrpc": "2.0", "id": 2, "method": "prompts/list"})
         prompts = server.reply()
@@ -185,7 +129,7 @@ def test_a_cancelled_ingest_applies_all_or_nothing_and_its_reply_says_which(
         for i, word in enumerate(["audit", "safety", "board", "annual"] * 5000)
     ]
     with raw_server(tmp_path) as server:
-        server.call(1, "assert_graph", {"graph_id": "big", "nodes": nodes})
+        server.send_call(1, "assert_graph", {"graph_id": "big", "nodes": nodes})
         time.sleep(0.3)
         server.send(
             {
@@ -195,7 +139,7 @@ def test_a_cancelled_ingest_applies_all_or_nothing_and_its_reply_says_which(
             }
         )
         reply = server.reply()
-        server.call(2, "list_graphs", {})
+        server.send_call(2, "list_graphs", {})
         listed = server.reply()["result"]["structuredContent"]["graphs"]
     assert reply["id"] == 1
     result = reply["result"]

@@ -4,11 +4,6 @@ Uses the SDK's own stdio client, as any MCP host would, plus one raw JSON-RPC
 conversation to check that junk on stdin cannot wedge the server.
 """
 
-import json
-import queue
-import subprocess
-import sys
-import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,14 +13,13 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from raw_server import REPO_ROOT, SERVER_COMMAND, RawServer
 from test_server_inmemory import FIXTURE_SESSION, GRAPH, call, library_payloads
 
 from graph_server.fixture import CONCLUSION, RUNS
 
 pytestmark = pytest.mark.anyio
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-SERVER_COMMAND = [sys.executable, "-m", "graph_server.server"]
 
 READ_ONLY = {
     "check_structure",
@@ -137,61 +131,16 @@ async def test_fixture_over_stdio_matches_library_mode_also_under_concurrent_cal
 def test_junk_on_stdin_gets_an_error_reply_and_the_next_request_is_answered(
     tmp_path: Path,
 ) -> None:
-    lines: queue.Queue[str] = queue.Queue()
-    with (tmp_path / "server.stderr").open("w") as errlog:
-        server = subprocess.Popen(
-            SERVER_COMMAND,
-            cwd=REPO_ROOT,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=errlog,
-            text=True,
-            encoding="utf-8",
-        )
-    assert server.stdin is not None and server.stdout is not None
-    stdout = server.stdout
-
-    def pump() -> None:
-        for line in stdout:
-            lines.put(line)
-
-    threading.Thread(target=pump, daemon=True).start()
-
-    def send(message: dict[str, Any] | str) -> None:
-        assert server.stdin is not None
-        text = message if isinstance(message, str) else json.dumps(message)
-        server.stdin.write(text + "\n")
-        server.stdin.flush()
-
-    def answer_to(request_id: int | None) -> dict[str, Any]:
-        while True:  # queue.get raises Empty instead of hanging the test
-            reply = json.loads(lines.get(timeout=60))
-            if reply.get("id") == request_id:
-                return reply
-
+    server = RawServer(errlog=tmp_path / "server.stderr")
     try:
-        hello = {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"},
-        }
-        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello})
-        assert answer_to(1)["result"]["serverInfo"]["name"] == "logic-graph"
-        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        server.start()
         for junk in ["not json at all {", "[1, 2, 3]", '{"jsonrpc": "2.0"}', "\x00" * 64]:
-            send(junk)
+            server.send(junk)
             # JSON-RPC: a line with no readable id is answered with id null.
-            assert answer_to(None)["error"]["code"] in (-32700, -32600)  # type: ignore[arg-type]
-        send({"jsonrpc": "2.0", "id": 2, "method": "no/such/method"})
-        assert answer_to(2)["error"]["code"] == -32601
-        call = {"name": "list_graphs", "arguments": {}}
-        send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": call})
-        reply = answer_to(3)["result"]
+            assert server.answer_to(None)["error"]["code"] in (-32700, -32600)
+        server.send({"jsonrpc": "2.0", "id": 99, "method": "no/such/method"})
+        assert server.answer_to(99)["error"]["code"] == -32601
+        reply = server.request("tools/call", {"name": "list_graphs", "arguments": {}})["result"]
         assert reply["isError"] is False and reply["structuredContent"]["graphs"] == []
     finally:
-        server.stdin.close()
-        try:
-            assert server.wait(timeout=30) == 0  # stdin closed: a clean exit
-        finally:
-            if server.poll() is None:
-                server.kill()
+        assert server.stop() == 0  # stdin closed: a clean exit

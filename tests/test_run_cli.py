@@ -71,18 +71,18 @@ def task_file(tmp_path: Path) -> Path:
     return path
 
 
+def served(task_file: Path, base_url: str, model: str = "fake-model") -> list[str]:
+    """The flags that run ``task_file`` on ``model`` at ``base_url``."""
+    return ["--task", str(task_file), "--model", model, "--base-url", base_url]
+
+
 def test_cli_answers_the_rack7_task_and_writes_both_reports(
     server: FakeOpenAIServer, task_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "out"
     code = main(
         [
-            "--task",
-            str(task_file),
-            "--model",
-            "fake-model",
-            "--base-url",
-            server.base_url,
+            *served(task_file, server.base_url),
             "--out",
             str(out),
             "--seed",
@@ -113,7 +113,7 @@ def test_cli_answers_the_rack7_task_and_writes_both_reports(
 def test_json_flag_prints_the_report(
     server: FakeOpenAIServer, task_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["--task", str(task_file), "--model", "fake-model", "--base-url", server.base_url]
+    argv = served(task_file, server.base_url)
     code = main([*argv, "--out", str(tmp_path / "o"), "--json", "--quiet", "--n", "3"])
     captured = capsys.readouterr()
     assert code == 0 and captured.err == ""
@@ -124,7 +124,7 @@ def test_json_flag_prints_the_report(
 def test_structured_output_flag_reaches_the_server(
     server: FakeOpenAIServer, task_file: Path, tmp_path: Path
 ) -> None:
-    argv = ["--task", str(task_file), "--model", "fake-model", "--base-url", server.base_url]
+    argv = served(task_file, server.base_url)
     assert main([*argv, "--out", str(tmp_path / "o"), "--quiet", "--structured-output"]) == 0
     assert all("response_format" in r for r in server.chat_requests())
 
@@ -181,16 +181,8 @@ def test_python_dash_m_runs_end_to_end_with_the_default_output_folder(
             sys.executable,
             "-m",
             "orchestrator.run",
-            "--task",
-            str(task_file),
-            "--model",
-            "fake-model",
-            "--base-url",
-            server.base_url,
-            "--n",
-            "2",
-            "--budget-calls",
-            "5",
+            *served(task_file, server.base_url),
+            *("--n", "2", "--budget-calls", "5"),
         ],
         cwd=tmp_path,
         env=env,
@@ -244,7 +236,7 @@ def test_a_rejected_key_or_no_credits_exits_1_with_one_line_and_few_requests(
     status: int, words: str, task_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with FakeOpenAIServer(lambda req, headers: FakeReply(status=status)) as fake:
-        argv = ["--task", str(task_file), "--model", "m", "--base-url", fake.base_url]
+        argv = served(task_file, fake.base_url, "m")
         code = main([*argv, "--out", str(tmp_path / "o"), "--quiet"])
         sent = len(fake.chat_requests())
     assert code == 1
@@ -283,7 +275,7 @@ def test_budget_seconds_bounds_a_run_against_a_slow_model_and_the_report_says_so
 ) -> None:
     slow_answer = GOOD + " " + "pad " * 400  # about 400 tokens: 20 s at 0.05 s per token
     with FakeOpenAIServer(lambda req, headers: slow_answer, seconds_per_token=0.05) as fake:
-        argv = ["--task", str(task_file), "--model", "m", "--base-url", fake.base_url]
+        argv = served(task_file, fake.base_url, "m")
         out = tmp_path / "o"
         code = main([*argv, "--out", str(out), "--quiet", "--budget-seconds", "1"])
     assert code == 1  # no call returned a reply: the backend's failure, not the evidence's
@@ -311,7 +303,7 @@ def test_a_server_that_drips_bytes_cannot_keep_a_run_past_its_budget_seconds(
     # it. The per-attempt limit stays at its 120 s default; the run's budget is 3 s.
     drip = FakeReply(body=completion_body(GOOD), drip_s=0.5, drip_headers=True)
     with FakeOpenAIServer(lambda req, headers: drip) as fake:
-        argv = ["--task", str(task_file), "--model", "m", "--base-url", fake.base_url]
+        argv = served(task_file, fake.base_url, "m")
         out = tmp_path / "o"
         started = time.monotonic()
         code = main([*argv, "--out", str(out), "--quiet", "--budget-seconds", "3"])
@@ -342,7 +334,7 @@ def test_a_run_whose_every_call_fails_at_the_backend_exits_1_with_the_backends_r
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     with FakeOpenAIServer(lambda req, headers: reply) as fake:
-        argv = ["--task", str(task_file), "--model", "m", "--base-url", fake.base_url]
+        argv = served(task_file, fake.base_url, "m")
         code = main([*argv, "--out", str(tmp_path / "o"), "--quiet", "--retries", "0"])
     assert code == 1
     line = _one_error_line(capsys.readouterr().err)
@@ -357,7 +349,7 @@ def test_replies_that_arrive_but_are_unusable_still_refuse_as_all_runs_failed(
     task_file: Path, tmp_path: Path
 ) -> None:
     with FakeOpenAIServer(lambda req, headers: "this is not a graph") as fake:
-        argv = ["--task", str(task_file), "--model", "m", "--base-url", fake.base_url]
+        argv = served(task_file, fake.base_url, "m")
         code = main([*argv, "--out", str(tmp_path / "o"), "--quiet"])
     assert code == 0
     report = json.loads((tmp_path / "o" / "report.json").read_text())
@@ -369,7 +361,7 @@ def test_request_timeout_retries_and_concurrency_flags_reach_the_client(
 ) -> None:
     slow = FakeReply(body=completion_body(GOOD), delay_s=0.3)
     with FakeOpenAIServer(lambda req, headers: slow) as fake:
-        argv = ["--task", str(task_file), "--model", "m", "--base-url", fake.base_url]
+        argv = served(task_file, fake.base_url, "m")
         flags = ["--request-timeout", "45", "--retries", "1", "--concurrency", "2"]
         code = main([*argv, *flags, "--out", str(tmp_path / "o"), "--quiet", "--n", "4"])
         peak = fake.max_in_flight
@@ -410,7 +402,7 @@ def test_live_progress_counts_against_the_planned_calls_and_reports_running_call
     monkeypatch.setattr("orchestrator.live_progress.TICK_S", 0.2)
     slow = FakeReply(body=completion_body(GOOD, completion_tokens=321), delay_s=1.0)
     with FakeOpenAIServer(lambda req, headers: slow) as fake:
-        argv = ["--task", str(task_file), "--model", "m", "--base-url", fake.base_url]
+        argv = served(task_file, fake.base_url, "m")
         code = main([*argv, "--out", str(tmp_path / "o"), "--n", "2", "--budget-calls", "20"])
     assert code == 0
     err = capsys.readouterr().err

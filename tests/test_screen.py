@@ -4,6 +4,8 @@ and default-model rule of evals.grounding."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +75,14 @@ def write_models(
     return path
 
 
+@contextmanager
+def persona_server(tmp_path: Path, **models: Any) -> Iterator[tuple[FakeOpenAIServer, Path]]:
+    """The personas served, and a models.json pointing at them (``models``: as
+    :func:`write_models` takes them)."""
+    with FakeOpenAIServer(persona_handler) as server:
+        yield server, write_models(tmp_path / "models.json", server.base_url, **models)
+
+
 def run_cli(tmp_path: Path, models_file: Path, *extra: str, models: str | None = None) -> int:
     argv = [
         "--models",
@@ -97,8 +107,7 @@ def result_rows(tmp_path: Path) -> list[dict[str, Any]]:
 def test_three_personas_are_scored_as_what_they_are_and_the_grounded_one_becomes_default(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with FakeOpenAIServer(persona_handler) as server:
-        models_file = write_models(tmp_path / "models.json", server.base_url)
+    with persona_server(tmp_path) as (server, models_file):
         before = json.loads(models_file.read_text(encoding="utf-8"))
         code = run_cli(tmp_path, models_file, "--set-default")
         requests = server.chat_requests()
@@ -155,8 +164,7 @@ def test_three_personas_are_scored_as_what_they_are_and_the_grounded_one_becomes
 
 
 def test_a_rerun_only_calls_the_pairs_not_yet_answered(tmp_path: Path) -> None:
-    with FakeOpenAIServer(persona_handler) as server:
-        models_file = write_models(tmp_path / "models.json", server.base_url)
+    with persona_server(tmp_path) as (server, models_file):
         assert run_cli(tmp_path, models_file, "--limit", "4", models=GROUNDED) == 0
         assert len(server.chat_requests()) == 4
         assert run_cli(tmp_path, models_file, "--limit", "6", models=GROUNDED) == 0
@@ -218,8 +226,7 @@ def test_a_malformed_items_line_names_its_line_and_nothing_is_run_or_lost(
     items = tmp_path / "items.jsonl"
     items.write_text("\n".join(lines) + "\n", encoding="utf-8")
     original = items.read_bytes()
-    with FakeOpenAIServer(persona_handler) as server:
-        models_file = write_models(tmp_path / "models.json", server.base_url)
+    with persona_server(tmp_path) as (server, models_file):
         code = run_cli(tmp_path, models_file, "--items", str(items))
         assert server.chat_requests() == []
     assert code == 2
@@ -251,8 +258,7 @@ def test_an_output_path_that_is_a_file_is_refused(
 def test_a_worst_case_above_the_cap_is_refused_before_any_call(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with FakeOpenAIServer(persona_handler) as server:
-        models_file = write_models(tmp_path / "models.json", server.base_url, price=1e-4)
+    with persona_server(tmp_path, price=1e-4) as (server, models_file):
         code = run_cli(tmp_path, models_file, "--max-cost", "0.50")
         assert server.chat_requests() == []
     assert code == 2
@@ -290,8 +296,7 @@ def test_a_run_stops_when_reported_costs_use_up_the_budget(
 def test_an_unpriced_model_is_refused_unless_explicitly_allowed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with FakeOpenAIServer(persona_handler) as server:
-        models_file = write_models(tmp_path / "models.json", server.base_url, models=())
+    with persona_server(tmp_path, models=()) as (server, models_file):
         args = ("--base-url", server.base_url, "--limit", "2")
         assert run_cli(tmp_path, models_file, *args, models=GROUNDED) == 2
         assert "no price known for persona/grounded" in capsys.readouterr().err
@@ -306,8 +311,7 @@ def test_an_unpriced_model_is_refused_unless_explicitly_allowed(
 def test_a_dry_run_prints_the_estimate_and_writes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with FakeOpenAIServer(persona_handler) as server:
-        models_file = write_models(tmp_path / "models.json", server.base_url)
+    with persona_server(tmp_path) as (server, models_file):
         before = models_file.read_bytes()
         assert run_cli(tmp_path, models_file, "--dry-run", "--set-default") == 0
         assert server.chat_requests() == []
@@ -320,8 +324,7 @@ def test_a_dry_run_prints_the_estimate_and_writes_nothing(
 def test_set_default_with_no_eligible_model_leaves_models_json_untouched(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with FakeOpenAIServer(persona_handler) as server:
-        models_file = write_models(tmp_path / "models.json", server.base_url)
+    with persona_server(tmp_path) as (_, models_file):
         before = models_file.read_bytes()
         assert run_cli(tmp_path, models_file, "--set-default", models=MEMORIZING) == 1
     captured = capsys.readouterr()
@@ -337,8 +340,7 @@ def test_a_torn_last_results_line_is_skipped_and_never_merged_into(
     out.mkdir()
     torn = '{"model": "persona/grounded", "item_id": "cf-01", "ans'
     (out / "results.jsonl").write_text(torn, encoding="utf-8")
-    with FakeOpenAIServer(persona_handler) as server:
-        models_file = write_models(tmp_path / "models.json", server.base_url)
+    with persona_server(tmp_path) as (_, models_file):
         assert run_cli(tmp_path, models_file, "--limit", "2", models=GROUNDED) == 0
     lines = (out / "results.jsonl").read_text(encoding="utf-8").splitlines()
     assert lines[0] == torn

@@ -39,14 +39,19 @@ def run(task: dict[str, Any], runs: dict[str, str], config: RunConfig) -> dict[s
     return run_task(task, client=client, model="scripted", config=config)
 
 
+def lookalike(given: str, source: str, inference: str, answer: str) -> dict[str, Any]:
+    """The look-alike example's report when both of its two runs reply with this graph."""
+    reply = graph_reply(given, source, inference, answer)
+    return run(LOOKALIKE, {"r1": reply, "r2": reply}, RunConfig(n=2, k=1, budget_calls=2))
+
+
 def test_the_lookalike_example_reports_the_failed_link_and_refuses_the_borrowed_year() -> None:
-    borrowed = graph_reply(
+    report = lookalike(
         "Embstone Ironworks was founded by Mara Vance in 1921",
         "D1.1",
         "Embstone Foundry was founded in 1921",
         "1921",
     )
-    report = run(LOOKALIKE, {"r1": borrowed, "r2": borrowed}, RunConfig(n=2, k=1, budget_calls=2))
     candidate = report["candidates"][0]
     assert candidate["answer"] == "1921" and candidate["width"] == 0
     assert candidate["failed_links"][0]["src"] == "D1.1"
@@ -56,13 +61,12 @@ def test_the_lookalike_example_reports_the_failed_link_and_refuses_the_borrowed_
 
 
 def test_the_lookalike_example_answers_from_the_right_entity() -> None:
-    right = graph_reply(
+    report = lookalike(
         "Embstone Foundry was founded by Oren Vane in 1934",
         "D2.1",
         "Embstone Foundry dates from 1934",
         "1934",
     )
-    report = run(LOOKALIKE, {"r1": right, "r2": right}, RunConfig(n=2, k=1, budget_calls=2))
     assert report["answer"] == "1934" and report["candidates"][0]["failed_links"] == []
 
 

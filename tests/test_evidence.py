@@ -13,45 +13,34 @@ def sentences(text: str) -> list[str]:
     return [text[a:b] for a, b in split_sentences(text)]
 
 
-def test_plain_sentences_are_split_at_full_stops_question_and_exclamation_marks() -> None:
-    assert sentences("One fact. Another fact! A question? Last.") == [
-        "One fact.",
-        "Another fact!",
-        "A question?",
-        "Last.",
-    ]
+SPLITS: dict[str, tuple[str, list[str]]] = {
+    "plain_sentences_end_at_full_stops_question_and_exclamation_marks": (
+        "One fact. Another fact! A question? Last.",
+        ["One fact.", "Another fact!", "A question?", "Last."],
+    ),
+    "abbreviations_initials_and_decimals_do_not_end_a_sentence": (
+        "Dr. Kell weighed 3.5 kg on Jan. 4 with J. Marsh, e.g. at noon. Then it ended.",
+        ["Dr. Kell weighed 3.5 kg on Jan. 4 with J. Marsh, e.g. at noon.", "Then it ended."],
+    ),
+    "quotes_stay_with_their_sentence": (
+        '"Is it safe?" she asked. "Yes." He left.',
+        ['"Is it safe?" she asked.', '"Yes."', "He left."],
+    ),
+    "blank_lines_headings_and_list_items_end_a_sentence_without_punctuation": (
+        "# Policy\n- cron runs on Linux\n- x9 runs Linux\n\nA paragraph without a stop",
+        ["# Policy", "- cron runs on Linux", "- x9 runs Linux", "A paragraph without a stop"],
+    ),
+    "lower_case_after_a_full_stop_does_not_start_a_sentence": (
+        "It weighs approx. two tons... maybe more.",
+        ["It weighs approx. two tons... maybe more."],
+    ),
+}
+"""What each case shows -> (text, its sentences)."""
 
 
-def test_abbreviations_initials_and_decimals_do_not_end_a_sentence() -> None:
-    text = "Dr. Kell weighed 3.5 kg on Jan. 4 with J. Marsh, e.g. at noon. Then it ended."
-    assert sentences(text) == [
-        "Dr. Kell weighed 3.5 kg on Jan. 4 with J. Marsh, e.g. at noon.",
-        "Then it ended.",
-    ]
-
-
-def test_quotes_stay_with_their_sentence() -> None:
-    assert sentences('"Is it safe?" she asked. "Yes." He left.') == [
-        '"Is it safe?" she asked.',
-        '"Yes."',
-        "He left.",
-    ]
-
-
-def test_blank_lines_headings_and_list_items_end_a_sentence_without_punctuation() -> None:
-    text = "# Policy\n- cron runs on Linux\n- x9 runs Linux\n\nA paragraph without a stop"
-    assert sentences(text) == [
-        "# Policy",
-        "- cron runs on Linux",
-        "- x9 runs Linux",
-        "A paragraph without a stop",
-    ]
-
-
-def test_lower_case_after_a_full_stop_does_not_start_a_sentence() -> None:
-    assert sentences("It weighs approx. two tons... maybe more.") == [
-        "It weighs approx. two tons... maybe more."
-    ]
+@pytest.mark.parametrize(("text", "expected"), SPLITS.values(), ids=SPLITS.keys())
+def test_sentences_end_where_a_reader_ends_them(text: str, expected: list[str]) -> None:
+    assert sentences(text) == expected
 
 
 def test_span_ids_number_documents_and_sentences_from_one() -> None:

@@ -48,6 +48,7 @@ from orchestrator.chain import (
     FailedLink,
     answer_follows,
     failed_links,
+    hangs_together,
     terms,
     without_links,
 )
@@ -233,10 +234,8 @@ class _Measure:
             return width, found, failed  # no chain check asked for, or nothing to check
         self.export = self.export or engine(store.get_graph(graph_id))
         failed = failed_links(nodes, self.export["edges"], node_id, chain.subject, chain.names)
-        if failed or chain.subject:
-            names = _names_subject(nodes, chain.subject) if chain.subject else None
-            width, found = _widths(without_links(self.export, failed), node_id, names)
-        return width, found, failed
+        counted = without_links(self.export, failed)
+        return (*_widths(counted, node_id, _admissible(nodes, chain)), failed)
 
 
 def _candidate(
@@ -341,19 +340,24 @@ def _widths(
     return {"disjoint_paths": len(paths), "paths": paths, "max_flow": flow}, found
 
 
-def _names_subject(
-    nodes: Mapping[str, Mapping[str, Any]], subject: frozenset[str]
+def _admissible(
+    nodes: Mapping[str, Mapping[str, Any]], chain: ChainContext
 ) -> Callable[[frozenset[str]], bool]:
-    """Whether an argument names the question's subject in one of its claims: a line of
-    evidence that never touches the subject is no support, whatever links another run drew
-    to it. Applied before minimality (:func:`graph_server.arguments.enumerate_arguments`),
-    so a run's chain that reaches the subject is not hidden by another run's shorter one
-    that does not."""
+    """Whether a derivation counts as an argument: it names the question's subject in one of
+    its claims (a line of evidence that never touches the subject is no support, whatever
+    links another run drew to it), and its claims hang together as one chain
+    (:func:`orchestrator.chain.hangs_together`: premises listed jointly must be linked to each
+    other, not only to the conclusion). Applied before minimality
+    (:func:`graph_server.arguments.enumerate_arguments`), so a run's chain that passes is not
+    hidden by another run's shorter one that fails."""
 
-    def names(claims: frozenset[str]) -> bool:
-        return any(n in nodes and terms(nodes[n]["claim"]) & subject for n in claims)
+    def counts(claims: frozenset[str]) -> bool:
+        texts = [nodes[n]["claim"] for n in sorted(claims) if n in nodes]
+        if chain.subject and not any(terms(text) & chain.subject for text in texts):
+            return False
+        return hangs_together(texts, chain.names)
 
-    return names
+    return counts
 
 
 def answer_flags(key: str, evidence_texts: Sequence[str] | None) -> tuple[str, ...]:

@@ -16,6 +16,7 @@ from orchestrator.chain import (
     answer_follows,
     evidence_names,
     failed_links,
+    hangs_together,
     subject_terms,
     without_links,
 )
@@ -182,3 +183,15 @@ def test_an_answer_that_only_repeats_the_question_is_no_answer_unless_it_is_offe
     either = ChainContext.of("Was the bridge built by Amy or by Dan?", [])
     assert not either.restates_question("dan")
     assert not brundrum.restates_question("yes")
+
+
+def test_joint_premises_hang_together_only_when_linked_to_each_other() -> None:
+    founded, born = DOCS[0], DOCS[2]  # Embstone Ironworks -> Mara Vance -> Tull
+    assert hangs_together([founded, born], NAMES)
+    assert hangs_together([born], NAMES) and hangs_together([], NAMES)
+    # Each premise may share words with the conclusion, but a hop is missing between them.
+    assert not hangs_together(["Embstone Ironworks opened in 1921.", born], NAMES)
+    # A shared word across look-alike names is no link (Vance / Vane).
+    assert not hangs_together(["Oren Vane was born in Tull.", founded], NAMES)
+    # Order does not matter: a chain a-b-c is connected through b wherever it is listed.
+    assert hangs_together([born, "Tull lies on the river Irra.", founded], NAMES)

@@ -101,10 +101,15 @@ def test_as_many_runs_finding_no_answer_as_giving_the_best_one_refuse() -> None:
     assert flags == {"Braskthorpe": [], "unanswerable": ["answer_unanswerable"]}
 
 
+def with_attack(src: str, dst: str) -> str:
+    """The good rack-7 reply, plus an attack from node ``src`` on node ``dst``."""
+    graph = json.loads(GOOD)
+    graph["edges"].append({"from": src, "to": dst, "relation": "attacks", "confidence": 0.9})
+    return json.dumps(graph)
+
+
 def test_a_single_runs_attack_does_not_sink_an_answer_three_runs_reached() -> None:
-    stray = json.loads(GOOD)
-    stray["edges"].append({"from": "A", "to": "Z", "relation": "attacks", "confidence": 0.9})
-    runs = {"r1": GOOD, "r2": GOOD, "r3": json.dumps(stray)}
+    runs = {"r1": GOOD, "r2": GOOD, "r3": with_attack("A", "Z")}
     report = run(RACK7_TASK, runs, RunConfig(n=3, k=2, budget_calls=3))
     assert report["attacks"] == [
         {"src": "D1.2", "dst": "answer:yes", "runs": ["r3"], "target_runs": 3, "counted": False}
@@ -113,9 +118,7 @@ def test_a_single_runs_attack_does_not_sink_an_answer_three_runs_reached() -> No
 
 
 def test_an_attack_drawn_by_enough_runs_counts() -> None:
-    stray = json.loads(GOOD)
-    stray["edges"].append({"from": "A", "to": "Z", "relation": "attacks", "confidence": 0.9})
-    runs = {"r1": GOOD, "r2": json.dumps(stray), "r3": json.dumps(stray)}
+    runs = {"r1": GOOD, "r2": with_attack("A", "Z"), "r3": with_attack("A", "Z")}
     report = run(RACK7_TASK, runs, RunConfig(n=3, k=2, budget_calls=3))
     assert report["attacks"][0]["counted"] is True
     assert report["refused"]  # an unattacked given defeats the answer it attacks
@@ -124,9 +127,7 @@ def test_an_attack_drawn_by_enough_runs_counts() -> None:
 def test_one_runs_attack_on_a_sentence_two_runs_cite_is_set_aside() -> None:
     # Seen on rack-7 seed 2 with the 0.5B: one run attacked the sentences other runs relied
     # on; at half the target's support it used to count and left every "yes" ungrounded.
-    stray = json.loads(GOOD)
-    stray["edges"].append({"from": "B", "to": "A", "relation": "attacks", "confidence": 0.9})
-    runs = {"r1": GOOD, "r2": json.dumps(stray)}
+    runs = {"r1": GOOD, "r2": with_attack("B", "A")}
     report = run(RACK7_TASK, runs, RunConfig(n=2, k=2, budget_calls=2))
     assert report["attacks"] == [
         {"src": "D2.1", "dst": "D1.2", "runs": ["r2"], "target_runs": 2, "counted": False}
@@ -135,9 +136,7 @@ def test_one_runs_attack_on_a_sentence_two_runs_cite_is_set_aside() -> None:
 
 
 def test_with_a_single_usable_run_its_own_attacks_still_count() -> None:
-    stray = json.loads(GOOD)
-    stray["edges"].append({"from": "A", "to": "Z", "relation": "attacks", "confidence": 0.9})
-    report = run(RACK7_TASK, {"r1": json.dumps(stray)}, RunConfig(n=1, k=1, budget_calls=1))
+    report = run(RACK7_TASK, {"r1": with_attack("A", "Z")}, RunConfig(n=1, k=1, budget_calls=1))
     assert report["attacks"][0]["counted"] is True and report["refused"]
 
 

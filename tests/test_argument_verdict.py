@@ -54,21 +54,26 @@ def run(runs: dict[str, str], n: int) -> dict[str, Any]:
     return run_task(RACK7_TASK, client=client, model="scripted", config=config)
 
 
-def test_one_run_resting_jointly_on_three_sentences_has_width_1() -> None:
-    report = run({"r1": JOINT}, n=1)
-
+def yes_with(
+    runs: dict[str, str], width: int, run_support: int
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(report, chosen answer) of ``runs``, one interrogation each, checked to answer yes at
+    ``width`` with ``run_support``."""
+    report = run(runs, n=len(runs))
     chosen = report["chosen"]
-    assert (chosen["node_id"], chosen["width"], chosen["run_support"]) == (YES, 1, 1)
+    assert (chosen["node_id"], chosen["width"], chosen["run_support"]) == (YES, width, run_support)
+    return report, chosen
+
+
+def test_one_run_resting_jointly_on_three_sentences_has_width_1() -> None:
+    report, chosen = yes_with({"r1": JOINT}, width=1, run_support=1)
     assert len(chosen["arguments"]) == 1
     assert chosen["meets_k"] is False
     assert "rests on 1 independent line of evidence (argument width 1" in report["statement"]
 
 
 def test_two_runs_with_disjoint_sentence_chains_to_the_same_answer_have_width_2() -> None:
-    report = run({"r1": VIA_SURVEY, "r2": VIA_POLICY}, n=2)
-
-    chosen = report["chosen"]
-    assert (chosen["node_id"], chosen["width"], chosen["run_support"]) == (YES, 2, 2)
+    report, chosen = yes_with({"r1": VIA_SURVEY, "r2": VIA_POLICY}, width=2, run_support=2)
     assert [[step["id"] for step in a] for a in chosen["arguments"]] == [
         ["D2.1", "r1:p0"],
         ["D3.2", "r2:q0"],
@@ -78,18 +83,12 @@ def test_two_runs_with_disjoint_sentence_chains_to_the_same_answer_have_width_2(
 
 
 def test_two_runs_with_the_same_chain_have_width_1_and_run_support_2() -> None:
-    report = run({"r1": VIA_SURVEY, "r2": VIA_SURVEY}, n=2)
-
-    chosen = report["chosen"]
-    assert (chosen["node_id"], chosen["width"], chosen["run_support"]) == (YES, 1, 2)
+    _, chosen = yes_with({"r1": VIA_SURVEY, "r2": VIA_SURVEY}, width=1, run_support=2)
     assert len(chosen["arguments"]) == 1
 
 
 def test_the_rack7_design_run_drawn_three_times_is_one_argument() -> None:
-    report = run({f"r{i}": GOOD for i in range(1, 4)}, n=3)
-
-    chosen = report["chosen"]
-    assert (chosen["width"], chosen["run_support"]) == (1, 3)
+    _, chosen = yes_with({f"r{i}": GOOD for i in range(1, 4)}, width=1, run_support=3)
     claims = {step["id"] for step in chosen["arguments"][0]}
     assert claims == {SPAN["A"], SPAN["B"], SPAN["D"], "r1:C", "r1:E"}
     assert len(chosen["argument_cut"]) == 1

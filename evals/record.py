@@ -14,6 +14,10 @@ set's banks to its first i items:
 * ``<root>/<set>-<model>-t0/``: arm 6 with one greedy interrogation (temperature 0); more
   greedy samples would repeat it.
 
+With ``--shape chain`` the same two invocations record arm 6 alone in the chain shape, into
+``<set>-<model>-chain/`` and ``<set>-<model>-chain-t0/`` (arms 1 and 7 do not depend on the
+shape; a replay with ``--shape chain`` reads them from the graph bank named beside).
+
 Interleaving the sets keeps them equally far along whenever the recording stops; re-running
 the same command resumes (each `evals.run` skips what its directory already holds). Exit
 status: 0 when every invocation succeeded, else the first failing invocation's status.
@@ -50,10 +54,15 @@ def invocations(set_name: str, limit: int, args: argparse.Namespace) -> list[lis
         str(args.max_tokens),
     ]
     root = Path(args.root)
+    name = f"{set_name}-{_slug(args.model)}"
+    if args.shape == "chain":
+        # Arms 1 and 7 do not depend on the shape: the graph banks already hold them.
+        base += ["--shape", "chain"]
+        name += "-chain"
     sampled = [
         *base,
         "--arms",
-        "1,6,7",
+        "1,6,7" if args.shape == "graph" else "6",
         "--n",
         str(args.samples),
         "--budget-calls",
@@ -61,7 +70,7 @@ def invocations(set_name: str, limit: int, args: argparse.Namespace) -> list[lis
         "--temp",
         str(args.temp),
         "--out",
-        str(root / f"{set_name}-{_slug(args.model)}"),
+        str(root / name),
     ]
     greedy = [
         *base,
@@ -74,7 +83,7 @@ def invocations(set_name: str, limit: int, args: argparse.Namespace) -> list[lis
         "--temp",
         "0",
         "--out",
-        str(root / f"{set_name}-{_slug(args.model)}-t0"),
+        str(root / f"{name}-t0"),
     ]
     return [sampled, greedy]
 
@@ -91,6 +100,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--max-tokens", type=int, default=512)
     parser.add_argument("--start", type=int, default=1, help="first item count to extend to")
+    parser.add_argument(
+        "--shape",
+        choices=("graph", "chain"),
+        default="graph",
+        help="interrogation shape; chain records arm 6 alone into <set>-<model>-chain[-t0]",
+    )
     args = parser.parse_args(argv)
     sets = [s.strip() for s in args.sets.split(",") if s.strip()]
     if not sets or args.items < 1 or args.samples < 1 or args.budget_calls < args.samples:

@@ -9,6 +9,7 @@ import os
 import re
 import sqlite3
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISREG
 
@@ -47,37 +48,35 @@ def file_version(name: str) -> str | None:
     return match.group(1) or match.group(2)
 
 
+@dataclass
 class IngestRun:
-    """The state of one ingest transaction (see :func:`corpus.index.ingest_directory`)."""
+    """The state of one ingest transaction (see :func:`corpus.index.ingest_directory`): its
+    inputs, then what it did so far."""
 
-    def __init__(
-        self,
-        conn: sqlite3.Connection,
-        root: Path,
-        files: dict[str, Path],
-        progress: Progress | None,
-        embedder: Embedder | None,
-        max_chars: int,
-    ) -> None:
-        self.conn = conn
-        self.root = root
-        self.files = files
-        self.progress = progress
-        self.embedder = embedder
-        self.max_chars = max_chars
-        self.chunker = f"{CHUNKER_VERSION}:{max_chars}"
-        self.force = False
-        self.accepted: list[str] = []
-        self.replaced: list[str] = []
-        self.skipped: list[str] = []
-        self.removed: list[str] = []
-        self.failed: list[FileProblem] = []
-        self.empty: list[str] = []
-        self.chunks_added = 0
-        self.chunks_removed = 0
-        self.chunks_embedded = 0
-        self.bytes_read = 0
-        self.dense_note = ""
+    conn: sqlite3.Connection
+    root: Path
+    files: dict[str, Path]
+    progress: Progress | None
+    embedder: Embedder | None
+    max_chars: int
+    force: bool = False
+    """Every file is re-chunked: the chunker changed since the index was written."""
+    accepted: list[str] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    failed: list[FileProblem] = field(default_factory=list)
+    empty: list[str] = field(default_factory=list)
+    chunks_added: int = 0
+    chunks_removed: int = 0
+    chunks_embedded: int = 0
+    bytes_read: int = 0
+    dense_note: str = ""
+
+    @property
+    def chunker(self) -> str:
+        """The chunker's rules version and size bound, as the index's meta records them."""
+        return f"{CHUNKER_VERSION}:{self.max_chars}"
 
     def prepare(self, path: Path) -> None:
         """Create the schema in a new file, or check an existing one; decide whether every

@@ -14,8 +14,8 @@ from orchestrator.reply_fields import (
     kind_of,
     read_answer,
     read_source,
-    single_object,
 )
+from orchestrator.reply_top import read_top
 
 
 def normalise_chain(
@@ -24,13 +24,10 @@ def normalise_chain(
     """(the built graph or None, item errors, the fatal problem or None) for a loaded chain
     reply ``value``; ``spans`` maps span ids to sentences, steps past ``max_steps`` are dropped
     (noted). Never raises. Cost: O(steps)."""
-    errors: list[str] = []
-    obj = single_object(value, errors)
-    if obj is None:
-        return None, errors, f"top level is {kind_of(value)}, not an object"
-    steps = obj.get("steps")
-    if not isinstance(steps, list):
-        return None, errors, f"field 'steps' must be a list, got {kind_of(steps)}"
+    top = read_top(value, "steps", list, "a list")
+    obj, steps, errors = top.obj, top.value, top.errors
+    if top.problem is not None:
+        return None, errors, top.problem
     answer = read_answer(obj, errors)
     if answer is None:
         return None, errors, "the chain has no answer"

@@ -25,8 +25,8 @@ from orchestrator.reply_fields import (
     read_confidence,
     read_identifier,
     read_source,
-    single_object,
 )
+from orchestrator.reply_top import read_top
 
 
 def normalise_graph(
@@ -35,13 +35,10 @@ def normalise_graph(
     """(the normalised graph or None, item errors, the fatal problem or None) for a loaded
     reply ``value``: nodes past ``max_nodes`` and edges past ``max_edges`` are dropped (noted).
     Never raises. Cost: O(nodes + edges)."""
-    errors: list[str] = []
-    obj = single_object(value, errors)
-    if obj is None:
-        return None, errors, f"top level is {kind_of(value)}, not an object"
-    raw_nodes = obj.get("nodes")
-    if not isinstance(raw_nodes, list):
-        return None, errors, f"field 'nodes' must be a list, got {kind_of(raw_nodes)}"
+    top = read_top(value, "nodes", list, "a list")
+    obj, raw_nodes, errors = top.obj, top.value, top.errors
+    if top.problem is not None:
+        return None, errors, top.problem
     if len(raw_nodes) > max_nodes:
         errors.append(f"nodes: {len(raw_nodes)} given, limit {max_nodes}; the rest dropped")
     nodes: list[dict[str, Any]] = []

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from orchestrator.reply_fields import kind_of, single_object
+from orchestrator.reply_fields import kind_of
+from orchestrator.reply_top import read_top
 from orchestrator.schemas import VERDICTS
 
 MAX_REASON_CHARS = 2000
@@ -15,13 +16,10 @@ def normalise_verdict(value: Any) -> tuple[tuple[str, str] | None, list[str], st
     """((verdict, reason) or None, item errors, the fatal problem or None) for a loaded reply
     ``value``; the verdict is one of :data:`orchestrator.schemas.VERDICTS` and the reason is cut
     to :data:`MAX_REASON_CHARS` (noted). Never raises."""
-    errors: list[str] = []
-    obj = single_object(value, errors)
-    if obj is None:
-        return None, errors, f"top level is {kind_of(value)}, not an object"
-    raw = obj.get("verdict")
-    if not isinstance(raw, str):
-        return None, errors, f"field 'verdict' must be a string, got {kind_of(raw)}"
+    top = read_top(value, "verdict", str, "a string")
+    obj, raw, errors = top.obj, top.value, top.errors
+    if top.problem is not None:
+        return None, errors, top.problem
     verdict = re.sub(r"[\s\-]+", "_", raw.strip().lower())
     if verdict not in VERDICTS:
         return None, errors, f"verdict {raw!r} is not one of {list(VERDICTS)}"

@@ -304,6 +304,17 @@ def oracle_width(family: list[frozenset[str]]) -> int:
     return 0
 
 
+ORACLE_RUNS = settings(
+    max_examples=300,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+"""Hypothesis settings of the tests against the brute-force oracle: reproducible, and as many
+random graphs as the oracle's exhaustive search affords."""
+
+
 def oracle_cut_size(family: list[frozenset[str]]) -> int:
     elements = sorted(set().union(*family)) if family else []
     for size in range(len(elements) + 1):
@@ -313,13 +324,7 @@ def oracle_cut_size(family: list[frozenset[str]]) -> int:
     raise AssertionError("the set of every element always meets the family")
 
 
-@settings(
-    max_examples=300,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+@ORACLE_RUNS
 @given(run_graphs())
 def test_argument_width_matches_brute_force_on_small_random_graphs(case: Case) -> None:
     store = ingest(case)
@@ -376,13 +381,7 @@ def test_a_longer_chain_naming_the_subject_is_not_hidden_by_a_shorter_one_that_d
     assert found.arguments == (("linux_only", "x9_linux"),) and found.width == 1
 
 
-@settings(
-    max_examples=300,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+@ORACLE_RUNS
 @given(run_graphs(), st.frozensets(st.sampled_from([f"n{i}" for i in range(9)]), max_size=3))
 def test_admissible_arguments_agree_with_the_oracle_on_small_random_graphs(
     case: Case, marked: frozenset[str]

@@ -49,26 +49,31 @@ class Ingested:
         }
 
 
-def ingest_nodes(
-    state: GraphState,
-    nodes: list[Any],
-    run_id: str | None,
-    undo: Undo,
-    checkpoint: Callable[[], None],
-    limits: StoreLimits,
-    out: Ingested,
-) -> None:
-    """Validate and add ``nodes`` to ``state``, recording results in ``out``.
+@dataclass(frozen=True)
+class IngestCall:
+    """What one ``assert_graph`` call ingests under: its run id, the undo log, the
+    cancellation ``checkpoint`` (run every ``_BATCH`` items; it may raise
+    :class:`graph_server.dedup.Cancelled`), the store's limits, and ``out`` for the results."""
+
+    run_id: str | None
+    undo: Undo
+    checkpoint: Callable[[], None]
+    limits: StoreLimits
+    out: Ingested = field(default_factory=Ingested)
+
+
+def ingest_nodes(state: GraphState, nodes: list[Any], call: IngestCall) -> None:
+    """Validate and add ``nodes`` to ``state``, recording results in ``call.out``.
 
     A given is checked against the graph's evidence (when it has any) and kept as an
-    ``assumption`` if its citation fails. ``checkpoint`` runs every ``_BATCH`` items and may
-    raise :class:`graph_server.dedup.Cancelled`. Cost: O(items), plus the citation checks.
+    ``assumption`` if its citation fails. Cost: O(items), plus the citation checks.
     """
+    out = call.out
     spans = SpanTable(state.evidence)
     for index, raw in enumerate(nodes):
         if index % _BATCH == 0:
-            checkpoint()
-        record = parse_node(raw, run_id, limits)
+            call.checkpoint()
+        record = parse_node(raw, call.run_id, call.limits)
         if isinstance(record, NodeRecord) and record.type == "given" and state.evidence:
             check = check_citation(record.claim, record.source, spans)
             out.citations.append(
@@ -83,7 +88,9 @@ def ingest_nodes(
             )
             if not check.ok:  # kept, but as a premise nothing supports
                 record = replace(record, type="assumption")
-        outcome = record if isinstance(record, str) else add_node(state, record, undo, limits)
+        outcome = (
+            record if isinstance(record, str) else add_node(state, record, call.undo, call.limits)
+        )
         if outcome is None:
             assert isinstance(record, NodeRecord)
             out.accepted_nodes.append(record.id)
@@ -93,27 +100,22 @@ def ingest_nodes(
             out.rejected.append({"at": f"nodes.{index}", "item": echo(raw), "reason": outcome})
 
 
-def ingest_edges(
-    state: GraphState,
-    graph_id: str,
-    edges: list[Any],
-    run_id: str | None,
-    undo: Undo,
-    checkpoint: Callable[[], None],
-    limits: StoreLimits,
-    out: Ingested,
-) -> None:
-    """Validate and add ``edges`` to ``state``, recording results in ``out``. O(items)."""
+def ingest_edges(state: GraphState, graph_id: str, edges: list[Any], call: IngestCall) -> None:
+    """Validate and add ``edges`` to ``state``, recording results in ``call.out``. O(items)."""
     for index, raw in enumerate(edges):
         if index % _BATCH == 0:
-            checkpoint()
-        edge = parse_edge(raw, run_id, limits)
-        added = edge if isinstance(edge, str) else add_edge(state, graph_id, edge, undo, limits)
+            call.checkpoint()
+        edge = parse_edge(raw, call.run_id, call.limits)
+        added = (
+            edge
+            if isinstance(edge, str)
+            else add_edge(state, graph_id, edge, call.undo, call.limits)
+        )
         if isinstance(added, list):
-            out.accepted_edges.append(added)
+            call.out.accepted_edges.append(added)
         else:
-            out.rejected.append({"at": f"edges.{index}", "item": echo(raw), "reason": added})
-    checkpoint()
+            call.out.rejected.append({"at": f"edges.{index}", "item": echo(raw), "reason": added})
+    call.checkpoint()
 
 
 def add_node(state: GraphState, record: NodeRecord, undo: Undo, limits: StoreLimits) -> str | None:

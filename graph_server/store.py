@@ -30,7 +30,13 @@ from typing import Any, TypeVar
 
 from graph_server import _store_payloads as payloads
 from graph_server import checks, disputes, export, semantics
-from graph_server._store_ingest import Ingested, ingest_edges, ingest_nodes, parse_spans
+from graph_server._store_ingest import (
+    IngestCall,
+    Ingested,
+    ingest_edges,
+    ingest_nodes,
+    parse_spans,
+)
 from graph_server._store_persist import (
     assert_batches,
     check_merge_chains,
@@ -541,11 +547,11 @@ class GraphStore:
 
         Raises :class:`Rejected` over the budget and whatever ``checkpoint`` raises. O(items).
         """
-        result = Ingested()
-        ingest_nodes(state, nodes, run_id, undo, checkpoint, self.limits, result)
+        call = IngestCall(run_id, undo, checkpoint, self.limits)
+        ingest_nodes(state, nodes, call)
         self._charge(state, undo)
-        ingest_edges(state, graph_id, edges, run_id, undo, checkpoint, self.limits, result)
-        return result
+        ingest_edges(state, graph_id, edges, call)
+        return call.out
 
     def _charge(self, state: GraphState, undo: Undo) -> None:
         """Reserve the new claims' bytes in the memory budget, or refuse the whole call."""

@@ -192,7 +192,8 @@ def offered(question: str) -> frozenset[str]:
 
 def subject_terms(question: str) -> frozenset[str]:
     """What an argument must reach: the question's names and numbers (in :func:`terms`
-    form), or, for a question with neither, its content words. Only the question proper
+    form), or, for a question with neither, its content words but the kind of thing it asks
+    for (:func:`_asked_for`). Only the question proper
     counts (:func:`asked`): a sentence-initial word of a format instruction ("Answer with the
     name only", "Respond only with ...") looks like a name, but no evidence mentions it."""
     question = asked(question)
@@ -202,7 +203,15 @@ def subject_terms(question: str) -> frozenset[str]:
         if word.casefold() not in STOPWORDS | AUXILIARIES | FILLERS | _QUESTION_WORDS
     )
     found = terms(named) | frozenset(claim_key(question).numbers)
-    return found or (terms(question) - _QUESTION_WORDS)
+    return found or (terms(question) - _QUESTION_WORDS - _asked_for(question))
+
+
+def _asked_for(question: str) -> frozenset[str]:
+    """The kind of thing a question asks for, in :func:`terms` form: the word after "which",
+    "what" or "whose" ("On which river lies the town ..." -> ``{"river"}``). It is the answer's
+    category, not the question's subject: any sentence about some river would carry it."""
+    found = re.findall(r"\b(?:which|what|whose)\s+([^\W\d_]+)", question, flags=re.IGNORECASE)
+    return terms(" ".join(found))
 
 
 def evidence_names(texts: Iterable[str]) -> frozenset[str]:

@@ -51,6 +51,15 @@ def test_the_question_subject_is_its_names_and_numbers_else_its_content_words() 
     assert subject_terms("is the nightly cron job allowed on weekends?") >= {"cron", "job"}
 
 
+def test_the_kind_of_thing_asked_for_is_not_the_subject() -> None:
+    # Any sentence about some river would name "river"; the brundrum is what must be reached.
+    found = subject_terms(
+        "On which river lies the town where the inventor of the brundrum was born?"
+    )
+    assert "river" not in found and "brundrum" in found
+    assert "year" not in subject_terms("What year was the korhorn carved?")
+
+
 def test_the_look_alike_chain_is_flagged() -> None:
     claims = {
         "a": DOCS[0],

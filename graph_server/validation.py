@@ -226,12 +226,10 @@ def parse_node(raw: Any, run_id: str | None, limits: StoreLimits) -> NodeRecord 
     if isinstance(head, str):
         return head
     raw, node_id, claim = head
-    node_type = raw.get("type")
-    if node_type not in NODE_TYPES:
-        return f"type must be one of {', '.join(NODE_TYPES)}; got {shown(node_type)}"
-    weight = _confidence_and_run_ids(raw, run_id, limits)
-    if isinstance(weight, str):
-        return weight
+    typed = _kind_and_weight(raw, "type", NODE_TYPES, run_id, limits)
+    if isinstance(typed, str):
+        return typed
+    node_type, weight = typed
     source = raw.get("source")
     if source is not None:
         source, problem = normalise_id("source", source, limits)
@@ -290,13 +288,28 @@ def parse_edge(raw: Any, run_id: str | None, limits: StoreLimits) -> EdgeRecord 
     src, dst = endpoints
     if src == dst:
         return f"src and dst are both {src!r}: a claim cannot support or attack itself"
-    relation = raw.get("relation")
-    if relation not in RELATIONS:
-        return f"relation must be one of {', '.join(RELATIONS)}; got {shown(relation)}"
-    weight = _confidence_and_run_ids(raw, run_id, limits)
-    if isinstance(weight, str):
-        return weight
+    typed = _kind_and_weight(raw, "relation", RELATIONS, run_id, limits)
+    if isinstance(typed, str):
+        return typed
+    relation, weight = typed
     return EdgeRecord(src, dst, relation, *weight)
+
+
+def _kind_and_weight(
+    raw: dict[str, Any],
+    field: str,
+    allowed: tuple[str, ...],
+    run_id: str | None,
+    limits: StoreLimits,
+) -> tuple[str, tuple[float, frozenset[str]]] | str:
+    """What nodes and edges both carry: a kind in ``field`` (one of ``allowed``), a
+    confidence and run ids; returns ``(kind, (confidence, run ids))`` or the rejection
+    reason."""
+    kind = raw.get(field)
+    if kind not in allowed:
+        return f"{field} must be one of {', '.join(allowed)}; got {shown(kind)}"
+    weight = _confidence_and_run_ids(raw, run_id, limits)
+    return weight if isinstance(weight, str) else (kind, weight)
 
 
 def _confidence_and_run_ids(

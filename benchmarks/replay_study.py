@@ -1,7 +1,7 @@
 """Replay the committed reply banks under several arm 6 settings and print one table.
 
-    python benchmarks/replay_study.py [--model local-1.5b]
-        [--sets multihop,logical_deduction,vitaminc] [--out runs/replay-study]
+    python benchmarks/replay_study.py [--model local-1.5b] [--shape graph|chain]
+        [--sets multihop,logical_deduction,vitaminc] [--out runs/replay-study] [--banks DIR]
 
 For each set with a bank ``evals/banks/<set>-<model>/`` (and its greedy companion ``-t0``),
 `evals.replay` runs arms 1, 6 and 7 offline, once per setting:
@@ -11,6 +11,9 @@ For each set with a bank ``evals/banks/<set>-<model>/`` (and its greedy companio
 * ``n2``: N=2 sampled interrogations, 5 calls (the evaluation's usual setting);
 * ``greedy+1``: N=2 with the first interrogation greedy (temperature 0, from the ``-t0`` bank);
 * ``greedy``: N=1, greedy (arms 1 and 6: a greedy arm 7 would repeat one answer).
+
+With ``--shape chain`` arm 6 is replayed from the ``<set>-<model>-chain`` banks (and their
+``-t0``), on their items, with arms 1 and 7 from the graph bank.
 
 Each row gives, per arm, right / wrong / abstained over the items, and the calls the banks could
 not answer (a verification today's logic asked for and the recording did not, or samples of an
@@ -69,6 +72,12 @@ def main() -> int:
         default=ROOT / "evals" / "banks",
         help="folder of the banks (a copy keeps a comparison still while a recording goes on)",
     )
+    parser.add_argument(
+        "--shape",
+        choices=("graph", "chain"),
+        default="graph",
+        help="arm 6 shape; chain replays the <set>-<model>-chain banks (evals.record)",
+    )
     args = parser.parse_args()
     print(
         "| set | setting | items | arm 1 right/wrong/abst. | arm 6 right/wrong/abst. "
@@ -76,14 +85,25 @@ def main() -> int:
     )
     print("|---|---|---:|---|---|---|---:|")
     for set_name in [s for s in args.sets.split(",") if s]:
-        bank = args.banks / f"{set_name}-{args.model}"
+        graph_bank = args.banks / f"{set_name}-{args.model}"
+        bank = (
+            graph_bank
+            if args.shape == "graph"
+            else graph_bank.with_name(f"{graph_bank.name}-chain")
+        )
         greedy = bank.with_name(bank.name + "-t0")
         if not bank.is_dir():
             print(f"| {set_name} | (no bank at {bank}) | | | | | |")
             continue
         for name, flags in SETTINGS.items():
-            out = args.out / f"{set_name}-{args.model}" / name
+            out = args.out / f"{bank.name}" / name
             banks = [str(bank)] + ([str(greedy)] if greedy.is_dir() else [])
+            if args.shape == "chain":
+                # The chain bank holds arm 6 alone: its items, arms 1 and 7 from the graph bank.
+                banks.append(str(graph_bank))
+                arms = "1,6" if "--arms" in flags else "1,6,7"
+                flags = [f for f in flags if f not in ("--arms", "1,6")] + ["--arms", arms]
+                flags += ["--shape", "chain"]
             shutil.rmtree(out, ignore_errors=True)  # a replay starts from an empty folder
             with contextlib.redirect_stdout(io.StringIO()):  # keep the table on stdout alone
                 code = replay.main([*banks, "--out", str(out), "--offline", *flags])

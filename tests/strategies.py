@@ -12,10 +12,24 @@ import hashlib
 import unicodedata
 from dataclasses import dataclass
 
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 CONFIDENCE_STEPS = 20
 """Confidences are multiples of 1/20 so oracles can use exact integer capacities."""
+
+
+def reproducible(max_examples: int, *also_suppressed: HealthCheck) -> settings:
+    """Settings for a property test checked against an oracle: the same examples every run
+    (derandomized, no example database), no deadline, and ``too_slow`` (plus
+    ``also_suppressed``) not raised, since the oracles are exhaustive and slow."""
+    return settings(
+        max_examples=max_examples,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, *also_suppressed],
+    )
 
 
 @dataclass(frozen=True)

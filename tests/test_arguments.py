@@ -15,9 +15,9 @@ from typing import Any
 
 import networkx as nx
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from strategies import distinct_claim
+from strategies import distinct_claim, reproducible
 
 from graph_server.arguments import (
     argument_width,
@@ -304,15 +304,8 @@ def oracle_width(family: list[frozenset[str]]) -> int:
     return 0
 
 
-ORACLE_RUNS = settings(
-    max_examples=300,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-"""Hypothesis settings of the tests against the brute-force oracle: reproducible, and as many
-random graphs as the oracle's exhaustive search affords."""
+ORACLE_RUNS = reproducible(300)
+"""As many random graphs as the brute-force oracle's exhaustive search affords."""
 
 
 def oracle_cut_size(family: list[frozenset[str]]) -> int:
@@ -341,7 +334,7 @@ def test_argument_width_matches_brute_force_on_small_random_graphs(case: Case) -
     assert all(not claims.isdisjoint(result["min_cut"]) for claims in family)
 
 
-@settings(max_examples=200, deadline=None, derandomize=True, database=None)
+@reproducible(200)
 @given(st.lists(st.frozensets(st.sampled_from("abcdefg"), min_size=1, max_size=4), max_size=9))
 def test_packing_and_cut_match_brute_force_on_random_families(
     family: list[frozenset[str]],

@@ -31,7 +31,7 @@ import networkx as nx
 import pytest
 from argumentation.core.dung import ArgumentationFramework
 from argumentation.core.labelling import grounded_labelling as package_grounded_labelling
-from hypothesis import HealthCheck, example, given, note, settings
+from hypothesis import HealthCheck, example, given, note
 from hypothesis import strategies as st
 from strategies import (
     CONFIDENCE_STEPS,
@@ -41,6 +41,7 @@ from strategies import (
     argument_graphs,
     claim_lists,
     distinct_claim,
+    reproducible,
 )
 
 from graph_server.similarity import (
@@ -51,20 +52,8 @@ from graph_server.similarity import (
 )
 from graph_server.store import GraphStore
 
-GRAPH_SETTINGS = settings(
-    max_examples=80,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-DEDUP_SETTINGS = settings(
-    max_examples=100,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+GRAPH_SETTINGS = reproducible(80, HealthCheck.data_too_large)
+DEDUP_SETTINGS = reproducible(100)
 SUPPORT = ("supports", "assumes")
 UNCAPPED = 10**9
 GID = "g"

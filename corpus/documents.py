@@ -30,24 +30,23 @@ INDEX_ROOTS_ENV = "LOGIC_GRAPH_INDEX_ROOTS"
 
 @dataclass(frozen=True)
 class SpanSource:
-    """Where one evidence span of a corpus task comes from."""
+    """Where one evidence span of a corpus task comes from: the retrieved chunk (its id,
+    file, page, section and version) and the sentence's place in the chunk's page."""
 
     span_id: str
     """``D<document>.<sentence>`` as the prompts and the report use it."""
-    chunk_id: str
-    path: str
-    page: int
+    hit: Hit
+    """The chunk the sentence is in."""
     start: int
     end: int
     """Offsets of the sentence in its page's text (chunk offset + offset in the chunk)."""
-    section: str
-    version: str | None
     text: str
     """The sentence, whitespace collapsed (as the report quotes it)."""
 
     def citation(self) -> str:
         """A one-line human citation: ``guide.md p.1, chars 120-188 [guide.md#p1c2]``."""
-        return f"{self.path} p.{self.page}, chars {self.start}-{self.end} [{self.chunk_id}]"
+        hit = self.hit
+        return f"{hit.path} p.{hit.page}, chars {self.start}-{self.end} [{hit.chunk_id}]"
 
 
 @dataclass(frozen=True)
@@ -79,17 +78,7 @@ class CorpusEvidence:
         if span is None:
             return None
         hit = self.hits[span.document - 1]
-        return SpanSource(
-            span_id=span.id,
-            chunk_id=hit.chunk_id,
-            path=hit.path,
-            page=hit.page,
-            start=hit.start + span.start,
-            end=hit.start + span.end,
-            section=hit.section,
-            version=hit.version,
-            text=span.text,
-        )
+        return SpanSource(span.id, hit, hit.start + span.start, hit.start + span.end, span.text)
 
 
 def hits_to_evidence(hits: Sequence[Hit]) -> CorpusEvidence:

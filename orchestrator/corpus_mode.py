@@ -329,7 +329,7 @@ def cited_chunks(result: LoopResult, evidence: CorpusEvidence) -> set[str]:
     for node in result.graph["nodes"]:
         source = evidence.locate(node.get("source")) if node["type"] == "given" else None
         if source is not None:
-            chunks.add(source.chunk_id)
+            chunks.add(source.hit.chunk_id)
     return chunks
 
 
@@ -472,14 +472,15 @@ def citation_of(evidence: CorpusEvidence, span_id: str | None) -> GivenSource | 
     source = evidence.locate(span_id)
     if source is None:
         return None
+    hit = source.hit
     return {
-        "chunk_id": source.chunk_id,
-        "path": source.path,
-        "page": source.page,
+        "chunk_id": hit.chunk_id,
+        "path": hit.path,
+        "page": hit.page,
         "start": source.start,
         "end": source.end,
-        "section": source.section,
-        "version": source.version,
+        "section": hit.section,
+        "version": hit.version,
         "citation": source.citation(),
     }
 

@@ -156,8 +156,8 @@ def test_hits_become_task_documents_whose_spans_trace_back_to_file_page_and_offs
     assert evidence.documents == tuple(hit.text for hit in hits)
     source = evidence.locate("D1.2")
     assert source is not None
-    assert source.chunk_id == "racks/rack7-v1.2.md#p1c2"
-    original = (index.parent / "docs" / source.path).read_text()
+    assert source.hit.chunk_id == "racks/rack7-v1.2.md#p1c2"
+    original = (index.parent / "docs" / source.hit.path).read_text()
     sentence = "Rack 8 is in hall C and holds the tape library."
     assert original[source.start : source.end] == source.text == sentence
     assert source.citation().startswith("racks/rack7-v1.2.md p.1, chars ")

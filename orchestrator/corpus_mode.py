@@ -58,7 +58,6 @@ from orchestrator.report_types import (
     Compliance,
     GivenSource,
     HitSummary,
-    Retrieval,
     RetrievalRound,
     RewriteRecord,
 )
@@ -131,18 +130,6 @@ class CorpusRun:
             f"{len(self.rounds)} retrieval round(s) ({self.end}); the last round ended with "
             f"{self.result.refusal_reason}."
         )
-
-    def retrieval(self) -> Retrieval:
-        """report.json ``retrieval``: the index, the rewrite, each round and how they ended."""
-        return {
-            "index": self.index,
-            "rewrite": self.rewrite,
-            "rounds": self.rounds,
-            "end": self.end,
-            "last_refusal_reason": self.result.refusal_reason,
-            "chunks_shown": list(self.evidence.labels),
-            "context_tokens": self.config.context_tokens,
-        }
 
 
 def run_corpus_task(

@@ -33,6 +33,7 @@ from orchestrator.report_types import (
     FailurePart,
     GivenRecord,
     Limits,
+    Retrieval,
     RunLimits,
     RunReport,
     StopPart,
@@ -154,8 +155,20 @@ def build_report(
 
 
 def _corpus_part(corpus: CorpusRun | None) -> CorpusPart:
-    """report.json ``retrieval``: a corpus run's rounds; nothing for a plain run."""
-    return {"retrieval": corpus.retrieval()} if corpus is not None else {}
+    """report.json ``retrieval``, a corpus run's only: the index, the rewrite, each round and
+    how the rounds ended."""
+    if corpus is None:
+        return {}
+    retrieval: Retrieval = {
+        "index": corpus.index,
+        "rewrite": corpus.rewrite,
+        "rounds": corpus.rounds,
+        "end": corpus.end,
+        "last_refusal_reason": corpus.result.refusal_reason,
+        "chunks_shown": list(corpus.evidence.labels),
+        "context_tokens": corpus.config.context_tokens,
+    }
+    return {"retrieval": retrieval}
 
 
 def _outcome(

@@ -167,17 +167,19 @@ class AssertGraphArguments(GraphArguments):
     )
 
 
+def _threshold(score: str, name: str) -> Any:
+    """An optional similarity threshold, described by the ``score`` it bounds; its default is
+    the store's setting ``name``."""
+    return Field(
+        None,
+        description=f"{score} (0..1, default ${name}) at or above which two claims count as "
+        "the same. Higher merges less.",
+    )
+
+
 class MergeDuplicatesArguments(GraphArguments):
-    jaccard_threshold: Threshold | None = Field(
-        None,
-        description="Word-overlap score (0..1, default $jaccard_threshold) at or above "
-        "which two claims count as the same. Higher merges less.",
-    )
-    ratio_threshold: Threshold | None = Field(
-        None,
-        description="Character-similarity score (0..1, default $ratio_threshold) at or "
-        "above which two claims count as the same. Higher merges less.",
-    )
+    jaccard_threshold: Threshold | None = _threshold("Word-overlap score", "jaccard_threshold")
+    ratio_threshold: Threshold | None = _threshold("Character-similarity score", "ratio_threshold")
 
 
 class MarkRefutedArguments(GraphArguments):

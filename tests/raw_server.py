@@ -8,6 +8,8 @@ import queue
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -103,3 +105,14 @@ class RawServer:
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait(timeout=30)
+
+
+@contextmanager
+def raw_server(tmp_path: Path) -> Iterator[RawServer]:
+    """A started server (stderr in ``tmp_path/server.stderr``), stopped at the end."""
+    server = RawServer(errlog=tmp_path / "server.stderr")
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()

@@ -12,12 +12,10 @@ and its reply says which.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from raw_server import HELLO, RawServer
+from raw_server import HELLO, raw_server
 
 PROMPT_REPLY_S = 10.0
 """Generous bound on one reply (they take milliseconds); the point is: a reply comes."""
@@ -65,17 +63,6 @@ HOSTILE: list[tuple[str, bytes, Any]] = [
     ("wrong_version", b'{"jsonrpc":"1.0","id":18,"method":"ping"}', 18),
     ("a_bare_number", b"42", None),
 ]
-
-
-@contextmanager
-def raw_server(tmp_path: Path) -> Iterator[RawServer]:
-    """A started server, stopped at the end."""
-    server = RawServer(errlog=tmp_path / "server.stderr")
-    try:
-        server.start()
-        yield server
-    finally:
-        server.stop()
 
 
 def test_every_hostile_line_gets_a_prompt_json_rpc_error_and_the_server_keeps_serving(

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from mcp import Client
-from test_server_hostile import raw_server
+from raw_server import raw_server
 
 from graph_server.fixture import CONCLUSION, RUNS
 from graph_server.server import build_server, dispatch
@@ -170,7 +170,7 @@ def test_library_and_stdio_mcp_give_the_same_payload_for_every_corpus_call(
     library = GraphStore()
     with raw_server(tmp_path) as server:
         for number, (tool, args) in enumerate(CORPUS, start=1):
-            server.call(number, tool, args)
+            server.send_call(number, tool, args)
             reply = server.reply()
             assert reply["id"] == number
             result = reply["result"]

@@ -38,6 +38,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from evals.cli import exit_status
 from evals.grounding import (
     PROMPT_VERSION,
     Item,
@@ -498,11 +499,7 @@ def print_estimate(
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        return _run(args)
-    except (ScreenError, ItemsFileError) as exc:
-        print(f"screen: {exc}", file=sys.stderr)
-        return 2
+    return exit_status("screen", lambda: _run(args), (ScreenError, ItemsFileError))
 
 
 def _run(args: argparse.Namespace) -> int:

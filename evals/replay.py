@@ -31,6 +31,7 @@ from typing import Any
 
 from evals import run as eval_run
 from evals.bank import Bank, ReplayClient
+from evals.cli import exit_status
 from evals.metering import CappedClient, CostCap
 from evals.progress import Tally
 from evals.results import EvalError, latest_rows, now, read_rows, write_meta
@@ -208,11 +209,7 @@ def _replay(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        return _replay(args)
-    except (ReplayError, EvalError) as exc:
-        print(f"evals.replay: {exc}", file=sys.stderr)
-        return 2
+    return exit_status("evals.replay", lambda: _replay(args), (ReplayError, EvalError))
 
 
 if __name__ == "__main__":

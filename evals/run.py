@@ -51,6 +51,7 @@ from typing import Any
 
 from evals.arms import ARMS, ArmResult, ArmSettings, prompt_version
 from evals.bank import banking
+from evals.cli import exit_status
 from evals.datasets import (
     DatasetFormatError,
     load_dataset,
@@ -578,10 +579,7 @@ def _run(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return _run(args)
-    except EvalError as exc:
-        print(f"evals.run: {exc}", file=sys.stderr)
-        return 2
+        return exit_status("evals.run", lambda: _run(args), (EvalError,))
     except BackendUnusableError as exc:
         # The model cannot serve any call (no key, unreachable, rejected): not an evaluation
         # result, so nothing is scored; what was recorded before stays for a resumed run.

@@ -280,31 +280,37 @@ def _stages(
     return "dropped", None, errors, repair is not None
 
 
-def _strict(text: str, normalise: _Normaliser) -> tuple[Any, list[str], str | None]:
+def _load(text: str, *, lenient: bool) -> tuple[Any, str | None]:
+    """(the JSON value of the reply's outermost object, None) or (None, why there is none).
+    A runaway reply past ``MAX_REPLY_CHARS`` is not searched; ``lenient`` reads it with
+    json_repair instead of the standard parser."""
     if len(text) > MAX_REPLY_CHARS:
-        return None, [], f"reply has {len(text)} characters, over the {MAX_REPLY_CHARS} limit"
+        return None, f"reply has {len(text)} characters, over the {MAX_REPLY_CHARS} limit"
     span = extract_json_text(text)
     if span is None:
-        return None, [], "no JSON object found (no '{' in the reply)"
+        return None, "no JSON object found (no '{' in the reply)"
+    if lenient:
+        try:
+            return json_repair.loads(span), None
+        except Exception as exc:  # third-party parser on arbitrary model output: any failure
+            return None, f"lenient parser failed: {exc!r}"  # just means "not salvageable"
     try:
-        loaded = json.loads(span)
+        return json.loads(span), None
     except json.JSONDecodeError as exc:
-        return None, [], f"invalid JSON: {exc}"
+        return None, f"invalid JSON: {exc}"
     except RecursionError:
-        return None, [], "invalid JSON: nested too deeply"
-    return normalise(loaded)
+        return None, "invalid JSON: nested too deeply"
+
+
+def _strict(text: str, normalise: _Normaliser) -> tuple[Any, list[str], str | None]:
+    loaded, problem = _load(text, lenient=False)
+    return (None, [], problem) if problem is not None else normalise(loaded)
 
 
 def _lenient(text: str, normalise: _Normaliser) -> tuple[Any, list[str], str | None]:
-    if len(text) > MAX_REPLY_CHARS:
-        return None, [], f"reply has {len(text)} characters, over the {MAX_REPLY_CHARS} limit"
-    span = extract_json_text(text)
-    if span is None:
-        return None, [], "no JSON object found (no '{' in the reply)"
-    try:
-        loaded = json_repair.loads(span)
-    except Exception as exc:  # third-party parser on arbitrary model output: any failure
-        return None, [], f"lenient parser failed: {exc!r}"  # just means "not salvageable"
+    loaded, problem = _load(text, lenient=True)
+    if problem is not None:
+        return None, [], problem
     # Several top-level objects come back as a list (say, the model echoed a shape before its
     # answer, or answered twice): the last usable one is the model's final word.
     if isinstance(loaded, dict):
@@ -313,7 +319,7 @@ def _lenient(text: str, normalise: _Normaliser) -> tuple[Any, list[str], str | N
         candidates = [item for item in reversed(loaded) if isinstance(item, dict)]
     else:
         candidates = []
-    problem: str | None = None
+    problem = None
     for candidate in candidates:
         if not candidate:
             continue

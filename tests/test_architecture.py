@@ -11,8 +11,9 @@ The layers, lowest first (docs/architecture.md draws them):
 4. ``evals`` - the evaluation harness. It may import every layer below.
 5. ``screen.py`` - the grounding screen, an application on top. It may import
    ``graph_server`` and ``orchestrator``, and from ``evals`` only :mod:`evals.grounding`, the
-   screen's own items and grading (pure functions), and :mod:`evals.grounding_tables`, its
-   Markdown tables; never the harness (runs, arms, banks, replay, summaries).
+   screen's own items and grading (pure functions), :mod:`evals.grounding_tables`, its
+   Markdown tables, and :mod:`evals.cli`, how a command ends on an expected error; never the
+   harness (runs, arms, banks, replay, summaries).
    :mod:`evals.grounding` imports nothing from the project and the tables only it, so the
    screen does not reach the harness through them.
 
@@ -42,8 +43,9 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("corpus", "graph_server", "orchestrator", "evals")
 APPS = ("screen",)
 LAYER = {"corpus": 1, "graph_server": 2, "orchestrator": 3, "evals": 4, "screen": 5}
-SCREEN_MAY_USE_FROM_EVALS = ("evals.grounding", "evals.grounding_tables")
+SCREEN_MAY_USE_FROM_EVALS = ("evals.cli", "evals.grounding", "evals.grounding_tables")
 ONLY_FROM: dict[str, tuple[str, ...]] = {
+    "evals.cli": (),
     "evals.grounding": (),
     "evals.grounding_tables": ("evals.grounding",),
 }
@@ -141,7 +143,7 @@ def wrong_way(arrows: list[Arrow]) -> list[str]:
             and top(dst) == "evals"
             and not any(within(dst, allowed) for allowed in SCREEN_MAY_USE_FROM_EVALS)
         ):
-            why = "screen.py may use only evals.grounding and its tables from evals"
+            why = "screen.py may use only evals.grounding, its tables and evals.cli from evals"
         for user, used, instead in NOT_FROM:
             if top(src) == user and within(dst, used):
                 why = f"{user} takes this from {instead}, not {used}"
@@ -251,10 +253,10 @@ def test_the_rules_catch_a_wrong_way_arrow(tmp_path: Path) -> None:
         "orchestrator.loop -> evals (line 1): orchestrator may not import evals (a higher layer)",
         "orchestrator.loop -> evals.run (line 1): orchestrator may not import evals (a higher "
         "layer)",
-        "screen -> evals.run (line 1): screen.py may use only evals.grounding and its tables "
-        "from evals",
-        "screen -> evals.run.main (line 1): screen.py may use only evals.grounding and its "
-        "tables from evals",
+        "screen -> evals.run (line 1): screen.py may use only evals.grounding, its tables and "
+        "evals.cli from evals",
+        "screen -> evals.run.main (line 1): screen.py may use only evals.grounding, its tables "
+        "and evals.cli from evals",
     ]
     assert package_cycles(project_arrows(tmp_path)) == [
         ["corpus", "graph_server"],

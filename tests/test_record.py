@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+import pytest
+
 from evals.record import invocations
 
 
@@ -24,18 +26,20 @@ def value(argv: list[str], flag: str) -> str:
     return argv[argv.index(flag) + 1]
 
 
-def test_the_graph_shape_records_arms_1_6_7_sampled_and_arm_6_greedy() -> None:
-    sampled, greedy = invocations("multihop", 3, settings("graph"))
-    assert value(sampled, "--arms") == "1,6,7" and value(sampled, "--n") == "6"
-    assert value(sampled, "--out") == "banks/multihop-local-1.5b"
+@pytest.mark.parametrize(
+    ("shape", "arms", "bank"),
+    [
+        ("graph", "1,6,7", "banks/multihop-local-1.5b"),
+        ("chain", "6", "banks/multihop-local-1.5b-chain"),
+    ],
+    ids=["graph: arms 1, 6, 7", "chain: arm 6 alone, its own banks"],
+)
+def test_each_item_extends_a_sampled_bank_and_a_greedy_one(
+    shape: str, arms: str, bank: str
+) -> None:
+    sampled, greedy = invocations("multihop", 3, settings(shape))
+    assert value(sampled, "--arms") == arms and value(sampled, "--out") == bank
+    assert value(sampled, "--n") == "6" and value(sampled, "--limit") == "3"
     assert value(greedy, "--arms") == "6" and value(greedy, "--temp") == "0"
-    assert value(greedy, "--out") == "banks/multihop-local-1.5b-t0"
-    assert "--shape" not in sampled and value(sampled, "--limit") == "3"
-
-
-def test_the_chain_shape_records_arm_6_alone_into_its_own_banks() -> None:
-    sampled, greedy = invocations("vitaminc", 2, settings("chain"))
-    assert value(sampled, "--arms") == "6" and value(sampled, "--shape") == "chain"
-    assert value(sampled, "--out") == "banks/vitaminc-local-1.5b-chain"
-    assert value(greedy, "--shape") == "chain" and value(greedy, "--temp") == "0"
-    assert value(greedy, "--out") == "banks/vitaminc-local-1.5b-chain-t0"
+    assert value(greedy, "--out") == bank + "-t0"
+    assert ("--shape" in sampled) == (shape == "chain") == ("--shape" in greedy)

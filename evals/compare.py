@@ -10,8 +10,10 @@ items went from right to wrong, to abstained and back, with arm 6's reasons.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+from evals.results import run_arms
 from evals.score import ABSTAINED, CORRECT, WRONG, row_outcome
 from evals.stats import aurc, compare_arms, matched_coverage
 
@@ -187,3 +189,12 @@ def render_flips(flipped: Mapping[str, Any], name_a: str, name_b: str) -> str:
                 )
             lines.append("")
     return "\n".join(lines)
+
+
+def compare_runs(run_a: Path, run_b: Path, out: Path | None = None) -> str:
+    """The items that flipped between two runs of the same items, as Markdown (see
+    :func:`flips`); also written to ``out`` when given."""
+    text = render_flips(flips(run_arms(run_a), run_arms(run_b)), str(run_a), str(run_b))
+    if out is not None:
+        out.write_text(text + "\n", encoding="utf-8")
+    return text

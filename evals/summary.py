@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from evals.compare import arm_statistics, flips, render_flips, render_statistics
+from evals.compare import arm_statistics, compare_runs, render_statistics
 from evals.plots import PLOT_NAME, RISK_PLOT_NAME, write_plot, write_risk_coverage_plot
 from evals.results import run_arms
 from evals.score import ABSTAINED, CORRECT, NO_ANSWER, WRONG, row_outcome
@@ -583,11 +583,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if len(args.runs) != 2:
             print("evals.summary: --compare takes exactly two runs", file=sys.stderr)
             return 2
-        a, b = args.runs
-        text = render_flips(flips(run_arms(a), run_arms(b)), str(a), str(b))
-        if args.out is not None:
-            args.out.write_text(text + "\n", encoding="utf-8")
-        print(text)
+        print(compare_runs(args.runs[0], args.runs[1], args.out))
         return 0
     if len(args.runs) == 1 and args.out is None:
         print(write_summary(args.runs[0])["markdown"])

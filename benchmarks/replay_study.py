@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from evals import replay  # noqa: E402
+from evals import goal, replay  # noqa: E402
 from evals.results import run_arms  # noqa: E402
 from evals.score import ABSTAINED, CORRECT, WRONG, row_outcome  # noqa: E402
 
@@ -78,47 +78,66 @@ def main() -> int:
         default="graph",
         help="arm 6 shape; chain replays the <set>-<model>-chain banks (evals.record)",
     )
+    parser.add_argument(
+        "--goal",
+        action="store_true",
+        help="after the table, the goal table of each setting pooled over the sets (evals.goal)",
+    )
     args = parser.parse_args()
     print(
         "| set | setting | items | arm 1 right/wrong/abst. | arm 6 right/wrong/abst. "
         "| arm 7 right/wrong/abst. | calls unavailable |"
     )
     print("|---|---|---:|---|---|---|---:|")
+    replayed: dict[str, list[Path]] = {name: [] for name in SETTINGS}
     for set_name in [s for s in args.sets.split(",") if s]:
         graph_bank = args.banks / f"{set_name}-{args.model}"
         bank = (
-            graph_bank
-            if args.shape == "graph"
-            else graph_bank.with_name(f"{graph_bank.name}-chain")
+            graph_bank.with_name(f"{graph_bank.name}-chain")
+            if args.shape == "chain"
+            else graph_bank
         )
-        greedy = bank.with_name(bank.name + "-t0")
         if not bank.is_dir():
             print(f"| {set_name} | (no bank at {bank}) | | | | | |")
             continue
         for name, flags in SETTINGS.items():
-            out = args.out / f"{bank.name}" / name
-            banks = [str(bank)] + ([str(greedy)] if greedy.is_dir() else [])
-            if args.shape == "chain":
-                # The chain bank holds arm 6 alone: its items, arms 1 and 7 from the graph bank.
-                banks.append(str(graph_bank))
-                arms = "1,6" if "--arms" in flags else "1,6,7"
-                flags = [f for f in flags if f not in ("--arms", "1,6")] + ["--arms", arms]
-                flags += ["--shape", "chain"]
-            shutil.rmtree(out, ignore_errors=True)  # a replay starts from an empty folder
-            with contextlib.redirect_stdout(io.StringIO()):  # keep the table on stdout alone
-                code = replay.main([*banks, "--out", str(out), "--offline", *flags])
-            if code == 2:
-                print(f"| {set_name} | {name} | (replay refused, see stderr) | | | | |")
-                continue
-            arms = run_arms(out)
-            calls = json.loads((out / replay.REPLAY_FILE).read_text(encoding="utf-8"))["calls"]
-            items = len(arms.get(6, {}))
-            print(
-                f"| {set_name} | {name} | {items} | {tally(arms.get(1, {}))} "
-                f"| {tally(arms.get(6, {}))} | {tally(arms.get(7, {}))} | {calls['unavailable']} |",
-                flush=True,
-            )
+            out = args.out / bank.name / name
+            row = replay_setting(bank, graph_bank, out, flags, chain=args.shape == "chain")
+            print(f"| {set_name} | {name} | {row} |", flush=True)
+            replayed[name].append(out)
+    if args.goal:
+        for name, outs in replayed.items():
+            table = goal.goal_table(goal.pool(outs, arms=(1, 6, 7) if name != "greedy" else (1, 6)))
+            print(f"\n### {args.model}, {args.shape} shape, {name}\n\n{goal.render(table)}")
     return 0
+
+
+def replay_setting(
+    bank: Path, graph_bank: Path, out: Path, flags: list[str], *, chain: bool
+) -> str:
+    """Replay ``bank`` offline into ``out`` (emptied first) under one setting's ``flags``;
+    the table cells of the row: items, the three arms' tallies, the calls unavailable."""
+    greedy = bank.with_name(bank.name + "-t0")
+    banks = [str(bank)] + ([str(greedy)] if greedy.is_dir() else [])
+    if chain:
+        # The chain bank holds arm 6 alone: its items, arms 1 and 7 from the graph bank.
+        banks.append(str(graph_bank))
+        arms = "1,6" if "--arms" in flags else "1,6,7"
+        flags = [f for f in flags if f not in ("--arms", "1,6")] + [
+            "--arms",
+            arms,
+            "--shape",
+            "chain",
+        ]
+    shutil.rmtree(out, ignore_errors=True)  # a replay starts from an empty folder
+    with contextlib.redirect_stdout(io.StringIO()):  # keep the table on stdout alone
+        code = replay.main([*banks, "--out", str(out), "--offline", *flags])
+    if code == 2:
+        return "(replay refused, see stderr) | | | | "
+    arms_rows = run_arms(out)
+    calls = json.loads((out / replay.REPLAY_FILE).read_text(encoding="utf-8"))["calls"]
+    tallies = " | ".join(tally(arms_rows.get(arm, {})) for arm in (1, 6, 7))
+    return f"{len(arms_rows.get(6, {}))} | {tallies} | {calls['unavailable']}"
 
 
 if __name__ == "__main__":

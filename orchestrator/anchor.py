@@ -23,8 +23,10 @@ the store:
   shorten_answer`); one that cannot be cut counts as no answer, a compliance failure noted in
   ``leniencies`` as ``answer:too_long`` (``answer:cut`` when the cut worked).
 * **nodes that restate the question** (a question, or the question's own words in its own
-  order) are dropped with their edges, a conclusion too: the question is never evidence and
-  never a node. A yes/no conclusion in statement form ("x9 can be used ...") is kept.
+  order) are dropped with their edges: the question is never evidence and never a node. A
+  conclusion that does so is kept when the run has an answer, with the answer as its
+  sentence ("Yes, according to the passage ..., is the claim true?" concluding "yes"). A
+  yes/no conclusion in statement form ("x9 can be used ...") is kept.
 * everything else keeps a run-scoped id ``r<i>:<id>``.
 
 Edges follow their nodes; two givens of one run citing one span collapse, and an edge that
@@ -101,8 +103,13 @@ def anchor_run(
     for node in graph["nodes"]:
         local = node["id"]
         if node["claim"].rstrip().endswith("?") or normalize(node["claim"]) == question_form:
-            out.notes.append(f"node {local!r} dropped: it restates the question")
-            continue
+            if local != graph["conclusion_node"] or not out.answer_key:
+                out.notes.append(f"node {local!r} dropped: it restates the question")
+                continue
+            # The conclusion is stored under its answer anyway: keep the run's argument and
+            # let the answer, not the question, be the conclusion's sentence.
+            out.notes.append(f"conclusion {local!r} restates the question; kept as its answer")
+            node = {**node, "claim": out.answer}
         record = _store_node(node, run_id, evidence, question, subject, answer_claims, out)
         if record["id"] in store_id.values():
             out.notes.append(f"node {local!r} cites the same span as an earlier node; joined")

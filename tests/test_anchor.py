@@ -153,3 +153,23 @@ def test_a_guessed_conclusion_is_marked_so_it_cannot_ground_alone() -> None:
     run = anchor_run("r1", parsed, EVIDENCE, QUESTION, {})
     assert run.guessed_conclusion and run.leniencies == ["conclusion:built"]
     assert not anchor("r1", parsed["nodes"], [], "yes").guessed_conclusion
+
+
+def test_a_conclusion_that_restates_the_question_is_kept_as_its_answer_when_the_run_has_one() -> (
+    None
+):
+    question = "Claim: x9 runs Linux. Is the claim true?"
+    evidence = build_evidence(["row 9: server x9; operating system: Linux"])
+    parsed = graph(
+        [
+            node("n1", "given", "row 9: server x9; operating system: Linux", "D1.1"),
+            node("n2", "conclusion", "Yes, is the claim true?"),
+        ],
+        [edge("n1", "n2")],
+        "yes",
+    )
+    out = anchor_run("r1", parsed, evidence, question, {})
+    assert out.conclusion == "answer:yes"
+    assert [(e["src"], e["dst"]) for e in out.edges] == [("D1.1", "answer:yes")]
+    shown = next(n["claim"] for n in out.nodes if n["id"] == "answer:yes")
+    assert not shown.startswith("Yes, is the claim")  # the question is never a node's sentence

@@ -54,11 +54,11 @@ def invocations(set_name: str, limit: int, args: argparse.Namespace) -> list[lis
         str(args.max_tokens),
     ]
     root = Path(args.root)
-    name = f"{set_name}-{_slug(args.model)}"
-    if args.shape == "chain":
-        # Arms 1 and 7 do not depend on the shape: the graph banks already hold them.
-        base += ["--shape", "chain"]
-        name += "-chain"
+    name = f"{set_name}-{_slug(args.model)}" + ("-chain" if args.shape == "chain" else "")
+    # Always explicit: evals.run would otherwise take the model's shape from models.json, and
+    # a bank must not change shape when that default does. Arms 1 and 7 do not depend on the
+    # shape, so the chain banks hold arm 6 alone and the graph banks hold them.
+    base += ["--shape", args.shape]
     sampled = [
         *base,
         "--arms",

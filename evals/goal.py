@@ -96,7 +96,10 @@ def coverage(items: Sequence[Mapping[int, Row]]) -> float | None:
 
 
 def selective_gap(items: Sequence[Mapping[int, Row]]) -> float | None:
-    """Arm 6's selective accuracy minus arm 7's, at the larger coverage both reach."""
+    """Arm 6's selective accuracy minus arm 7's, at the larger coverage both reach; None when
+    arm 7 was not run."""
+    if not items or any(7 not in item for item in items):
+        return None
     matched = matched_coverage([i[6] for i in items], [i[7] for i in items], row_outcome)
     a, b = matched["accuracy_a"], matched["accuracy_b"]
     return None if a is None or b is None else a - b
@@ -171,7 +174,9 @@ def goal_table(items: Items, *, resamples: int = BOOTSTRAP_RESAMPLES) -> dict[st
     return {
         "items": len(pooled),
         "answerable": len(_answerable(pooled)),
-        "arms": {arm: arm_counts(pooled, arm) for arm in (1, 6, 7)},
+        "arms": {
+            arm: arm_counts(pooled, arm) for arm in (1, 6, 7) if all(arm in i for i in pooled)
+        },
         "goals": goals,
     }
 

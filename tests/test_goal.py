@@ -133,3 +133,11 @@ def test_the_command_pools_folders_and_keeps_only_items_every_arm_has(
     assert main([str(tmp_path / "multihop"), str(tmp_path / "vitaminc")]) == 0
     assert "2 items (2 answerable)" in capsys.readouterr().out
     assert main([str(tmp_path / "nowhere")]) == 2
+
+
+def test_a_replay_without_arm_7_leaves_the_matched_coverage_goal_unmeasured() -> None:
+    items = [{1: row("a", 1, "wrong"), 6: row("a", 6, "correct")}]
+    assert selective_gap(items) is None
+    table = goal_table({"a": items[0]}, resamples=10)
+    assert sorted(table["arms"]) == [1, 6]
+    assert table["goals"]["selective"]["verdict"] == "not measured"

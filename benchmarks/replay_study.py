@@ -40,13 +40,14 @@ from evals import goal, replay  # noqa: E402
 from evals.results import run_arms  # noqa: E402
 from evals.score import ABSTAINED, CORRECT, WRONG, row_outcome  # noqa: E402
 
-SETTINGS: dict[str, list[str]] = {
-    "recorded": [],
-    "n2": ["--n", "2", "--budget-calls", "5"],
-    "greedy+1": ["--n", "2", "--budget-calls", "5", "--greedy-first"],
+SETTINGS: dict[str, tuple[list[str], tuple[int, ...]]] = {
+    "recorded": ([], (1, 6, 7)),
+    "n2": (["--n", "2", "--budget-calls", "5"], (1, 6, 7)),
+    "greedy+1": (["--n", "2", "--budget-calls", "5", "--greedy-first"], (1, 6, 7)),
     # Arm 7 at temperature 0 would only repeat one answer: arms 1 and 6 only.
-    "greedy": ["--n", "1", "--budget-calls", "3", "--temp", "0", "--arms", "1,6"],
+    "greedy": (["--n", "1", "--budget-calls", "3", "--temp", "0"], (1, 6)),
 }
+"""name -> (the replay's flags, the arms it replays)."""
 
 
 def tally(rows: dict[str, dict[str, object]]) -> str:
@@ -100,14 +101,15 @@ def main() -> int:
         if not bank.is_dir():
             print(f"| {set_name} | (no bank at {bank}) | | | | | |")
             continue
-        for name, flags in SETTINGS.items():
+        for name, (flags, arms) in SETTINGS.items():
             out = args.out / bank.name / name
+            flags = [*flags, "--arms", ",".join(map(str, arms))]
             row = replay_setting(bank, graph_bank, out, flags, chain=args.shape == "chain")
             print(f"| {set_name} | {name} | {row} |", flush=True)
             replayed[name].append(out)
     if args.goal:
         for name, outs in replayed.items():
-            table = goal.goal_table(goal.pool(outs, arms=(1, 6, 7) if name != "greedy" else (1, 6)))
+            table = goal.goal_table(goal.pool(outs, arms=SETTINGS[name][1]))
             print(f"\n### {args.model}, {args.shape} shape, {name}\n\n{goal.render(table)}")
     return 0
 
@@ -122,13 +124,7 @@ def replay_setting(
     if chain:
         # The chain bank holds arm 6 alone: its items, arms 1 and 7 from the graph bank.
         banks.append(str(graph_bank))
-        arms = "1,6" if "--arms" in flags else "1,6,7"
-        flags = [f for f in flags if f not in ("--arms", "1,6")] + [
-            "--arms",
-            arms,
-            "--shape",
-            "chain",
-        ]
+        flags = [*flags, "--shape", "chain"]
     shutil.rmtree(out, ignore_errors=True)  # a replay starts from an empty folder
     with contextlib.redirect_stdout(io.StringIO()):  # keep the table on stdout alone
         code = replay.main([*banks, "--out", str(out), "--offline", *flags])

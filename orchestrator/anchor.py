@@ -207,13 +207,18 @@ def _add_edges(
     the span supports: "D3.1 because D2.1" and "answer because D3.1" become D2.1 and D3.1
     jointly supporting the answer, so the chain the model drew survives. A reason that the
     span itself leads to (an edge drawn backwards, which would only close a cycle), or one
-    for a span that supports nothing, is dropped with a note. Cost: O(edges^2) at worst."""
+    for a span that supports nothing, is dropped with a note. Cost: O(edges^2) per distinct
+    span an edge points into."""
     mapped = [
         ({**edge, "src": store_id[edge["src"]], "dst": store_id[edge["dst"]]}, edge)
         for edge in edges
         if edge["src"] in store_id and edge["dst"] in store_id  # else an end was dropped
     ]
     supports = [e for e, _ in mapped if e["relation"] != "attacks" and e["src"] != e["dst"]]
+    # Reachability from a span depends on the span alone: walk the run's graph once per span.
+    spans = {e["dst"] for e in supports if evidence.get(e["dst"]) is not None}
+    below = {span: _downstream(span, supports) for span in spans}
+    onward = {span: _supported_through_spans(span, supports, evidence) for span in spans}
     seen: set[tuple[str, str, str]] = set()
 
     def add(edge: dict[str, Any]) -> None:
@@ -229,19 +234,18 @@ def _add_edges(
             out.notes.append(f"{named} dropped: both ends are one span {src!r}")
         elif edge["relation"] == "attacks" or evidence.get(dst) is None:
             add(edge)
-        elif src in _downstream(dst, supports):
+        elif src in below[dst]:
             out.notes.append(
                 f"{named} dropped: a cited span ({dst}) needs no support, and "
                 f"this one runs backwards from what the span supports"
             )
         else:
-            onward = _supported_through_spans(dst, supports, evidence)
-            targets = sorted(set(onward) - {src})
+            targets = sorted(set(onward[dst]) - {src})
             if not targets:
                 out.notes.append(f"{named} dropped: a cited span ({dst}) needs no support")
             for target in targets:
                 # An inline edge carries the confidence of the node it bears on: now that one.
-                add({**edge, "dst": target, "confidence": onward[target]})
+                add({**edge, "dst": target, "confidence": onward[dst][target]})
             if targets:
                 out.notes.append(
                     f"{named}: a cited span ({dst}) needs no support; the reason joins the "

@@ -324,7 +324,7 @@ def _disputes(
 
 
 def _widths(
-    counted: Any, node_id: str, admissible: Callable[[frozenset[str]], bool] | None
+    counted: Any, node_id: str, admissible: Callable[[frozenset[str]], bool]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Path width and argument width on ``counted`` (the graph without the failed links), in
     the store's payload shapes; only ``admissible`` derivations count as arguments."""

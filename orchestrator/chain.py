@@ -224,7 +224,7 @@ def evidence_names(texts: Iterable[str]) -> frozenset[str]:
 
 def failed_links(
     nodes: Mapping[str, Mapping[str, Any]],
-    edges: Iterable[Mapping[str, Any]],
+    edges: Sequence[Mapping[str, Any]],
     conclusion: str,
     subject: frozenset[str],
     names: frozenset[str],
@@ -244,7 +244,8 @@ def failed_links(
         if e["relation"] == "supports" and e["src"] in nodes and e["dst"] in nodes
     ]
     upstream = _upstream(support, conclusion)
-    partners = _co_premises(edges)
+    premises = _premise_sets(edges)
+    partners = _co_premises(edges, premises)
     failed: dict[tuple[str, str], FailedLink] = {}
     for src, dst in support:
         if dst not in upstream:
@@ -265,12 +266,8 @@ def failed_links(
         _spread(reached, [link for link in support if link not in failed], conclusion)
         # Reasons one run gave together are joint premises: the set reaches the subject when
         # one of its members does ("x9 runs Linux" and "cron needs Linux", jointly).
-        joint: dict[str, set[str]] = {}
-        for edge in edges:
-            if edge["relation"] == "supports" and edge["dst"] == conclusion:
-                for run in edge.get("run_ids") or ("",):
-                    joint.setdefault(run, set()).add(str(edge["src"]))
-        carried = set().union(*(members for members in joint.values() if members & reached))
+        joint = [members for (claim, _), members in premises.items() if claim == conclusion]
+        carried = set().union(*(members for members in joint if members & reached))
         for src, dst in support:
             if dst == conclusion and src not in carried and (src, dst) not in failed:
                 detail = f"nothing on this line mentions the question's {sorted(subject)}"
@@ -376,20 +373,29 @@ def _link_problem(src: str, dst: str, names: frozenset[str]) -> tuple[str, str] 
     return None
 
 
-def _co_premises(edges: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], set[str]]:
-    """(src, dst) of each supports edge -> the other sources that a run drawing it gave for
-    ``dst`` too (its joint premises). O(E^2) at worst."""
-    by_run: dict[tuple[str, str], set[str]] = {}
+def _premise_sets(edges: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], set[str]]:
+    """(claim, run) -> the sources of the ``supports`` edges that run drew into the claim: its
+    joint premises. Edges without provenance form one set under run ``""``. O(E)."""
+    sets: dict[tuple[str, str], set[str]] = {}
     for edge in edges:
         if edge["relation"] == "supports":
-            for run in edge.get("run_ids") or ():
-                by_run.setdefault((str(edge["dst"]), str(run)), set()).add(str(edge["src"]))
+            for run in edge.get("run_ids") or ("",):
+                sets.setdefault((str(edge["dst"]), str(run)), set()).add(str(edge["src"]))
+    return sets
+
+
+def _co_premises(
+    edges: Sequence[Mapping[str, Any]], premises: Mapping[tuple[str, str], set[str]]
+) -> dict[tuple[str, str], set[str]]:
+    """(src, dst) of each supports edge a run drew -> the other sources that run gave for
+    ``dst`` too (``premises`` is :func:`_premise_sets`). An edge without provenance has none.
+    O(E) set unions."""
     partners: dict[tuple[str, str], set[str]] = {}
     for edge in edges:
         if edge["relation"] == "supports":
             src, dst = str(edge["src"]), str(edge["dst"])
             for run in edge.get("run_ids") or ():
-                partners.setdefault((src, dst), set()).update(by_run[(dst, str(run))] - {src})
+                partners.setdefault((src, dst), set()).update(premises[(dst, str(run))] - {src})
     return partners
 
 

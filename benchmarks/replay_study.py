@@ -12,8 +12,8 @@ For each set with a bank ``evals/banks/<set>-<model>/`` (and its greedy companio
 * ``greedy+1``: N=2 with the first interrogation greedy (temperature 0, from the ``-t0`` bank);
 * ``greedy``: N=1, greedy (arms 1 and 6: a greedy arm 7 would repeat one answer).
 
-With ``--shape chain`` arm 6 is replayed from the ``<set>-<model>-chain`` banks (and their
-``-t0``), on their items, with arms 1 and 7 from the graph bank.
+With ``--shape chain`` the ``<set>-<model>-chain`` banks (and their ``-t0``) are replayed, on
+their items, with the graph bank beside for the arms 1 and 7 of their first items.
 
 Each row gives, per arm, right / wrong / abstained over the items, and the calls the banks could
 not answer (a verification today's logic asked for and the recording did not, or samples of an
@@ -122,8 +122,9 @@ def replay_setting(
     greedy = bank.with_name(bank.name + "-t0")
     banks = [str(bank)] + ([str(greedy)] if greedy.is_dir() else [])
     if chain:
-        # The chain bank holds arm 6 alone: its items, arms 1 and 7 from the graph bank.
-        banks.append(str(graph_bank))
+        # Items recorded before the chain banks held arms 1 and 7 (evals.record --skip) find
+        # those arms' replies in the graph bank.
+        banks += [str(graph_bank)] if graph_bank.is_dir() else []
         flags = [*flags, "--shape", "chain"]
     shutil.rmtree(out, ignore_errors=True)  # a replay starts from an empty folder
     with contextlib.redirect_stdout(io.StringIO()):  # keep the table on stdout alone

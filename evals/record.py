@@ -14,9 +14,11 @@ set's banks to its first i items:
 * ``<root>/<set>-<model>-t0/``: arm 6 with one greedy interrogation (temperature 0); more
   greedy samples would repeat it.
 
-With ``--shape chain`` the same two invocations record arm 6 alone in the chain shape, into
-``<set>-<model>-chain/`` and ``<set>-<model>-chain-t0/`` (arms 1 and 7 do not depend on the
-shape; a replay with ``--shape chain`` reads them from the graph bank named beside).
+With ``--shape chain`` the same two invocations record arm 6 in the chain shape, into
+``<set>-<model>-chain/`` (with arms 1 and 7, arm 7 matching the chain's calls) and
+``<set>-<model>-chain-t0/``. ``--skip N`` leaves out each set's first N items, for example
+those whose arms 1 and 7 a graph bank already holds (a replay with ``--shape chain`` reads
+replies from the graph bank named beside as well, so both halves replay together).
 
 Interleaving the sets keeps them equally far along whenever the recording stops; re-running
 the same command resumes (each `evals.run` skips what its directory already holds). Exit
@@ -46,6 +48,8 @@ def invocations(set_name: str, limit: int, args: argparse.Namespace) -> list[lis
         args.model,
         "--limit",
         str(limit),
+        "--skip",
+        str(args.skip),
         "--seed",
         str(args.seed),
         "--k",
@@ -56,13 +60,12 @@ def invocations(set_name: str, limit: int, args: argparse.Namespace) -> list[lis
     root = Path(args.root)
     name = f"{set_name}-{_slug(args.model)}" + ("-chain" if args.shape == "chain" else "")
     # Always explicit: evals.run would otherwise take the model's shape from models.json, and
-    # a bank must not change shape when that default does. Arms 1 and 7 do not depend on the
-    # shape, so the chain banks hold arm 6 alone and the graph banks hold them.
+    # a bank must not change shape when that default does.
     base += ["--shape", args.shape]
     sampled = [
         *base,
         "--arms",
-        "1,6,7" if args.shape == "graph" else "6",
+        "1,6,7",
         "--n",
         str(args.samples),
         "--budget-calls",
@@ -100,18 +103,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--max-tokens", type=int, default=512)
     parser.add_argument("--start", type=int, default=1, help="first item count to extend to")
+    parser.add_argument("--skip", type=int, default=0, help="leave out each set's first N items")
     parser.add_argument(
         "--shape",
         choices=("graph", "chain"),
         default="graph",
-        help="interrogation shape; chain records arm 6 alone into <set>-<model>-chain[-t0]",
+        help="interrogation shape; chain records into <set>-<model>-chain[-t0]",
     )
     args = parser.parse_args(argv)
     sets = [s.strip() for s in args.sets.split(",") if s.strip()]
     if not sets or args.items < 1 or args.samples < 1 or args.budget_calls < args.samples:
         parser.error("need sets, --items >= 1, --samples >= 1 and --budget-calls >= --samples")
+    if not 0 <= args.skip < args.items:
+        parser.error("--skip must be >= 0 and below --items")
     first_failure = 0
-    for limit in range(max(1, args.start), args.items + 1):
+    for limit in range(max(1, args.start, args.skip + 1), args.items + 1):
         for set_name in sets:
             for argv_one in invocations(set_name, limit, args):
                 print(f"== evals.run {' '.join(argv_one)}", file=sys.stderr, flush=True)

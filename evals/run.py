@@ -3,7 +3,7 @@
 Usage::
 
     python -m evals.run --dataset math|multihop|PATH [--format gsm8k|hotpotqa|musique|common]
-                        [--arms 1,2,3,4,5,6,7] [--limit N] [--model ID] [--base-url URL]
+                        [--arms 1,2,3,4,5,6,7] [--limit N] [--skip N] [--model ID] [--base-url URL]
                         [--max-cost USD] [--allow-unknown-cost] [--out DIR | --resume RUNSTAMP]
                         [--max-tokens 512] [--n 3 --k 2 --budget-calls 12 --temp 0.8]
                         [--jobs K]
@@ -110,6 +110,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="comma-separated arm numbers (arm 7 matches arm 6's calls per item)",
     )
     parser.add_argument("--limit", type=int, help="use only the first N items")
+    parser.add_argument(
+        "--skip",
+        type=int,
+        default=0,
+        help="leave out the first N of those items (e.g. ones whose arms another run holds)",
+    )
     parser.add_argument("--model", help="model id (default: default_model of the models file)")
     parser.add_argument("--base-url", help="OpenAI-compatible endpoint for the model")
     parser.add_argument("--models-file", type=Path, default=DEFAULT_MODELS_FILE)
@@ -503,9 +509,11 @@ def _announce(
 def _run(args: argparse.Namespace) -> int:
     arms = parse_arms(args.arms)
     _check_numbers(args)
-    items = load_selected(args.dataset, args.format, args.limit)
+    if args.skip < 0:
+        raise EvalError(f"--skip must be >= 0, got {args.skip}")
+    items = load_selected(args.dataset, args.format, args.limit)[args.skip :]
     if not items:
-        raise EvalError(f"dataset {args.dataset!r} has no items")
+        raise EvalError(f"dataset {args.dataset!r} has no items after --skip {args.skip}")
     model = args.model or default_model(args.models_file)
     args.shape = args.shape or model_shape(model, args.models_file)
     prices = model_prices(model, args.models_file)

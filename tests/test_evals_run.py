@@ -168,6 +168,18 @@ def test_a_rerun_with_the_same_out_makes_no_calls_and_a_larger_limit_adds_items(
     assert len(json.loads((out / "run.json").read_text())["invocations"]) == 3
 
 
+def test_skip_leaves_out_the_first_items_of_the_selection(
+    tmp_path: Path, models_file: Path
+) -> None:
+    out = tmp_path / "run"
+    with serve() as server:
+        assert (
+            calls_of_run(server, models_file, out, *items_flags("multihop", 3, "1"), "--skip", "2")
+            == 1
+        )
+    assert [r["id"] for r in raw(out, 1)] == ["multihop-0002"]
+
+
 def test_resuming_with_other_settings_is_refused_before_any_call(
     tmp_path: Path, models_file: Path
 ) -> None:
@@ -283,6 +295,8 @@ def test_a_public_gsm8k_file_is_loaded_by_path(tmp_path: Path, models_file: Path
         ["--arms", "8"],
         ["--arms", ","],
         ["--limit", "0"],
+        ["--skip", "-1"],
+        ["--limit", "2", "--skip", "2"],
         ["--max-cost", "-1"],
         ["--dataset", "no/such/file.jsonl"],
         ["--n", "0"],

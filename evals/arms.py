@@ -35,7 +35,7 @@ from evals.metering import CallRecorder
 from evals.score import normalize_answer
 from evals.vote import ABSTAIN, TIE, majority_vote
 from orchestrator import prompts as orchestrator_prompts
-from orchestrator.answers import UNANSWERABLE
+from orchestrator.answers import UNANSWERABLE, asked_category
 from orchestrator.api import RunConfig, run_task
 from orchestrator.client import SupportsChat
 
@@ -313,7 +313,7 @@ def self_consistency(
         )
         parsed = parse_answer(reply)
         voted.append(UNANSWERABLE if parsed.refused else parsed.value)
-    vote = majority_vote(voted)
+    vote = majority_vote(voted, asked_category(item["question"]))
     return ArmResult(
         answer=vote.answer,
         refused=vote.outcome in (ABSTAIN, TIE),

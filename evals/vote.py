@@ -9,10 +9,10 @@ answer. A sample that declines ("unknown", "cannot be determined" ...) votes for
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from orchestrator.answers import UNANSWERABLE, answer_key
+from orchestrator.answers import UNANSWERABLE, answer_key, preferred_spelling
 
 # Outcomes of a vote.
 MAJORITY = "majority"  # one answer has more votes than any other
@@ -39,12 +39,13 @@ class VoteResult:
     share: float | None
 
 
-def majority_vote(answers: Sequence[str | None]) -> VoteResult:
-    """Plurality vote over `answers` (one entry per sample; None: the sample gave no answer).
+def majority_vote(answers: Sequence[str | None], category: Collection[str] = ()) -> VoteResult:
+    """Plurality vote over `answers` (one entry per sample; None: the sample gave no answer);
+    ``category`` is the question's `~orchestrator.answers.asked_category`, as arm 6 uses it.
 
     A tie at the top is reported as `TIE`, never broken by order or chance. O(n log n).
     """
-    keys = [answer_key(a) if a is not None else "" for a in answers]
+    keys = [answer_key(a, category) if a is not None else "" for a in answers]
     counts = Counter(key for key in keys if key)
     ordered = dict(sorted(counts.items()))
     if not counts:
@@ -58,8 +59,5 @@ def majority_vote(answers: Sequence[str | None]) -> VoteResult:
     share = top / len(answers)
     if winner == UNANSWERABLE:
         return VoteResult(ABSTAIN, None, winner, ordered, voters, share)
-    spellings = Counter(a for a, k in zip(answers, keys, strict=True) if k == winner and a)
-    # The most frequent spelling; among equals, the one a sample gave first.
-    best = max(spellings.values())
-    spelling = next(a for a in answers if a is not None and spellings.get(a) == best)
-    return VoteResult(MAJORITY, spelling, winner, ordered, voters, share)
+    spellings = [a for a, k in zip(answers, keys, strict=True) if k == winner and a]
+    return VoteResult(MAJORITY, preferred_spelling(spellings), winner, ordered, voters, share)

@@ -51,6 +51,7 @@ from orchestrator.answers import (
     NO,
     YES,
     answer_key,
+    asked_category,
     normalise_text,
     shorten_answer,
 )
@@ -96,7 +97,7 @@ def anchor_run(
     refuses a second claim under one id. Pure: nothing is mutated. Cost: O(nodes +
     edges) citation checks, each linear in the claim and span length.
     """
-    out = _answered(graph, evidence)
+    out = _answered(graph, evidence, asked_category(question))
     subject = subject_terms(question)
     store_id: dict[str, str] = {}
     question_form = normalize(question)
@@ -121,8 +122,11 @@ def anchor_run(
     return out
 
 
-def _answered(graph: Mapping[str, Any], evidence: Evidence) -> AnchoredRun:
-    """A new :class:`AnchoredRun` holding the run's short answer, its key, the graph's
+def _answered(
+    graph: Mapping[str, Any], evidence: Evidence, category: frozenset[str]
+) -> AnchoredRun:
+    """A new :class:`AnchoredRun` holding the run's short answer, its key (folding the
+    question's ``category``: :func:`orchestrator.answers.asked_category`), the graph's
     leniencies and whether its conclusion was guessed; a long answer cut short (or dropped)
     is noted. Pure."""
     own_claim = next(
@@ -130,7 +134,7 @@ def _answered(graph: Mapping[str, Any], evidence: Evidence) -> AnchoredRun:
     )
     texts = [normalise_text(span.text) for span in evidence.spans]
     answer, form = shorten_answer(graph.get("answer"), own_claim, texts)
-    out = AnchoredRun(answer=answer, answer_key=answer_key(answer))
+    out = AnchoredRun(answer=answer, answer_key=answer_key(answer, category))
     out.leniencies = list(graph.get("leniencies", []))
     out.guessed_conclusion = graph.get("conclusion_from") in GUESSED_CONCLUSIONS
     if form != ANSWER_SHORT:

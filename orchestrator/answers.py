@@ -14,7 +14,9 @@ they look. The key folds only differences that cannot change the answer:
   (``1200 meters`` -> ``1200 m``);
 * yes/no synonyms (``true``, ``correct``, ``it does`` ... -> ``yes``);
 * refusals (``unknown``, ``cannot be determined``, ``not enough information`` ...) ->
-  :data:`UNANSWERABLE`.
+  :data:`UNANSWERABLE`;
+* given the question, a trailing word that only names the kind of thing asked for
+  (:func:`asked_category`: "Into which river ...?" makes ``Teven River`` the answer ``Teven``).
 
 The same key is the evaluation harness's answer normaliser for voting, so the orchestrator and
 the self-consistency baseline cluster answers by one rule.
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from decimal import Decimal, InvalidOperation
 
 UNANSWERABLE = "unanswerable"
@@ -103,8 +105,29 @@ _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _PUNCT = re.compile(r"[^\w\s%.-]|(?<!\d)\.|\.(?!\d)|-(?!\d)")
 
 
-def answer_key(answer: object) -> str:
-    """The cluster key of a short answer ("" for no answer at all). Deterministic, O(len)."""
+_ASKED_FOR = re.compile(r"\b(?:which|what|whose)\s+([^\W\d_]+)", flags=re.IGNORECASE)
+
+
+def asked_category(question: str) -> frozenset[str]:
+    """The words after "which", "what" or "whose" in ``question``, lower-cased: the kind of
+    thing it asks for ("On which river lies ...?" -> ``{"river"}``). O(len)."""
+    return frozenset(word.lower() for word in _ASKED_FOR.findall(question))
+
+
+def preferred_spelling(spellings: Sequence[str]) -> str:
+    """Which of several spellings of one answer to show: the most frequent; among equals the
+    fullest name (the longest key: ``Teven River`` over ``Teven``, while ``In Quelheim`` is no
+    fuller than ``Quelheim``); then the first given. ``spellings`` must not be empty."""
+    best = max(spellings.count(s) for s in spellings)
+    frequent = [s for s in spellings if spellings.count(s) == best]
+    longest = max(len(answer_key(s)) for s in frequent)
+    return next(s for s in frequent if len(answer_key(s)) == longest)
+
+
+def answer_key(answer: object, category: Collection[str] = ()) -> str:
+    """The cluster key of a short answer ("" for no answer at all); ``category``
+    (:func:`asked_category` of the question) names words dropped from its end when more
+    words remain. Deterministic, O(len)."""
     if not isinstance(answer, str):
         return ""
     text = _clean(answer)
@@ -120,6 +143,9 @@ def answer_key(answer: object) -> str:
     # "In Quelheim" answers "In which town ...?" just as "Quelheim" does.
     if len(words) > 1 and words[0] in _LEADING_PREPOSITIONS:
         words = words[1:]
+    # "Teven River" answers "Into which river ...?" just as "Teven" does.
+    while len(words) > 1 and words[-1] in category:
+        words = words[:-1]
     key = " ".join(words)
     # Dropping articles can leave a yes/no word or a refusal ("A: Y" -> "y", "the unknown"):
     # fold them too, so that the key of a key is itself.

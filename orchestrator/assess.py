@@ -42,7 +42,7 @@ from typing import Any
 
 from graph_server import arguments, semantics
 from graph_server.store import GraphStore
-from orchestrator.answers import UNANSWERABLE, is_entity
+from orchestrator.answers import UNANSWERABLE, is_entity, preferred_spelling
 from orchestrator.chain import (
     ChainContext,
     FailedLink,
@@ -262,7 +262,7 @@ def _candidate(
         max_flow=float(width["max_flow"]),
         paths=tuple(tuple(path) for path in width["paths"]),
         run_ids=tuple(node["run_ids"]),
-        answer=max(spelled, key=spelled.count) if spelled else None,
+        answer=preferred_spelling(spelled) if spelled else None,
         answer_key=key,
         flags=_flags(key, info, found, nodes, evidence_texts, chain),
         failed_links=tuple(failed),

@@ -37,7 +37,14 @@ from rapidfuzz import fuzz
 
 from graph_server.citation import name_words
 from graph_server.similarity import AUXILIARIES, STOPWORDS, claim_key
-from orchestrator.answers import NO, UNANSWERABLE, YES, is_entity, normalise_text
+from orchestrator.answers import (
+    NO,
+    UNANSWERABLE,
+    YES,
+    asked_category,
+    is_entity,
+    normalise_text,
+)
 
 NO_BRIDGE = "no_bridge"
 LOOK_ALIKE = "look_alike"
@@ -210,8 +217,7 @@ def _asked_for(question: str) -> frozenset[str]:
     """The kind of thing a question asks for, in :func:`terms` form: the word after "which",
     "what" or "whose" ("On which river lies the town ..." -> ``{"river"}``). It is the answer's
     category, not the question's subject: any sentence about some river would carry it."""
-    found = re.findall(r"\b(?:which|what|whose)\s+([^\W\d_]+)", question, flags=re.IGNORECASE)
-    return terms(" ".join(found))
+    return terms(" ".join(sorted(asked_category(question))))
 
 
 def evidence_names(texts: Iterable[str]) -> frozenset[str]:

@@ -28,6 +28,12 @@ def test_answers_that_normalise_alike_vote_together_and_the_common_spelling_wins
     assert vote.share == pytest.approx(0.75)
 
 
+def test_an_answer_with_and_without_the_kind_asked_for_votes_together() -> None:
+    vote = majority_vote(["Teven", "Teven River", "Sabra"], frozenset({"river"}))
+    assert (vote.outcome, vote.key, vote.answer) == (MAJORITY, "teven", "Teven River")
+    assert majority_vote(["Teven", "Teven River", "Sabra"]).outcome == TIE
+
+
 def test_numbers_in_different_notations_are_one_answer() -> None:
     vote = majority_vote(["1,200", "1200.0", "1300"])
     assert (vote.outcome, vote.key, vote.voters) == (MAJORITY, "1200", 3)

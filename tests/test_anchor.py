@@ -112,6 +112,13 @@ def test_a_later_run_with_the_same_answer_reuses_the_stored_conclusion_claim() -
     assert run.conclusion_claim == "x9 is fine for cron"
 
 
+def test_an_answer_naming_the_kind_asked_for_joins_the_one_without_it() -> None:
+    nodes = [node("n1", "conclusion", "It flows into the Teven River")]
+    run = anchor_run("r5", graph(nodes, [], "Teven River"), EVIDENCE, "Into which river?", {})
+    assert run.answer == "Teven River" and run.answer_key == "teven"
+    assert run.nodes[0]["id"] == "answer:teven"
+
+
 def test_a_run_without_an_answer_keeps_a_conclusion_anchored_to_itself() -> None:
     run = anchor("r4", [node("n1", "conclusion", "x9 is fine for cron")], [], None)
     assert run.nodes[0]["id"] == run.nodes[0]["source"] == "r4:n1"

@@ -9,8 +9,10 @@ from hypothesis import strategies as st
 from orchestrator.answers import (
     UNANSWERABLE,
     answer_key,
+    asked_category,
     is_entity,
     normalise_text,
+    preferred_spelling,
     shorten_answer,
 )
 
@@ -51,6 +53,22 @@ def test_spellings_of_one_answer_share_one_key(spellings: list[str], key: str) -
 )
 def test_different_answers_never_share_a_key(a: str, b: str) -> None:
     assert answer_key(a) != answer_key(b)
+
+
+def test_the_kind_of_thing_asked_for_is_folded_from_the_end_of_an_answer() -> None:
+    category = asked_category("Into which river does the river crossed by the bridge flow?")
+    assert category == {"river"}
+    assert answer_key("Teven River", category) == answer_key("the Teven", category) == "teven"
+    # Only at the end, never the whole answer, and never without the question's word.
+    assert answer_key("River Teven", category) == "river teven"
+    assert answer_key("River", category) == "river"
+    assert answer_key("Teven River") == "teven river"
+
+
+def test_the_shown_spelling_is_the_most_frequent_then_the_fullest_name() -> None:
+    assert preferred_spelling(["Teven", "Teven River"]) == "Teven River"
+    assert preferred_spelling(["In Quelheim", "Quelheim"]) == "In Quelheim"  # same key: first
+    assert preferred_spelling(["Teven", "Teven River", "Teven"]) == "Teven"
 
 
 def test_no_answer_has_the_empty_key() -> None:

@@ -60,6 +60,7 @@ from graph_server.similarity import (
     is_similar,
     similar_pairs,
 )
+from graph_server.validation import DEFAULT_JACCARD_THRESHOLD, DEFAULT_RATIO_THRESHOLD
 
 TYPE_PRECEDENCE = ("conclusion", "given", "inference", "assumption")
 _DIGITS = re.compile(r"(\d+)")
@@ -321,6 +322,22 @@ def apply_plan(graph: nx.MultiDiGraph, plan: MergePlan) -> tuple[list[list[str]]
         if missing:
             created.add((min(ra, rb), max(ra, rb)))
     return sorted(merges), [list(pair) for pair in sorted(created)]
+
+
+def same_claim(
+    a: str,
+    b: str,
+    jaccard_threshold: float = DEFAULT_JACCARD_THRESHOLD,
+    ratio_threshold: float = DEFAULT_RATIO_THRESHOLD,
+) -> bool:
+    """Whether claims ``a`` and ``b``, meeting alone, would be folded into one node: similar
+    (:func:`graph_server.similarity.is_similar`) and not kept apart by polarity, a number, an
+    identifier or a substituted content word (rule 2 above; node types and sources aside).
+    O(len(a) + len(b)) plus one edit-distance ratio."""
+    key_a, key_b = claim_key(a), claim_key(b)
+    return is_similar(key_a, key_b, jaccard_threshold, ratio_threshold) and not _must_stay_apart(
+        key_a, key_b
+    )
 
 
 def _must_stay_apart(a: ClaimKey, b: ClaimKey) -> bool:

@@ -45,6 +45,7 @@ from typing import Any
 
 from corpus.evidence import Evidence
 from graph_server.citation import anchor_citation
+from graph_server.dedup import same_claim
 from graph_server.similarity import NEGATIONS, claim_key, normalize
 from orchestrator.answers import (
     ANSWER_SHORT,
@@ -117,9 +118,43 @@ def anchor_run(
         else:
             out.nodes.append(record)
         store_id[local] = record["id"]
+    _fold_restatements(graph["edges"], store_id, out)
     out.conclusion = store_id.get(graph["conclusion_node"])
     _add_edges(graph["edges"], store_id, evidence, out)
     return out
+
+
+def _fold_restatements(
+    edges: Sequence[Mapping[str, Any]], store_id: dict[str, str], out: AnchoredRun
+) -> None:
+    """Join each inference that only restates a cited span it rests on
+    (:func:`graph_server.dedup.same_claim`) to that span, with a note: the store would fold
+    the two anyway, and folding them here, before the edges are mapped, lets the reasons
+    given for the inference become premises of what it supports (see :func:`_add_edges`)
+    instead of a support link between two document sentences. ``store_id`` and
+    ``out.nodes`` are updated in place. O(edges) claim comparisons."""
+    records = {record["id"]: record for record in out.nodes}
+    folded: set[str] = set()
+    for edge in edges:
+        src, dst = store_id.get(edge["src"]), store_id.get(edge["dst"])
+        span, inference = records.get(src or ""), records.get(dst or "")
+        if (
+            edge["relation"] == "attacks"
+            or span is None
+            or inference is None
+            or dst in folded
+            or span["source"] != span["id"]
+            or span["type"] != "given"
+            or inference["type"] != "inference"
+            or not same_claim(inference["claim"], span["claim"])
+        ):
+            continue
+        folded.add(inference["id"])
+        for local, stored in store_id.items():
+            if stored == inference["id"]:
+                store_id[local] = span["id"]
+        out.notes.append(f"inference {edge['dst']!r} restates {span['id']}; joined to it")
+    out.nodes[:] = [record for record in out.nodes if record["id"] not in folded]
 
 
 def _answered(

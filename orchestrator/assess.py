@@ -221,7 +221,9 @@ class _Measure:
         self.store, self.graph_id, self.nodes, self.chain = store, graph_id, nodes, chain
         self.export: dict[str, Any] | None = None
 
-    def __call__(self, node_id: str) -> tuple[dict[str, Any], dict[str, Any], list[FailedLink]]:
+    def __call__(
+        self, node_id: str, answer_key: str
+    ) -> tuple[dict[str, Any], dict[str, Any], list[FailedLink]]:
         width: dict[str, Any] = {"disjoint_paths": 0, "paths": [], "max_flow": 0.0}
         found: dict[str, Any] = {"width": 0, "independent": [], "min_cut": [], "capped": False}
         failed: list[FailedLink] = []
@@ -235,7 +237,7 @@ class _Measure:
         self.export = self.export or engine(store.get_graph(graph_id))
         failed = failed_links(nodes, self.export["edges"], node_id, chain.subject, chain.names)
         counted = without_links(self.export, failed)
-        return (*_widths(counted, node_id, _admissible(nodes, chain)), failed)
+        return (*_widths(counted, node_id, _admissible(nodes, chain, answer_key)), failed)
 
 
 def _candidate(
@@ -249,10 +251,10 @@ def _candidate(
 ) -> Candidate:
     """The candidate for conclusion ``node_id``: its widths, its runs' answer and its flags."""
     node = nodes[node_id]
-    width, found, failed = measure(node_id)
     info = (answers or {}).get(node_id)
     spelled = [a["answer"] for a in info["answers"] if a["answer"]] if info else []
     key = info["key"] if info else ""
+    width, found, failed = measure(node_id, key)
     return Candidate(
         node_id=node_id,
         claim=node["claim"],
@@ -341,11 +343,13 @@ def _widths(
 
 
 def _admissible(
-    nodes: Mapping[str, Mapping[str, Any]], chain: ChainContext
+    nodes: Mapping[str, Mapping[str, Any]], chain: ChainContext, answer_key: str
 ) -> Callable[[frozenset[str]], bool]:
-    """Whether a derivation counts as an argument: it names the question's subject in one of
-    its claims (a line of evidence that never touches the subject is no support, whatever
-    links another run drew to it), and its claims hang together as one chain
+    """Whether a derivation counts as an argument for ``answer_key``: it names the question's
+    subject in one of its claims (a line of evidence that never touches the subject is no
+    support, whatever links another run drew to it), one of its claims carries what the
+    question asks about its names when the answer is a name (:meth:`ChainContext.asks_about`),
+    and its claims hang together as one chain
     (:func:`orchestrator.chain.hangs_together`: premises listed jointly must be linked to each
     other, not only to the conclusion). Applied before minimality
     (:func:`graph_server.arguments.enumerate_arguments`), so a run's chain that passes is not
@@ -355,7 +359,7 @@ def _admissible(
         texts = [nodes[n]["claim"] for n in sorted(claims) if n in nodes]
         if chain.subject and not any(terms(text) & chain.subject for text in texts):
             return False
-        return hangs_together(texts, chain.names)
+        return chain.asks_about(answer_key, texts) and hangs_together(texts, chain.names)
 
     return counts
 

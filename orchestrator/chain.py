@@ -149,6 +149,8 @@ class ChainContext:
     names: frozenset[str]
     options: frozenset[str] = frozenset()
     question_words: frozenset[str] = frozenset()
+    relation: frozenset[str] = frozenset()
+    """:func:`relation_terms` of the question."""
 
     @classmethod
     def of(cls, question: str, evidence_texts: Iterable[str]) -> ChainContext:
@@ -159,7 +161,21 @@ class ChainContext:
             evidence_names(evidence_texts),
             options=offered(proper),
             question_words=terms(proper),
+            relation=relation_terms(question),
         )
+
+    def asks_about(self, answer_key: str, claims: Iterable[str]) -> bool:
+        """Whether ``claims`` say something of what the question asks about its names
+        (:attr:`relation`), as an argument for a named answer must: "Embstone Ironworks has its
+        head office in Yselley" names the subject and the answer of "In which town was the
+        founder of Embstone Ironworks born?" but not "founder" or "born", and "the Liskhaven
+        Bridge spans the Yssra River" is no argument that the Yssra is the longer river. True
+        for yes/no, numbers and refusals (no name to look up), or when the question has no
+        such words. A lexical test: a paraphrase ("birthplace") does not count. O(total
+        length)."""
+        if not self.relation or not is_entity(answer_key):
+            return True
+        return any(terms(claim) & self.relation for claim in claims)
 
     def restates_question(self, answer_key: str) -> bool:
         """Whether the answer (its cluster key) only repeats words of the question that the
@@ -211,6 +227,17 @@ def subject_terms(question: str) -> frozenset[str]:
     )
     found = terms(named) | frozenset(claim_key(question).numbers)
     return found or (terms(question) - _QUESTION_WORDS - _asked_for(question))
+
+
+def relation_terms(question: str) -> frozenset[str]:
+    """What a question asks about its names, in :func:`terms` form: its words but its names
+    and numbers (:func:`subject_terms`), the options it lists after a ``:``, the question
+    words and the kind of thing asked for. "Which town was settled earlier, Marrgard or
+    Zarnmere?" -> ``{"settl", "earlier"}`` (stemmed). Empty for a question without names,
+    whose subject already holds all its words. O(len(question))."""
+    proper = asked(question)
+    listed = terms(proper.rsplit(":", 1)[1]) if ":" in proper else frozenset()
+    return terms(proper) - subject_terms(question) - listed - _QUESTION_WORDS - _asked_for(question)
 
 
 def _asked_for(question: str) -> frozenset[str]:

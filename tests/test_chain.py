@@ -17,6 +17,7 @@ from orchestrator.chain import (
     evidence_names,
     failed_links,
     hangs_together,
+    relation_terms,
     subject_terms,
     without_links,
 )
@@ -204,3 +205,24 @@ def test_joint_premises_hang_together_only_when_linked_to_each_other() -> None:
     assert not hangs_together(["Oren Vane was born in Tull.", founded], NAMES)
     # Order does not matter: a chain a-b-c is connected through b wherever it is listed.
     assert hangs_together([born, "Tull lies on the river Irra.", founded], NAMES)
+
+
+def test_what_a_question_asks_about_its_names_is_its_other_words() -> None:
+    assert relation_terms("Which town was settled earlier, Marrgard or Zarnmere?") == {
+        "settl",
+        "earlier",
+    }
+    assert relation_terms("Which one finished third: Dan, Mel, Ana? Answer with the name.") == {
+        "finish",
+        "third",
+    }
+    assert relation_terms("Which one is the newest: the minivan, the sedan?") == frozenset()
+
+
+def test_an_argument_for_a_name_must_carry_what_the_question_asks_about_it() -> None:
+    context = ChainContext.of("In which town was the founder of Embstone Ironworks born?", DOCS)
+    head_office = ["Embstone Ironworks has its head office in Yselley."]
+    assert not context.asks_about("yselley", head_office)
+    assert context.asks_about("tull", [DOCS[0], DOCS[2]])  # "born"
+    # Yes/no and numbers name nothing to look up.
+    assert context.asks_about("yes", head_office) and context.asks_about("1921", head_office)

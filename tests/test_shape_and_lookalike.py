@@ -123,3 +123,59 @@ def test_the_greedy_anchor_comes_from_models_json_and_the_cli_overrides_it(
     assert parser.parse_args(["--task", "t.json"]).greedy_first is None  # the model decides
     assert parser.parse_args(["--task", "t.json", "--no-greedy-first"]).greedy_first is False
     assert parser.parse_args(["--task", "t.json", "--greedy-first"]).greedy_first is True
+
+
+def chain_reply(steps: list[tuple[str, str]], answer: str) -> str:
+    return json.dumps(
+        {"steps": [{"sentence": s, "inference": i} for s, i in steps], "answer": answer}
+    )
+
+
+PRICES = {
+    "id": "prices",
+    "question": "Which one is the most expensive: the oranges, the apples, the plums?",
+    "documents": ["The oranges are the most expensive. The apples are the cheapest."],
+}
+
+
+def test_an_inference_that_restates_its_sentence_is_that_sentence() -> None:
+    # The 1.5B copies each sentence as its inference. Folded into the sentence, the first
+    # step's reason joins the premises of the answer instead of linking two sentences, so
+    # the sentence that states the answer is on its argument.
+    steps = [
+        ("D1.1", "The oranges are the most expensive"),
+        ("D1.2", "The apples are the cheapest"),
+    ]
+    reply = chain_reply(steps, "oranges")
+    config = RunConfig(n=2, k=1, budget_calls=2, interrogation_shape="chain")
+    report = run(PRICES, {"r1": reply, "r2": reply}, config)
+    assert report["answer"] == "oranges"
+    assert [claim["id"] for claim in report["chosen"]["arguments"][0]] == ["D1.1"]
+    assert all(edge["src"] != "D1.1" or edge["dst"] != "D1.2" for edge in report["graph"]["edges"])
+
+
+RIVERS = {
+    "id": "rivers",
+    "question": "Which river is longer, the Urra River or the Yssra River?",
+    "documents": [
+        "The Liskhaven Bridge spans the Yssra River. The Urra River flows past Tollbury.",
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("steps", "answered"),
+    [
+        ([("D1.1", "")], False),
+        ([("D1.1", "The Yssra River is longer than the Urra River")], True),
+    ],
+    ids=["naming the answer is no argument", "an inference about length is one"],
+)
+def test_an_argument_for_a_name_must_carry_what_the_question_asks_about_it(
+    steps: list[tuple[str, str]], answered: bool
+) -> None:
+    reply = chain_reply(steps, "the Yssra River")
+    config = RunConfig(n=2, k=1, budget_calls=2, interrogation_shape="chain")
+    report = run(RIVERS, {"r1": reply, "r2": reply}, config)
+    assert (report["answer"] is not None) is answered
+    assert report["candidates"][0]["answer_key"] == "yssra"  # "river" is what was asked for

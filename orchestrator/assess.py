@@ -48,8 +48,6 @@ from orchestrator.chain import (
     FailedLink,
     answer_follows,
     failed_links,
-    hangs_together,
-    terms,
     without_links,
 )
 from orchestrator.records import AnswerRecord
@@ -96,6 +94,9 @@ class Candidate:
     """Fewest claims whose failure leaves no argument for this answer."""
     arguments_capped: bool = False
     """The argument search hit its cap: ``width`` is then a lower bound."""
+    set_aside: tuple[tuple[tuple[str, ...], str], ...] = ()
+    """Minimal derivations that do not count as arguments, each with why
+    (:meth:`orchestrator.chain.ChainContext.argument_problem`)."""
 
     @property
     def path_width(self) -> int:
@@ -237,7 +238,7 @@ class _Measure:
         self.export = self.export or engine(store.get_graph(graph_id))
         failed = failed_links(nodes, self.export["edges"], node_id, chain.subject, chain.names)
         counted = without_links(self.export, failed)
-        return (*_widths(counted, node_id, _admissible(nodes, chain, answer_key)), failed)
+        return (*_widths(counted, node_id, _problem(nodes, chain, answer_key)), failed)
 
 
 def _candidate(
@@ -271,6 +272,7 @@ def _candidate(
         arguments=tuple(tuple(claims) for claims in found["independent"]),
         argument_cut=tuple(found["min_cut"]),
         arguments_capped=bool(found["capped"]),
+        set_aside=tuple(found.get("set_aside", ())),
     )
 
 
@@ -326,42 +328,44 @@ def _disputes(
 
 
 def _widths(
-    counted: Any, node_id: str, admissible: Callable[[frozenset[str]], bool]
+    counted: Any, node_id: str, problem: Callable[[frozenset[str]], str | None]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Path width and argument width on ``counted`` (the graph without the failed links), in
-    the store's payload shapes; only ``admissible`` derivations count as arguments."""
+    the store's payload shapes; only derivations without a ``problem`` count as arguments,
+    and the minimal ones that have one are listed as ``set_aside`` with it."""
     paths, flow = semantics.support_width(counted, node_id)
-    kept = arguments.argument_width(counted, node_id, admissible=admissible)
+    kept = arguments.argument_width(
+        counted, node_id, admissible=lambda claims: problem(claims) is None
+    )
+    derived, _ = arguments.enumerate_arguments(counted, node_id)
     found = {
         "width": kept.width,
         "arguments": [list(claims) for claims in kept.arguments],
         "independent": [list(kept.arguments[i]) for i in kept.independent],
         "min_cut": list(kept.min_cut),
         "capped": kept.capped,
+        "set_aside": [
+            (tuple(sorted(claims)), why)
+            for claims in derived
+            if (why := problem(claims)) is not None
+        ],
     }
     return {"disjoint_paths": len(paths), "paths": paths, "max_flow": flow}, found
 
 
-def _admissible(
+def _problem(
     nodes: Mapping[str, Mapping[str, Any]], chain: ChainContext, answer_key: str
-) -> Callable[[frozenset[str]], bool]:
-    """Whether a derivation counts as an argument for ``answer_key``: it names the question's
-    subject in one of its claims (a line of evidence that never touches the subject is no
-    support, whatever links another run drew to it), one of its claims carries what the
-    question asks about its names when the answer is a name (:meth:`ChainContext.asks_about`),
-    and its claims hang together as one chain
-    (:func:`orchestrator.chain.hangs_together`: premises listed jointly must be linked to each
-    other, not only to the conclusion). Applied before minimality
-    (:func:`graph_server.arguments.enumerate_arguments`), so a run's chain that passes is not
-    hidden by another run's shorter one that fails."""
+) -> Callable[[frozenset[str]], str | None]:
+    """Why a derivation does not count as an argument for ``answer_key``
+    (:meth:`ChainContext.argument_problem` of its claims), None when it does. Applied before
+    minimality (:func:`graph_server.arguments.enumerate_arguments`), so a run's chain that
+    passes is not hidden by another run's shorter one that fails."""
 
-    def counts(claims: frozenset[str]) -> bool:
+    def problem(claims: frozenset[str]) -> str | None:
         texts = [nodes[n]["claim"] for n in sorted(claims) if n in nodes]
-        if chain.subject and not any(terms(text) & chain.subject for text in texts):
-            return False
-        return chain.asks_about(answer_key, texts) and hangs_together(texts, chain.names)
+        return chain.argument_problem(answer_key, texts)
 
-    return counts
+    return problem
 
 
 def answer_flags(key: str, evidence_texts: Sequence[str] | None) -> tuple[str, ...]:

@@ -49,6 +49,10 @@ from orchestrator.answers import (
 NO_BRIDGE = "no_bridge"
 LOOK_ALIKE = "look_alike"
 OFF_SUBJECT = "off_subject"
+# Why a whole argument (a set of claims deriving the answer) does not count.
+ARGUMENT_OFF_SUBJECT = "names_no_subject"
+ARGUMENT_OFF_QUESTION = "not_what_was_asked"
+ARGUMENT_NOT_ONE_CHAIN = "not_one_chain"
 NEAR_MISS_RATIO = 80.0
 """rapidfuzz ``ratio`` from which two different names count as look-alikes ("vance"/"vane"
 scores 88.9; "braskthorpe"/"braskmere" 60)."""
@@ -163,6 +167,20 @@ class ChainContext:
             question_words=terms(proper),
             relation=relation_terms(question),
         )
+
+    def argument_problem(self, answer_key: str, claims: Sequence[str]) -> str | None:
+        """Why the claims of one argument for ``answer_key`` (its conclusion left out) do not
+        count, or None when they do: none names the question's subject
+        (:data:`ARGUMENT_OFF_SUBJECT`), none carries what the question asks
+        (:meth:`asks_about`, :data:`ARGUMENT_OFF_QUESTION`), or they are not one chain
+        (:func:`hangs_together`, :data:`ARGUMENT_NOT_ONE_CHAIN`). O(c^2) link tests."""
+        if self.subject and not any(terms(claim) & self.subject for claim in claims):
+            return ARGUMENT_OFF_SUBJECT
+        if not self.asks_about(answer_key, claims):
+            return ARGUMENT_OFF_QUESTION
+        if not hangs_together(claims, self.names):
+            return ARGUMENT_NOT_ONE_CHAIN
+        return None
 
     def asks_about(self, answer_key: str, claims: Iterable[str]) -> bool:
         """Whether ``claims`` say something of what the question asks about its names

@@ -358,6 +358,10 @@ def _candidate(rank: int, c: Candidate, result: LoopResult, claim: Claim) -> Can
         "meets_k": c.grounded and c.width >= result.config.k,
         "arguments": [[claim(n) for n in argument] for argument in c.arguments],
         "argument_cut": list(c.argument_cut),
+        "set_aside": [
+            {"claims": [claim(n) for n in claims], "reason": reason}
+            for claims, reason in c.set_aside
+        ],
         "arguments_capped": c.arguments_capped,
         "paths": [[claim(n) for n in path] for path in c.paths],
         "structure": result.structure.get(c.node_id),

@@ -132,6 +132,14 @@ def _candidates_md(report: RunReport) -> list[str]:
             f"{link['reason']} ({_inline(link['detail'])})"
             for c, link in failed
         ]
+    set_aside = [(c, held) for c in report["candidates"] for held in c.get("set_aside", [])]
+    if set_aside:  # derivations the argument rules refused: the reader sees what was not counted
+        out += ["", "Arguments that do not count:", ""]
+        out += [
+            f"- {_inline(c['answer'] or c['node_id'])}: "
+            f"{', '.join(ref['id'] for ref in held['claims'])}: {held['reason']}"
+            for c, held in set_aside
+        ]
     return [*out, ""]
 
 

@@ -47,6 +47,14 @@ class SupportRecord(TypedDict):
     paths: list[list[ClaimRef]]
 
 
+class SetAsideArgument(TypedDict):
+    """A minimal derivation of a candidate that does not count as an argument, and why
+    (``names_no_subject``, ``not_what_was_asked`` or ``not_one_chain``)."""
+
+    claims: list[ClaimRef]
+    reason: str
+
+
 class CandidateRecord(SupportRecord):
     """One candidate answer, best first (``rank`` 1)."""
 
@@ -57,6 +65,7 @@ class CandidateRecord(SupportRecord):
     claim: str
     flags: list[str]
     failed_links: list[dict[str, str]]
+    set_aside: list[SetAsideArgument]
     answers_by_run: list[RunAnswer]
     grounded: bool
     refuted: bool

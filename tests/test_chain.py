@@ -226,3 +226,13 @@ def test_an_argument_for_a_name_must_carry_what_the_question_asks_about_it() -> 
     assert context.asks_about("tull", [DOCS[0], DOCS[2]])  # "born"
     # Yes/no and numbers name nothing to look up.
     assert context.asks_about("yes", head_office) and context.asks_about("1921", head_office)
+
+
+def test_an_argument_that_does_not_count_says_which_rule_it_fails() -> None:
+    context = ChainContext.of("In which town was the founder of Embstone Ironworks born?", DOCS)
+    assert context.argument_problem("tull", [DOCS[0], DOCS[2]]) is None
+    assert context.argument_problem("tull", [DOCS[2]]) == "names_no_subject"
+    office = "Embstone Ironworks has its head office in Yselley."
+    assert context.argument_problem("yselley", [office]) == "not_what_was_asked"
+    apart = ["Embstone Ironworks opened in 1921.", DOCS[2]]
+    assert context.argument_problem("tull", apart) == "not_one_chain"

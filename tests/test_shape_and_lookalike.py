@@ -178,4 +178,11 @@ def test_an_argument_for_a_name_must_carry_what_the_question_asks_about_it(
     config = RunConfig(n=2, k=1, budget_calls=2, interrogation_shape="chain")
     report = run(RIVERS, {"r1": reply, "r2": reply}, config)
     assert (report["answer"] is not None) is answered
-    assert report["candidates"][0]["answer_key"] == "yssra"  # "river" is what was asked for
+    candidate = report["candidates"][0]
+    assert candidate["answer_key"] == "yssra"  # "river" is what was asked for
+    if not answered:  # the report says which argument was set aside, and why
+        held = candidate["set_aside"]
+        assert [([c["id"] for c in a["claims"]], a["reason"]) for a in held] == [
+            (["D1.1"], "not_what_was_asked")
+        ]
+        assert "- the Yssra River: D1.1: not_what_was_asked" in render_markdown(report)

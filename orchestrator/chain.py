@@ -53,6 +53,40 @@ OFF_SUBJECT = "off_subject"
 ARGUMENT_OFF_SUBJECT = "names_no_subject"
 ARGUMENT_OFF_QUESTION = "not_what_was_asked"
 ARGUMENT_NOT_ONE_CHAIN = "not_one_chain"
+ARGUMENT_ONE_SIDED = "one_sided"
+_COMPARATIVES = frozenset(
+    [
+        "earlier",
+        "later",
+        "older",
+        "younger",
+        "longer",
+        "shorter",
+        "larger",
+        "smaller",
+        "bigger",
+        "higher",
+        "lower",
+        "taller",
+        "wider",
+        "deeper",
+        "heavier",
+        "lighter",
+        "faster",
+        "slower",
+        "closer",
+        "nearer",
+        "farther",
+        "further",
+        "greater",
+        "more",
+        "less",
+        "fewer",
+        "first",
+        "last",
+    ]
+)
+"""Words that make a question with two options a comparison (:func:`compared_options`)."""
 NEAR_MISS_RATIO = 80.0
 """rapidfuzz ``ratio`` from which two different names count as look-alikes ("vance"/"vane"
 scores 88.9; "braskthorpe"/"braskmere" 60)."""
@@ -155,6 +189,8 @@ class ChainContext:
     question_words: frozenset[str] = frozenset()
     relation: frozenset[str] = frozenset()
     """:func:`relation_terms` of the question."""
+    compared: tuple[frozenset[str], ...] = ()
+    """:func:`compared_options` of the question."""
 
     @classmethod
     def of(cls, question: str, evidence_texts: Iterable[str]) -> ChainContext:
@@ -166,16 +202,22 @@ class ChainContext:
             options=offered(proper),
             question_words=terms(proper),
             relation=relation_terms(question),
+            compared=compared_options(question),
         )
 
     def argument_problem(self, answer_key: str, claims: Sequence[str]) -> str | None:
         """Why the claims of one argument for ``answer_key`` (its conclusion left out) do not
         count, or None when they do: none names the question's subject
-        (:data:`ARGUMENT_OFF_SUBJECT`), none carries what the question asks
+        (:data:`ARGUMENT_OFF_SUBJECT`), a comparison's argument does not name both options
+        (:data:`ARGUMENT_ONE_SIDED`: "Marrgard was settled in 1240" cannot tell whether
+        Marrgard or Zarnmere was settled earlier), none carries what the question asks
         (:meth:`asks_about`, :data:`ARGUMENT_OFF_QUESTION`), or they are not one chain
         (:func:`hangs_together`, :data:`ARGUMENT_NOT_ONE_CHAIN`). O(c^2) link tests."""
         if self.subject and not any(terms(claim) & self.subject for claim in claims):
             return ARGUMENT_OFF_SUBJECT
+        named = frozenset().union(*(terms(claim) for claim in claims))
+        if not all(option & named for option in self.compared):
+            return ARGUMENT_ONE_SIDED
         if not self.asks_about(answer_key, claims):
             return ARGUMENT_OFF_QUESTION
         if not hangs_together(claims, self.names):
@@ -245,6 +287,27 @@ def subject_terms(question: str) -> frozenset[str]:
     )
     found = terms(named) | frozenset(claim_key(question).numbers)
     return found or (terms(question) - _QUESTION_WORDS - _asked_for(question))
+
+
+def compared_options(question: str) -> tuple[frozenset[str], ...]:
+    """The two options of a comparison, each as the terms that tell it from the other:
+    "Which town was settled earlier, Marrgard or Zarnmere?" -> ``({"marrgard"},
+    {"zarnmere"})``; "... earlier: the one that built the Paskham Bridge or the one that built
+    the Bromgate Bridge?" -> ``({"paskham"}, {"bromgate"})``. A comparison lists two options
+    joined by "or" after its last ``,`` or ``:``, with a word of :data:`_COMPARATIVES` before
+    them. ``()`` for any other question. O(len(question))."""
+    proper = asked(question).rstrip("?")
+    cut = max(proper.rfind(","), proper.rfind(":"))
+    head, listed = proper[: max(cut, 0)], proper[cut + 1 :]
+    if cut < 0 or not set(re.findall(r"[a-z]+", head.casefold())) & _COMPARATIVES:
+        return ()
+    sides = re.split(r"\bor\b", listed)
+    if len(sides) != 2:
+        return ()
+    first, second = terms(sides[0]), terms(sides[1])
+    if not first - second or not second - first:
+        return ()
+    return (first - second, second - first)
 
 
 def relation_terms(question: str) -> frozenset[str]:

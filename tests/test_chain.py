@@ -14,6 +14,7 @@ from orchestrator.chain import (
     OFF_SUBJECT,
     ChainContext,
     answer_follows,
+    compared_options,
     evidence_names,
     failed_links,
     hangs_together,
@@ -236,3 +237,22 @@ def test_an_argument_that_does_not_count_says_which_rule_it_fails() -> None:
     assert context.argument_problem("yselley", [office]) == "not_what_was_asked"
     apart = ["Embstone Ironworks opened in 1921.", DOCS[2]]
     assert context.argument_problem("tull", apart) == "not_one_chain"
+    towns = ["Marrgard was first settled in 1240.", "Zarnmere was settled in 1310."]
+    which = ChainContext.of("Which town was settled earlier, Marrgard or Zarnmere?", towns)
+    assert which.argument_problem("marrgard", towns[:1]) == "one_sided"
+    assert which.argument_problem("marrgard", towns) is None
+
+
+def test_a_comparison_is_two_options_after_a_comparative() -> None:
+    assert compared_options("Which town was settled earlier, Marrgard or Zarnmere?") == (
+        {"marrgard"},
+        {"zarnmere"},
+    )
+    paskham = compared_options(
+        "Which company was founded earlier: the one that built the Paskham Bridge or the one "
+        "that built the Bromgate Bridge?"
+    )
+    assert paskham == ({"paskham"}, {"bromgate"})
+    # A choice that compares nothing, or options listed without "or", is no comparison.
+    assert compared_options("Was the bridge built by Amy or by Dan?") == ()
+    assert compared_options("Which one finished third: Dan, Mel, Ana?") == ()

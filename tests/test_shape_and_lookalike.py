@@ -169,9 +169,9 @@ RIVERS = {
         ([("D1.1", "")], False),
         ([("D1.1", "The Yssra River is longer than the Urra River")], True),
     ],
-    ids=["naming the answer is no argument", "an inference about length is one"],
+    ids=["naming one option is no argument", "an inference comparing both is one"],
 )
-def test_an_argument_for_a_name_must_carry_what_the_question_asks_about_it(
+def test_an_argument_for_a_comparison_must_name_both_options(
     steps: list[tuple[str, str]], answered: bool
 ) -> None:
     reply = chain_reply(steps, "the Yssra River")
@@ -183,6 +183,6 @@ def test_an_argument_for_a_name_must_carry_what_the_question_asks_about_it(
     if not answered:  # the report says which argument was set aside, and why
         held = candidate["set_aside"]
         assert [([c["id"] for c in a["claims"]], a["reason"]) for a in held] == [
-            (["D1.1"], "not_what_was_asked")
+            (["D1.1"], "one_sided")
         ]
-        assert "- the Yssra River: D1.1: not_what_was_asked" in render_markdown(report)
+        assert "- the Yssra River: D1.1: one_sided" in render_markdown(report)

@@ -2,6 +2,7 @@
 
     python benchmarks/replay_study.py [--model local-1.5b] [--shape graph|chain]
         [--sets multihop,logical_deduction,vitaminc] [--out runs/replay-study] [--banks DIR]
+        [--goal [--held-out-from I]]
 
 For each set with a bank ``evals/banks/<set>-<model>/`` (and its greedy companion ``-t0``),
 `evals.replay` runs arms 1, 6 and 7 offline, once per setting:
@@ -84,6 +85,13 @@ def main() -> int:
         action="store_true",
         help="after the table, the goal table of each setting pooled over the sets (evals.goal)",
     )
+    parser.add_argument(
+        "--held-out-from",
+        type=int,
+        default=0,
+        metavar="I",
+        help="with --goal, also a goal table of each set's items from the I-th on",
+    )
     args = parser.parse_args()
     print(
         "| set | setting | items | arm 1 right/wrong/abst. | arm 6 right/wrong/abst. "
@@ -111,6 +119,11 @@ def main() -> int:
         for name, outs in replayed.items():
             table = goal.goal_table(goal.pool(outs, arms=SETTINGS[name][1]))
             print(f"\n### {args.model}, {args.shape} shape, {name}\n\n{goal.render(table)}")
+            if args.held_out_from > 1:
+                skip = args.held_out_from - 1
+                held = goal.goal_table(goal.pool(outs, arms=SETTINGS[name][1], skip=skip))
+                title = f"{name}, items {args.held_out_from} on (held out)"
+                print(f"\n### {args.model}, {args.shape} shape, {title}\n\n{goal.render(held)}")
     return 0
 
 

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m evals.goal RUN_DIR [RUN_DIR ...] [--json]
+    python -m evals.goal RUN_DIR [RUN_DIR ...] [--json] [--skip N]
 
 Each ``RUN_DIR`` is an `evals.run` or `evals.replay` folder (its ``raw/arm<N>.jsonl``); items
 of all folders are pooled (ids are unique across sets). Every figure comes with a 95%
@@ -39,11 +39,16 @@ Items = Mapping[str, Mapping[int, Row]]
 Statistic = Callable[[Sequence[Mapping[int, Row]]], float | None]
 
 
-def pool(run_dirs: Sequence[Path], arms: Sequence[int] = (1, 6, 7)) -> dict[str, dict[int, Row]]:
+def pool(
+    run_dirs: Sequence[Path], arms: Sequence[int] = (1, 6, 7), *, skip: int = 0
+) -> dict[str, dict[int, Row]]:
     """Item id -> arm -> row, over every folder's ``raw/arm<N>.jsonl``; only items that every
-    arm of ``arms`` has (the comparisons are paired). Later folders win on a repeated id."""
+    arm of ``arms`` has (the comparisons are paired). Later folders win on a repeated id.
+    ``skip`` leaves out each folder's first items in the order its files list them (a
+    held-out part: the items recorded after the rules were written from the first ones)."""
     items: dict[str, dict[int, Row]] = {}
     for run_dir in run_dirs:
+        found: dict[str, dict[int, Row]] = {}
         for arm in arms:
             path = run_dir / "raw" / f"arm{arm}.jsonl"
             if not path.is_file():
@@ -51,7 +56,9 @@ def pool(run_dirs: Sequence[Path], arms: Sequence[int] = (1, 6, 7)) -> dict[str,
             for line in path.read_text(encoding="utf-8").splitlines():
                 if line.strip():
                     row = json.loads(line)
-                    items.setdefault(str(row["id"]), {})[arm] = row
+                    found.setdefault(str(row["id"]), {})[arm] = row
+        for item_id in list(found)[skip:]:
+            items.setdefault(item_id, {}).update(found[item_id])
     return {i: rows for i, rows in sorted(items.items()) if all(a in rows for a in arms)}
 
 
@@ -207,12 +214,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", type=Path, help="evals.run or evals.replay folders")
     parser.add_argument("--json", action="store_true", help="print the table as JSON")
+    parser.add_argument(
+        "--skip", type=int, default=0, help="leave out each folder's first N items (held out)"
+    )
     args = parser.parse_args(argv)
     missing = [str(d) for d in args.runs if not (d / "raw").is_dir()]
     if missing:
         print(f"error: no raw/ results in {', '.join(missing)}", file=sys.stderr)
         return 2
-    table = goal_table(pool(args.runs))
+    table = goal_table(pool(args.runs, skip=max(args.skip, 0)))
     print(json.dumps(table, indent=2, sort_keys=True) if args.json else render(table))
     return 0
 

@@ -133,6 +133,11 @@ def test_the_command_pools_folders_and_keeps_only_items_every_arm_has(
     assert main([str(tmp_path / "multihop"), str(tmp_path / "vitaminc")]) == 0
     assert "2 items (2 answerable)" in capsys.readouterr().out
     assert main([str(tmp_path / "nowhere")]) == 2
+    # Held out: each folder's first item left out, in the order its files list them.
+    assert sorted(pool([tmp_path / "multihop", tmp_path / "vitaminc"], skip=1)) == []
+    assert list(pool([tmp_path / "multihop"], arms=(1, 6), skip=1)) == ["m2"]
+    assert main([str(tmp_path / "multihop"), "--skip", "1"]) == 0
+    assert "0 items" in capsys.readouterr().out
 
 
 def test_a_replay_without_arm_7_leaves_the_matched_coverage_goal_unmeasured() -> None:

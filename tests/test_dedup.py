@@ -5,7 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from graph_server.dedup import same_claim
 from graph_server.similarity import claim_key, is_similar, normalize
 from graph_server.store import GraphStore
 
@@ -242,3 +245,19 @@ def test_identical_wordings_from_many_runs_collapse_into_one_node() -> None:
     (kept,) = store.get_graph("g")["nodes"]
     assert kept["id"] == "r1:n1"
     assert kept["merged_ids"] == [f"r{run}:n1" for run in range(2, 7)]
+
+
+WORDS = ["x9", "x8", "runs", "Linux", "not", "the", "server", "rack", "7", "9", "cron", "job"]
+
+
+@given(
+    st.lists(st.sampled_from(WORDS), min_size=1, max_size=6),
+    st.lists(st.sampled_from(WORDS), min_size=1, max_size=6),
+)
+@settings(max_examples=200, deadline=None)
+def test_same_claim_agrees_with_what_the_store_merges(first: list[str], second: list[str]) -> None:
+    # The pairwise rule the orchestrator anchors with, against the store's own dedup of the
+    # same two claims (one run each, neither with a source).
+    a, b = " ".join(first), " ".join(second)
+    _, result = two_runs(node("a", a, "inference"), node("b", b, "inference"))
+    assert same_claim(a, b) == bool(result["auto_merged"])

@@ -236,7 +236,8 @@ class _Measure:
         if chain is None or not width["paths"]:
             return width, found, failed  # no chain check asked for, or nothing to check
         self.export = self.export or engine(store.get_graph(graph_id))
-        failed = failed_links(nodes, self.export["edges"], node_id, chain.subject, chain.names)
+        edges = self.export["edges"]
+        failed = failed_links(nodes, edges, node_id, chain.subject, chain.names, chain.paired)
         counted = without_links(self.export, failed)
         return (*_widths(counted, node_id, _problem(nodes, chain, answer_key)), failed)
 

@@ -191,6 +191,8 @@ class ChainContext:
     """:func:`relation_terms` of the question."""
     compared: tuple[frozenset[str], ...] = ()
     """:func:`compared_options` of the question."""
+    paired: frozenset[str] = frozenset()
+    """:func:`question_names`: never look-alikes of each other."""
 
     @classmethod
     def of(cls, question: str, evidence_texts: Iterable[str]) -> ChainContext:
@@ -203,6 +205,7 @@ class ChainContext:
             question_words=terms(proper),
             relation=relation_terms(question),
             compared=compared_options(question),
+            paired=question_names(question),
         )
 
     def argument_problem(self, answer_key: str, claims: Sequence[str]) -> str | None:
@@ -212,7 +215,8 @@ class ChainContext:
         (:data:`ARGUMENT_ONE_SIDED`: "Marrgard was settled in 1240" cannot tell whether
         Marrgard or Zarnmere was settled earlier), none carries what the question asks
         (:meth:`asks_about`, :data:`ARGUMENT_OFF_QUESTION`), or they are not one chain
-        (:func:`hangs_together`, :data:`ARGUMENT_NOT_ONE_CHAIN`). O(c^2) link tests."""
+        (:func:`chain_parts`; a comparison may rest on one chain per option:
+        :data:`ARGUMENT_NOT_ONE_CHAIN`). O(c^2) link tests."""
         if self.subject and not any(terms(claim) & self.subject for claim in claims):
             return ARGUMENT_OFF_SUBJECT
         named = frozenset().union(*(terms(claim) for claim in claims))
@@ -220,7 +224,15 @@ class ChainContext:
             return ARGUMENT_ONE_SIDED
         if not self.asks_about(answer_key, claims):
             return ARGUMENT_OFF_QUESTION
-        if not hangs_together(claims, self.names):
+        parts = chain_parts(claims, self.names, self.paired)
+        # A comparison rests on one chain per option; anything else on one chain.
+        if len(parts) > 1 and not (
+            self.compared
+            and all(
+                any(terms(claims[i]) & option for i in part for option in self.compared)
+                for part in parts
+            )
+        ):
             return ARGUMENT_NOT_ONE_CHAIN
         return None
 
@@ -328,6 +340,12 @@ def _asked_for(question: str) -> frozenset[str]:
     return terms(" ".join(sorted(asked_category(question))))
 
 
+def question_names(question: str) -> frozenset[str]:
+    """The names of the question proper (:func:`asked`), folded as :func:`_names` folds them.
+    O(len(question))."""
+    return frozenset(_names(asked(question)))
+
+
 def evidence_names(texts: Iterable[str]) -> frozenset[str]:
     """Every name in ``texts``, folded (see :func:`_names`)."""
     found: set[str] = set()
@@ -342,13 +360,16 @@ def failed_links(
     conclusion: str,
     subject: frozenset[str],
     names: frozenset[str],
+    paired: frozenset[str] = frozenset(),
 ) -> list[FailedLink]:
     """The ``supports`` links of the argument for ``conclusion`` that do not count.
 
     ``nodes`` maps id -> node with ``claim``; ``edges`` have ``src``, ``dst``, ``relation``
     and optionally ``run_ids`` (as ``get_graph`` exports them);
     ``subject`` is :func:`subject_terms` of the question (empty: no subject rule);
-    ``names`` is :func:`evidence_names` of the evidence. Links are checked upstream of the
+    ``names`` is :func:`evidence_names` of the evidence; ``paired``, the names the question
+    itself holds (:func:`question_names`), are never look-alikes of each other: the question
+    tells them apart ("Carrworth Foundry or Inglridge Foundry"). Links are checked upstream of the
     conclusion only. Sorted by (src, dst). Cost: O(E * claim length), plus the near-miss test
     over each link's differing names.
     """
@@ -364,13 +385,14 @@ def failed_links(
     for src, dst in support:
         if dst not in upstream:
             continue
-        problem = _link_problem(nodes[src]["claim"], nodes[dst]["claim"], names)
+        problem = _link_problem(nodes[src]["claim"], nodes[dst]["claim"], names, paired)
         if problem is not None and problem[0] == NO_BRIDGE:
             # A middle hop listed with other reasons bridges to them, not to the claim
             # they support together ("founded by Vidar Tarvard" between "Rookcombe Foundry
             # built the bridge" and "Vidar Tarvard was born in Quelheim").
             for partner in sorted(partners.get((src, dst), ())):
-                if _link_problem(nodes[src]["claim"], nodes[partner]["claim"], names) is None:
+                partner_claim = nodes[partner]["claim"]
+                if _link_problem(nodes[src]["claim"], partner_claim, names, paired) is None:
                     problem = None
                     break
         if problem is not None:
@@ -389,24 +411,31 @@ def failed_links(
     return [failed[key] for key in sorted(failed)]
 
 
-def hangs_together(claims: Sequence[str], names: frozenset[str]) -> bool:
-    """Whether the claims of one argument (its conclusion left out) form one chain: linked
-    pairwise by the bridge rule of a support link (a shared content word or number, and no
-    look-alike names), they are connected. "Vidar Tarvelm was born in Quelmere" with
-    "Rookcombe Foundry built the Faldcrest Bridge" is two facts with a hop missing between
-    them, even when each shares words with the conclusion. One claim or none hangs together.
-    Cost: O(c^2) link tests for ``c`` claims."""
-    if len(claims) < 2:
-        return True
-    linked = {0}
-    frontier = [0]
-    while frontier:
-        i = frontier.pop()
-        for j in range(len(claims)):
-            if j not in linked and _link_problem(claims[i], claims[j], names) is None:
-                linked.add(j)
-                frontier.append(j)
-    return len(linked) == len(claims)
+def chain_parts(
+    claims: Sequence[str], names: frozenset[str], paired: frozenset[str] = frozenset()
+) -> list[list[int]]:
+    """The connected parts of the claims of one argument (its conclusion left out), each a
+    sorted list of indices, in order of their first claim. Two claims are linked by the rule
+    of a support link: a shared content word or number, and no look-alike names but those
+    ``paired`` (as in :func:`failed_links`). One part is one chain; "Vidar Tarvelm was born in
+    Quelmere" with "Rookcombe Foundry built the Faldcrest Bridge" is two facts with a hop
+    missing between them, even when each shares words with the conclusion. O(c^2) link
+    tests for ``c`` claims."""
+    parts: list[list[int]] = []
+    seen: set[int] = set()
+    for start in range(len(claims)):
+        if start in seen:
+            continue
+        part, frontier = {start}, [start]
+        while frontier:
+            i = frontier.pop()
+            for j in range(len(claims)):
+                if j not in part and _link_problem(claims[i], claims[j], names, paired) is None:
+                    part.add(j)
+                    frontier.append(j)
+        seen |= part
+        parts.append(sorted(part))
+    return parts
 
 
 def without_links(graph: Mapping[str, Any], links: Iterable[FailedLink]) -> nx.MultiDiGraph:
@@ -471,7 +500,9 @@ def _names(text: str) -> list[str]:
     return whole + [word.casefold() for run in runs if len(run) > 1 for word in run]
 
 
-def _link_problem(src: str, dst: str, names: frozenset[str]) -> tuple[str, str] | None:
+def _link_problem(
+    src: str, dst: str, names: frozenset[str], paired: frozenset[str] = frozenset()
+) -> tuple[str, str] | None:
     shared = terms(src) & terms(dst)
     if not shared:
         return NO_BRIDGE, "the two claims share no content word or number"
@@ -480,6 +511,8 @@ def _link_problem(src: str, dst: str, names: frozenset[str]) -> tuple[str, str] 
         for b in sorted(dst_names - src_names):
             if a not in names or b not in names:
                 continue  # a look-alike is two entities the evidence really has
+            if a in paired and b in paired:
+                continue  # the question names both: it tells them apart itself
             if set(a.split()) & set(b.split()):
                 return LOOK_ALIKE, f"{a!r} and {b!r} are different names sharing a word"
             if min(len(a), len(b)) >= MIN_NAME_CHARS and fuzz.ratio(a, b) >= NEAR_MISS_RATIO:

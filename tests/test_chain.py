@@ -14,10 +14,10 @@ from orchestrator.chain import (
     OFF_SUBJECT,
     ChainContext,
     answer_follows,
+    chain_parts,
     compared_options,
     evidence_names,
     failed_links,
-    hangs_together,
     relation_terms,
     subject_terms,
     without_links,
@@ -198,14 +198,23 @@ def test_an_answer_that_only_repeats_the_question_is_no_answer_unless_it_is_offe
 
 def test_joint_premises_hang_together_only_when_linked_to_each_other() -> None:
     founded, born = DOCS[0], DOCS[2]  # Embstone Ironworks -> Mara Vance -> Tull
-    assert hangs_together([founded, born], NAMES)
-    assert hangs_together([born], NAMES) and hangs_together([], NAMES)
+
+    def one_chain(claims: list[str]) -> bool:
+        return len(chain_parts(claims, NAMES)) <= 1
+
+    assert one_chain([founded, born])
+    assert one_chain([born]) and one_chain([])
     # Each premise may share words with the conclusion, but a hop is missing between them.
-    assert not hangs_together(["Embstone Ironworks opened in 1921.", born], NAMES)
-    # A shared word across look-alike names is no link (Vance / Vane).
-    assert not hangs_together(["Oren Vane was born in Tull.", founded], NAMES)
+    assert chain_parts(["Embstone Ironworks opened in 1921.", born], NAMES) == [[0], [1]]
+    # A shared word across look-alike names is no link (Vance / Vane) ...
+    assert not one_chain(["Oren Vane was born in Tull.", founded])
+    both = ["Oren Vane was born in Tull.", born]
+    assert not one_chain(both)
+    # ... unless the question names both and so tells them apart itself.
+    paired = frozenset({"oren vane", "mara vance", "oren", "vane", "mara", "vance"})
+    assert len(chain_parts(both, NAMES, paired)) == 1
     # Order does not matter: a chain a-b-c is connected through b wherever it is listed.
-    assert hangs_together([born, "Tull lies on the river Irra.", founded], NAMES)
+    assert one_chain([born, "Tull lies on the river Irra.", founded])
 
 
 def test_what_a_question_asks_about_its_names_is_its_other_words() -> None:
@@ -241,6 +250,27 @@ def test_an_argument_that_does_not_count_says_which_rule_it_fails() -> None:
     which = ChainContext.of("Which town was settled earlier, Marrgard or Zarnmere?", towns)
     assert which.argument_problem("marrgard", towns[:1]) == "one_sided"
     assert which.argument_problem("marrgard", towns) is None
+
+
+def test_a_comparison_rests_on_both_options_even_when_their_names_look_alike() -> None:
+    foundries = ["Carrworth Foundry was founded in 1850.", "Inglridge Foundry was founded in 1820."]
+    question = "Which was founded earlier, Carrworth Foundry or Inglridge Foundry?"
+    assert ChainContext.of(question, foundries).argument_problem("inglridge", foundries) is None
+    # Two hops per side: the builders' names look alike, so each side is a chain of its own.
+    sides = [
+        "The Garrgate Bridge was built by Arlcombe Ironworks.",
+        "Arlcombe Ironworks was founded in 1850.",
+        "The Marlgate Bridge was built by Dunhall Ironworks.",
+        "Dunhall Ironworks was founded in 1820.",
+    ]
+    builders = ChainContext.of(
+        "Which company was founded earlier: the one that built the Garrgate Bridge or the one "
+        "that built the Marlgate Bridge?",
+        sides,
+    )
+    assert builders.argument_problem("dunhall ironworks", sides) is None
+    stray = [*sides, "Tull holds a market on Thursdays."]
+    assert builders.argument_problem("dunhall ironworks", stray) == "not_one_chain"
 
 
 def test_a_comparison_is_two_options_after_a_comparative() -> None:

@@ -484,8 +484,9 @@ def answer_follows(key: str, argument: Sequence[str], stated: Sequence[str] = ()
 
 
 def _names(text: str) -> list[str]:
-    """Runs of consecutive name-like words of ``text``, folded ("embstone foundry"), and
-    each word of a longer run alone ("embstone"): a surname is a name too."""
+    """Runs of consecutive name-like words of ``text``, folded ("embstone foundry") without
+    possessive endings, and each word of a longer run alone ("embstone"): a surname is a name
+    too."""
     marked = set(name_words(text))
     runs: list[list[str]] = []
     previous = False
@@ -496,8 +497,14 @@ def _names(text: str) -> list[str]:
         elif is_name:
             runs.append([word])
         previous = is_name
-    whole = [" ".join(run).casefold() for run in runs]
-    return whole + [word.casefold() for run in runs if len(run) > 1 for word in run]
+    whole = [" ".join(map(_unpossessed, run)) for run in runs]
+    return whole + [_unpossessed(word) for run in runs if len(run) > 1 for word in run]
+
+
+def _unpossessed(word: str) -> str:
+    """``word`` folded, without a possessive ending: "Morver's" is the name "morver"."""
+    folded = word.casefold().replace("’", "'")
+    return folded.removesuffix("'s").removesuffix("'")
 
 
 def _link_problem(

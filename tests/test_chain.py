@@ -76,6 +76,14 @@ def test_a_near_miss_name_is_a_look_alike_even_with_a_shared_word() -> None:
     assert links(claims, [("a", "b"), ("b", "z")]) == [("a", "b", LOOK_ALIKE)]
 
 
+def test_a_possessive_is_the_same_name_not_a_look_alike() -> None:
+    docs = ["Tamsin Morver's year of birth was 1800.", "Tamsin Morver lived in Tull."]
+    claims = {"a": docs[0], "b": "Tamsin Morver was born in 1800", "z": "Tamsin Morver"}
+    nodes = {node_id: {"claim": claim} for node_id, claim in claims.items()}
+    edges = [{"src": "a", "dst": "b", "relation": "supports", "run_ids": ["r1"]}]
+    assert failed_links(nodes, edges, "b", frozenset(), evidence_names(docs)) == []
+
+
 def test_a_link_whose_ends_share_no_word_or_number_has_no_bridge() -> None:
     claims = {"a": DOCS[2], "b": "the harbour froze every winter", "z": "the harbour froze"}
     assert links(claims, [("a", "b"), ("b", "z")]) == [("a", "b", NO_BRIDGE)]

@@ -56,8 +56,8 @@ from orchestrator.answers import (
     normalise_text,
     shorten_answer,
 )
-from orchestrator.chain import subject_terms, terms
 from orchestrator.parse import GUESSED_CONCLUSIONS
+from orchestrator.question import subject_terms, terms
 
 ANSWER_PREFIX = "answer:"
 

@@ -287,7 +287,7 @@ def _flags(
 ) -> tuple[str, ...]:
     """A candidate's flags: the answer's own (:func:`answer_flags`), an answer that only
     repeats the question, a conclusion every run guessed, an answer its argument does not
-    state (chain runs)."""
+    state, or whose numbers decide the comparison against it (chain runs)."""
     flags = answer_flags(key, evidence_texts)
     if chain is not None and chain.restates_question(key):
         flags += ("answer_restates_question",)
@@ -296,8 +296,11 @@ def _flags(
     if chain is not None and found["independent"]:
         argument = sorted({n for claims in found["independent"] for n in claims})
         stated = [a["claim"] for a in info["answers"] if a["claim"]] if info else []
-        if not answer_follows(key, [nodes[n]["claim"] for n in argument], stated):
+        claims = [nodes[n]["claim"] for n in argument]
+        if not answer_follows(key, claims, stated):
             flags += ("answer_not_on_argument",)
+        if chain.against_comparison(key, claims):
+            flags += ("answer_against_comparison",)
     return flags
 
 

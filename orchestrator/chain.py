@@ -5,15 +5,15 @@ the links between claims of the merged graph, with no model involved (docs/orche
 *Chain check*, states the rules):
 
 * **bridge**: the two ends of a ``supports`` link share a content word or a number
-  (:func:`terms`: stemmed words without stopwords, auxiliaries or the fillers of
-  :data:`FILLERS`). A link whose ends share nothing is ``no_bridge``;
+  (:func:`orchestrator.question.terms`). A link whose ends share nothing is ``no_bridge``;
 * **look-alike**: a link is ``look_alike`` when its ends name two different entities of the
   evidence that look alike: a shared name word inside two different names ("Embstone
   Ironworks" / "Embstone Foundry"), or two names of the evidence that differ by a near miss
   (rapidfuzz ratio >= :data:`NEAR_MISS_RATIO`, "Vance" / "Vane");
 * **subject**: a link into the conclusion is ``off_subject`` when nothing upstream of it,
-  over links that passed, mentions the question's subject (:func:`subject_terms`: its names
-  and numbers, else its content words), nor anything upstream of a reason the same run gave
+  over links that passed, mentions the question's subject
+  (:func:`orchestrator.question.subject_terms`: its names and numbers, else its content
+  words), nor anything upstream of a reason the same run gave
   with it (joint premises reach the subject together). A line of evidence that never touches
   "x9" does not support "x9 can run the job", however true its sentences are.
 
@@ -35,15 +35,18 @@ from typing import Any
 import networkx as nx
 from rapidfuzz import fuzz
 
-from graph_server.citation import name_words
-from graph_server.similarity import AUXILIARIES, STOPWORDS, claim_key
-from orchestrator.answers import (
-    NO,
-    UNANSWERABLE,
-    YES,
-    asked_category,
-    is_entity,
-    normalise_text,
+from graph_server.similarity import claim_key
+from orchestrator.answers import NO, UNANSWERABLE, YES, is_entity, normalise_text
+from orchestrator.question import (
+    asked,
+    compared_options,
+    name_runs,
+    offered,
+    question_names,
+    relation_terms,
+    smaller_wins,
+    subject_terms,
+    terms,
 )
 
 NO_BRIDGE = "no_bridge"
@@ -54,92 +57,11 @@ ARGUMENT_OFF_SUBJECT = "names_no_subject"
 ARGUMENT_OFF_QUESTION = "not_what_was_asked"
 ARGUMENT_NOT_ONE_CHAIN = "not_one_chain"
 ARGUMENT_ONE_SIDED = "one_sided"
-_COMPARATIVES = frozenset(
-    [
-        "earlier",
-        "later",
-        "older",
-        "younger",
-        "longer",
-        "shorter",
-        "larger",
-        "smaller",
-        "bigger",
-        "higher",
-        "lower",
-        "taller",
-        "wider",
-        "deeper",
-        "heavier",
-        "lighter",
-        "faster",
-        "slower",
-        "closer",
-        "nearer",
-        "farther",
-        "further",
-        "greater",
-        "more",
-        "less",
-        "fewer",
-        "first",
-        "last",
-    ]
-)
-"""Words that make a question with two options a comparison (:func:`compared_options`)."""
 NEAR_MISS_RATIO = 80.0
 """rapidfuzz ``ratio`` from which two different names count as look-alikes ("vance"/"vane"
 scores 88.9; "braskthorpe"/"braskmere" 60)."""
 MIN_NAME_CHARS = 4
 """Shorter names are too short for a ratio to mean anything."""
-FILLERS = frozenset(
-    [
-        "about",
-        "after",
-        "all",
-        "also",
-        "any",
-        "as",
-        "because",
-        "before",
-        "both",
-        "by",
-        "each",
-        "every",
-        "for",
-        "from",
-        "here",
-        "how",
-        "its",
-        "only",
-        "or",
-        "so",
-        "some",
-        "such",
-        "than",
-        "their",
-        "then",
-        "there",
-        "these",
-        "they",
-        "those",
-        "what",
-        "when",
-        "where",
-        "which",
-        "while",
-        "who",
-        "whom",
-        "whose",
-        "why",
-        "with",
-        "yes",
-    ]
-)
-"""Words that join sentences without naming anything: sharing one is no bridge."""
-_QUESTION_WORDS = frozenset(
-    ["what", "which", "who", "whom", "whose", "when", "where", "why", "how"]
-)
 _NUMBER = r"-?\d+(?:\.\d+)?"
 _OPERATORS = {
     "+": "+",
@@ -193,6 +115,8 @@ class ChainContext:
     """:func:`compared_options` of the question."""
     paired: frozenset[str] = frozenset()
     """:func:`question_names`: never look-alikes of each other."""
+    smaller_wins: bool | None = None
+    """:func:`orchestrator.question.smaller_wins` of the question."""
 
     @classmethod
     def of(cls, question: str, evidence_texts: Iterable[str]) -> ChainContext:
@@ -206,7 +130,46 @@ class ChainContext:
             relation=relation_terms(question),
             compared=compared_options(question),
             paired=question_names(question),
+            smaller_wins=smaller_wins(question),
         )
+
+    def against_comparison(self, answer_key: str, claims: Sequence[str]) -> bool:
+        """Whether the numbers of an argument's ``claims`` decide the comparison against
+        ``answer_key``: "Tamsin Morver was born in 1800" and "Aldo Harnsen was born in 1785"
+        answer "Who was born earlier?" with Aldo Harnsen, so an argument for Tamsin Morver
+        contradicts itself. Each option's numbers are those of the claims about it: a part of
+        the argument (:func:`chain_parts`) that names that option alone, or, in a part naming
+        both, the claims naming it alone. The answer stands for the option it names, or else
+        for the option of the part that holds it ("the one that built the Marlgate Bridge":
+        Dunhall Ironworks). False whenever anything is unclear: no direction, an answer
+        standing for neither or both options, an option with no number or with two. O(c^2)
+        link tests."""
+        if self.smaller_wins is None or len(self.compared) != 2:
+            return False
+        direct = self._sides_named(answer_key)
+        sides = set(direct)
+        numbers: list[set[Decimal]] = [set(), set()]
+        for part in chain_parts(claims, self.names, self.paired):
+            texts = [claims[i] for i in part]
+            # A part about one option lends it all its numbers; one about both, claim by claim.
+            whole = " ".join(texts)
+            for text in [whole] if len(self._sides_named(whole)) == 1 else texts:
+                named = self._sides_named(text)
+                if len(named) == 1:
+                    numbers[named[0]] |= {Decimal(n) for n in claim_key(text).numbers}
+                    if not direct and f" {answer_key} " in f" {normalise_text(text)} ":
+                        sides.add(named[0])
+        if len(sides) != 1 or any(len(found) != 1 for found in numbers):
+            return False
+        first, second = (found.pop() for found in numbers)
+        if first == second:
+            return False
+        winner = int((first < second) != self.smaller_wins)
+        return sides.pop() != winner
+
+    def _sides_named(self, text: str) -> list[int]:
+        words = terms(text)
+        return [i for i, option in enumerate(self.compared) if words & option]
 
     def argument_problem(self, answer_key: str, claims: Sequence[str]) -> str | None:
         """Why the claims of one argument for ``answer_key`` (its conclusion left out) do not
@@ -260,97 +223,11 @@ class ChainContext:
         return bool(words) and words <= self.question_words and not words & self.options
 
 
-def terms(text: str) -> frozenset[str]:
-    """The words and numbers of ``text`` that can bridge two claims. O(len(text))."""
-    key = claim_key(text)
-    return frozenset(w for w in key.content if w not in FILLERS) | frozenset(key.numbers)
-
-
-def asked(question: str) -> str:
-    """The question itself, without the answer-format instructions that follow it: the text
-    up to its last ``?`` ("Which one finished second: Amy, Dan, Mel? Answer with the name
-    only." -> "Which one finished second: Amy, Dan, Mel?"); the whole text when it has no
-    ``?`` or nothing follows it. O(len(question))."""
-    end = question.rfind("?")
-    return question[: end + 1] if end >= 0 else question
-
-
-def offered(question: str) -> frozenset[str]:
-    """The words of the options a question lists: after its last ``:`` ("Which one finished
-    second: Amy, Dan, Mel?") or on either side of an "or" ("Was it Amy or Dan?"), in
-    :func:`terms` form; empty when it lists none. O(len(question))."""
-    listed = question.rsplit(":", 1)[1] if ":" in question else ""
-    if re.search(r"\bor\b", question):
-        listed += " " + question
-    return terms(listed) if listed else frozenset()
-
-
-def subject_terms(question: str) -> frozenset[str]:
-    """What an argument must reach: the question's names and numbers (in :func:`terms`
-    form), or, for a question with neither, its content words but the kind of thing it asks
-    for (:func:`_asked_for`). Only the question proper
-    counts (:func:`asked`): a sentence-initial word of a format instruction ("Answer with the
-    name only", "Respond only with ...") looks like a name, but no evidence mentions it."""
-    question = asked(question)
-    named = " ".join(
-        word
-        for word in name_words(question)
-        if word.casefold() not in STOPWORDS | AUXILIARIES | FILLERS | _QUESTION_WORDS
-    )
-    found = terms(named) | frozenset(claim_key(question).numbers)
-    return found or (terms(question) - _QUESTION_WORDS - _asked_for(question))
-
-
-def compared_options(question: str) -> tuple[frozenset[str], ...]:
-    """The two options of a comparison, each as the terms that tell it from the other:
-    "Which town was settled earlier, Marrgard or Zarnmere?" -> ``({"marrgard"},
-    {"zarnmere"})``; "... earlier: the one that built the Paskham Bridge or the one that built
-    the Bromgate Bridge?" -> ``({"paskham"}, {"bromgate"})``. A comparison lists two options
-    joined by "or" after its last ``,`` or ``:``, with a word of :data:`_COMPARATIVES` before
-    them. ``()`` for any other question. O(len(question))."""
-    proper = asked(question).rstrip("?")
-    cut = max(proper.rfind(","), proper.rfind(":"))
-    head, listed = proper[: max(cut, 0)], proper[cut + 1 :]
-    if cut < 0 or not set(re.findall(r"[a-z]+", head.casefold())) & _COMPARATIVES:
-        return ()
-    sides = re.split(r"\bor\b", listed)
-    if len(sides) != 2:
-        return ()
-    first, second = terms(sides[0]), terms(sides[1])
-    if not first - second or not second - first:
-        return ()
-    return (first - second, second - first)
-
-
-def relation_terms(question: str) -> frozenset[str]:
-    """What a question asks about its names, in :func:`terms` form: its words but its names
-    and numbers (:func:`subject_terms`), the options it lists after a ``:``, the question
-    words and the kind of thing asked for. "Which town was settled earlier, Marrgard or
-    Zarnmere?" -> ``{"settl", "earlier"}`` (stemmed). Empty for a question without names,
-    whose subject already holds all its words. O(len(question))."""
-    proper = asked(question)
-    listed = terms(proper.rsplit(":", 1)[1]) if ":" in proper else frozenset()
-    return terms(proper) - subject_terms(question) - listed - _QUESTION_WORDS - _asked_for(question)
-
-
-def _asked_for(question: str) -> frozenset[str]:
-    """The kind of thing a question asks for, in :func:`terms` form: the word after "which",
-    "what" or "whose" ("On which river lies the town ..." -> ``{"river"}``). It is the answer's
-    category, not the question's subject: any sentence about some river would carry it."""
-    return terms(" ".join(sorted(asked_category(question))))
-
-
-def question_names(question: str) -> frozenset[str]:
-    """The names of the question proper (:func:`asked`), folded as :func:`_names` folds them.
-    O(len(question))."""
-    return frozenset(_names(asked(question)))
-
-
 def evidence_names(texts: Iterable[str]) -> frozenset[str]:
-    """Every name in ``texts``, folded (see :func:`_names`)."""
+    """Every name in ``texts``, folded (see :func:`orchestrator.question.name_runs`)."""
     found: set[str] = set()
     for text in texts:
-        found.update(_names(text))
+        found.update(name_runs(text))
     return frozenset(found)
 
 
@@ -483,37 +360,13 @@ def answer_follows(key: str, argument: Sequence[str], stated: Sequence[str] = ()
 # -- helpers --------------------------------------------------------------------------------
 
 
-def _names(text: str) -> list[str]:
-    """Runs of consecutive name-like words of ``text``, folded ("embstone foundry") without
-    possessive endings, and each word of a longer run alone ("embstone"): a surname is a name
-    too."""
-    marked = set(name_words(text))
-    runs: list[list[str]] = []
-    previous = False
-    for word in re.findall(r"[^\W_]+(?:['’][^\W_]+)*", text):
-        is_name = word in marked
-        if is_name and previous:
-            runs[-1].append(word)
-        elif is_name:
-            runs.append([word])
-        previous = is_name
-    whole = [" ".join(map(_unpossessed, run)) for run in runs]
-    return whole + [_unpossessed(word) for run in runs if len(run) > 1 for word in run]
-
-
-def _unpossessed(word: str) -> str:
-    """``word`` folded, without a possessive ending: "Morver's" is the name "morver"."""
-    folded = word.casefold().replace("’", "'")
-    return folded.removesuffix("'s").removesuffix("'")
-
-
 def _link_problem(
     src: str, dst: str, names: frozenset[str], paired: frozenset[str] = frozenset()
 ) -> tuple[str, str] | None:
     shared = terms(src) & terms(dst)
     if not shared:
         return NO_BRIDGE, "the two claims share no content word or number"
-    src_names, dst_names = set(_names(src)), set(_names(dst))
+    src_names, dst_names = set(name_runs(src)), set(name_runs(dst))
     for a in sorted(src_names - dst_names):
         for b in sorted(dst_names - src_names):
             if a not in names or b not in names:

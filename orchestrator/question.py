@@ -1,0 +1,257 @@
+"""What a question asks, read mechanically: its subject, the options it lists, what it asks
+about them, and whether it compares two of them.
+
+The chain check (:mod:`orchestrator.chain`) holds an argument against these; anchoring uses
+the subject to choose the sentence shown for an answer. Words are compared in :func:`terms`
+form: stemmed, without stopwords, auxiliaries or the joining words of :data:`FILLERS`, so
+"founded" and "found" meet and "only" or "which" never bridge anything.
+
+All functions are pure and deterministic.
+"""
+
+from __future__ import annotations
+
+import re
+
+from graph_server.citation import name_words
+from graph_server.similarity import AUXILIARIES, STOPWORDS, claim_key
+from orchestrator.answers import asked_category
+
+_COMPARATIVES = frozenset(
+    [
+        "earlier",
+        "later",
+        "older",
+        "younger",
+        "longer",
+        "shorter",
+        "larger",
+        "smaller",
+        "bigger",
+        "higher",
+        "lower",
+        "taller",
+        "wider",
+        "deeper",
+        "heavier",
+        "lighter",
+        "faster",
+        "slower",
+        "closer",
+        "nearer",
+        "farther",
+        "further",
+        "greater",
+        "more",
+        "less",
+        "fewer",
+        "first",
+        "last",
+    ]
+)
+"""Words that make a question with two options a comparison (:func:`compared_options`)."""
+FILLERS = frozenset(
+    [
+        "about",
+        "after",
+        "all",
+        "also",
+        "any",
+        "as",
+        "because",
+        "before",
+        "both",
+        "by",
+        "each",
+        "every",
+        "for",
+        "from",
+        "here",
+        "how",
+        "its",
+        "only",
+        "or",
+        "so",
+        "some",
+        "such",
+        "than",
+        "their",
+        "then",
+        "there",
+        "these",
+        "they",
+        "those",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "whose",
+        "why",
+        "with",
+        "yes",
+    ]
+)
+"""Words that join sentences without naming anything: sharing one is no bridge."""
+_QUESTION_WORDS = frozenset(
+    ["what", "which", "who", "whom", "whose", "when", "where", "why", "how"]
+)
+_SMALLER_WINS = frozenset(
+    [
+        "earlier",
+        "older",
+        "first",
+        "shorter",
+        "smaller",
+        "lower",
+        "fewer",
+        "less",
+        "closer",
+        "nearer",
+    ]
+)
+"""Comparatives answered by the option with the smaller number (an earlier year, fewer km)."""
+_LARGER_WINS = frozenset(
+    [
+        "later",
+        "younger",
+        "last",
+        "longer",
+        "larger",
+        "bigger",
+        "higher",
+        "taller",
+        "wider",
+        "deeper",
+        "heavier",
+        "greater",
+        "more",
+        "farther",
+        "further",
+    ]
+)
+"""Comparatives answered by the option with the larger number."""
+
+
+def terms(text: str) -> frozenset[str]:
+    """The words and numbers of ``text`` that can bridge two claims. O(len(text))."""
+    key = claim_key(text)
+    return frozenset(w for w in key.content if w not in FILLERS) | frozenset(key.numbers)
+
+
+def asked(question: str) -> str:
+    """The question itself, without the answer-format instructions that follow it: the text
+    up to its last ``?`` ("Which one finished second: Amy, Dan, Mel? Answer with the name
+    only." -> "Which one finished second: Amy, Dan, Mel?"); the whole text when it has no
+    ``?`` or nothing follows it. O(len(question))."""
+    end = question.rfind("?")
+    return question[: end + 1] if end >= 0 else question
+
+
+def offered(question: str) -> frozenset[str]:
+    """The words of the options a question lists: after its last ``:`` ("Which one finished
+    second: Amy, Dan, Mel?") or on either side of an "or" ("Was it Amy or Dan?"), in
+    :func:`terms` form; empty when it lists none. O(len(question))."""
+    listed = question.rsplit(":", 1)[1] if ":" in question else ""
+    if re.search(r"\bor\b", question):
+        listed += " " + question
+    return terms(listed) if listed else frozenset()
+
+
+def subject_terms(question: str) -> frozenset[str]:
+    """What an argument must reach: the question's names and numbers (in :func:`terms`
+    form), or, for a question with neither, its content words but the kind of thing it asks
+    for (:func:`_asked_for`). Only the question proper
+    counts (:func:`asked`): a sentence-initial word of a format instruction ("Answer with the
+    name only", "Respond only with ...") looks like a name, but no evidence mentions it."""
+    question = asked(question)
+    named = " ".join(
+        word
+        for word in name_words(question)
+        if word.casefold() not in STOPWORDS | AUXILIARIES | FILLERS | _QUESTION_WORDS
+    )
+    found = terms(named) | frozenset(claim_key(question).numbers)
+    return found or (terms(question) - _QUESTION_WORDS - _asked_for(question))
+
+
+def compared_options(question: str) -> tuple[frozenset[str], ...]:
+    """The two options of a comparison, each as the terms that tell it from the other:
+    "Which town was settled earlier, Marrgard or Zarnmere?" -> ``({"marrgard"},
+    {"zarnmere"})``; "... earlier: the one that built the Paskham Bridge or the one that built
+    the Bromgate Bridge?" -> ``({"paskham"}, {"bromgate"})``. A comparison lists two options
+    joined by "or" after its last ``,`` or ``:``, with a word of :data:`_COMPARATIVES` before
+    them. ``()`` for any other question. O(len(question))."""
+    proper = asked(question).rstrip("?")
+    cut = max(proper.rfind(","), proper.rfind(":"))
+    head, listed = proper[: max(cut, 0)], proper[cut + 1 :]
+    if cut < 0 or not set(re.findall(r"[a-z]+", head.casefold())) & _COMPARATIVES:
+        return ()
+    sides = re.split(r"\bor\b", listed)
+    if len(sides) != 2:
+        return ()
+    first, second = terms(sides[0]), terms(sides[1])
+    if not first - second or not second - first:
+        return ()
+    return (first - second, second - first)
+
+
+def relation_terms(question: str) -> frozenset[str]:
+    """What a question asks about its names, in :func:`terms` form: its words but its names
+    and numbers (:func:`subject_terms`), the options it lists after a ``:``, the question
+    words and the kind of thing asked for. "Which town was settled earlier, Marrgard or
+    Zarnmere?" -> ``{"settl", "earlier"}`` (stemmed). Empty for a question without names,
+    whose subject already holds all its words. O(len(question))."""
+    proper = asked(question)
+    listed = terms(proper.rsplit(":", 1)[1]) if ":" in proper else frozenset()
+    return terms(proper) - subject_terms(question) - listed - _QUESTION_WORDS - _asked_for(question)
+
+
+def _asked_for(question: str) -> frozenset[str]:
+    """The kind of thing a question asks for, in :func:`terms` form: the word after "which",
+    "what" or "whose" ("On which river lies the town ..." -> ``{"river"}``). It is the answer's
+    category, not the question's subject: any sentence about some river would carry it."""
+    return terms(" ".join(sorted(asked_category(question))))
+
+
+def question_names(question: str) -> frozenset[str]:
+    """The names of the question proper (:func:`asked`), folded as :func:`name_runs` folds them.
+    O(len(question))."""
+    return frozenset(name_runs(asked(question)))
+
+
+def smaller_wins(question: str) -> bool | None:
+    """For a comparison (:func:`compared_options`), whether the option with the smaller number
+    answers it ("born earlier": the smaller year; "longer": the larger length); None when the
+    question compares nothing or its comparative has no such direction ("lighter", "faster":
+    a number might be a weight or a time). O(len(question))."""
+    if not compared_options(question):
+        return None
+    words = set(re.findall(r"[a-z]+", asked(question).casefold()))
+    smaller, larger = bool(words & _SMALLER_WINS), bool(words & _LARGER_WINS)
+    return smaller if smaller != larger else None
+
+
+def name_runs(text: str) -> list[str]:
+    """Runs of consecutive name-like words of ``text``, folded ("embstone foundry") without
+    possessive endings, and each word of a longer run alone ("embstone"): a surname is a name
+    too."""
+    marked = set(name_words(text))
+    runs: list[list[str]] = []
+    previous = False
+    for word in re.findall(r"[^\W_]+(?:['’][^\W_]+)*", text):
+        is_name = word in marked
+        if is_name and previous:
+            runs[-1].append(word)
+        elif is_name:
+            runs.append([word])
+        previous = is_name
+    whole = [" ".join(map(_unpossessed, run)) for run in runs]
+    return whole + [_unpossessed(word) for run in runs if len(run) > 1 for word in run]
+
+
+def _unpossessed(word: str) -> str:
+    """``word`` folded, without a possessive ending: "Morver's" is the name "morver"."""
+    folded = word.casefold().replace("’", "'")
+    return folded.removesuffix("'s").removesuffix("'")

@@ -215,24 +215,31 @@ def test_an_argument_that_does_not_count_says_which_rule_it_fails() -> None:
     assert which.argument_problem("marrgard", towns) is None
 
 
+BUILDERS = [
+    "The Garrgate Bridge was built by Arlcombe Ironworks.",
+    "Arlcombe Ironworks was founded in 1850.",
+    "The Marlgate Bridge was built by Dunhall Ironworks.",
+    "Dunhall Ironworks was founded in 1820.",
+]
+"""Two hops per side: each bridge's builder, then the builder's founding year."""
+
+
+def bridge_builders(comparative: str) -> ChainContext:
+    question = (
+        f"Which company was founded {comparative}: the one that built the Garrgate Bridge or "
+        "the one that built the Marlgate Bridge?"
+    )
+    return ChainContext.of(question, BUILDERS)
+
+
 def test_a_comparison_rests_on_both_options_even_when_their_names_look_alike() -> None:
     foundries = ["Carrworth Foundry was founded in 1850.", "Inglridge Foundry was founded in 1820."]
     question = "Which was founded earlier, Carrworth Foundry or Inglridge Foundry?"
     assert ChainContext.of(question, foundries).argument_problem("inglridge", foundries) is None
     # Two hops per side: the builders' names look alike, so each side is a chain of its own.
-    sides = [
-        "The Garrgate Bridge was built by Arlcombe Ironworks.",
-        "Arlcombe Ironworks was founded in 1850.",
-        "The Marlgate Bridge was built by Dunhall Ironworks.",
-        "Dunhall Ironworks was founded in 1820.",
-    ]
-    builders = ChainContext.of(
-        "Which company was founded earlier: the one that built the Garrgate Bridge or the one "
-        "that built the Marlgate Bridge?",
-        sides,
-    )
-    assert builders.argument_problem("dunhall ironworks", sides) is None
-    stray = [*sides, "Tull holds a market on Thursdays."]
+    builders = bridge_builders("earlier")
+    assert builders.argument_problem("dunhall ironworks", BUILDERS) is None
+    stray = [*BUILDERS, "Tull holds a market on Thursdays."]
     assert builders.argument_problem("dunhall ironworks", stray) == "not_one_chain"
 
 
@@ -242,20 +249,10 @@ def test_the_numbers_of_an_argument_can_decide_a_comparison_against_its_answer()
     assert earlier.against_comparison("tamsin morver", born)
     assert not earlier.against_comparison("aldo harnsen", born)
     # Two hops per side: each builder's year counts for the bridge it built.
-    sides = [
-        "The Garrgate Bridge was built by Arlcombe Ironworks.",
-        "Arlcombe Ironworks was founded in 1850.",
-        "The Marlgate Bridge was built by Dunhall Ironworks.",
-        "Dunhall Ironworks was founded in 1820.",
-    ]
-    builders = ChainContext.of(
-        "Which company was founded later: the one that built the Garrgate Bridge or the one "
-        "that built the Marlgate Bridge?",
-        sides,
-    )
+    builders = bridge_builders("later")
     # The answer names the company, which stands for the bridge its part of the argument names.
-    assert builders.against_comparison("dunhall ironworks", sides)
-    assert not builders.against_comparison("arlcombe ironworks", sides)
+    assert builders.against_comparison("dunhall ironworks", BUILDERS)
+    assert not builders.against_comparison("arlcombe ironworks", BUILDERS)
 
 
 def test_a_comparison_the_numbers_do_not_settle_flags_nothing() -> None:

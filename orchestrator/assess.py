@@ -365,9 +365,15 @@ def _problem(
     minimality (:func:`graph_server.arguments.enumerate_arguments`), so a run's chain that
     passes is not hidden by another run's shorter one that fails."""
 
+    # Each claim set is judged once, though both the argument search and the set-aside list
+    # ask about it (:func:`_widths`).
+    judged: dict[frozenset[str], str | None] = {}
+
     def problem(claims: frozenset[str]) -> str | None:
-        texts = [nodes[n]["claim"] for n in sorted(claims) if n in nodes]
-        return chain.argument_problem(answer_key, texts)
+        if claims not in judged:
+            texts = [nodes[n]["claim"] for n in sorted(claims) if n in nodes]
+            judged[claims] = chain.argument_problem(answer_key, texts)
+        return judged[claims]
 
     return problem
 

@@ -180,22 +180,20 @@ class ChainContext:
         (:meth:`asks_about`, :data:`ARGUMENT_OFF_QUESTION`), or they are not one chain
         (:func:`chain_parts`; a comparison may rest on one chain per option:
         :data:`ARGUMENT_NOT_ONE_CHAIN`). O(c^2) link tests."""
-        if self.subject and not any(terms(claim) & self.subject for claim in claims):
+        words = [terms(claim) for claim in claims]
+        if self.subject and not any(found & self.subject for found in words):
             return ARGUMENT_OFF_SUBJECT
-        named = frozenset().union(*(terms(claim) for claim in claims))
+        named = frozenset().union(*words)
         if not all(option & named for option in self.compared):
             return ARGUMENT_ONE_SIDED
         if not self.asks_about(answer_key, claims):
             return ARGUMENT_OFF_QUESTION
         parts = chain_parts(claims, self.names, self.paired)
         # A comparison rests on one chain per option; anything else on one chain.
-        if len(parts) > 1 and not (
-            self.compared
-            and all(
-                any(terms(claims[i]) & option for i in part for option in self.compared)
-                for part in parts
-            )
-        ):
+        per_option = all(
+            any(words[i] & option for i in part for option in self.compared) for part in parts
+        )
+        if len(parts) > 1 and not (self.compared and per_option):
             return ARGUMENT_NOT_ONE_CHAIN
         return None
 

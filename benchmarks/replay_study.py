@@ -11,7 +11,8 @@ For each set with a bank ``evals/banks/<set>-<model>/`` (and its greedy companio
   when the code is unchanged, else shows what today's logic makes of the same replies;
 * ``n2``: N=2 sampled interrogations, 5 calls (the evaluation's usual setting);
 * ``greedy+1``: N=2 with the first interrogation greedy (temperature 0, from the ``-t0`` bank);
-* ``greedy``: N=1, greedy (arms 1 and 6: a greedy arm 7 would repeat one answer).
+* ``greedy``: N=1, greedy, up to 3 calls; arm 7 takes as many samples as arm 6 made calls,
+  at the bank's sampling temperature (a greedy arm 7 would repeat one answer).
 
 With ``--shape chain`` the ``<set>-<model>-chain`` banks (and their ``-t0``) are replayed, on
 their items, with the graph bank beside for the arms 1 and 7 of their first items.
@@ -45,8 +46,11 @@ SETTINGS: dict[str, tuple[list[str], tuple[int, ...]]] = {
     "recorded": ([], (1, 6, 7)),
     "n2": (["--n", "2", "--budget-calls", "5"], (1, 6, 7)),
     "greedy+1": (["--n", "2", "--budget-calls", "5", "--greedy-first"], (1, 6, 7)),
-    # Arm 7 at temperature 0 would only repeat one answer: arms 1 and 6 only.
-    "greedy": (["--n", "1", "--budget-calls", "3", "--temp", "0"], (1, 6)),
+    # Arm 7 at temperature 0 would only repeat one answer: its samples stay at 0.8.
+    "greedy": (
+        ["--n", "1", "--budget-calls", "3", "--temp", "0", "--sample-temp", "0.8"],
+        (1, 6, 7),
+    ),
 }
 """name -> (the replay's flags, the arms it replays)."""
 

@@ -55,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
         parser.add_argument(f"--{name}", type=int, help="override the bank's setting")
     parser.add_argument("--temp", type=float, help="override arm 6/7 temperature")
     parser.add_argument(
+        "--sample-temp", type=float, help="override arm 7's temperature alone (after --temp)"
+    )
+    parser.add_argument(
         "--shape", choices=("graph", "chain"), help="override arm 6's interrogation shape"
     )
     parser.add_argument(
@@ -133,6 +136,11 @@ def replay_namespace(config: dict[str, Any], args: argparse.Namespace) -> argpar
         k=settings.get("k", 2),
         budget_calls=settings.get("budget_calls", 12),
         temp=settings.get("temp", 0.8),
+        sample_temp=(
+            args.sample_temp
+            if args.sample_temp is not None
+            else settings.get("sample_temp", settings.get("temp", 0.8))
+        ),
         structured_output=settings.get("structured_output", "auto"),
         think_first=bool(settings.get("think_first", False)),
         shape=args.shape or settings.get("shape", "graph"),

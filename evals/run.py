@@ -145,6 +145,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--temp", type=float, default=0.8, help="arm 6 interrogation and arm 7 sample temperature"
     )
     parser.add_argument(
+        "--sample-temp",
+        type=float,
+        help="arm 7 sample temperature when it differs from --temp (arm 6 greedy at "
+        "--temp 0 against samples at 0.8)",
+    )
+    parser.add_argument(
         "--structured-output",
         choices=("auto", "on", "off"),
         default="auto",
@@ -290,7 +296,15 @@ def _fingerprint(args: argparse.Namespace, model: str, arms: list[int]) -> dict[
         fingerprint["settings"]["shape"] = args.shape
     if args.greedy_first:
         fingerprint["settings"]["greedy_first"] = True
+    if sample_temperature(args) != args.temp:
+        fingerprint["settings"]["sample_temp"] = sample_temperature(args)
     return fingerprint
+
+
+def sample_temperature(args: argparse.Namespace) -> float:
+    """Arm 7's sample temperature: ``--sample-temp``, else ``--temp``."""
+    chosen = getattr(args, "sample_temp", None)
+    return float(args.temp if chosen is None else chosen)
 
 
 @dataclass
@@ -437,7 +451,7 @@ def _settings(args: argparse.Namespace, out: Path, structured_default: bool) -> 
             greedy_first=args.greedy_first,
         ),
         artifacts_dir=out,
-        sample_temperature=args.temp,
+        sample_temperature=sample_temperature(args),
     )
 
 
@@ -453,9 +467,10 @@ def _check_numbers(args: argparse.Namespace) -> None:
             raise EvalError(f"--{name.replace('_', '-')} must be at least 1")
     if not args.max_cost >= 0:
         raise EvalError(f"--max-cost must be >= 0, got {args.max_cost}")
-    for name in ("temperature", "temp"):
-        if not 0 <= getattr(args, name) <= 2:
-            raise EvalError(f"--{name} must be in 0..2, got {getattr(args, name)}")
+    for name in ("temperature", "temp", "sample_temp"):
+        value = getattr(args, name, None)
+        if value is not None and not 0 <= value <= 2:
+            raise EvalError(f"--{name.replace('_', '-')} must be in 0..2, got {value}")
 
 
 def _output_dir(args: argparse.Namespace, model: str) -> Path:

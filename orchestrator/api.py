@@ -3,8 +3,8 @@
 :func:`run_task` runs the control loop of :mod:`orchestrator.loop` (or, for a corpus task,
 the retrieval rounds of :mod:`orchestrator.corpus_mode` around it) behind a
 :class:`orchestrator.client.GuardedClient`, and builds the report of
-:mod:`orchestrator.report`. :func:`default_model`, :func:`model_shape` and
-:func:`model_greedy_first` read models.json.
+:mod:`orchestrator.report`. :func:`default_model`, :func:`model_shape`,
+:func:`model_greedy_first` and :func:`model_sampling` read models.json.
 The command line (:mod:`orchestrator.run`) and the evaluation harness (:mod:`evals`) both
 call in here; nothing here parses arguments or prints.
 """
@@ -43,6 +43,7 @@ __all__ = [
     "backend_failure",
     "default_model",
     "model_greedy_first",
+    "model_sampling",
     "model_shape",
     "run_task",
 ]
@@ -206,6 +207,20 @@ def model_greedy_first(model: str, models_path: Path = DEFAULT_MODELS_PATH) -> b
     :class:`RunConfig`); False when the file, the model or the setting is missing, and for
     any value but ``true``."""
     return _model_entry(model, models_path).get("greedy_first") is True
+
+
+SAMPLING_SETTINGS = ("n", "temperature", "budget_calls")
+"""The :class:`RunConfig` fields a models.json entry may set for its model: how many runs, at
+which temperature, within how many calls, chosen per model from measurements
+(docs/results/verdicts-small-models.md: the 1.5B is most accurate as one greedy run)."""
+
+
+def model_sampling(model: str, models_path: Path = DEFAULT_MODELS_PATH) -> dict[str, Any]:
+    """The :data:`SAMPLING_SETTINGS` that models.json sets for ``model``, by field name; only
+    those present (empty when the file or the model is missing). Values are passed on as
+    written: :class:`RunConfig` refuses a bad one, naming the field."""
+    entry = _model_entry(model, models_path)
+    return {name: entry[name] for name in SAMPLING_SETTINGS if name in entry}
 
 
 def _model_entry(model: str, models_path: Path) -> dict[str, Any]:

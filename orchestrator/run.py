@@ -26,7 +26,13 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from orchestrator.api import default_model, model_greedy_first, model_shape, run_task
+from orchestrator.api import (
+    default_model,
+    model_greedy_first,
+    model_sampling,
+    model_shape,
+    run_task,
+)
 from orchestrator.corpus_mode import check_corpus
 from orchestrator.errors import BackendUnusableError
 from orchestrator.live_progress import LiveProgress
@@ -60,7 +66,11 @@ def _add_run_flags(parser: argparse.ArgumentParser, defaults: RunConfig) -> None
     """Add the task, model and the run's size, shape, sampling and budget flags."""
     parser.add_argument("--task", required=True, help="task JSON: question, documents")
     parser.add_argument("--model", help="model id (default: default_model of models.json)")
-    parser.add_argument("--n", type=int, default=defaults.n, help="interrogations (default 6)")
+    parser.add_argument(
+        "--n",
+        type=int,
+        help=f"interrogations (default: the model's n in models.json, else {defaults.n})",
+    )
     parser.add_argument(
         "--k", type=int, default=defaults.k, help="support width to aim for (default 2)"
     )
@@ -79,11 +89,14 @@ def _add_run_flags(parser: argparse.ArgumentParser, defaults: RunConfig) -> None
     parser.add_argument(
         "--budget-calls",
         type=int,
-        default=defaults.budget_calls,
-        help="hard cap on logical model calls, retries not included (default 20)",
+        help="hard cap on logical model calls, retries not included (default: the model's "
+        f"budget_calls in models.json, else {defaults.budget_calls})",
     )
     parser.add_argument(
-        "--temp", type=float, default=defaults.temperature, help="temperature (default 0.8)"
+        "--temp",
+        type=float,
+        help="temperature (default: the model's temperature in models.json, else "
+        f"{defaults.temperature:g})",
     )
     parser.add_argument("--seed", type=int, help="base seed; each call's seed derives from it")
     parser.add_argument(
@@ -218,13 +231,13 @@ def _load(args: argparse.Namespace) -> tuple[Task, str, RunConfig]:
             "add documents or give a corpus"
         )
     model = args.model or default_model()
+    given = {"n": args.n, "temperature": args.temp, "budget_calls": args.budget_calls}
+    sampling = model_sampling(model) | {k: v for k, v in given.items() if v is not None}
     config = RunConfig(
-        n=args.n,
+        **sampling,
         k=args.k,
         require_k=args.require_k,
         interrogation_shape=args.shape or model_shape(model),
-        budget_calls=args.budget_calls,
-        temperature=args.temp,
         seed=args.seed,
         think_first=args.think_first,
         greedy_first=(

@@ -79,6 +79,29 @@ def test_a_replay_with_fewer_interrogations_takes_the_first_ones_from_the_bank(
     assert [row["n_calls"] for row in raw(out, 6)] == [2, 2, 2]
 
 
+def test_a_greedy_arm_6_is_replayed_beside_arm_7_samples_kept_at_their_own_temperature(
+    tmp_path: Path, models_file: Path
+) -> None:
+    sampled = record(tmp_path, models_file, "--n", "2", "--k", "1", "--budget-calls", "4")
+    greedy = tmp_path / "bank-t0"
+    with serve() as server:
+        flags = ["--n", "1", "--k", "1", "--budget-calls", "3", "--temp", "0"]
+        code = run_cli(server, models_file, greedy, *items_flags("multihop", 3, "6"), *flags)
+    assert code == 0
+    banks = [str(sampled), str(greedy), "--n", "1", "--budget-calls", "3", "--temp", "0"]
+
+    def unavailable(out: Path, *extra: str) -> int:
+        replay.main([*banks, "--out", str(out), "--arms", "1,6,7", *extra])
+        return int(json.loads((out / replay.REPLAY_FILE).read_text())["calls"]["unavailable"])
+
+    # Without --sample-temp arm 7 would sample at 0 too, which the banks never recorded.
+    assert unavailable(tmp_path / "same-temp") > 0
+    assert unavailable(tmp_path / "own-temp", "--sample-temp", "0.8") == 0
+    assert [row["n_calls"] for row in raw(tmp_path / "own-temp", 7)] == [
+        row["n_calls"] for row in raw(tmp_path / "own-temp", 6)
+    ]
+
+
 def test_a_changed_decision_rule_is_reported_as_flipped_items(
     tmp_path: Path,
     models_file: Path,

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from canned_runs import RACK7_TASK, Script, always
 
-from orchestrator.api import RunConfig, model_greedy_first, model_shape, run_task
+from orchestrator.api import RunConfig, model_greedy_first, model_sampling, model_shape, run_task
 from orchestrator.report_md import render_markdown
-from orchestrator.run import build_parser
+from orchestrator.run import _load, build_parser
 from orchestrator.schemas import chain_response_format
 from orchestrator.testing import ScriptedClient
 
@@ -186,3 +186,30 @@ def test_an_argument_for_a_comparison_must_name_both_options(
             (["D1.1"], "one_sided")
         ]
         assert "- the Yssra River: D1.1: one_sided" in render_markdown(report)
+
+
+def test_a_model_entry_sets_its_sampling_and_only_the_fields_it_names(tmp_path: Path) -> None:
+    models = tmp_path / "models.json"
+    entries = [{"id": "small", "n": 1, "temperature": 0.0, "budget_calls": 3, "k": 9}]
+    models.write_text(json.dumps({"models": entries}))
+    assert model_sampling("small", models) == {"n": 1, "temperature": 0.0, "budget_calls": 3}
+    assert model_sampling("other", models) == {}
+    assert model_sampling("small", tmp_path / "missing.json") == {}
+
+
+def test_the_cli_runs_the_1_5b_as_one_greedy_chain_unless_told_otherwise() -> None:
+    rack7 = str(ROOT / "examples" / "rack7.json")
+    parser = build_parser()
+    _, _, config = _load(parser.parse_args(["--task", rack7, "--model", "local-1.5b"]))
+    assert (config.n, config.temperature, config.budget_calls) == (1, 0.0, 3)
+    assert config.interrogation_shape == "chain"
+    flags = ["--task", rack7, "--model", "local-1.5b", "--n", "4", "--temp", "0.5"]
+    _, _, config = _load(parser.parse_args(flags))
+    assert (config.n, config.temperature, config.budget_calls) == (4, 0.5, 3)
+    _, _, config = _load(parser.parse_args(["--task", rack7, "--model", "local"]))
+    defaults = RunConfig()
+    assert (config.n, config.temperature, config.budget_calls) == (
+        defaults.n,
+        defaults.temperature,
+        defaults.budget_calls,
+    )

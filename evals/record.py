@@ -20,6 +20,12 @@ With ``--shape chain`` the same two invocations record arm 6 in the chain shape,
 those whose arms 1 and 7 a graph bank already holds (a replay with ``--shape chain`` reads
 replies from the graph bank named beside as well, so both halves replay together).
 
+``--greedy`` records, instead of those two, the setting a model runs as one greedy run
+(`local-1.5b`: n 1, temperature 0, 3 calls) at three calls per item, into
+``<set>-<model>[-chain]-greedy/``: arms 1, 6 and 7, arm 6 greedy within 3 calls, arm 7
+taking as many samples as arm 6 made calls at ``--temp`` (``evals.run --sample-temp``). It
+is how the items after a decision are recorded cheaply enough to test it.
+
 Interleaving the sets keeps them equally far along whenever the recording stops; re-running
 the same command resumes (each `evals.run` skips what its directory already holds). Exit
 status: 0 when every invocation succeeded, else the first failing invocation's status.
@@ -40,7 +46,8 @@ def _slug(model: str) -> str:
 
 
 def invocations(set_name: str, limit: int, args: argparse.Namespace) -> list[list[str]]:
-    """The two `evals.run` argument lists that extend ``set_name``'s banks to ``limit`` items."""
+    """The `evals.run` argument lists that extend ``set_name``'s banks to ``limit`` items: two,
+    or one with ``--greedy``."""
     base = [
         "--dataset",
         set_name,
@@ -75,6 +82,14 @@ def invocations(set_name: str, limit: int, args: argparse.Namespace) -> list[lis
         "--out",
         str(root / name),
     ]
+    if args.greedy:
+        return [
+            [
+                *base,
+                *("--arms", "1,6,7", "--n", "1", "--budget-calls", "3", "--temp", "0"),
+                *("--sample-temp", str(args.temp), "--out", str(root / f"{name}-greedy")),
+            ]
+        ]
     greedy = [
         *base,
         "--arms",
@@ -109,6 +124,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=("graph", "chain"),
         default="graph",
         help="interrogation shape; chain records into <set>-<model>-chain[-t0]",
+    )
+    parser.add_argument(
+        "--greedy",
+        action="store_true",
+        help="only arms 1, 6 and 7 with arm 6 greedy within 3 calls, into "
+        "<set>-<model>[-chain]-greedy",
     )
     args = parser.parse_args(argv)
     sets = [s.strip() for s in args.sets.split(",") if s.strip()]

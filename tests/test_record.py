@@ -9,7 +9,7 @@ import pytest
 from evals.record import invocations
 
 
-def settings(shape: str) -> argparse.Namespace:
+def settings(shape: str, *, greedy: bool = False) -> argparse.Namespace:
     return argparse.Namespace(
         model="local-1.5b",
         seed=1,
@@ -20,6 +20,7 @@ def settings(shape: str) -> argparse.Namespace:
         temp=0.8,
         shape=shape,
         skip=2,
+        greedy=greedy,
     )
 
 
@@ -46,3 +47,13 @@ def test_each_item_extends_a_sampled_bank_and_a_greedy_one(
     assert value(greedy, "--out") == bank + "-t0"
     # Explicit either way: a models.json default must not change a bank's shape.
     assert value(sampled, "--shape") == value(greedy, "--shape") == shape
+
+
+def test_a_greedy_recording_is_one_invocation_of_three_arms_at_one_call_each() -> None:
+    (only,) = invocations("multihop", 3, settings("chain", greedy=True))
+    assert value(only, "--out") == "banks/multihop-local-1.5b-chain-greedy"
+    assert value(only, "--arms") == "1,6,7" and value(only, "--n") == "1"
+    assert value(only, "--temp") == "0" and value(only, "--budget-calls") == "3"
+    # Arm 7's samples stay at the sampling temperature, not at arm 6's greedy 0.
+    assert value(only, "--sample-temp") == "0.8"
+    assert value(only, "--skip") == "2" and value(only, "--limit") == "3"

@@ -17,6 +17,11 @@ For each set with a bank ``evals/banks/<set>-<model>/`` (and its greedy companio
 With ``--shape chain`` the ``<set>-<model>-chain`` banks (and their ``-t0``) are replayed, on
 their items, with the graph bank beside for the arms 1 and 7 of their first items.
 
+A set whose chain bank has a ``-greedy`` companion (``evals.record --greedy``: the items
+recorded after the 1.5B's default became one greedy run) gets one more row, *greedy (fresh)*:
+that bank replayed at its own setting. With ``--goal`` its items get a goal table of their own:
+the pre-registered test of that default (docs/results/verdicts-small-models.md).
+
 Each row gives, per arm, right / wrong / abstained over the items, and the calls the banks could
 not answer (a verification today's logic asked for and the recording did not, or samples of an
 item whose recording failed); such a call fails, as a real failed call would.
@@ -53,6 +58,8 @@ SETTINGS: dict[str, tuple[list[str], tuple[int, ...]]] = {
     ),
 }
 """name -> (the replay's flags, the arms it replays)."""
+FRESH = "greedy (fresh)"
+"""The row of a ``-greedy`` bank: its own items at its own (the greedy) setting."""
 
 
 def tally(rows: dict[str, dict[str, object]]) -> str:
@@ -103,6 +110,7 @@ def main() -> int:
     )
     print("|---|---|---:|---|---|---|---:|")
     replayed: dict[str, list[Path]] = {name: [] for name in SETTINGS}
+    fresh: list[Path] = []
     for set_name in [s for s in args.sets.split(",") if s]:
         graph_bank = args.banks / f"{set_name}-{args.model}"
         bank = (
@@ -119,6 +127,15 @@ def main() -> int:
             row = replay_setting(bank, graph_bank, out, flags, chain=args.shape == "chain")
             print(f"| {set_name} | {name} | {row} |", flush=True)
             replayed[name].append(out)
+        fresh_bank = bank.with_name(f"{bank.name}-greedy")
+        if args.shape == "chain" and fresh_bank.is_dir():
+            out = args.out / fresh_bank.name
+            row = replay_setting(fresh_bank, graph_bank, out, [], chain=True)
+            print(f"| {set_name} | {FRESH} | {row} |", flush=True)
+            fresh.append(out)
+    if args.goal and fresh:
+        table = goal.goal_table(goal.pool(fresh))
+        print(f"\n### {args.model}, {args.shape} shape, {FRESH}\n\n{goal.render(table)}")
     if args.goal:
         for name, outs in replayed.items():
             table = goal.goal_table(goal.pool(outs, arms=SETTINGS[name][1]))

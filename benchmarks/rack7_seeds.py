@@ -32,7 +32,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from evals.bank import Bank, RecordingClient, ReplayClient  # noqa: E402
-from orchestrator.api import model_greedy_first, model_shape, run_task  # noqa: E402
+from orchestrator.api import (  # noqa: E402
+    model_greedy_first,
+    model_sampling,
+    model_shape,
+    run_task,
+)
 from orchestrator.backend import open_backend  # noqa: E402
 from orchestrator.report_types import RunReport  # noqa: E402
 from orchestrator.task import RunConfig, load_task  # noqa: E402
@@ -98,6 +103,7 @@ def main() -> int:
                 client=client,
                 model=model,
                 config=RunConfig(
+                    **model_sampling(args.model),
                     seed=seed,
                     structured_output=structured,
                     interrogation_shape=args.shape or model_shape(args.model),

@@ -19,8 +19,9 @@ their items, with the graph bank beside for the arms 1 and 7 of their first item
 
 A set whose chain bank has a ``-greedy`` companion (``evals.record --greedy``: the items
 recorded after the 1.5B's default became one greedy run) gets one more row, *greedy (fresh)*:
-that bank replayed at its own setting. With ``--goal`` its items get a goal table of their own:
-the pre-registered test of that default (docs/results/verdicts-small-models.md).
+that bank replayed at its own setting. With ``--goal`` its items get a goal table of their own
+(the pre-registered test of that default, docs/results/verdicts-small-models.md), and one
+more table pools them with the chain banks' items under the *greedy* setting.
 
 Each row gives, per arm, right / wrong / abstained over the items, and the calls the banks could
 not answer (a verification today's logic asked for and the recording did not, or samples of an
@@ -136,6 +137,10 @@ def main() -> int:
     if args.goal and fresh:
         table = goal.goal_table(goal.pool(fresh))
         print(f"\n### {args.model}, {args.shape} shape, {FRESH}\n\n{goal.render(table)}")
+        # The greedy setting over every item: the chain banks' items, then the fresh ones.
+        table = goal.goal_table(goal.pool([*replayed["greedy"], *fresh]))
+        title = "greedy, every item (chain banks and fresh banks)"
+        print(f"\n### {args.model}, {args.shape} shape, {title}\n\n{goal.render(table)}")
     if args.goal:
         for name, outs in replayed.items():
             table = goal.goal_table(goal.pool(outs, arms=SETTINGS[name][1]))

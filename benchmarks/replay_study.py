@@ -17,11 +17,12 @@ For each set with a bank ``evals/banks/<set>-<model>/`` (and its greedy companio
 With ``--shape chain`` the ``<set>-<model>-chain`` banks (and their ``-t0``) are replayed, on
 their items, with the graph bank beside for the arms 1 and 7 of their first items.
 
-A set whose chain bank has a ``-greedy`` companion (``evals.record --greedy``: the items
-recorded after the 1.5B's default became one greedy run) gets one more row, *greedy (fresh)*:
-that bank replayed at its own setting. With ``--goal`` its items get a goal table of their own
-(the pre-registered test of that default, docs/results/verdicts-small-models.md), and one
-more table pools them with the chain banks' items under the *greedy* setting.
+A set with a ``<set>-<model>-chain-greedy`` bank (``evals.record --greedy``; for the 1.5B the
+items recorded after its default became one greedy run) gets one more row, *greedy bank*:
+that bank replayed at its own setting (a set may have that bank alone). With ``--goal`` its
+items get a goal table of their own (for the 1.5B, the pre-registered test of its default,
+docs/results/verdicts-small-models.md), and one more table pools them with the chain banks'
+items under the *greedy* setting.
 
 Each row gives, per arm, right / wrong / abstained over the items, and the calls the banks could
 not answer (a verification today's logic asked for and the recording did not, or samples of an
@@ -59,8 +60,9 @@ SETTINGS: dict[str, tuple[list[str], tuple[int, ...]]] = {
     ),
 }
 """name -> (the replay's flags, the arms it replays)."""
-FRESH = "greedy (fresh)"
-"""The row of a ``-greedy`` bank: its own items at its own (the greedy) setting."""
+FRESH = "greedy bank"
+"""The row of a ``-greedy`` bank: its own items at its own (the greedy) setting. For the 1.5B
+these are the items recorded after its default became the greedy chain."""
 
 
 def tally(rows: dict[str, dict[str, object]]) -> str:
@@ -119,15 +121,14 @@ def main() -> int:
             if args.shape == "chain"
             else graph_bank
         )
-        if not bank.is_dir():
-            print(f"| {set_name} | (no bank at {bank}) | | | | | |")
-            continue
-        for name, (flags, arms) in SETTINGS.items():
+        for name, (flags, arms) in SETTINGS.items() if bank.is_dir() else ():
             out = args.out / bank.name / name
             flags = [*flags, "--arms", ",".join(map(str, arms))]
             row = replay_setting(bank, graph_bank, out, flags, chain=args.shape == "chain")
             print(f"| {set_name} | {name} | {row} |", flush=True)
             replayed[name].append(out)
+        if not bank.is_dir():
+            print(f"| {set_name} | (no bank at {bank}) | | | | | |")
         fresh_bank = bank.with_name(f"{bank.name}-greedy")
         if args.shape == "chain" and fresh_bank.is_dir():
             out = args.out / fresh_bank.name
@@ -137,9 +138,9 @@ def main() -> int:
     if args.goal and fresh:
         table = goal.goal_table(goal.pool(fresh))
         print(f"\n### {args.model}, {args.shape} shape, {FRESH}\n\n{goal.render(table)}")
-        # The greedy setting over every item: the chain banks' items, then the fresh ones.
+        # The greedy setting over every item: the chain banks' items, then the greedy banks'.
         table = goal.goal_table(goal.pool([*replayed["greedy"], *fresh]))
-        title = "greedy, every item (chain banks and fresh banks)"
+        title = "greedy, every item (chain banks and greedy banks)"
         print(f"\n### {args.model}, {args.shape} shape, {title}\n\n{goal.render(table)}")
     if args.goal:
         for name, outs in replayed.items():

@@ -17,6 +17,10 @@ otherwise; cells that lack the items to measure say so. The goals:
 4. ``abstain``: arm 6 abstains on at least 80% of the unanswerable items;
 5. ``width``: accuracy of arm 6's answers at width >= 2 is above that at width 1.
 
+Beside the goals, the table answers the project's own question at the same calls: does arm 6
+give more right answers per wrong one than arm 1 and than arm 7, and how many fewer wrong
+answers per item (:data:`COMPARISONS`, each a paired difference with its interval).
+
 Pure functions over result rows; :func:`main` only reads files and prints.
 """
 
@@ -143,6 +147,48 @@ def width_gap(items: Sequence[Mapping[int, Row]]) -> float | None:
     return sum(wide) / len(wide) - sum(narrow) / len(narrow)
 
 
+def ratio_gap(other: int) -> Statistic:
+    """The statistic: arm 6's right answers per wrong one minus arm ``other``'s, over the
+    same items; None when either arm has no wrong answer (the ratio is then unbounded) or
+    ``other`` was not run."""
+
+    def gap(items: Sequence[Mapping[int, Row]]) -> float | None:
+        if not items or any(other not in item for item in items):
+            return None
+        ratios = []
+        for arm in (6, other):
+            counts = arm_counts(items, arm)
+            if not counts["wrong"]:
+                return None
+            ratios.append(counts["right"] / counts["wrong"])
+        return ratios[0] - ratios[1]
+
+    return gap
+
+
+def wrong_gap(other: int) -> Statistic:
+    """The statistic: wrong answers per item, arm 6 minus arm ``other`` (negative: arm 6 is
+    wrong less often); None when ``other`` was not run."""
+
+    def gap(items: Sequence[Mapping[int, Row]]) -> float | None:
+        if not items or any(other not in item for item in items):
+            return None
+        return sum(
+            (row_outcome(i[6]) == WRONG) - (row_outcome(i[other]) == WRONG) for i in items
+        ) / len(items)
+
+    return gap
+
+
+COMPARISONS: dict[str, tuple[str, Statistic, bool]] = {
+    "ratio_1": ("arm 6 - arm 1 right answers per wrong one", ratio_gap(1), False),
+    "ratio_7": ("arm 6 - arm 7 right answers per wrong one", ratio_gap(7), False),
+    "wrong_1": ("arm 6 - arm 1 wrong answers per item (%)", wrong_gap(1), True),
+    "wrong_7": ("arm 6 - arm 7 wrong answers per item (%)", wrong_gap(7), True),
+}
+"""name -> (what it compares, the statistic, whether it reads as a percentage)."""
+
+
 GOALS: dict[str, tuple[str, Statistic, float]] = {
     "coverage": ("arm 6 answers >= 50% of answerable items", coverage, 0.5),
     "selective": ("arm 6 - arm 7 accuracy at matched coverage >= +10 pp", selective_gap, 0.1),
@@ -178,6 +224,10 @@ def goal_table(items: Items, *, resamples: int = BOOTSTRAP_RESAMPLES) -> dict[st
     for name, (asks, statistic, threshold) in GOALS.items():
         estimate = interval(pooled, statistic, resamples=resamples)
         goals[name] = {"asks": asks, **estimate, "verdict": verdict(estimate, threshold)}
+    comparisons = {
+        name: {"asks": asks, "percent": percent, **interval(pooled, stat, resamples=resamples)}
+        for name, (asks, stat, percent) in COMPARISONS.items()
+    }
     return {
         "items": len(pooled),
         "answerable": len(_answerable(pooled)),
@@ -185,11 +235,12 @@ def goal_table(items: Items, *, resamples: int = BOOTSTRAP_RESAMPLES) -> dict[st
             arm: arm_counts(pooled, arm) for arm in (1, 6, 7) if all(arm in i for i in pooled)
         },
         "goals": goals,
+        "comparisons": comparisons,
     }
 
 
 def render(table: Mapping[str, Any]) -> str:
-    """The table as Markdown: arm counts, then one line per goal."""
+    """The table as Markdown: arm counts, one line per goal, then the paired comparisons."""
 
     def pct(x: float | None) -> str:
         return "-" if x is None else f"{100 * x:+.0f}" if x < 0 else f"{100 * x:.0f}"
@@ -207,7 +258,17 @@ def render(table: Mapping[str, Any]) -> str:
     for goal in table["goals"].values():
         span = f"{pct(goal['low'])} .. {pct(goal['high'])}" if goal["low"] is not None else "-"
         lines.append(f"| {goal['asks']} | {pct(goal['value'])} | {span} | {goal['verdict']} |")
+    lines += ["", "| paired difference | estimate | 95% interval |", "|---|---:|---|"]
+    for compared in table.get("comparisons", {}).values():
+        show = pct if compared["percent"] else _signed
+        low, high = compared["low"], compared["high"]
+        span = f"{show(low)} .. {show(high)}" if low is not None else "-"
+        lines.append(f"| {compared['asks']} | {show(compared['value'])} | {span} |")
     return "\n".join(lines)
+
+
+def _signed(x: float | None) -> str:
+    return "-" if x is None else f"{x:+.2f}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

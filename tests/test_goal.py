@@ -15,10 +15,13 @@ from evals.goal import (
     interval,
     main,
     pool,
+    ratio_gap,
+    render,
     right_gap,
     selective_gap,
     verdict,
     width_gap,
+    wrong_gap,
 )
 
 
@@ -146,3 +149,27 @@ def test_a_replay_without_arm_7_leaves_the_matched_coverage_goal_unmeasured() ->
     table = goal_table({"a": items[0]}, resamples=10)
     assert sorted(table["arms"]) == [1, 6]
     assert table["goals"]["selective"]["verdict"] == "not measured"
+
+
+def test_right_per_wrong_and_wrong_per_item_are_compared_on_the_same_items() -> None:
+    items = [
+        item("correct", "correct", "wrong"),
+        item("correct", "correct", "correct"),
+        item("wrong", "abstained", "wrong"),
+        item("wrong", "wrong", "correct"),
+        item("wrong", "correct", "wrong"),
+    ]
+    # arm 6: 3 right, 1 wrong; arm 1: 2 right, 3 wrong; arm 7: 2 right, 3 wrong.
+    assert ratio_gap(1)(items) == pytest.approx(3 / 1 - 2 / 3)
+    assert ratio_gap(7)(items) == pytest.approx(3 / 1 - 2 / 3)
+    assert wrong_gap(1)(items) == pytest.approx((1 - 3) / 5)
+    assert ratio_gap(1)(items[:2]) is None  # no wrong answer: the ratio is unbounded
+    without_7 = [{arm: rows for arm, rows in i.items() if arm != 7} for i in items]
+    assert ratio_gap(7)(without_7) is None and wrong_gap(7)(without_7) is None
+
+
+def test_the_rendered_table_ends_with_the_paired_comparisons() -> None:
+    items = {f"i{n}": item("wrong", "correct" if n % 2 else "wrong", "wrong") for n in range(6)}
+    text = render(goal_table(items, resamples=50))
+    assert "| arm 6 - arm 1 right answers per wrong one | +1.00 |" in text  # 3/3 against 0/6
+    assert "| arm 6 - arm 1 wrong answers per item (%) | -50 |" in text

@@ -138,12 +138,13 @@ def main() -> int:
     if args.goal and fresh:
         table = goal.goal_table(goal.pool(fresh))
         print(f"\n### {args.model}, {args.shape} shape, {FRESH}\n\n{goal.render(table)}")
+    if args.goal and fresh and replayed["greedy"]:
         # The greedy setting over every item: the chain banks' items, then the greedy banks'.
         table = goal.goal_table(goal.pool([*replayed["greedy"], *fresh]))
         title = "greedy, every item (chain banks and greedy banks)"
         print(f"\n### {args.model}, {args.shape} shape, {title}\n\n{goal.render(table)}")
     if args.goal:
-        for name, outs in replayed.items():
+        for name, outs in [(name, outs) for name, outs in replayed.items() if outs]:
             table = goal.goal_table(goal.pool(outs, arms=SETTINGS[name][1]))
             print(f"\n### {args.model}, {args.shape} shape, {name}\n\n{goal.render(table)}")
             if args.held_out_from > 1:

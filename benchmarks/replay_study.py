@@ -121,14 +121,14 @@ def main() -> int:
             if args.shape == "chain"
             else graph_bank
         )
+        if not bank.is_dir():
+            print(f"| {set_name} | (no bank at {bank}) | | | | | |")
         for name, (flags, arms) in SETTINGS.items() if bank.is_dir() else ():
             out = args.out / bank.name / name
             flags = [*flags, "--arms", ",".join(map(str, arms))]
             row = replay_setting(bank, graph_bank, out, flags, chain=args.shape == "chain")
             print(f"| {set_name} | {name} | {row} |", flush=True)
             replayed[name].append(out)
-        if not bank.is_dir():
-            print(f"| {set_name} | (no bank at {bank}) | | | | | |")
         fresh_bank = bank.with_name(f"{bank.name}-greedy")
         if args.shape == "chain" and fresh_bank.is_dir():
             out = args.out / fresh_bank.name

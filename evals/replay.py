@@ -32,6 +32,7 @@ from typing import Any
 from evals import run as eval_run
 from evals.bank import Bank, ReplayClient
 from evals.cli import exit_status
+from evals.invocation import arm_settings, check_numbers, fingerprint
 from evals.metering import CappedClient, CostCap
 from evals.progress import Tally
 from evals.results import EvalError, latest_rows, now, read_rows, write_meta
@@ -136,11 +137,10 @@ def replay_namespace(config: dict[str, Any], args: argparse.Namespace) -> argpar
         k=settings.get("k", 2),
         budget_calls=settings.get("budget_calls", 12),
         temp=settings.get("temp", 0.8),
-        sample_temp=(
-            args.sample_temp
-            if args.sample_temp is not None
-            else settings.get("sample_temp", settings.get("temp", 0.8))
-        ),
+        # None: arm 7 samples at ``temp`` (evals.invocation.sample_temperature).
+        sample_temp=args.sample_temp
+        if args.sample_temp is not None
+        else settings.get("sample_temp"),
         structured_output=settings.get("structured_output", "auto"),
         think_first=bool(settings.get("think_first", False)),
         shape=args.shape or settings.get("shape", "graph"),
@@ -157,7 +157,7 @@ def _replay(args: argparse.Namespace) -> int:
     config = bank_config(args.banks[0])
     run_args = replay_namespace(config, args)
     arms = eval_run.parse_arms(run_args.arms)
-    eval_run._check_numbers(run_args)
+    check_numbers(run_args)
     wanted = recorded_item_ids(args.banks[0])
     items = [
         item
@@ -174,7 +174,7 @@ def _replay(args: argparse.Namespace) -> int:
     if out.exists() and any(out.iterdir()):
         raise ReplayError(f"--out {out} is not empty; a replay starts from nothing")
     structured_default = recorded_structured_output(args.banks[0], config)
-    settings = eval_run._settings(run_args, out, structured_default)
+    settings = arm_settings(run_args, out, structured_default)
     with ExitStack() as stack:
         live = None
         if args.backend:
@@ -184,7 +184,7 @@ def _replay(args: argparse.Namespace) -> int:
             live = backend.client
         client = ReplayClient(bank, live=live)
         meta = {
-            "config": {**eval_run._fingerprint(run_args, model, arms), "replay_of": config},
+            "config": {**fingerprint(run_args, model, arms), "replay_of": config},
             "created": now(),
             "invocations": [{"started": now(), "arms": arms, "items": len(items)}],
             "banks": [str(b) for b in args.banks],

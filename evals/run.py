@@ -49,7 +49,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from evals.arms import ARMS, ArmResult, ArmSettings, prompt_version
+from evals.arms import ARMS, ArmResult, ArmSettings
 from evals.bank import banking
 from evals.cli import exit_status
 from evals.datasets import (
@@ -60,6 +60,7 @@ from evals.datasets import (
     load_items,
     load_musique,
 )
+from evals.invocation import arm_settings, check_numbers, fingerprint
 from evals.metering import CappedClient, CostCap, CostCapReached
 from evals.progress import Tally, estimate_line, measured_timing, record_timing
 from evals.results import (
@@ -272,41 +273,6 @@ def run_one(
 # --- the run -------------------------------------------------------------------------------
 
 
-def _fingerprint(args: argparse.Namespace, model: str, arms: list[int]) -> dict[str, Any]:
-    fingerprint: dict[str, Any] = {
-        "dataset": args.dataset,
-        "format": args.format,
-        "model": model,
-        "base_url": args.base_url,
-        "settings": {
-            "max_tokens": args.max_tokens,
-            "temperature": args.temperature,
-            "seed": args.seed,
-            "n": args.n,
-            "k": args.k,
-            "budget_calls": args.budget_calls,
-            "temp": args.temp,
-            "structured_output": args.structured_output,
-            "think_first": args.think_first,
-        },
-        "prompts": {str(arm): prompt_version(arm, args.shape) for arm in arms},
-    }
-    # Recorded only when they differ from the defaults, so runs made before they existed resume.
-    if args.shape != "graph":
-        fingerprint["settings"]["shape"] = args.shape
-    if args.greedy_first:
-        fingerprint["settings"]["greedy_first"] = True
-    if sample_temperature(args) != args.temp:
-        fingerprint["settings"]["sample_temp"] = sample_temperature(args)
-    return fingerprint
-
-
-def sample_temperature(args: argparse.Namespace) -> float:
-    """Arm 7's sample temperature: ``--sample-temp``, else ``--temp``."""
-    chosen = getattr(args, "sample_temp", None)
-    return float(args.temp if chosen is None else chosen)
-
-
 @dataclass
 class _Evaluation:
     """The shared state of one `evaluate` call; every method holding ``lock`` where it says."""
@@ -433,44 +399,10 @@ def _matched_samples(
     return replace(settings, samples=samples), {"samples": samples, "source": source}
 
 
-def _settings(args: argparse.Namespace, out: Path, structured_default: bool) -> ArmSettings:
-    structured = {"auto": structured_default, "on": True, "off": False}
-    return ArmSettings(
-        max_tokens=args.max_tokens,
-        temperature=args.temperature,
-        seed=args.seed,
-        run_config=RunConfig(
-            n=args.n,
-            k=args.k,
-            budget_calls=args.budget_calls,
-            temperature=args.temp,
-            seed=args.seed,
-            structured_output=structured[args.structured_output],
-            think_first=args.think_first,
-            interrogation_shape=args.shape,
-            greedy_first=args.greedy_first,
-        ),
-        artifacts_dir=out,
-        sample_temperature=sample_temperature(args),
-    )
-
-
 def _arm6_calls(out: Path) -> dict[str, int]:
     """Item id -> calls of arm 6's recorded (error-free) result in this run directory."""
     rows = latest_rows(read_rows(raw_path(out, ORCHESTRATOR)))
     return {i: int(r.get("n_calls") or 0) for i, r in rows.items() if not r.get("error")}
-
-
-def _check_numbers(args: argparse.Namespace) -> None:
-    for name in ("max_tokens", "n", "k", "budget_calls", "jobs"):
-        if getattr(args, name) < 1:
-            raise EvalError(f"--{name.replace('_', '-')} must be at least 1")
-    if not args.max_cost >= 0:
-        raise EvalError(f"--max-cost must be >= 0, got {args.max_cost}")
-    for name in ("temperature", "temp", "sample_temp"):
-        value = getattr(args, name, None)
-        if value is not None and not 0 <= value <= 2:
-            raise EvalError(f"--{name.replace('_', '-')} must be in 0..2, got {value}")
 
 
 def _output_dir(args: argparse.Namespace, model: str) -> Path:
@@ -523,7 +455,7 @@ def _announce(
 
 def _run(args: argparse.Namespace) -> int:
     arms = parse_arms(args.arms)
-    _check_numbers(args)
+    check_numbers(args)
     if args.skip < 0:
         raise EvalError(f"--skip must be >= 0, got {args.skip}")
     items = load_selected(args.dataset, args.format, args.limit)[args.skip :]
@@ -538,7 +470,7 @@ def _run(args: argparse.Namespace) -> int:
             "cannot be bounded; add its pricing there or pass --allow-unknown-cost"
         )
     out = _output_dir(args, model)
-    meta = prepare_run_dir(out, _fingerprint(args, model, arms))
+    meta = prepare_run_dir(out, fingerprint(args, model, arms))
     done = {arm: latest_rows(read_rows(raw_path(out, arm), sys.stderr)) for arm in arms}
     todo = _pending(items, arms, done)
     local = is_local_model(model) and args.base_url is None
@@ -576,7 +508,7 @@ def _run(args: argparse.Namespace) -> int:
             out=out,
             model=backend.model,
             client=CappedClient(banking(backend.client, out), cap),
-            settings=_settings(args, out, backend.response_format_default),
+            settings=arm_settings(args, out, backend.response_format_default),
             tally=Tally(done),
             arm6_calls=_arm6_calls(out),
             jobs=1 if local else args.jobs,

@@ -372,7 +372,8 @@ def _problem(
     def problem(claims: frozenset[str]) -> str | None:
         if claims not in judged:
             texts = [nodes[n]["claim"] for n in sorted(claims) if n in nodes]
-            judged[claims] = chain.argument_problem(answer_key, texts)
+            cited = [nodes[n]["claim"] for n in sorted(claims) if _anchored_given(nodes, n)]
+            judged[claims] = chain.argument_problem(answer_key, texts, cited)
         return judged[claims]
 
     return problem
@@ -392,6 +393,6 @@ def answer_flags(key: str, evidence_texts: Sequence[str] | None) -> tuple[str, .
     return ()
 
 
-def _anchored_given(nodes: dict[str, dict[str, Any]], node_id: str) -> bool:
+def _anchored_given(nodes: Mapping[str, Mapping[str, Any]], node_id: str) -> bool:
     node = nodes.get(node_id)
     return node is not None and node["type"] == "given" and bool(node.get("source"))

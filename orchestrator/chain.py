@@ -45,8 +45,10 @@ from orchestrator.question import (
     question_names,
     relation_terms,
     smaller_wins,
+    stated_terms,
     subject_terms,
     terms,
+    unaccented,
 )
 
 NO_BRIDGE = "no_bridge"
@@ -57,6 +59,7 @@ ARGUMENT_OFF_SUBJECT = "names_no_subject"
 ARGUMENT_OFF_QUESTION = "not_what_was_asked"
 ARGUMENT_NOT_ONE_CHAIN = "not_one_chain"
 ARGUMENT_ONE_SIDED = "one_sided"
+ARGUMENT_NOT_READ = "statement_not_in_evidence"
 NEAR_MISS_RATIO = 80.0
 """rapidfuzz ``ratio`` from which two different names count as look-alikes ("vance"/"vane"
 scores 88.9; "braskthorpe"/"braskmere" 60)."""
@@ -117,6 +120,9 @@ class ChainContext:
     """:func:`question_names`: never look-alikes of each other."""
     smaller_wins: bool | None = None
     """:func:`orchestrator.question.smaller_wins` of the question."""
+    statement: frozenset[str] = frozenset()
+    """:func:`orchestrator.question.stated_terms`: the names and numbers of a statement the
+    question quotes to have it checked."""
 
     @classmethod
     def of(cls, question: str, evidence_texts: Iterable[str]) -> ChainContext:
@@ -131,6 +137,7 @@ class ChainContext:
             compared=compared_options(question),
             paired=question_names(question),
             smaller_wins=smaller_wins(question),
+            statement=stated_terms(question),
         )
 
     def against_comparison(self, answer_key: str, claims: Sequence[str]) -> bool:
@@ -171,15 +178,20 @@ class ChainContext:
         words = terms(text)
         return [i for i, option in enumerate(self.compared) if words & option]
 
-    def argument_problem(self, answer_key: str, claims: Sequence[str]) -> str | None:
+    def argument_problem(
+        self, answer_key: str, claims: Sequence[str], cited: Sequence[str] = ()
+    ) -> str | None:
         """Why the claims of one argument for ``answer_key`` (its conclusion left out) do not
         count, or None when they do: none names the question's subject
         (:data:`ARGUMENT_OFF_SUBJECT`), a comparison's argument does not name both options
         (:data:`ARGUMENT_ONE_SIDED`: "Marrgard was settled in 1240" cannot tell whether
         Marrgard or Zarnmere was settled earlier), none carries what the question asks
-        (:meth:`asks_about`, :data:`ARGUMENT_OFF_QUESTION`), or they are not one chain
+        (:meth:`asks_about`, :data:`ARGUMENT_OFF_QUESTION`), they are not one chain
         (:func:`chain_parts`; a comparison may rest on one chain per option:
-        :data:`ARGUMENT_NOT_ONE_CHAIN`). O(c^2) link tests."""
+        :data:`ARGUMENT_NOT_ONE_CHAIN`), or they say "yes" to a quoted statement whose names
+        and numbers the evidence they cite does not hold (:meth:`reads_statement`,
+        :data:`ARGUMENT_NOT_READ`). ``cited``: the texts of the argument's claims that are
+        cited evidence. O(c^2) link tests."""
         words = [terms(claim) for claim in claims]
         if self.subject and not any(found & self.subject for found in words):
             return ARGUMENT_OFF_SUBJECT
@@ -195,7 +207,20 @@ class ChainContext:
         )
         if len(parts) > 1 and not (self.compared and per_option):
             return ARGUMENT_NOT_ONE_CHAIN
+        if answer_key == YES and not self.reads_statement(cited):
+            return ARGUMENT_NOT_READ
         return None
+
+    def reads_statement(self, cited: Sequence[str]) -> bool:
+        """Whether the ``cited`` evidence holds every name and number of the statement the
+        question quotes (:attr:`statement`), as the evidence for "yes, it is true" must. A
+        model's own sentence restating the claim proves nothing: "Catherine Hardwicke was born
+        as Fiona Catherine Hardwicke" is not read in "Catherine Hardwicke (born Helen Catherine
+        Hardwicke) is an American film director". True when the question quotes no statement.
+        A lexical test: "more than 100" is not read in "150". O(total length)."""
+        if not self.statement:
+            return True
+        return self.statement <= terms(unaccented(" ".join(cited)))
 
     def asks_about(self, answer_key: str, claims: Iterable[str]) -> bool:
         """Whether ``claims`` say something of what the question asks about its names

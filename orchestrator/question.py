@@ -12,6 +12,7 @@ All functions are pure and deterministic.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from graph_server.citation import name_words
 from graph_server.similarity import AUXILIARIES, STOPWORDS, claim_key
@@ -174,6 +175,62 @@ def subject_terms(question: str) -> frozenset[str]:
     )
     found = terms(named) | frozenset(claim_key(question).numbers)
     return found or (terms(question) - _QUESTION_WORDS - _asked_for(question))
+
+
+_QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”')
+MIN_STATEMENT_WORDS = 3
+"""A quoted passage shorter than this is a title or a term ("the word "quay""), no
+statement."""
+_BOUNDED_NUMBER = re.compile(
+    r"\b(?:(?:more|less|fewer|greater|higher|lower|other)\s+than|over|under|above|below|"
+    r"at\s+least|at\s+most|up\s+to|nearly|almost|about|around|approximately|roughly)"
+    r"\s+(?:[$€£¥]\s*)?-?\d[\d,]*(?:\.\d+)?",
+    flags=re.IGNORECASE,
+)
+"""A number after a bound ("more than $ 257 million") is a limit, not a value to find."""
+
+
+def stated_terms(question: str) -> frozenset[str]:
+    """What the evidence for "yes" must hold of the statement a question quotes to have it
+    checked (the longest passage in double quotes of the question proper, :func:`asked`, with
+    at least :data:`MIN_STATEMENT_WORDS` words): its names and numbers in :func:`terms`
+    form, less the names and numbers the question gives outside the quote (its topic: "the passage
+    about Catherine Hardwicke") and the numbers after a bound ("more than 25 million": any larger
+    figure bears it out). 'Claim: "Catherine Hardwicke was born as Fiona Catherine Hardwicke
+    ." According to the passage about Catherine Hardwicke, is the claim true?' ->
+    ``{"fiona"}``. The statement's first word counts as a name only inside a run of names
+    ("Rachel Riley joined ..." yes, "More than one judge ..." no): any sentence opens on a
+    capital. Accents are dropped (:func:`unaccented`). Empty when the question quotes no
+    statement. O(len(question))."""
+    proper = unaccented(asked(question))
+    passages = [a or b for a, b in _QUOTED.findall(proper)]
+    statements = [p for p in passages if len(p.split()) >= MIN_STATEMENT_WORDS]
+    if not statements:
+        return frozenset()
+    statement = max(statements, key=len).strip()
+    words = name_words(statement)
+    if words and words[0] == statement.split()[0] and not _opens_name_run(statement):
+        words = words[1:]
+    named = " ".join(
+        word for word in words if word.casefold() not in STOPWORDS | AUXILIARIES | FILLERS
+    )
+    outside = proper.replace(statement, " ")
+    topic = terms(" ".join(name_words(outside))) | frozenset(claim_key(outside).numbers)
+    values = frozenset(claim_key(_BOUNDED_NUMBER.sub(" ", statement)).numbers)
+    return (terms(named) | values) - topic
+
+
+def unaccented(text: str) -> str:
+    """``text`` without accents: a claim quoting "Edouard Seguin" names the "Édouard Séguin"
+    of the evidence. O(len(text))."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(char for char in decomposed if not unicodedata.combining(char))
+
+
+def _opens_name_run(statement: str) -> bool:
+    """Whether the statement's first word is followed by another name-like word."""
+    first = statement.split()[0].casefold()
+    return any(run.startswith(first + " ") for run in name_runs(statement))
 
 
 def compared_options(question: str) -> tuple[frozenset[str], ...]:

@@ -49,7 +49,8 @@ class SupportRecord(TypedDict):
 
 class SetAsideArgument(TypedDict):
     """A minimal derivation of a candidate that does not count as an argument, and why
-    (``names_no_subject``, ``one_sided``, ``not_what_was_asked`` or ``not_one_chain``)."""
+    (``names_no_subject``, ``one_sided``, ``not_what_was_asked``, ``not_one_chain`` or
+    ``statement_not_in_evidence``)."""
 
     claims: list[ClaimRef]
     reason: str

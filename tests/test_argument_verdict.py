@@ -121,3 +121,43 @@ def test_an_argument_that_never_names_the_subject_is_no_support_whatever_another
     widths = {c["answer"]: c["width"] for c in report["candidates"]}
     assert widths == {"yes": 0, "no": 0}
     assert report["refused"] is True
+
+
+HARDWICKE_TASK = {
+    "id": "hardwicke",
+    "question": (
+        'Claim: "Catherine Hardwicke was born as Fiona Catherine Hardwicke ." According to the '
+        "passage about Catherine Hardwicke, is the claim true? Answer yes, no or unanswerable."
+    ),
+    "documents": [
+        "Catherine Hardwicke (born Helen Catherine Hardwicke) is an American film director."
+    ],
+}
+
+
+def verify_claim(task: dict[str, Any]) -> dict[str, Any]:
+    """The report of one run that cites the passage and then restates the claim as true."""
+    restating = chain_run(
+        "s",
+        ["The passage states that Catherine Hardwicke was born as Fiona Catherine Hardwicke."],
+        "the claim that Catherine Hardwicke was born as Fiona Catherine Hardwicke is true",
+        task["documents"][0],
+        source="D1.1",
+    )
+    client = ScriptedClient(Script({"r1": restating}, votes=always("supported")))
+    return run_task(task, client=client, model="scripted", config=RunConfig(n=1, k=1))
+
+
+def test_a_yes_that_only_restates_the_quoted_claim_is_refused() -> None:
+    report = verify_claim(HARDWICKE_TASK)
+    assert report["chosen"]["node_id"] is None
+    assert report["refusal_reason"] == "no_grounded_conclusion"
+    (yes,) = [c for c in report["candidates"] if c["node_id"] == YES]
+    assert yes["width"] == 0
+    assert [aside["reason"] for aside in yes["set_aside"]] == ["statement_not_in_evidence"]
+
+
+def test_the_same_yes_counts_when_the_cited_passage_holds_the_claims_names() -> None:
+    document = HARDWICKE_TASK["documents"][0].replace("Helen", "Fiona")
+    report = verify_claim({**HARDWICKE_TASK, "documents": [document]})
+    assert report["chosen"]["node_id"] == YES and report["chosen"]["width"] == 1

@@ -262,3 +262,30 @@ def test_a_comparison_the_numbers_do_not_settle_flags_nothing() -> None:
     for claims in (one_side, two_years, []):
         assert not earlier.against_comparison("tamsin morver", claims)
     assert not earlier.against_comparison("yes", one_side)  # names neither option
+
+
+HARDWICKE = (
+    'Claim: "Catherine Hardwicke was born as Fiona Catherine Hardwicke ." According to the '
+    "passage about Catherine Hardwicke, is the claim true?"
+)
+BORN_HELEN = "Catherine Hardwicke (born Helen Catherine Hardwicke) is an American film director."
+
+
+def test_a_yes_to_a_quoted_statement_must_rest_on_evidence_that_holds_its_names() -> None:
+    context = ChainContext.of(HARDWICKE, [BORN_HELEN])
+    restated = "The passage states that Catherine Hardwicke was born as Fiona Catherine Hardwicke."
+    # The model's own sentence names Fiona; the sentence it cites does not.
+    assert context.argument_problem("yes", [BORN_HELEN, restated], [BORN_HELEN]) == (
+        "statement_not_in_evidence"
+    )
+    born_fiona = BORN_HELEN.replace("Helen", "Fiona")
+    assert context.argument_problem("yes", [born_fiona, restated], [born_fiona]) is None
+    # "No" needs no such reading: the evidence contradicts the statement instead.
+    assert context.argument_problem("no", [BORN_HELEN, restated], [BORN_HELEN]) is None
+
+
+def test_a_question_without_a_quoted_statement_asks_nothing_of_the_cited_evidence() -> None:
+    context = ChainContext.of("Can server x9 be used for the nightly cron job?", DOCS)
+    assert context.reads_statement([])
+    claims = ["server x9 runs linux", "x9 can run the nightly cron job"]
+    assert context.argument_problem("yes", claims, []) is None

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from orchestrator.question import compared_options, relation_terms, smaller_wins, subject_terms
+from orchestrator.question import (
+    compared_options,
+    relation_terms,
+    smaller_wins,
+    stated_terms,
+    subject_terms,
+    terms,
+    unaccented,
+)
 
 
 def test_the_question_subject_is_its_names_and_numbers_else_its_content_words() -> None:
@@ -69,3 +77,48 @@ def test_a_comparison_knows_whether_the_smaller_number_wins() -> None:
     # A comparative with no sure direction, or no comparison at all, says nothing.
     assert smaller_wins("Which parcel is lighter, the red one or the blue one?") is None
     assert smaller_wins("Was the bridge built by Amy or by Dan?") is None
+
+
+def verify(claim: str, topic: str) -> str:
+    """A claim-verification question as vitaminc asks it."""
+    return (
+        f'Claim: "{claim}" According to the passage about {topic}, is the claim true? Answer '
+        'yes if the passage shows it is true, no if it shows it is false, or "unanswerable".'
+    )
+
+
+def test_a_quoted_statement_must_be_read_for_its_names_and_numbers_not_its_topic() -> None:
+    # The topic "Catherine Hardwicke" is given by the question; "Fiona" must be read.
+    born = "Catherine Hardwicke was born as Fiona Catherine Hardwicke ."
+    assert stated_terms(verify(born, "X")) == {"catherine", "hardwicke", "fiona"}
+    assert stated_terms(verify(born, "Catherine Hardwicke")) == {"fiona"}
+    season = verify("The Patriots beat the Colts in a 2011 season match .", "2011 Patriots season")
+    assert stated_terms(season) == {"colt"}
+
+
+def test_a_number_after_a_bound_is_a_limit_not_a_value_to_find() -> None:
+    sold = verify("INXS has sold more than 25 million units in the United States .", "INXS")
+    assert "25" not in stated_terms(sold)
+    reviews = verify("Less than 146 people reviewed it on Rotten Tomatoes .", "Film")
+    assert stated_terms(reviews) == terms("Rotten Tomatoes")
+    assert stated_terms(verify("Kuzma scored 24 points in one game .", "Kyle Kuzma")) == {"24"}
+
+
+def test_a_statement_opens_on_a_capital_so_its_first_word_is_a_name_only_in_a_run() -> None:
+    assert "more" not in stated_terms(verify("More than one judge joined the Supreme Court .", "X"))
+    assert {"rachel", "riley"} <= stated_terms(verify("Rachel Riley joined Countdown at 22 .", "X"))
+
+
+def test_accents_do_not_tell_names_apart() -> None:
+    assert unaccented("Édouard Séguin") == "Edouard Seguin"
+    assert stated_terms(verify("Edouard Seguin was employed in Spain .", "Édouard Séguin")) == {
+        "spain"
+    }
+
+
+def test_a_question_quoting_no_statement_states_nothing() -> None:
+    assert stated_terms("Which town was settled earlier, Marrgard or Zarnmere?") == frozenset()
+    # A quoted title of two words is no statement.
+    assert stated_terms('Who directed "The Raven"?') == frozenset()
+    # Only the question proper counts, not a quote in the format instruction after it.
+    assert stated_terms('Is it raining? Answer "it is raining" or not.') == frozenset()

@@ -2,7 +2,7 @@
 
     python benchmarks/replay_study.py [--model local-1.5b] [--shape graph|chain]
         [--sets multihop,logical_deduction,vitaminc] [--out runs/replay-study] [--banks DIR]
-        [--goal [--held-out-from I]]
+        [--goal [--held-out-from I] [--greedy-bank-from J]]
 
 For each set with a bank ``evals/banks/<set>-<model>/`` (and its greedy companion ``-t0``),
 `evals.replay` runs arms 1, 6 and 7 offline, once per setting:
@@ -22,7 +22,9 @@ items recorded after its default became one greedy run) gets one more row, *gree
 that bank replayed at its own setting (a set may have that bank alone). With ``--goal`` its
 items get a goal table of their own (for the 1.5B, the pre-registered test of its default,
 docs/results/verdicts-small-models.md), and one more table pools them with the chain banks'
-items under the *greedy* setting.
+items under the *greedy* setting. ``--greedy-bank-from J`` adds the goal table of each greedy
+bank's items from its J-th on (a bank recorded with ``evals.record --skip 18`` starts at the
+set's item 19, so J = 23 picks items 41 on: a later pre-registered test).
 
 Each row gives, per arm, right / wrong / abstained over the items, and the calls the banks could
 not answer (a verification today's logic asked for and the recording did not, or samples of an
@@ -106,6 +108,13 @@ def main() -> int:
         metavar="I",
         help="with --goal, also a goal table of each set's items from the I-th on",
     )
+    parser.add_argument(
+        "--greedy-bank-from",
+        type=int,
+        default=0,
+        metavar="J",
+        help="with --goal, also a goal table of each greedy bank's items from its J-th on",
+    )
     args = parser.parse_args()
     print(
         "| set | setting | items | arm 1 right/wrong/abst. | arm 6 right/wrong/abst. "
@@ -138,6 +147,10 @@ def main() -> int:
     if args.goal and fresh:
         table = goal.goal_table(goal.pool(fresh))
         print(f"\n### {args.model}, {args.shape} shape, {FRESH}\n\n{goal.render(table)}")
+        if args.greedy_bank_from > 1:
+            later = goal.goal_table(goal.pool(fresh, skip=args.greedy_bank_from - 1))
+            title = f"{FRESH}, each bank's items {args.greedy_bank_from} on"
+            print(f"\n### {args.model}, {args.shape} shape, {title}\n\n{goal.render(later)}")
     if args.goal and fresh and replayed["greedy"]:
         # The greedy setting over every item: the chain banks' items, then the greedy banks'.
         table = goal.goal_table(goal.pool([*replayed["greedy"], *fresh]))

@@ -2,10 +2,11 @@
 
 Usage::
 
-    python -m evals.goal RUN_DIR [RUN_DIR ...] [--json] [--skip N]
+    python -m evals.goal RUN_DIR[@N] [RUN_DIR[@N] ...] [--json] [--skip N]
 
 Each ``RUN_DIR`` is an `evals.run` or `evals.replay` folder (its ``raw/arm<N>.jsonl``); items
-of all folders are pooled (ids are unique across sets). Every figure comes with a 95%
+of all folders are pooled (ids are unique across sets). ``@N`` leaves out that folder's first
+N items, ``--skip N`` every folder's. Every figure comes with a 95%
 percentile-bootstrap interval over items (10,000 resamples, seed 0), and each goal reads
 *met* when the point estimate meets it, *shown* when the whole interval does, *not met*
 otherwise; cells that lack the items to measure say so. The goals:
@@ -44,14 +45,18 @@ Statistic = Callable[[Sequence[Mapping[int, Row]]], float | None]
 
 
 def pool(
-    run_dirs: Sequence[Path], arms: Sequence[int] = (1, 6, 7), *, skip: int = 0
+    run_dirs: Sequence[Path], arms: Sequence[int] = (1, 6, 7), *, skip: int | Sequence[int] = 0
 ) -> dict[str, dict[int, Row]]:
     """Item id -> arm -> row, over every folder's ``raw/arm<N>.jsonl``; only items that every
     arm of ``arms`` has (the comparisons are paired). Later folders win on a repeated id.
     ``skip`` leaves out each folder's first items in the order its files list them (a
-    held-out part: the items recorded after the rules were written from the first ones)."""
+    held-out part: the items recorded after the rules were written from the first ones):
+    one count for every folder, or one per folder."""
+    skips = [skip] * len(run_dirs) if isinstance(skip, int) else list(skip)
+    if len(skips) != len(run_dirs):
+        raise ValueError(f"skip: {len(skips)} counts for {len(run_dirs)} folders")
     items: dict[str, dict[int, Row]] = {}
-    for run_dir in run_dirs:
+    for run_dir, skip in zip(run_dirs, skips, strict=True):
         found: dict[str, dict[int, Row]] = {}
         for arm in arms:
             path = run_dir / "raw" / f"arm{arm}.jsonl"
@@ -271,19 +276,33 @@ def _signed(x: float | None) -> str:
     return "-" if x is None else f"{x:+.2f}"
 
 
+def _folder_and_skip(spec: str, default: int) -> tuple[Path, int]:
+    """``FOLDER@N`` -> (FOLDER, N); a plain folder keeps ``default`` (``--skip``)."""
+    folder, at, count = spec.rpartition("@")
+    if at and count.isdigit():
+        return Path(folder), int(count)
+    return Path(spec), default
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("runs", nargs="+", type=Path, help="evals.run or evals.replay folders")
+    parser.add_argument(
+        "runs",
+        nargs="+",
+        help="evals.run or evals.replay folders; FOLDER@N leaves out that folder's first N items",
+    )
     parser.add_argument("--json", action="store_true", help="print the table as JSON")
     parser.add_argument(
         "--skip", type=int, default=0, help="leave out each folder's first N items (held out)"
     )
     args = parser.parse_args(argv)
-    missing = [str(d) for d in args.runs if not (d / "raw").is_dir()]
+    folders = [_folder_and_skip(spec, max(args.skip, 0)) for spec in args.runs]
+    missing = [str(d) for d, _ in folders if not (d / "raw").is_dir()]
     if missing:
         print(f"error: no raw/ results in {', '.join(missing)}", file=sys.stderr)
         return 2
-    table = goal_table(pool(args.runs, skip=max(args.skip, 0)))
+    runs, skips = [d for d, _ in folders], [n for _, n in folders]
+    table = goal_table(pool(runs, skip=skips))
     print(json.dumps(table, indent=2, sort_keys=True) if args.json else render(table))
     return 0
 

@@ -141,6 +141,12 @@ def test_the_command_pools_folders_and_keeps_only_items_every_arm_has(
     assert list(pool([tmp_path / "multihop"], arms=(1, 6), skip=1)) == ["m2"]
     assert main([str(tmp_path / "multihop"), "--skip", "1"]) == 0
     assert "0 items" in capsys.readouterr().out
+    # Or one count per folder: the test items of one folder beside all of another's.
+    assert sorted(pool([tmp_path / "multihop", tmp_path / "vitaminc"], skip=[1, 0])) == ["v1"]
+    assert main([f"{tmp_path / 'multihop'}@1", str(tmp_path / "vitaminc")]) == 0
+    assert "1 items (1 answerable)" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="skip: 1 counts for 2 folders"):
+        pool([tmp_path / "multihop", tmp_path / "vitaminc"], skip=[1])
 
 
 def test_a_replay_without_arm_7_leaves_the_matched_coverage_goal_unmeasured() -> None:

@@ -194,14 +194,14 @@ def stated_terms(question: str) -> frozenset[str]:
     """What the evidence for "yes" must hold of the statement a question quotes to have it
     checked (the longest passage in double quotes of the question proper, :func:`asked`, with
     at least :data:`MIN_STATEMENT_WORDS` words): its names and numbers in :func:`terms`
-    form, less the names and numbers the question gives outside the quote (its topic: "the passage
-    about Catherine Hardwicke") and the numbers after a bound ("more than 25 million": any larger
-    figure bears it out). 'Claim: "Catherine Hardwicke was born as Fiona Catherine Hardwicke
-    ." According to the passage about Catherine Hardwicke, is the claim true?' ->
-    ``{"fiona"}``. The statement's first word counts as a name only inside a run of names
-    ("Rachel Riley joined ..." yes, "More than one judge ..." no): any sentence opens on a
-    capital. Accents are dropped (:func:`unaccented`). Empty when the question quotes no
-    statement. O(len(question))."""
+    form, less the names and numbers the question gives outside the quote (its topic: "the
+    passage about Catherine Hardwicke") and the numbers after a bound ("more than 25
+    million": any larger figure bears it out). 'Claim: "Catherine Hardwicke was born as
+    Fiona Catherine Hardwicke ." According to the passage about Catherine Hardwicke, is the
+    claim true?' -> ``{"fiona"}``. The statement's first word counts as a name only inside a
+    run of names ("Rachel Riley joined ..." yes, "More than one judge ..." no): any sentence
+    opens on a capital. Accents are dropped (:func:`unaccented`). Empty when the question
+    quotes no statement. O(len(question))."""
     proper = unaccented(asked(question))
     passages = [a or b for a, b in _QUOTED.findall(proper)]
     statements = [p for p in passages if len(p.split()) >= MIN_STATEMENT_WORDS]
@@ -217,7 +217,9 @@ def stated_terms(question: str) -> frozenset[str]:
     outside = proper.replace(statement, " ")
     topic = terms(" ".join(name_words(outside))) | frozenset(claim_key(outside).numbers)
     values = frozenset(claim_key(_BOUNDED_NUMBER.sub(" ", statement)).numbers)
-    return (terms(named) | values) - topic
+    # Names are cut out of the statement, which can tokenise them apart ("A'0%" gives "0",
+    # the whole statement "0%"): only terms of the whole statement are asked for.
+    return ((terms(named) | values) & terms(statement)) - topic
 
 
 def unaccented(text: str) -> str:

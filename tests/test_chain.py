@@ -289,3 +289,21 @@ def test_a_question_without_a_quoted_statement_asks_nothing_of_the_cited_evidenc
     assert context.reads_statement([])
     claims = ["server x9 runs linux", "x9 can run the nightly cron job"]
     assert context.argument_problem("yes", claims, []) is None
+
+
+STATEMENT_TEXT = st.lists(
+    st.sampled_from([*"AaBbEeÉéZz019 ,.$%-'", "Fiona ", "more than ", "River ", "Séguin "]),
+    min_size=8,
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(STATEMENT_TEXT, st.text(max_size=30).filter(lambda t: '"' not in t and "?" not in t))
+def test_a_quoted_statement_is_always_read_in_itself(statement: str, topic: str) -> None:
+    # Whatever the statement says, citing it word for word carries every name and number
+    # the rule asks for: the rule can refuse a restatement, never the evidence itself.
+    question = f'Claim: "{statement}" According to the passage about {topic}, is it true?'
+    context = ChainContext.of(question, [statement])
+    assert context.reads_statement([statement])
+    assert context.argument_problem("yes", [statement], [statement]) in (None, "names_no_subject")

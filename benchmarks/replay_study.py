@@ -130,7 +130,8 @@ def main() -> int:
             if args.shape == "chain"
             else graph_bank
         )
-        if not bank.is_dir():
+        fresh_bank = bank.with_name(f"{bank.name}-greedy")
+        if not bank.is_dir() and not (args.shape == "chain" and fresh_bank.is_dir()):
             print(f"| {set_name} | (no bank at {bank}) | | | | | |")
         for name, (flags, arms) in SETTINGS.items() if bank.is_dir() else ():
             out = args.out / bank.name / name
@@ -138,7 +139,6 @@ def main() -> int:
             row = replay_setting(bank, graph_bank, out, flags, chain=args.shape == "chain")
             print(f"| {set_name} | {name} | {row} |", flush=True)
             replayed[name].append(out)
-        fresh_bank = bank.with_name(f"{bank.name}-greedy")
         if args.shape == "chain" and fresh_bank.is_dir():
             out = args.out / fresh_bank.name
             row = replay_setting(fresh_bank, graph_bank, out, [], chain=True)

@@ -37,6 +37,7 @@ from rapidfuzz import fuzz
 
 from graph_server.similarity import claim_key
 from orchestrator.answers import NO, UNANSWERABLE, YES, is_entity, normalise_text
+from orchestrator.arithmetic import false_equation
 from orchestrator.question import (
     asked,
     compared_options,
@@ -60,6 +61,7 @@ ARGUMENT_OFF_QUESTION = "not_what_was_asked"
 ARGUMENT_NOT_ONE_CHAIN = "not_one_chain"
 ARGUMENT_ONE_SIDED = "one_sided"
 ARGUMENT_NOT_READ = "statement_not_in_evidence"
+ARGUMENT_FALSE_ARITHMETIC = "false_arithmetic"
 NEAR_MISS_RATIO = 80.0
 """rapidfuzz ``ratio`` from which two different names count as look-alikes ("vance"/"vane"
 scores 88.9; "braskthorpe"/"braskmere" 60)."""
@@ -188,8 +190,10 @@ class ChainContext:
         Marrgard or Zarnmere was settled earlier), none carries what the question asks
         (:meth:`asks_about`, :data:`ARGUMENT_OFF_QUESTION`), they are not one chain
         (:func:`chain_parts`; a comparison may rest on one chain per option:
-        :data:`ARGUMENT_NOT_ONE_CHAIN`), or they say "yes" to a quoted statement whose names
-        and numbers the evidence they cite does not hold (:meth:`reads_statement`,
+        :data:`ARGUMENT_NOT_ONE_CHAIN`), one of them writes out a false equation
+        ("25 + 9 + 13 = 57": :func:`orchestrator.arithmetic.false_equation`,
+        :data:`ARGUMENT_FALSE_ARITHMETIC`), or they say "yes" to a quoted statement whose
+        names and numbers the evidence they cite does not hold (:meth:`reads_statement`,
         :data:`ARGUMENT_NOT_READ`). ``cited``: the texts of the argument's claims that are
         cited evidence. O(c^2) link tests."""
         words = [terms(claim) for claim in claims]
@@ -207,6 +211,8 @@ class ChainContext:
         )
         if len(parts) > 1 and not (self.compared and per_option):
             return ARGUMENT_NOT_ONE_CHAIN
+        if any(false_equation(claim) for claim in claims):
+            return ARGUMENT_FALSE_ARITHMETIC
         if answer_key == YES and not self.reads_statement(cited):
             return ARGUMENT_NOT_READ
         return None

@@ -49,8 +49,8 @@ class SupportRecord(TypedDict):
 
 class SetAsideArgument(TypedDict):
     """A minimal derivation of a candidate that does not count as an argument, and why
-    (``names_no_subject``, ``one_sided``, ``not_what_was_asked``, ``not_one_chain`` or
-    ``statement_not_in_evidence``)."""
+    (``names_no_subject``, ``one_sided``, ``not_what_was_asked``, ``not_one_chain``,
+    ``false_arithmetic`` or ``statement_not_in_evidence``)."""
 
     claims: list[ClaimRef]
     reason: str

@@ -1,0 +1,96 @@
+"""Equations a claim writes out are checked by evaluating them (orchestrator.arithmetic)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from orchestrator.arithmetic import equations, false_equation
+from orchestrator.chain import ChainContext
+
+
+def test_a_false_sum_is_caught_and_its_true_value_named() -> None:
+    step = "The total number of slices eaten is 25 + 9 + 13 = 57 slices"
+    assert false_equation(step) == "25 + 9 + 13 = 57 (it is 47)"
+    assert false_equation("The total is 25 + 9 + 13 = 47 slices.") is None
+
+
+def test_precedence_and_parentheses_are_those_of_arithmetic() -> None:
+    assert false_equation("there are 17 + 7 * 2 = 31 people") is None
+    assert false_equation("there are 17 + 7 * 2 = 48 people") == "17 + 7 * 2 = 48 (it is 31)"
+    assert false_equation("The combined total is 28 + (83 - 47) = 60.") is not None
+    assert false_equation("(so 2 * (3 + 1) = 8)") is None
+
+
+def test_a_rounded_result_holds_to_half_a_unit_of_its_last_place() -> None:
+    assert false_equation("100 / 3 = 33.3") is None
+    assert false_equation("100 / 3 = 33") is None
+    assert false_equation("100 / 3 = 34") == "100 / 3 = 34 (it is 33.333)"
+
+
+def test_currency_thousands_and_times_signs_are_read() -> None:
+    assert equations("He has $1,790 + $10 = $1,800 left.")[0][:2] == ("1790 + 10", "1800")
+    assert false_equation("4 x 5 = 20 and 3 × 3 = 10") == "3 * 3 = 10 (it is 9)"
+    assert false_equation("60 ÷ 4 = 15") is None
+
+
+def test_algebra_percentages_and_prose_are_no_arithmetic() -> None:
+    # A letter or a % glued to a side makes it something else than a calculation.
+    for text in [
+        "Then we have 11 - (x + 3) = 2x.",
+        "109 / 457 = 23.85%",
+        "A330 + 5 = 12",
+        "price = 12",
+        "Version 2.0 = stable",
+        "10 ÷ 0 = 3",
+        "2 ** 3 = 9",
+    ]:
+        assert false_equation(text) is None, text
+    # A variable's definition yields only the equation between numbers.
+    assert [(a, b) for a, b, _, _ in equations("so x = 2 * 3 = 6.")] == [("2 * 3", "6")]
+
+
+def test_an_argument_with_a_false_equation_does_not_count() -> None:
+    question = "Ava sliced a kiwi into 25 pieces. She ate 3 ... How many slices were left?"
+    context = ChainContext.of(question, ["Ava sliced a kiwi into 25 pieces."])
+    wrong = ["Ava sliced a kiwi into 25 pieces.", "Ava and her friends ate 3 + 9 + 13 = 24 slices"]
+    assert context.argument_problem("1", wrong) == "false_arithmetic"
+    right = [wrong[0], "Ava and her friends ate 3 + 9 + 13 = 25 slices"]
+    assert context.argument_problem("0", right) is None
+
+
+EXPRESSIONS = st.recursive(
+    st.integers(min_value=0, max_value=999).map(str),
+    lambda inner: st.tuples(inner, st.sampled_from("+-*/"), inner).map(
+        lambda t: f"({t[0]} {t[1]} {t[2]})"
+    ),
+    max_leaves=6,
+)
+
+
+def exact(expression: str) -> Fraction | None:
+    """An independent evaluation: Python on exact fractions (None on division by zero)."""
+    try:
+        value = eval(expression.replace("/", "*Fraction(1)/"), {"Fraction": Fraction})
+    except ZeroDivisionError:
+        return None
+    return Fraction(value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(EXPRESSIONS)
+def test_an_equation_holds_exactly_when_python_agrees(expression: str) -> None:
+    value = exact(expression)
+    if value is None or value.denominator != 1:
+        return
+    written = f"So the result is {expression} = {value.numerator} items."
+    assert false_equation(written) is None
+    assert false_equation(f"So the result is {expression} = {value.numerator + 1} items.")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=80))
+def test_any_text_is_read_without_crashing(text: str) -> None:
+    assert false_equation(text) is None or "(it is " in str(false_equation(text))

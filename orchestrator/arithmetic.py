@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import ast
 import itertools
+import operator
 import re
+from collections.abc import Callable
 from decimal import Decimal, DivisionByZero, InvalidOperation
 
 _HEAD = re.compile(r"\s*[\d.()+\-*/][\d\s.()+\-*/]*")
@@ -27,7 +29,12 @@ parentheses and spaces."""
 _TIMES = re.compile(r"(?<=[\d)])\s*[x×]\s*(?=[\d(])")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _CURRENCY = re.compile(r"[$€£¥](?=\s*[\d(])")
-_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
+_OPERATORS: dict[type[ast.operator], Callable[[Decimal, Decimal], Decimal]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+}
 
 
 def equations(text: str) -> list[tuple[str, str, Decimal, Decimal]]:
@@ -56,8 +63,11 @@ def false_equation(text: str) -> str | None:
         places = min(_places(left), _places(right))
         tolerance = Decimal(5) * Decimal(10) ** -(places + 1)
         if abs(left_value - right_value) > tolerance:
-            simple, other = (right_value, left) if _is_number(right) else (left_value, right)
-            return f"{left} = {right} (it is {_plain(_evaluate_side(other, simple))})"
+            if _is_number(right) or _is_number(left):
+                actual = left_value if _is_number(right) else right_value
+                return f"{left} = {right} (it is {_plain(actual)})"
+            sides = f"{_plain(left_value)} and {_plain(right_value)}"
+            return f"{left} = {right} (the sides are {sides})"
     return None
 
 
@@ -133,39 +143,32 @@ def _evaluate(node: ast.expr) -> Decimal:
         return -value if isinstance(node.op, ast.USub) else value
     if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
         left, right = _evaluate(node.left), _evaluate(node.right)
-        operator = _OPERATORS[type(node.op)]
-        if operator == "+":
-            return left + right
-        if operator == "-":
-            return left - right
-        if operator == "*":
-            return left * right
-        if right == 0:
+        if isinstance(node.op, ast.Div) and right == 0:
             raise DivisionByZero("division by zero")
-        return left / right
+        return _OPERATORS[type(node.op)](left, right)
     raise ValueError("not arithmetic")
-
-
-def _evaluate_side(side: str, fallback: Decimal) -> Decimal:
-    value = _value(side)
-    return fallback if value is None else value
 
 
 def _is_number(side: str) -> bool:
     return re.fullmatch(r"-?\d+(?:\.\d+)?", side.replace(" ", "")) is not None
 
 
+EXACT_PLACES = 9
+"""The precision an expression side is held to: exact decimals, less the rounding of a
+division (1/3 + 1/3 and 2/3 differ in the 28th place)."""
+
+
 def _places(side: str) -> int:
-    """Decimal places of a lone number (a written result's precision); a long figure for an
-    expression, which is exact."""
+    """Decimal places of a lone number (a written result's precision), or
+    :data:`EXACT_PLACES` for an expression."""
     if not _is_number(side):
-        return 28
+        return EXACT_PLACES
     _, _, decimals = side.replace(" ", "").partition(".")
     return len(decimals)
 
 
 def _plain(value: Decimal) -> str:
-    """``value`` without an exponent or trailing zeros: 47, 33.333."""
-    rounded = value.quantize(Decimal("0.001")) if value != value.to_integral() else value
-    text = format(rounded.normalize(), "f")
-    return text
+    """``value`` to at most three decimals, without an exponent or trailing zeros: 47,
+    33.333."""
+    rounded = value if value == value.to_integral() else value.quantize(Decimal("0.001"))
+    return format(rounded.normalize(), "f")

@@ -29,6 +29,9 @@ parentheses and spaces."""
 _TIMES = re.compile(r"(?<=[\d)])\s*[x×]\s*(?=[\d(])")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _CURRENCY = re.compile(r"[$€£¥](?=\s*[\d(])")
+MAX_SIDE_CHARS = 200
+"""A longer side is no calculation a reasoning step writes out; the bound keeps the work per
+``=`` constant and the expression shallow enough to evaluate."""
 _OPERATORS: dict[type[ast.operator], Callable[[Decimal, Decimal], Decimal]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
@@ -79,10 +82,13 @@ def _normalised(text: str) -> str:
 
 def _tail(piece: str) -> str:
     """The arithmetic at the end of ``piece`` (the text before an ``=``); "" when a word or
-    a ``%`` is glued to it ("2x + 3", "A330 + 5", "50%")."""
-    match = _TAIL.search(piece)
-    if not match:
+    a ``%`` is glued to it ("2x + 3", "A330 + 5", "50%") or it is longer than
+    :data:`MAX_SIDE_CHARS`."""
+    window = piece[-MAX_SIDE_CHARS:]
+    match = _TAIL.search(window)
+    if not match or (match.start() == 0 and len(piece) > MAX_SIDE_CHARS):
         return ""
+    piece = window
     side = match.group().strip().lstrip("+*/)")
     start = match.start() + (len(match.group()) - len(match.group().lstrip()))
     if start > 0 and (piece[start - 1].isalnum() or piece[start - 1] == "%"):
@@ -92,9 +98,10 @@ def _tail(piece: str) -> str:
 
 def _head(piece: str) -> str:
     """The arithmetic at the start of ``piece`` (the text after an ``=``); "" when a word or
-    a ``%`` is glued to it ("2x", "23.85%")."""
-    match = _HEAD.match(piece)
-    if not match:
+    a ``%`` is glued to it ("2x", "23.85%") or it is longer than :data:`MAX_SIDE_CHARS`."""
+    window = piece[:MAX_SIDE_CHARS]
+    match = _HEAD.match(window)
+    if not match or (match.end() == len(window) and len(piece) > MAX_SIDE_CHARS):
         return ""
     side = match.group().strip().rstrip(".(+-*/ ")
     end = len(piece) - len(piece[match.start() :].lstrip()) + len(side)
@@ -123,12 +130,10 @@ def _value(side: str) -> Decimal | None:
     if not side:
         return None
     try:
-        tree = ast.parse(side, mode="eval")
-    except SyntaxError:
-        return None
-    try:
-        return _evaluate(tree.body)
-    except (InvalidOperation, DivisionByZero, ValueError):
+        return _evaluate(ast.parse(side, mode="eval").body)
+    # A side is at most MAX_SIDE_CHARS long, but 100 nested parentheses are still no
+    # arithmetic worth a crash.
+    except (SyntaxError, RecursionError, MemoryError, InvalidOperation, DivisionByZero, ValueError):
         return None
 
 

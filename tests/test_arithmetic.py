@@ -101,3 +101,12 @@ def test_two_expressions_are_equal_up_to_the_rounding_of_a_division() -> None:
     assert false_equation("1/3 + 1/3 = 2/3") is None
     assert false_equation("1/3 + 1/3 = 3/4") == "1/3 + 1/3 = 3/4 (the sides are 0.667 and 0.75)"
     assert false_equation("9 = 2 + 3") == "9 = 2 + 3 (it is 5)"
+
+
+def test_hostile_sides_are_no_arithmetic_and_cost_little() -> None:
+    # Too long or too deep to be a reasoning step's calculation: skipped, never a crash.
+    assert false_equation("(" * 1000 + "1" + ")" * 1000 + " = 2") is None
+    assert false_equation("1 + " * 2000 + "1 = 5") is None
+    assert false_equation("1 = " * 1500) is None
+    # Within the bound, a long sum is still checked.
+    assert false_equation("1 + " * 40 + "1 = 40") is not None

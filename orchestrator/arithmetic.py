@@ -32,6 +32,9 @@ _CURRENCY = re.compile(r"[$€£¥](?=\s*[\d(])")
 MAX_SIDE_CHARS = 200
 """A longer side is no calculation a reasoning step writes out; the bound keeps the work per
 ``=`` constant and the expression shallow enough to evaluate."""
+EXACT_PLACES = 9
+"""The precision an expression side is held to: exact decimals, less the rounding of a
+division (1/3 + 1/3 and 2/3 differ in the 28th place)."""
 _OPERATORS: dict[type[ast.operator], Callable[[Decimal, Decimal], Decimal]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
@@ -88,10 +91,9 @@ def _tail(piece: str) -> str:
     match = _TAIL.search(window)
     if not match or (match.start() == 0 and len(piece) > MAX_SIDE_CHARS):
         return ""
-    piece = window
     side = match.group().strip().lstrip("+*/)")
     start = match.start() + (len(match.group()) - len(match.group().lstrip()))
-    if start > 0 and (piece[start - 1].isalnum() or piece[start - 1] == "%"):
+    if start > 0 and (window[start - 1].isalnum() or window[start - 1] == "%"):
         return ""
     return _balanced(side)
 
@@ -156,11 +158,6 @@ def _evaluate(node: ast.expr) -> Decimal:
 
 def _is_number(side: str) -> bool:
     return re.fullmatch(r"-?\d+(?:\.\d+)?", side.replace(" ", "")) is not None
-
-
-EXACT_PLACES = 9
-"""The precision an expression side is held to: exact decimals, less the rounding of a
-division (1/3 + 1/3 and 2/3 differ in the 28th place)."""
 
 
 def _places(side: str) -> int:

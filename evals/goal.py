@@ -56,7 +56,7 @@ def pool(
     if len(skips) != len(run_dirs):
         raise ValueError(f"skip: {len(skips)} counts for {len(run_dirs)} folders")
     items: dict[str, dict[int, Row]] = {}
-    for run_dir, skip in zip(run_dirs, skips, strict=True):
+    for run_dir, count in zip(run_dirs, skips, strict=True):
         found: dict[str, dict[int, Row]] = {}
         for arm in arms:
             path = run_dir / "raw" / f"arm{arm}.jsonl"
@@ -66,7 +66,7 @@ def pool(
                 if line.strip():
                     row = json.loads(line)
                     found.setdefault(str(row["id"]), {})[arm] = row
-        for item_id in list(found)[skip:]:
+        for item_id in list(found)[count:]:
             items.setdefault(item_id, {}).update(found[item_id])
     return {i: rows for i, rows in sorted(items.items()) if all(a in rows for a in arms)}
 
@@ -99,6 +99,11 @@ def interval(
     return {"value": value, "low": low, "high": high}
 
 
+def _all_have(items: Sequence[Mapping[int, Row]], arm: int) -> bool:
+    """Whether there are items and every one has a row of ``arm`` (the arm was run)."""
+    return bool(items) and all(arm in item for item in items)
+
+
 def _answerable(items: Sequence[Mapping[int, Row]]) -> list[Mapping[int, Row]]:
     return [i for i in items if i[6].get("answerable") is not False]
 
@@ -114,7 +119,7 @@ def coverage(items: Sequence[Mapping[int, Row]]) -> float | None:
 def selective_gap(items: Sequence[Mapping[int, Row]]) -> float | None:
     """Arm 6's selective accuracy minus arm 7's, at the larger coverage both reach; None when
     arm 7 was not run."""
-    if not items or any(7 not in item for item in items):
+    if not _all_have(items, 7):
         return None
     matched = matched_coverage([i[6] for i in items], [i[7] for i in items], row_outcome)
     a, b = matched["accuracy_a"], matched["accuracy_b"]
@@ -158,7 +163,7 @@ def ratio_gap(other: int) -> Statistic:
     ``other`` was not run."""
 
     def gap(items: Sequence[Mapping[int, Row]]) -> float | None:
-        if not items or any(other not in item for item in items):
+        if not _all_have(items, other):
             return None
         ratios = []
         for arm in (6, other):
@@ -176,7 +181,7 @@ def wrong_gap(other: int) -> Statistic:
     wrong less often); None when ``other`` was not run."""
 
     def gap(items: Sequence[Mapping[int, Row]]) -> float | None:
-        if not items or any(other not in item for item in items):
+        if not _all_have(items, other):
             return None
         return sum(
             (row_outcome(i[6]) == WRONG) - (row_outcome(i[other]) == WRONG) for i in items

@@ -40,8 +40,9 @@ def fingerprint(args: argparse.Namespace, model: str, arms: list[int]) -> dict[s
         recorded["settings"]["shape"] = args.shape
     if args.greedy_first:
         recorded["settings"]["greedy_first"] = True
-    if sample_temperature(args) != args.temp:
-        recorded["settings"]["sample_temp"] = sample_temperature(args)
+    sample_temp = sample_temperature(args)
+    if sample_temp != args.temp:
+        recorded["settings"]["sample_temp"] = sample_temp
     return recorded
 
 

@@ -138,9 +138,7 @@ def replay_namespace(config: dict[str, Any], args: argparse.Namespace) -> argpar
         budget_calls=settings.get("budget_calls", 12),
         temp=settings.get("temp", 0.8),
         # None: arm 7 samples at ``temp`` (evals.invocation.sample_temperature).
-        sample_temp=args.sample_temp
-        if args.sample_temp is not None
-        else settings.get("sample_temp"),
+        sample_temp=settings.get("sample_temp") if args.sample_temp is None else args.sample_temp,
         structured_output=settings.get("structured_output", "auto"),
         think_first=bool(settings.get("think_first", False)),
         shape=args.shape or settings.get("shape", "graph"),

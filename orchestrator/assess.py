@@ -371,8 +371,9 @@ def _problem(
 
     def problem(claims: frozenset[str]) -> str | None:
         if claims not in judged:
-            texts = [nodes[n]["claim"] for n in sorted(claims) if n in nodes]
-            cited = [nodes[n]["claim"] for n in sorted(claims) if _anchored_given(nodes, n)]
+            ordered = [n for n in sorted(claims) if n in nodes]
+            texts = [nodes[n]["claim"] for n in ordered]
+            cited = [nodes[n]["claim"] for n in ordered if _anchored_given(nodes, n)]
             judged[claims] = chain.argument_problem(answer_key, texts, cited)
         return judged[claims]
 

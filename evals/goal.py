@@ -6,7 +6,8 @@ Usage::
 
 Each ``RUN_DIR`` is an `evals.run` or `evals.replay` folder (its ``raw/arm<N>.jsonl``); items
 of all folders are pooled (ids are unique across sets). ``@N`` leaves out that folder's first
-N items, ``--skip N`` every folder's. Every figure comes with a 95%
+N items, ``--skip N`` every folder's; with several folders, a first table gives each folder's
+arm counts. Every figure comes with a 95%
 percentile-bootstrap interval over items (10,000 resamples, seed 0), and each goal reads
 *met* when the point estimate meets it, *shown* when the whole interval does, *not met*
 otherwise; cells that lack the items to measure say so. The goals:
@@ -227,8 +228,22 @@ def arm_counts(items: Sequence[Mapping[int, Row]], arm: int) -> dict[str, int]:
     return {"right": right, "wrong": wrong, "other": len(outcomes) - right - wrong}
 
 
-def goal_table(items: Items, *, resamples: int = BOOTSTRAP_RESAMPLES) -> dict[str, Any]:
-    """Every goal's estimate, interval and verdict, and each arm's counts, for ``items``."""
+def part_counts(items: Items) -> dict[str, Any]:
+    """One part of a pooled table (a folder): its item count and each arm's counts."""
+    rows = list(items.values())
+    arms = {arm: arm_counts(rows, arm) for arm in (1, 6, 7) if all(arm in i for i in rows)}
+    return {"items": len(rows), "arms": arms}
+
+
+def goal_table(
+    items: Items,
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    parts: Mapping[str, Items] | None = None,
+) -> dict[str, Any]:
+    """Every goal's estimate, interval and verdict, and each arm's counts, for ``items``;
+    with ``parts`` (label -> the items of one folder), also each part's arm counts, so a
+    pooled test shows where its answers came from."""
     pooled = list(items.values())
     goals = {}
     for name, (asks, statistic, threshold) in GOALS.items():
@@ -238,15 +253,15 @@ def goal_table(items: Items, *, resamples: int = BOOTSTRAP_RESAMPLES) -> dict[st
         name: {"asks": asks, "percent": percent, **interval(pooled, stat, resamples=resamples)}
         for name, (asks, stat, percent) in COMPARISONS.items()
     }
-    return {
-        "items": len(pooled),
+    table: dict[str, Any] = {
+        **part_counts(items),
         "answerable": len(_answerable(pooled)),
-        "arms": {
-            arm: arm_counts(pooled, arm) for arm in (1, 6, 7) if all(arm in i for i in pooled)
-        },
         "goals": goals,
         "comparisons": comparisons,
     }
+    if parts:
+        table["parts"] = {label: part_counts(part) for label, part in parts.items()}
+    return table
 
 
 def render(table: Mapping[str, Any]) -> str:
@@ -255,7 +270,8 @@ def render(table: Mapping[str, Any]) -> str:
     def pct(x: float | None) -> str:
         return "-" if x is None else f"{100 * x:+.0f}" if x < 0 else f"{100 * x:.0f}"
 
-    lines = [
+    lines = _render_parts(table.get("parts", {}))
+    lines += [
         f"{table['items']} items ({table['answerable']} answerable)",
         "",
         "| arm | right | wrong | abstained or no answer | right per wrong |",
@@ -275,6 +291,25 @@ def render(table: Mapping[str, Any]) -> str:
         span = f"{show(low)} .. {show(high)}" if low is not None else "-"
         lines.append(f"| {compared['asks']} | {show(compared['value'])} | {span} |")
     return "\n".join(lines)
+
+
+def _render_parts(parts: Mapping[str, Any]) -> list[str]:
+    """One row per folder (right / wrong / other of each arm), then a blank line; nothing
+    for a single folder, whose counts are the pooled ones."""
+    if len(parts) < 2:
+        return []
+    arms = sorted({arm for part in parts.values() for arm in part["arms"]})
+    lines = [
+        "| folder | items | " + " | ".join(f"arm {a} right / wrong / other" for a in arms) + " |",
+        "|---|---:|" + "---|" * len(arms),
+    ]
+    for label, part in parts.items():
+        cells = []
+        for arm in arms:
+            c = part["arms"].get(arm)
+            cells.append(f"{c['right']} / {c['wrong']} / {c['other']}" if c else "-")
+        lines.append(f"| {label} | {part['items']} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
 
 
 def _signed(x: float | None) -> str:
@@ -307,7 +342,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: no raw/ results in {', '.join(missing)}", file=sys.stderr)
         return 2
     runs, skips = [d for d, _ in folders], [n for _, n in folders]
-    table = goal_table(pool(runs, skip=skips))
+    parts = {f"{d.name}@{n}" if n else d.name: pool([d], skip=n) for d, n in folders}
+    table = goal_table(pool(runs, skip=skips), parts=parts)
     print(json.dumps(table, indent=2, sort_keys=True) if args.json else render(table))
     return 0
 

@@ -144,7 +144,11 @@ def test_the_command_pools_folders_and_keeps_only_items_every_arm_has(
     # Or one count per folder: the test items of one folder beside all of another's.
     assert sorted(pool([tmp_path / "multihop", tmp_path / "vitaminc"], skip=[1, 0])) == ["v1"]
     assert main([f"{tmp_path / 'multihop'}@1", str(tmp_path / "vitaminc")]) == 0
-    assert "1 items (1 answerable)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "1 items (1 answerable)" in out
+    # Each folder's own counts come first, under the label it was given.
+    assert "| multihop@1 | 0 | 0 / 0 / 0 | 0 / 0 / 0 | 0 / 0 / 0 |" in out
+    assert "| vitaminc | 1 | 1 / 0 / 0 | 1 / 0 / 0 | 1 / 0 / 0 |" in out
     with pytest.raises(ValueError, match="skip: 1 counts for 2 folders"):
         pool([tmp_path / "multihop", tmp_path / "vitaminc"], skip=[1])
 
@@ -172,6 +176,25 @@ def test_right_per_wrong_and_wrong_per_item_are_compared_on_the_same_items() -> 
     assert ratio_gap(1)(items[:2]) is None  # no wrong answer: the ratio is unbounded
     without_7 = [{arm: rows for arm, rows in i.items() if arm != 7} for i in items]
     assert ratio_gap(7)(without_7) is None and wrong_gap(7)(without_7) is None
+
+
+def test_a_pooled_table_gives_each_folders_counts_and_a_single_folder_none() -> None:
+    first = {"a": item("correct", "wrong", "abstained"), "b": item("wrong", "correct", "wrong")}
+    second = {"c": item("correct", "abstained", "correct")}
+    table = goal_table({**first, **second}, resamples=10, parts={"x@1": first, "y": second})
+    assert table["parts"]["x@1"] == {
+        "items": 2,
+        "arms": {
+            1: {"right": 1, "wrong": 1, "other": 0},
+            6: {"right": 1, "wrong": 1, "other": 0},
+            7: {"right": 0, "wrong": 1, "other": 1},
+        },
+    }
+    text = render(table)
+    assert text.startswith("| folder | items | arm 1 right / wrong / other |")
+    assert "| y | 1 | 1 / 0 / 0 | 0 / 0 / 1 | 1 / 0 / 0 |" in text
+    alone = render(goal_table(first, resamples=10, parts={"x": first}))
+    assert alone.startswith("2 items (2 answerable)")
 
 
 def test_the_rendered_table_ends_with_the_paired_comparisons() -> None:

@@ -105,6 +105,13 @@ _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _PUNCT = re.compile(r"[^\w\s%.-]|(?<!\d)\.|\.(?!\d)|-(?!\d)")
 
 
+_COORDINATED = re.compile(r"\s*[;,]?\s+(?:and|but|while|whereas)\s+|\s*;\s*", re.IGNORECASE)
+"""Where an answer joins clauses or items ("X is a hero, and Y is a villain")."""
+_NOT_NAMES = frozenset(
+    {"a", "an", "the", "i", "it", "this", "that", "he", "she", "they", "we", "yes", "no"}
+)
+
+
 _ASKED_FOR = re.compile(r"\b(?:which|what|whose)\s+([^\W\d_]+)", flags=re.IGNORECASE)
 
 
@@ -255,5 +262,31 @@ def shorten_answer(
                 continue  # a run of common words is no answer
             padded = f" {key} "
             if (said is None or padded in said) and any(padded in text for text in held):
+                if _drops_a_coordinate(answer, key):
+                    return None, ANSWER_TOO_LONG
                 return piece, ANSWER_CUT
     return None, ANSWER_TOO_LONG
+
+
+def _drops_a_coordinate(answer: str, kept: str) -> bool:
+    """Whether keeping only ``kept`` (a normalised run of ``answer``) would drop a coordinate
+    part of the answer that names something of its own. "Aiden is a sinner, and Logan is a
+    saint" cut to "Aiden is a sinner" would answer half of what was said, and "Tamsin Ossick
+    and Kestrel Morvick" one of two founders: the answer gives several things and no cut can
+    say which one is meant. Elaboration without a name of its own ("Haskthorpe, a town in the
+    north") may go. O(len(answer))."""
+    parts = _COORDINATED.split(answer)
+    if len(parts) < 2:
+        return False
+    held = set(kept.split())
+    for part in parts:
+        if f" {kept} " in f" {normalise_text(part)} ":
+            continue  # the part the cut keeps
+        named = {
+            normalise_text(word)
+            for word in part.split()
+            if any(ch.isdigit() or ch.isupper() for ch in word)
+        }
+        if any(name and name not in _NOT_NAMES and name not in held for name in named):
+            return True
+    return False

@@ -121,6 +121,39 @@ def test_a_long_answer_is_shortened(
     assert shorten_answer(answer, conclusion, evidence) == expected
 
 
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        # Two clauses, each naming someone: half of it would be a different answer.
+        ("Aiden is a sinner, and Logan is a saint", (None, "too_long")),
+        ("Jack is a sage/fool, and Scarlett is a sage/fool", (None, "too_long")),
+        ("Tamsin Ossick and Brisa Tarvelm founded the company", (None, "too_long")),
+        # A run that keeps both coordinate names drops nothing that was named.
+        (
+            "Tamsin Ossick and Kestrel Morvick founded the company",
+            ("Tamsin Ossick and Kestrel Morvick", "cut"),
+        ),
+        ("Aiden is a sinner; Logan is a saint", (None, "too_long")),
+        # Elaboration that names nothing of its own may still be cut away.
+        ("Haskthorpe, which is small and old and cold", ("Haskthorpe", "cut")),
+        ("Kestrel Morvick, born in the town of Haskthorpe", ("Kestrel Morvick", "cut")),
+    ],
+)
+def test_a_cut_never_drops_a_coordinate_part_that_names_something(
+    answer: str, expected: tuple[str | None, str]
+) -> None:
+    evidence = [
+        normalise_text(text)
+        for text in (
+            "Logan said: Aiden is a sinner.",
+            "Jack says that Scarlett lies.",
+            "Tamsin Ossick and Kestrel Morvick founded the company.",
+            "Haskthorpe is small. Kestrel Morvick was born in Haskthorpe.",
+        )
+    ]
+    assert shorten_answer(answer, None, evidence) == expected
+
+
 @given(st.text(max_size=120), st.text(max_size=60))
 def test_shortening_never_crashes_and_never_lengthens(answer: str, conclusion: str) -> None:
     short, form = shorten_answer(answer, conclusion, [normalise_text(conclusion)])

@@ -107,9 +107,8 @@ _PUNCT = re.compile(r"[^\w\s%.-]|(?<!\d)\.|\.(?!\d)|-(?!\d)")
 
 _COORDINATED = re.compile(r"\s*[;,]?\s+(?:and|but|while|whereas)\s+|\s*;\s*", re.IGNORECASE)
 """Where an answer joins clauses or items ("X is a hero, and Y is a villain")."""
-_NOT_NAMES = frozenset(
-    {"a", "an", "the", "i", "it", "this", "that", "he", "she", "they", "we", "yes", "no"}
-)
+_NOT_NAMES = frozenset({"i", "it", "this", "that", "he", "she", "they", "we", "yes", "no"})
+"""Capitalised words that name nothing (a clause may open on them)."""
 
 
 _ASKED_FOR = re.compile(r"\b(?:which|what|whose)\s+([^\W\d_]+)", flags=re.IGNORECASE)
@@ -283,10 +282,11 @@ def _drops_a_coordinate(answer: str, kept: str) -> bool:
         if f" {kept} " in f" {normalise_text(part)} ":
             continue  # the part the cut keeps
         named = {
-            normalise_text(word)
+            name
             for word in part.split()
             if any(ch.isdigit() or ch.isupper() for ch in word)
+            for name in normalise_text(word).split()  # articles fold away: "The" -> ""
         }
-        if any(name and name not in _NOT_NAMES and name not in held for name in named):
+        if named - _NOT_NAMES - held:
             return True
     return False

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import example, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from orchestrator.answers import (
@@ -152,6 +152,27 @@ def test_a_cut_never_drops_a_coordinate_part_that_names_something(
         )
     ]
     assert shorten_answer(answer, None, evidence) == expected
+
+
+_NAME = st.from_regex(r"[A-Z][a-z]{2,8}", fullmatch=True)
+_ROLE = st.sampled_from(["knight", "knave", "saint", "sinner", "hero", "villain"])
+
+
+@given(_NAME, _ROLE, _NAME, _ROLE, st.sampled_from([", and ", " and ", "; ", ", but "]))
+def test_two_clauses_about_two_people_are_never_answered_by_one_of_them(
+    first: str, first_role: str, second: str, second_role: str, joint: str
+) -> None:
+    # Names are names: not a role word of the other clause, not a pronoun ("They").
+    ordinary = {"knight", "knave", "saint", "sinner", "hero", "villain"}
+    ordinary |= {"she", "this", "that", "they", "yes"}
+    assume(first.lower() != second.lower() and not {first.lower(), second.lower()} & ordinary)
+    answer = f"{first} is a {first_role}{joint}{second} is a {second_role}"
+    # The evidence holds each clause on its own, as a quoted statement would.
+    evidence = [
+        normalise_text(f"{first} is a {first_role}."),
+        normalise_text(f"{second} is a {second_role}."),
+    ]
+    assert shorten_answer(answer, None, evidence) == (None, "too_long")
 
 
 @given(st.text(max_size=120), st.text(max_size=60))

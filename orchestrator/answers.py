@@ -257,6 +257,8 @@ def shorten_answer(
             edges = key.split()[:1] + key.split()[-1:]
             if not key or any(w in _FILLER_EDGES for w in edges):
                 continue
+            if _clean(words[end - 1]) in _ARTICLES:
+                continue  # "Haskthorpe, a": the key folds the article, the shown answer not
             if not any(ch.isdigit() or ch.isupper() for ch in piece):
                 continue  # a run of common words is no answer
             padded = f" {key} "

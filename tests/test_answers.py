@@ -136,6 +136,7 @@ def test_a_long_answer_is_shortened(
         ("Aiden is a sinner; Logan is a saint", (None, "too_long")),
         # Elaboration that names nothing of its own may still be cut away.
         ("Haskthorpe, which is small and old and cold", ("Haskthorpe", "cut")),
+        ("Haskthorpe, a small town in the north", ("Haskthorpe", "cut")),  # not "Haskthorpe, a"
         ("Kestrel Morvick, born in the town of Haskthorpe", ("Kestrel Morvick", "cut")),
     ],
 )

@@ -235,8 +235,10 @@ def shorten_answer(
     """``(answer, form)``: a short answer as it is (:data:`ANSWER_SHORT`); a long one cut
     (:data:`ANSWER_CUT`) to its leading yes/no, or else to its first run of at most
     :data:`MAX_SHORT_WORDS` words that the evidence and the conclusion sentence also hold
-    (longest at that start, holding a name or a number, not opening or closing on a filler);
-    else ``(None, ANSWER_TOO_LONG)``, a compliance failure. A long refusal or yes/no phrase
+    (longest at that start, holding a name or a number, not opening or closing on a filler or
+    ending on an article); else, or when that run would drop a coordinate part of the answer
+    that names something of its own (:func:`_drops_a_coordinate`), ``(None,
+    ANSWER_TOO_LONG)``, a compliance failure. A long refusal or yes/no phrase
     that :func:`answer_key` already folds is short. ``evidence_texts`` are the spans under
     :func:`normalise_text`. Cost: O(words * MAX_SHORT_WORDS * evidence length).
     """

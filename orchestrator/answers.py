@@ -261,7 +261,7 @@ def shorten_answer(
                 continue
             if _clean(words[end - 1]) in _ARTICLES:
                 continue  # "Haskthorpe, a": the key folds the article, the shown answer not
-            if not any(ch.isdigit() or ch.isupper() for ch in piece):
+            if not _marks_a_name(piece):
                 continue  # a run of common words is no answer
             padded = f" {key} "
             if (said is None or padded in said) and any(padded in text for text in held):
@@ -269,6 +269,11 @@ def shorten_answer(
                     return None, ANSWER_TOO_LONG
                 return piece, ANSWER_CUT
     return None, ANSWER_TOO_LONG
+
+
+def _marks_a_name(text: str) -> bool:
+    """Whether ``text`` holds a capital or a digit: the mark of a name or a number."""
+    return any(ch.isdigit() or ch.isupper() for ch in text)
 
 
 def _drops_a_coordinate(answer: str, kept: str) -> bool:
@@ -288,7 +293,7 @@ def _drops_a_coordinate(answer: str, kept: str) -> bool:
         named = {
             name
             for word in part.split()
-            if any(ch.isdigit() or ch.isupper() for ch in word)
+            if _marks_a_name(word)
             for name in normalise_text(word).split()  # articles fold away: "The" -> ""
         }
         if named - _NOT_NAMES - held:

@@ -56,20 +56,46 @@ def pool(
     skips = [skip] * len(run_dirs) if isinstance(skip, int) else list(skip)
     if len(skips) != len(run_dirs):
         raise ValueError(f"skip: {len(skips)} counts for {len(run_dirs)} folders")
+    read = [_read_folder(d, arms, n) for d, n in zip(run_dirs, skips, strict=True)]
+    return _paired(read, arms)
+
+
+def _read_folder(run_dir: Path, arms: Sequence[int], skip: int) -> dict[str, dict[int, Row]]:
+    """One folder's rows, item id -> arm -> row, without its first ``skip`` items."""
+    found: dict[str, dict[int, Row]] = {}
+    for arm in arms:
+        path = run_dir / "raw" / f"arm{arm}.jsonl"
+        if not path.is_file():
+            continue
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                found.setdefault(str(row["id"]), {})[arm] = row
+    return {item_id: found[item_id] for item_id in list(found)[skip:]}
+
+
+def _paired(
+    folders: Sequence[Mapping[str, Mapping[int, Row]]], arms: Sequence[int]
+) -> dict[str, dict[int, Row]]:
+    """Folders' rows merged in order (a later folder's arm wins), keeping, sorted by id, only
+    the items every arm of ``arms`` has."""
     items: dict[str, dict[int, Row]] = {}
-    for run_dir, count in zip(run_dirs, skips, strict=True):
-        found: dict[str, dict[int, Row]] = {}
-        for arm in arms:
-            path = run_dir / "raw" / f"arm{arm}.jsonl"
-            if not path.is_file():
-                continue
-            for line in path.read_text(encoding="utf-8").splitlines():
-                if line.strip():
-                    row = json.loads(line)
-                    found.setdefault(str(row["id"]), {})[arm] = row
-        for item_id in list(found)[count:]:
-            items.setdefault(item_id, {}).update(found[item_id])
+    for found in folders:
+        for item_id, rows in found.items():
+            items.setdefault(item_id, {}).update(rows)
     return {i: rows for i, rows in sorted(items.items()) if all(a in rows for a in arms)}
+
+
+def folder_labels(folders: Sequence[Path]) -> list[str]:
+    """A short label per folder: the fewest trailing path parts that tell the distinct
+    folders apart (``banks/a`` and ``replays/a``, not ``a`` twice). O(folders x depth)."""
+    distinct = set(folders)
+    deepest = max((len(d.parts) for d in distinct), default=1)
+    for depth in range(1, deepest):
+        label = {d: str(Path(*d.parts[-depth:])) if d.parts else "." for d in distinct}
+        if len(set(label.values())) == len(label):
+            return [label[d] for d in folders]
+    return [str(d) for d in folders]  # whole paths: distinct folders, distinct labels
 
 
 def interval(
@@ -341,9 +367,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if missing:
         print(f"error: no raw/ results in {', '.join(missing)}", file=sys.stderr)
         return 2
-    runs, skips = [d for d, _ in folders], [n for _, n in folders]
-    parts = {f"{d.name}@{n}" if n else d.name: pool([d], skip=n) for d, n in folders}
-    table = goal_table(pool(runs, skip=skips), parts=parts)
+    arms = (1, 6, 7)
+    read = [_read_folder(d, arms, n) for d, n in folders]
+    labels = folder_labels([d for d, _ in folders])
+    parts = {
+        f"{label}@{n}" if n else label: _paired([rows], arms)
+        for label, (_, n), rows in zip(labels, folders, read, strict=True)
+    }
+    table = goal_table(_paired(read, arms), parts=parts)
     print(json.dumps(table, indent=2, sort_keys=True) if args.json else render(table))
     return 0
 

@@ -11,6 +11,7 @@ import pytest
 from evals.goal import (
     abstention,
     coverage,
+    folder_labels,
     goal_table,
     interval,
     main,
@@ -202,3 +203,26 @@ def test_the_rendered_table_ends_with_the_paired_comparisons() -> None:
     text = render(goal_table(items, resamples=50))
     assert "| arm 6 - arm 1 right answers per wrong one | +1.00 |" in text  # 3/3 against 0/6
     assert "| arm 6 - arm 1 wrong answers per item (%) | -50 |" in text
+
+
+def test_folder_labels_are_as_short_as_tells_the_folders_apart() -> None:
+    assert folder_labels([Path("banks/a"), Path("banks/b")]) == ["a", "b"]
+    assert folder_labels([Path("banks/a"), Path("replays/a")]) == ["banks/a", "replays/a"]
+    assert folder_labels([Path("x/banks/a"), Path("a")]) == ["banks/a", "a"]
+    assert folder_labels([Path("/r/a"), Path("r/a")]) == ["/r/a", "r/a"]
+    assert folder_labels([Path("a"), Path("a")]) == ["a", "a"]
+
+
+def test_the_command_reads_same_named_folders_under_labels_that_differ(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for parent, item_id in (("banks", "b1"), ("replays", "r1")):
+        raw = tmp_path / parent / "multihop" / "raw"
+        raw.mkdir(parents=True)
+        for arm in (1, 6, 7):
+            (raw / f"arm{arm}.jsonl").write_text(json.dumps(row(item_id, arm, "correct")) + "\n")
+    assert main([str(tmp_path / "banks/multihop"), str(tmp_path / "replays/multihop")]) == 0
+    out = capsys.readouterr().out
+    assert "| banks/multihop | 1 | 1 / 0 / 0 |" in out
+    assert "| replays/multihop | 1 | 1 / 0 / 0 |" in out
+    assert "2 items (2 answerable)" in out

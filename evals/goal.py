@@ -88,7 +88,8 @@ def _paired(
 
 def folder_labels(folders: Sequence[Path]) -> list[str]:
     """A short label per folder: the fewest trailing path parts that tell the distinct
-    folders apart (``banks/a`` and ``replays/a``, not ``a`` twice). O(folders x depth)."""
+    folders apart (``banks/a`` and ``replays/a``, not ``a`` twice). O(folders x depth^2),
+    ``depth`` the most parts of a path."""
     distinct = set(folders)
     deepest = max((len(d.parts) for d in distinct), default=1)
     for depth in range(1, deepest):

@@ -43,10 +43,12 @@ Row = Mapping[str, Any]
 Items = Mapping[str, Mapping[int, Row]]
 """item id -> arm -> result row."""
 Statistic = Callable[[Sequence[Mapping[int, Row]]], float | None]
+COMPARED_ARMS = (1, 6, 7)
+"""The arms a goal table pairs: a plain call, logic-graph and self-consistency."""
 
 
 def pool(
-    run_dirs: Sequence[Path], arms: Sequence[int] = (1, 6, 7), *, skip: int | Sequence[int] = 0
+    run_dirs: Sequence[Path], arms: Sequence[int] = COMPARED_ARMS, *, skip: int | Sequence[int] = 0
 ) -> dict[str, dict[int, Row]]:
     """Item id -> arm -> row, over every folder's ``raw/arm<N>.jsonl``; only items that every
     arm of ``arms`` has (the comparisons are paired). Later folders win on a repeated id.
@@ -258,7 +260,7 @@ def arm_counts(items: Sequence[Mapping[int, Row]], arm: int) -> dict[str, int]:
 def part_counts(items: Items) -> dict[str, Any]:
     """One part of a pooled table (a folder): its item count and each arm's counts."""
     rows = list(items.values())
-    arms = {arm: arm_counts(rows, arm) for arm in (1, 6, 7) if all(arm in i for i in rows)}
+    arms = {arm: arm_counts(rows, arm) for arm in COMPARED_ARMS if all(arm in i for i in rows)}
     return {"items": len(rows), "arms": arms}
 
 
@@ -368,14 +370,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if missing:
         print(f"error: no raw/ results in {', '.join(missing)}", file=sys.stderr)
         return 2
-    arms = (1, 6, 7)
-    read = [_read_folder(d, arms, n) for d, n in folders]
+    read = [_read_folder(d, COMPARED_ARMS, n) for d, n in folders]
     labels = folder_labels([d for d, _ in folders])
     parts = {
-        f"{label}@{n}" if n else label: _paired([rows], arms)
+        f"{label}@{n}" if n else label: _paired([rows], COMPARED_ARMS)
         for label, (_, n), rows in zip(labels, folders, read, strict=True)
     }
-    table = goal_table(_paired(read, arms), parts=parts)
+    table = goal_table(_paired(read, COMPARED_ARMS), parts=parts)
     print(json.dumps(table, indent=2, sort_keys=True) if args.json else render(table))
     return 0
 

@@ -156,7 +156,8 @@ def test_a_cut_never_drops_a_coordinate_part_that_names_something(
 
 
 _NAME = st.from_regex(r"[A-Z][a-z]{2,8}", fullmatch=True)
-_ROLE = st.sampled_from(["knight", "knave", "saint", "sinner", "hero", "villain"])
+_ROLES = ("knight", "knave", "saint", "sinner", "hero", "villain")
+_ROLE = st.sampled_from(_ROLES)
 
 
 @given(_NAME, _ROLE, _NAME, _ROLE, st.sampled_from([", and ", " and ", "; ", ", but "]))
@@ -164,8 +165,7 @@ def test_two_clauses_about_two_people_are_never_answered_by_one_of_them(
     first: str, first_role: str, second: str, second_role: str, joint: str
 ) -> None:
     # Names are names: not a role word of the other clause, not a pronoun ("They").
-    ordinary = {"knight", "knave", "saint", "sinner", "hero", "villain"}
-    ordinary |= {"she", "this", "that", "they", "yes"}
+    ordinary = {*_ROLES, "she", "this", "that", "they", "yes"}
     assume(first.lower() != second.lower() and not {first.lower(), second.lower()} & ordinary)
     answer = f"{first} is a {first_role}{joint}{second} is a {second_role}"
     # The evidence holds each clause on its own, as a quoted statement would.

@@ -506,10 +506,11 @@ def _comparison(world: World, family: str) -> dict[str, Any]:
     }
 
 
-def build_item(seed: int, index: int) -> dict[str, Any]:
-    """Item number `index` of the set built with `seed` (independent of the other items)."""
+def build_item(seed: int, index: int, world_type: type[World] = World) -> dict[str, Any]:
+    """Item number `index` of the set built with `seed` (independent of the other items).
+    ``world_type`` writes the paragraphs (:mod:`evals.datasets.build_prose` writes prose)."""
     rng = Rng(seed * 1_000_003 + index)
-    world = World(rng)
+    world = world_type(rng)
     family = FAMILIES[index % len(FAMILIES)]
     spec = _chain(world, family) if family in CHAINS else _comparison(world, family)
     gold: list[Entity] = spec["gold"]

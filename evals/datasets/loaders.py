@@ -21,6 +21,7 @@ BUILTIN = {
     "math": DATA_DIR / "math.jsonl",
     "multihop": DATA_DIR / "multihop.jsonl",
     "multihop_unanswerable": DATA_DIR / "multihop_unanswerable.jsonl",
+    "prose": DATA_DIR / "prose.jsonl",
     # External sets, built from pinned registry packages (see PROVENANCE.md).
     "family_relationships": DATA_DIR / "family_relationships.jsonl",
     "knights_knaves": DATA_DIR / "knights_knaves.jsonl",

@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+from corpus.reference import readings
+
 ABBREVIATIONS = frozenset(
     {
         "approx",
@@ -94,6 +96,16 @@ class Span:
     start: int
     end: int
     """Character offsets of the sentence in its document (``document[start:end]``)."""
+    reading: str | None = None
+    """What the mechanical checks read instead of :attr:`text`, when it differs: the sentence
+    without the title line it runs into, with the document's subject in brackets after an
+    opening "It" or "The mill" (:mod:`corpus.reference`); None when it reads as it stands.
+    Prompts and stored givens keep :attr:`text`."""
+
+    @property
+    def checked_text(self) -> str:
+        """:attr:`reading` when there is one, else :attr:`text`."""
+        return self.reading or self.text
 
 
 @dataclass(frozen=True)
@@ -164,7 +176,10 @@ def build_evidence(documents: Sequence[str]) -> Evidence:
     """Split every document into spans ``D<i>.<j>``; a document with no text has none."""
     spans: list[Span] = []
     for doc_no, document in enumerate(documents, 1):
-        for sent_no, (start, end) in enumerate(split_sentences(document), 1):
+        pieces = split_sentences(document)
+        for sent_no, ((start, end), reading) in enumerate(
+            zip(pieces, readings(document, pieces), strict=True), 1
+        ):
             spans.append(
                 Span(
                     id=f"D{doc_no}.{sent_no}",
@@ -173,6 +188,7 @@ def build_evidence(documents: Sequence[str]) -> Evidence:
                     text=" ".join(document[start:end].split()),
                     start=start,
                     end=end,
+                    reading=reading,
                 )
             )
     return Evidence(tuple(spans))

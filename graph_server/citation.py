@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from graph_server.similarity import CITATION_MARKER, NEGATIONS, claim_key
+from graph_server.similarity import CITATION_MARKER, NEGATIONS, claim_key, collapse_initialisms
 
 CITATION_MISSING = "citation_missing"
 CITATION_UNKNOWN = "citation_unknown"
@@ -90,13 +90,17 @@ _OPENERS = frozenset(
 
 
 class Span(Protocol):
-    """What the check needs of a span: its id and its text."""
+    """What the check needs of a span: its id, its text and, where it differs, its reading
+    (:attr:`corpus.evidence.Span.reading`: "It (Harrow Mill) was founded ...")."""
 
     @property
     def id(self) -> str: ...
 
     @property
     def text(self) -> str: ...
+
+    @property
+    def reading(self) -> str | None: ...
 
 
 class Evidence(Protocol):
@@ -115,6 +119,7 @@ class TextSpan:
 
     id: str
     text: str
+    reading: str | None = None
 
 
 @dataclass(frozen=True)
@@ -167,13 +172,16 @@ def check_citation(
             CITATION_UNKNOWN, f"{source.strip()!r} is not a known evidence span", None
         )
     text = CITATION_MARKER.sub(" ", claim)
-    said, quoted = claim_key(text), claim_key(span.text)
+    # A claim may name what the sentence's opening "It" stands for: the words of its reading
+    # count as the span's own ("Harrow Mill was founded in 1790" cites "It was founded in 1790").
+    read = f"{span.text} {span.reading}" if span.reading else span.text
+    said, quoted = claim_key(text), claim_key(read)
     missing_numbers = sorted(set(said.numbers) - set(quoted.numbers))
     if missing_numbers:
         return CitationCheck(
             NUMBER_MISMATCH, f"number(s) {missing_numbers} do not occur in {span.id}", span
         )
-    span_words = {_name_form(word) for word in _WORD.findall(span.text)}
+    span_words = {_name_form(word) for word in _WORD.findall(read)}
     missing_names = [word for word in name_words(text) if _name_form(word) not in span_words]
     if missing_names:
         return CitationCheck(
@@ -224,7 +232,7 @@ def name_words(text: str) -> list[str]:
     """Name-like words of ``text`` in order, each once: capitalised words (a function word
     opening the text excepted) and words that mix letters and digits."""
     found: list[str] = []
-    for position, word in enumerate(_WORD.findall(text)):
+    for position, word in enumerate(_WORD.findall(collapse_initialisms(text))):
         has_digit = any(char.isdigit() for char in word)
         has_alpha = any(char.isalpha() for char in word)
         capitalised = any(char.isupper() for char in word)

@@ -182,6 +182,8 @@ def assess(
     """
     if not nodes:  # no run reached the store: nothing to rank, nothing disputed
         return Assessment((), {"in": [], "out": [], "undecided": [], "surviving": []}, (), ())
+    if chain is not None:
+        nodes = chain.read(nodes)  # the checks read "It (Harrow Mill) was ..." for "It was ..."
     labels = engine(store.surviving_claims(graph_id))
     surviving = set(labels["surviving"])
     measure = _Measure(store, graph_id, nodes, chain)

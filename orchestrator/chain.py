@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal, DivisionByZero, InvalidOperation
 from typing import Any
 
@@ -125,10 +125,19 @@ class ChainContext:
     statement: frozenset[str] = frozenset()
     """:func:`orchestrator.question.stated_terms`: the names and numbers of a statement the
     question quotes to have it checked."""
+    readings: Mapping[str, str] = field(default_factory=dict)
+    """Span id -> what the checks read for that span (:attr:`corpus.evidence.Span.reading`:
+    the title line cut off, the document's subject after an opening "It")."""
 
     @classmethod
-    def of(cls, question: str, evidence_texts: Iterable[str]) -> ChainContext:
-        """The context of ``question`` over the raw span texts."""
+    def of(
+        cls,
+        question: str,
+        evidence_texts: Iterable[str],
+        readings: Mapping[str, str] | None = None,
+    ) -> ChainContext:
+        """The context of ``question`` over the span texts as the checks read them
+        (:attr:`corpus.evidence.Span.checked_text`); ``readings`` as :attr:`readings`."""
         proper = asked(question)
         return cls(
             subject_terms(question),
@@ -140,7 +149,22 @@ class ChainContext:
             paired=question_names(question),
             smaller_wins=smaller_wins(question),
             statement=stated_terms(question),
+            readings=dict(readings or {}),
         )
+
+    def read(self, nodes: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+        """``nodes`` (id -> node) with each cited given's claim replaced by its span's reading
+        (:attr:`readings`): "It was founded by Jonas Harrow" is checked as "It (Harrow Mill)
+        was founded by Jonas Harrow". A given is stored under its span's id, so the id is the
+        key. Other nodes are copied as they are. O(V)."""
+        return {
+            node_id: (
+                {**node, "claim": self.readings[node_id]}
+                if node_id in self.readings and node.get("source") == node_id
+                else dict(node)
+            )
+            for node_id, node in nodes.items()
+        }
 
     def against_comparison(self, answer_key: str, claims: Sequence[str]) -> bool:
         """Whether the numbers of an argument's ``claims`` decide the comparison against

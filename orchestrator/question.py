@@ -15,7 +15,7 @@ import re
 import unicodedata
 
 from graph_server.citation import name_words
-from graph_server.similarity import AUXILIARIES, STOPWORDS, claim_key
+from graph_server.similarity import AUXILIARIES, STOPWORDS, claim_key, collapse_initialisms
 from orchestrator.answers import asked_category
 
 _COMPARATIVES = frozenset(
@@ -299,7 +299,7 @@ def name_runs(text: str) -> list[str]:
     marked = set(name_words(text))
     runs: list[list[str]] = []
     previous = False
-    for word in re.findall(r"[^\W_]+(?:['’][^\W_]+)*", text):
+    for word in re.findall(r"[^\W_]+(?:['’][^\W_]+)*", collapse_initialisms(text)):
         is_name = word in marked
         if is_name and previous:
             runs[-1].append(word)

@@ -18,11 +18,13 @@ from typing import Any
 
 import pytest
 
+from corpus.evidence import build_evidence
 from evals.datasets import (
     BUILTIN,
     DatasetFormatError,
     build_math,
     build_multihop,
+    build_prose,
     build_unanswerable,
     item_to_task,
     load_dataset,
@@ -559,3 +561,30 @@ def test_unanswerable_items_lack_the_paragraph_that_stated_the_answer() -> None:
         assert item["meta"]["removed_paragraph"] not in item["paragraph_ids"]
         removed = item["meta"]["removed_sentence"]
         assert all(removed not in document for document in item["documents"])
+
+
+def test_prose_builder_reproduces_the_committed_file_byte_for_byte(tmp_path: Path) -> None:
+    out = tmp_path / "prose.jsonl"
+    assert build_prose.main(["--out", str(out)]) == 0
+    assert out.read_bytes() == BUILTIN["prose"].read_bytes()
+
+
+def test_prose_items_open_with_a_title_and_refer_back_to_their_subject() -> None:
+    items = load_items(BUILTIN["prose"])
+    assert len(items) == 52
+    unanswerable = [item for item in items if not item["meta"]["answerable"]]
+    assert [items.index(item) % 4 for item in unanswerable] == [3] * 13
+    for item in unanswerable:
+        assert (
+            item["answer"] == "" and item["meta"]["removed_paragraph"] not in item["paragraph_ids"]
+        )
+    for item in items:
+        for document in item["documents"]:
+            title, _, body = document.partition("\n")
+            assert body.startswith((title.removeprefix("Title: "), "The "))
+            if title.startswith("Title: ") or title[0].isupper():  # "dresselpipe" is no title
+                assert build_evidence([document]).spans[0].reading is not None
+    texts = " ".join(d for item in items for d in item["documents"])
+    for reference in (". It ", ". She ", ". He ", ". The yard ", ". Her ", ". His "):
+        assert reference in texts
+    assert "Steel Co." in texts

@@ -64,7 +64,9 @@ class LoopContext:
         # Normalised once: every assessment looks entity answers up in these.
         self.evidence_texts = tuple(normalise_text(span.text) for span in self.evidence.spans)
         self.chain = ChainContext.of(
-            self.task.question, (span.text for span in self.evidence.spans)
+            self.task.question,
+            (span.checked_text for span in self.evidence.spans),
+            {span.id: span.reading for span in self.evidence.spans if span.reading},
         )
         self.spans = {span.id: span.text for span in self.evidence.spans}
 

@@ -40,6 +40,8 @@ def fingerprint(args: argparse.Namespace, model: str, arms: list[int]) -> dict[s
         recorded["settings"]["shape"] = args.shape
     if args.greedy_first:
         recorded["settings"]["greedy_first"] = True
+    if getattr(args, "hops", "off") != "off":
+        recorded["settings"]["hops"] = args.hops
     sample_temp = sample_temperature(args)
     if sample_temp != args.temp:
         recorded["settings"]["sample_temp"] = sample_temp
@@ -70,6 +72,7 @@ def arm_settings(args: argparse.Namespace, out: Path, structured_default: bool) 
             think_first=args.think_first,
             interrogation_shape=args.shape,
             greedy_first=args.greedy_first,
+            hops=getattr(args, "hops", "off"),
         ),
         artifacts_dir=out,
         sample_temperature=sample_temperature(args),

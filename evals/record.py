@@ -82,6 +82,17 @@ def invocations(set_name: str, limit: int, args: argparse.Namespace) -> list[lis
         "--out",
         str(root / name),
     ]
+    if args.greedy and args.hops:
+        # Up to 7 calls: the chain, and when it fails the plan and up to four lookups, with
+        # one to spare for a verification; arm 7 takes as many samples as arm 6 made calls.
+        return [
+            [
+                *base,
+                *("--arms", "1,6,7", "--n", "1", "--budget-calls", "7", "--temp", "0"),
+                *("--hops", "on_failure", "--sample-temp", str(args.temp)),
+                *("--out", str(root / f"{name}-greedy-hops")),
+            ]
+        ]
     if args.greedy:
         return [
             [
@@ -130,6 +141,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="only arms 1, 6 and 7 with arm 6 greedy within 3 calls, into "
         "<set>-<model>[-chain]-greedy",
+    )
+    parser.add_argument(
+        "--hops",
+        action="store_true",
+        help="with --greedy: arm 6 also asks hop by hop when its chain fails (up to 7 calls), "
+        "into <set>-<model>[-chain]-greedy-hops",
     )
     args = parser.parse_args(argv)
     sets = [s.strip() for s in args.sets.split(",") if s.strip()]

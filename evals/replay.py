@@ -39,6 +39,7 @@ from evals.results import EvalError, latest_rows, now, read_rows, write_meta
 from evals.summary import write_summary
 from orchestrator.backend import open_backend
 from orchestrator.local_models import is_local_model
+from orchestrator.task import HOPS
 
 REPLAY_FILE = "replay.json"
 
@@ -65,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--greedy-first",
         action="store_true",
         help="arm 6's first interrogation greedy (answered from a temperature-0 bank)",
+    )
+    parser.add_argument(
+        "--hops", choices=HOPS, help="override arm 6's hop-by-hop setting (orchestrator.hops)"
     )
     live = parser.add_mutually_exclusive_group()
     live.add_argument(
@@ -143,6 +147,7 @@ def replay_namespace(config: dict[str, Any], args: argparse.Namespace) -> argpar
         think_first=bool(settings.get("think_first", False)),
         shape=args.shape or settings.get("shape", "graph"),
         greedy_first=args.greedy_first or bool(settings.get("greedy_first", False)),
+        hops=args.hops or settings.get("hops", "off"),
         jobs=1,
         max_cost=0.0,
     )

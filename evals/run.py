@@ -83,6 +83,7 @@ from orchestrator.backend import open_backend
 from orchestrator.client import LLMError, PricingTable
 from orchestrator.errors import BackendUnusableError
 from orchestrator.local_models import is_local_model
+from orchestrator.task import HOPS
 
 RESULTS_ROOT = Path(__file__).resolve().parent / "results"
 DEFAULT_MODELS_FILE = REPO / "models.json"
@@ -179,6 +180,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--think-first",
         action="store_true",
         help="arm 6: each interrogation reasons in plain text first, then writes the graph",
+    )
+    parser.add_argument(
+        "--hops",
+        choices=HOPS,
+        default="off",
+        help="arm 6: ask hop by hop (orchestrator.hops) never, on failure, or always",
     )
     return parser
 

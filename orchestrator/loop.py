@@ -62,6 +62,7 @@ from orchestrator.records import (
     AttackRecord,
     CallRecord,
     ContradictionRecord,
+    HopsRecord,
     MergeRecord,
     PhaseRecord,
     RunRecord,
@@ -70,6 +71,7 @@ from orchestrator.records import (
 from orchestrator.stages.context import GRAPH_ID, MAX_PARALLEL_CALLS, LoopContext, Progress
 from orchestrator.stages.decision import Details, assess_graph, decision_details
 from orchestrator.stages.fan_out import fan_out
+from orchestrator.stages.hops import hop_interrogation
 from orchestrator.stages.merge import Ingested, ingest_run, merge_pass, settle_attacks
 from orchestrator.stages.verify import verification_round
 from orchestrator.task import RunConfig, Task
@@ -110,6 +112,7 @@ class LoopResult:
     compliance: dict[str, Any]
     phases: list[PhaseRecord] = field(default_factory=list)
     local_s: dict[str, float] = field(default_factory=dict)
+    hops: HopsRecord | None = None
 
 
 @dataclass
@@ -154,6 +157,10 @@ def run_loop(
     with ctx.timed("attacks"):
         settle_attacks(ctx, ingested, usable)
     trace.event("merge", merges=merged.merges, contradictions_created=merged.contradictions_created)
+    hops = _ask_hop_by_hop(ctx, ingested, runs)
+    if hops is not None:
+        merged = merge_pass(ctx, ingested)
+        usable = sum(1 for run in runs if run["ingested"])
     verified = _verify_until_stop(ctx, ingested, usable)
     trace.event("stop", stop_reason=verified.stop.reason, detail=verified.stop.detail)
     refusal, chosen = decide(
@@ -170,7 +177,32 @@ def run_loop(
         width=chosen.width if chosen else None,
     )
     details = decision_details(ctx, verified.assessment, chosen, merged.has_graph)
-    return _result(ctx, started_at, runs, ingested, verified, (refusal, chosen), details)
+    result = _result(ctx, started_at, runs, ingested, verified, (refusal, chosen), details)
+    result.hops = hops
+    return result
+
+
+def _ask_hop_by_hop(
+    ctx: LoopContext, ingested: Ingested, runs: list[RunRecord]
+) -> HopsRecord | None:
+    """The hop stage (:mod:`orchestrator.stages.hops`) when ``config.hops`` asks for it now:
+    always, or when the interrogations give no grounded answer. Its run, if it assembled a
+    chain, is ingested like an interrogation's; None when the stage did not run."""
+    setting = ctx.config.hops
+    if setting == "off" or not ctx.evidence.spans:
+        return None
+    trigger = "always"
+    if setting == "on_failure":
+        top = assess_graph(ctx, ingested.answers, 0).top
+        if top is not None and top.grounded:
+            return None
+        trigger = "no grounded answer"
+    record, run = hop_interrogation(ctx, f"r{len(runs) + 1}", trigger)
+    runs.append(run)
+    if run.get("graph") is not None:
+        with ctx.timed("ingest"):
+            ingest_run(ctx, ingested, run)
+    return record
 
 
 def _verify_until_stop(ctx: LoopContext, ingested: Ingested, usable: int) -> Verified:

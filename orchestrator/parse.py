@@ -43,6 +43,7 @@ from orchestrator.chain_shape import normalise_chain
 from orchestrator.compliance import OUTCOMES, ComplianceTally
 from orchestrator.errors import LLMError
 from orchestrator.graph_shape import normalise_graph
+from orchestrator.hop_shape import normalise_lookup, normalise_plan
 from orchestrator.reply_fields import (
     CONCLUSION_ANSWER_NODE,
     CONCLUSION_BUILT,
@@ -199,6 +200,29 @@ def parse_verdict(text: str, repair: Repair | None = None) -> VerdictParse:
     outcome, value, errors, attempted = _stages(text, repair, normalise_verdict)
     verdict, reason = value if value is not None else (None, None)
     return VerdictParse(outcome, verdict, reason, tuple(errors), attempted)
+
+
+@dataclass(frozen=True)
+class ShapeParse:
+    """Outcome of :func:`parse_plan` and :func:`parse_lookup`: ``value`` (the lookups, or the
+    ``(span id, answer)`` pair) is None exactly when ``outcome == "dropped"``."""
+
+    outcome: str
+    value: Any
+    errors: tuple[str, ...]
+
+
+def parse_plan(text: str) -> ShapeParse:
+    """Parse a hop plan reply (``{"lookups": [...]}``, :mod:`orchestrator.hop_shape`); no
+    repair call: a plan that cannot be read costs its call and nothing more."""
+    outcome, value, errors, _ = _stages(text, None, normalise_plan)
+    return ShapeParse(outcome, value, tuple(errors))
+
+
+def parse_lookup(text: str) -> ShapeParse:
+    """Parse a hop lookup reply (``{"sentence", "answer"}``, :mod:`orchestrator.hop_shape`)."""
+    outcome, value, errors, _ = _stages(text, None, normalise_lookup)
+    return ShapeParse(outcome, value, tuple(errors))
 
 
 def usable_runs(replies: Sequence[str]) -> dict[str, Any]:

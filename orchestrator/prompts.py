@@ -22,6 +22,11 @@
 * ``verification/v1`` - judge one claim against the documents only:
   ``{"verdict": supported|refuted|not_determinable, "reason"}``.
 * ``repair/v1`` - one follow-up turn asking for the same answer as clean JSON (design §4.3).
+* ``plan/v1`` - hop-by-hop interrogation (:mod:`orchestrator.hops`): the question alone,
+  split into single-fact lookups in order, a later one naming an earlier one's answer as
+  ``#1`` (``{"lookups": [...]}``).
+* ``lookup/v1`` - one lookup of a plan against the evidence: the one sentence that answers
+  it and the value it gives (``{"sentence", "answer"}``).
 * ``query_rewrite/v1`` - corpus tasks only: the question rewritten as up to three keyword
   search queries, one per fact the answer chains together
   (``{"queries": [...]}``).
@@ -47,6 +52,8 @@ PROMPT_VERSIONS: dict[str, str] = {
     "verification": "verification/v2",
     "repair": "repair/v1",
     "query_rewrite": "query_rewrite/v1",
+    "plan": "plan/v1",
+    "lookup": "lookup/v1",
 }
 
 _INTERROGATION_SYSTEM = Template(
@@ -225,6 +232,43 @@ def query_rewrite_messages(question: str) -> list[dict[str, Any]]:
         {"role": "system", "content": _QUERY_REWRITE_SYSTEM},
         {"role": "user", "content": f"Question: {' '.join(question.split())}"},
     ]
+
+
+_PLAN_SYSTEM = """You split a question into the single-fact lookups that answer it, in order. \
+Each lookup is a short question about one thing. When a lookup needs the answer of an earlier \
+one, write #1 for the answer of the first lookup, #2 for the second, and so on. For a question \
+that compares two things, look up the compared fact of each. Use two to four lookups. Reply \
+with one JSON object and no other text:
+{"lookups": [QUESTION, QUESTION]}"""
+
+_LOOKUP_SYSTEM = """You answer one short question from numbered evidence sentences, such as \
+[D2.3] (document 2, sentence 3). Find the one sentence that answers it and give the answer \
+that sentence states, as short as possible: a name, a number, yes or no. If no sentence \
+answers it, the sentence is "none". Reply with one JSON object and no other text:
+{"sentence": SENTENCE_NUMBER, "answer": SHORT_ANSWER}"""
+
+
+def plan_messages(question: str) -> list[dict[str, Any]]:
+    """The hop plan: the question alone, to be split into lookups (no evidence: the plan
+    is about what the question asks, and the evidence would only lengthen the call)."""
+    _check_text("question", question)
+    return [
+        {"role": "system", "content": _PLAN_SYSTEM},
+        {"role": "user", "content": f"Question: {' '.join(question.split())}"},
+    ]
+
+
+def lookup_messages(evidence: Evidence, lookup: str) -> list[dict[str, Any]]:
+    """One hop: the numbered evidence, then one lookup of the plan, earlier answers filled
+    in."""
+    _check_text("lookup", lookup)
+    if not isinstance(evidence, Evidence):
+        raise ValueError(f"evidence must be an Evidence, got {_describe(evidence)}")
+    user = (
+        f"Evidence:\n{evidence.render()}\n\nQuestion: {' '.join(lookup.split())}\n\n"
+        "Reply with the JSON object only."
+    )
+    return [{"role": "system", "content": _LOOKUP_SYSTEM}, {"role": "user", "content": user}]
 
 
 def repair_messages(

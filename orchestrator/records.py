@@ -51,6 +51,21 @@ class RunRecord(TypedDict):
     graph: NotRequired[dict[str, Any] | None]
 
 
+class HopsRecord(TypedDict):
+    """The hop-by-hop interrogation of a run (:mod:`orchestrator.stages.hops`): why it ran,
+    the plan and whether it could be followed, each hop (:class:`orchestrator.hops.Hop` as a
+    dict), the answer the hops give (None when they give none) and the calls made."""
+
+    run_id: str
+    trigger: str
+    plan: list[str] | None
+    plan_outcome: str
+    plan_problem: str | None
+    hops: list[dict[str, Any]]
+    answer: str | None
+    calls: int
+
+
 class MergeRecord(TypedDict):
     """Two nodes merged, at ingest of a run or in the merge pass (``at``)."""
 

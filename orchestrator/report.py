@@ -131,6 +131,7 @@ def build_report(
         ],
         "remaining_disputes": _remaining_disputes(result, nodes, claim),
         "verifications": result.verifications,
+        "hops": result.hops,
         "rounds": result.rounds,
         "runs": result.runs,
         "givens": givens,

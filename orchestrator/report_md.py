@@ -41,6 +41,7 @@ def render_markdown(report: RunReport) -> str:
     out += _claims_md(report)
     out += _merges_md(report)
     out += _verifications_md(report)
+    out += _hops_md(report)
     out += _runs_md(report)
     out += _calls_md(report)
     out += _settings_md(report)
@@ -298,6 +299,40 @@ def _verifications_md(report: RunReport) -> list[str]:
         votes = (t["supported"], t["refuted"], t["not_determinable"], t["no_vote"])
         out.append(_row(v["round"], claim, *votes, v["outcome"]))
     return [*out, ""]
+
+
+def _hops_md(report: RunReport) -> list[str]:
+    hops = report["hops"]
+    if hops is None:
+        return []
+    plan = "; ".join(hops["plan"]) if hops["plan"] else "none"
+    answer = f"`{_inline(hops['answer'])}`" if hops["answer"] else "none"
+    out = [
+        "## Hop by hop",
+        "",
+        f"Asked because: {_inline(hops['trigger'])}. Plan ({hops['plan_outcome']}): "
+        f"{_inline(plan)}"
+        + (f" (not followed: {_inline(hops['plan_problem'])})" if hops["plan_problem"] else "")
+        + f". Answer from the hops: {answer}, as run "
+        f"`{hops['run_id']}`, in {hops['calls']} call(s).",
+        "",
+    ]
+    if hops["hops"]:
+        out += ["| hop | asked | sentence | answer | status |", "|---:|---|---|---|---|"]
+        for hop in hops["hops"]:
+            where = f"`{hop['sentence']}`" if hop["sentence"] else "-"
+            status = hop["status"] + (f": {hop['detail']}" if hop["status"] != "found" else "")
+            out.append(
+                _row(
+                    hop["number"],
+                    _cell(hop["asked"]),
+                    where,
+                    _cell(hop["answer"] or "-"),
+                    _cell(status),
+                )
+            )
+        out.append("")
+    return out
 
 
 def _runs_md(report: RunReport) -> list[str]:

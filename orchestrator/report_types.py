@@ -15,6 +15,7 @@ from orchestrator.records import (
     AttackRecord,
     CallRecord,
     ContradictionRecord,
+    HopsRecord,
     MergeRecord,
     PhaseRecord,
     RunAnswer,
@@ -326,6 +327,8 @@ class RunReport(StopPart, AccountingPart, CorpusPart):
     killed: list[KilledRecord]
     remaining_disputes: Disputes
     verifications: list[VerificationRecord]
+    hops: HopsRecord | None
+    """The hop-by-hop interrogation, when it ran (``config.hops``); else None."""
     rounds: int
     runs: list[RunRecord]
     givens: list[GivenRecord]

@@ -39,7 +39,7 @@ from orchestrator.live_progress import LiveProgress
 from orchestrator.reasons import RefusalReason
 from orchestrator.report_types import RunReport
 from orchestrator.schemas import SHAPES
-from orchestrator.task import RunConfig, Task, TaskError, load_task
+from orchestrator.task import HOPS, RunConfig, Task, TaskError, load_task
 
 __all__ = ["DEFAULT_BUDGET_SECONDS", "build_parser", "main"]
 
@@ -155,6 +155,13 @@ def _add_output_flags(parser: argparse.ArgumentParser) -> None:
         help="the first interrogation at temperature 0, the others sampled at --temp "
         "(default: the model's greedy_first in models.json, else off)",
     )
+    parser.add_argument(
+        "--hops",
+        choices=HOPS,
+        default="off",
+        help="ask the question hop by hop (a plan, then one lookup per hop, each one greedy "
+        "call): never, when the interrogations give no grounded answer, or always",
+    )
 
 
 def _add_corpus_flags(parser: argparse.ArgumentParser, defaults: RunConfig) -> None:
@@ -243,6 +250,7 @@ def _load(args: argparse.Namespace) -> tuple[Task, str, RunConfig]:
         greedy_first=(
             model_greedy_first(model) if args.greedy_first is None else args.greedy_first
         ),
+        hops=args.hops,
         retrieval_k=args.retrieval_k,
         max_retrieval_rounds=args.max_retrieval_rounds,
         context_tokens=args.context_tokens,

@@ -14,6 +14,10 @@ from typing import Any
 
 from orchestrator.schemas import SHAPES
 
+HOPS: tuple[str, ...] = ("off", "on_failure", "always")
+"""``RunConfig.hops``: never ask hop by hop, only when the interrogations give no grounded
+answer, or always (:mod:`orchestrator.stages.hops`)."""
+
 MAX_DOCUMENTS = 200
 MAX_TASK_CHARS = 1_000_000
 """Question plus documents; far beyond any context window, so only absurd inputs hit it."""
@@ -75,6 +79,9 @@ class RunConfig:
     repair calls) greedy, at temperature 0, and the others sampled at ``temperature``: small
     models lose much of their accuracy when sampled, and one greedy run keeps their best guess
     in the set while the sampled runs still bring independent arguments.
+    ``hops`` asks the question hop by hop (:mod:`orchestrator.hops`): ``off``, ``on_failure``
+    (when the interrogations give no grounded answer) or ``always``; the plan and each lookup
+    are one greedy call each, from the same budget.
     ``context_tokens`` is the model's context window per request (256..10,000,000; None =
     unknown): evidence is packed to fit it (:mod:`orchestrator.context`).
     """
@@ -99,6 +106,7 @@ class RunConfig:
     interrogation_shape: str = "graph"
     context_tokens: int | None = None
     greedy_first: bool = False
+    hops: str = "off"
 
     def __post_init__(self) -> None:
         _int_in("n", self.n, 1, MAX_N)
@@ -128,6 +136,8 @@ class RunConfig:
             _int_in("seed", self.seed, 0, 2**31 - 1)
         if self.context_tokens is not None:
             _int_in("context_tokens", self.context_tokens, MIN_CONTEXT_TOKENS, MAX_CONTEXT_TOKENS)
+        if self.hops not in HOPS:
+            raise TaskError(f"hops={self.hops!r} is invalid: must be one of {', '.join(HOPS)}")
         if self.interrogation_shape not in SHAPES:
             raise TaskError(
                 f"interrogation_shape={self.interrogation_shape!r} is invalid: must be one of "

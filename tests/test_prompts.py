@@ -37,6 +37,8 @@ def test_every_template_has_a_version() -> None:
         "verification": "verification/v2",
         "repair": "repair/v1",
         "query_rewrite": "query_rewrite/v1",
+        "plan": "plan/v1",
+        "lookup": "lookup/v1",
     }
 
 

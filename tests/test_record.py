@@ -9,7 +9,7 @@ import pytest
 from evals.record import invocations
 
 
-def settings(shape: str, *, greedy: bool = False) -> argparse.Namespace:
+def settings(shape: str, *, greedy: bool = False, hops: bool = False) -> argparse.Namespace:
     return argparse.Namespace(
         model="local-1.5b",
         seed=1,
@@ -21,6 +21,7 @@ def settings(shape: str, *, greedy: bool = False) -> argparse.Namespace:
         shape=shape,
         skip=2,
         greedy=greedy,
+        hops=hops,
     )
 
 
@@ -57,3 +58,10 @@ def test_a_greedy_recording_is_one_invocation_of_three_arms_at_one_call_each() -
     # Arm 7's samples stay at the sampling temperature, not at arm 6's greedy 0.
     assert value(only, "--sample-temp") == "0.8"
     assert value(only, "--skip") == "2" and value(only, "--limit") == "3"
+
+
+def test_a_greedy_recording_with_hops_keeps_its_own_bank_and_room_for_the_hops() -> None:
+    (only,) = invocations("prose", 3, settings("chain", greedy=True, hops=True))
+    assert value(only, "--out") == "banks/prose-local-1.5b-chain-greedy-hops"
+    assert value(only, "--hops") == "on_failure" and value(only, "--budget-calls") == "7"
+    assert value(only, "--n") == "1" and value(only, "--temp") == "0"

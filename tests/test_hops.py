@@ -1,0 +1,185 @@
+"""Hop-by-hop interrogation: a plan, one single-fact lookup per hop, and the chain the system
+assembles from them, held to the same argument rules as any interrogation (issue 32)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from orchestrator import hops
+from orchestrator.api import RunConfig, run_task
+from orchestrator.hops import FOUND, NOT_IN_SENTENCE, OFF_HOP, Hop
+from orchestrator.parse import parse_lookup, parse_plan
+from orchestrator.testing import ScriptedClient
+
+DOCUMENTS = [
+    "Title: Faldhaven Bridge\nThe Faldhaven Bridge is a road bridge. It was built by "
+    "Arlfield Works. It opened in 1881.",
+    "Title: Arlfield Works\nArlfield Works is an engineering works. It was founded by Malin "
+    "Corver. It is headquartered in Haskgard.",
+    "Title: Arlstone Works\nArlstone Works is an engineering works. It was founded by Malin "
+    "Corvane.",
+    "Title: Malin Corver\nMalin Corver was an engineer. She was born in Kelvholt.",
+    "Title: Malin Corvane\nMalin Corvane was an engineer. She was born in Kelvford.",
+]
+QUESTION = "In which town was the founder of the company that built the Faldhaven Bridge born?"
+PLAN = ["Which company built the Faldhaven Bridge?", "Who founded #1?", "Where was #2 born?"]
+LOOKUPS = {
+    "Which company built the Faldhaven Bridge?": ("D1.2", "Arlfield Works"),
+    "Who founded Arlfield Works?": ("D2.2", "Malin Corver"),
+    "Where was Malin Corver born?": ("D4.2", "Kelvholt"),
+}
+# The chain the model writes first cites the founder's sentence alone: it never reaches the
+# bridge, so the chain check refuses it and the hops are asked.
+WEAK_CHAIN = json.dumps({"steps": [{"sentence": "D4.2", "inference": ""}], "answer": "Kelvholt"})
+
+
+def scripted(plan: list[str], lookups: dict[str, tuple[str, str]], chain: str = WEAK_CHAIN):
+    """A model that writes ``chain``, then ``plan``, then answers each lookup from
+    ``lookups`` (a lookup it was not given: no sentence)."""
+
+    def answer(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
+        system, user = messages[0]["content"], messages[-1]["content"]
+        if "single-fact lookups" in system:
+            return json.dumps({"lookups": plan})
+        if "one short question" in system:
+            asked = user.split("Question: ", 1)[1].split("\n", 1)[0]
+            sentence, value = lookups.get(asked, ("none", ""))
+            return json.dumps({"sentence": sentence, "answer": value})
+        if '"steps"' in system:
+            return chain
+        return json.dumps({"verdict": "not_determinable", "reason": "scripted"})
+
+    return ScriptedClient(answer)
+
+
+def run(client: ScriptedClient, setting: str = "on_failure", budget: int = 7) -> dict[str, Any]:
+    config = RunConfig(
+        n=1,
+        k=2,
+        budget_calls=budget,
+        temperature=0.0,
+        interrogation_shape="chain",
+        hops=setting,
+    )
+    task = {"question": QUESTION, "documents": DOCUMENTS}
+    return run_task(task, client=client, model="scripted", config=config)
+
+
+def test_a_hop_chain_assembled_from_single_fact_lookups_answers_what_the_chain_could_not() -> None:
+    without = run(scripted(PLAN, LOOKUPS), setting="off")
+    assert without["refused"] and without["hops"] is None
+    report = run(scripted(PLAN, LOOKUPS))
+    assert report["answer"] == "Kelvholt"
+    assert report["hops"]["plan"] == PLAN
+    assert [hop["status"] for hop in report["hops"]["hops"]] == [FOUND] * 3
+    assert [hop["asked"] for hop in report["hops"]["hops"]] == list(LOOKUPS)
+    assert report["hops"]["calls"] == 4  # the plan and three lookups
+    assert report["budget"]["used"] <= 7
+
+
+def test_a_lookup_answered_from_a_look_alike_breaks_the_chain() -> None:
+    """The founder of Arlstone Works is not the founder of Arlfield Works: the sentence does
+    not name the bridge value the earlier hop found."""
+    lookups = {**LOOKUPS, "Who founded Arlfield Works?": ("D3.2", "Malin Corvane")}
+    report = run(scripted(PLAN, lookups))
+    assert report["refused"]
+    statuses = [hop["status"] for hop in report["hops"]["hops"]]
+    assert statuses == [FOUND, OFF_HOP, hops.NOT_ASKED]
+
+
+def test_an_answer_the_cited_sentence_does_not_hold_is_no_hop() -> None:
+    lookups = {**LOOKUPS, "Where was Malin Corver born?": ("D4.2", "Kelvford")}
+    report = run(scripted(PLAN, lookups))
+    assert report["refused"]
+    assert report["hops"]["hops"][2]["status"] == NOT_IN_SENTENCE
+
+
+def test_a_plan_about_something_the_question_never_names_is_rejected() -> None:
+    plan = ["Who designed the Orrin Tower?", "Where was #1 born?"]
+    report = run(scripted(plan, LOOKUPS))
+    assert report["refused"]
+    assert report["hops"]["hops"] == []
+    assert "names nothing of the question" in report["hops"]["plan_problem"]
+
+
+def test_a_grounded_first_chain_spends_no_call_on_hops() -> None:
+    chain = json.dumps(
+        {
+            "steps": [
+                {"sentence": "D1.2", "inference": "Arlfield Works built it"},
+                {"sentence": "D2.2", "inference": "Malin Corver founded Arlfield Works"},
+                {"sentence": "D4.2", "inference": "Malin Corver was born in Kelvholt"},
+            ],
+            "answer": "Kelvholt",
+        }
+    )
+    client = scripted(PLAN, LOOKUPS, chain=chain)
+    report = run(client)
+    assert report["answer"] == "Kelvholt"
+    assert report["hops"] is None
+    assert not any("single-fact lookups" in call["messages"][0]["content"] for call in client.calls)
+
+
+def test_hops_stop_where_the_call_budget_runs_out() -> None:
+    report = run(scripted(PLAN, LOOKUPS), budget=3)
+    assert report["refused"]
+    assert report["budget"]["used"] <= 3
+    statuses = [hop["status"] for hop in report["hops"]["hops"]]
+    assert statuses == [FOUND, hops.NOT_ASKED, hops.NOT_ASKED]
+
+
+def found(number: int, planned: str, answer: str) -> Hop:
+    return Hop(number, planned, planned, f"D{number}.1", answer, FOUND, "")
+
+
+def test_a_comparison_is_decided_by_the_numbers_its_hops_found() -> None:
+    question = "Which company was founded earlier: the one that built the Kest Bridge or the one that built the Pask Bridge?"  # noqa: E501
+    chain = [
+        found(1, "Which company built the Kest Bridge?", "Dunhall Works"),
+        found(2, "Which company built the Pask Bridge?", "Rookton Works"),
+        found(3, "When was #1 founded?", "1840"),
+        found(4, "When was #2 founded?", "1812"),
+    ]
+    assert hops.hop_answer(question, chain) == "Rookton Works"
+    simple = "Which town was settled earlier, Marrgard or Zarnmere?"
+    pair = [
+        found(1, "When was Marrgard settled?", "1240"),
+        found(2, "When was Zarnmere settled?", "1180"),
+    ]
+    assert hops.hop_answer(simple, pair) == "Zarnmere"
+    assert hops.hop_answer(simple, pair[:1]) is None  # one option has no number
+
+
+@pytest.mark.parametrize(
+    ("plan", "problem"),
+    [
+        (["Who built #1?"], "refers to #1"),
+        (["Who built the Kest Bridge?", "Who founded #3?"], "refers to #3"),
+        ([], "no lookup"),
+    ],
+)
+def test_a_plan_refers_only_to_earlier_lookups(plan: list[str], problem: str) -> None:
+    assert problem in (hops.plan_problem(plan, "Who built the Kest Bridge?") or "")
+
+
+def test_plan_and_lookup_replies_are_read_leniently_and_bounded() -> None:
+    plan = parse_plan('```json\n{"lookups": ["a?", "", 3, "b?", "c?", "d?", "e?"]}\n```')
+    assert plan.value == ["a?", "b?", "c?", "d?"]  # four at most; the empty and the number go
+    assert parse_plan('{"lookups": []}').value is None
+    assert parse_lookup('{"sentence": "[D2.3]", "answer": "Kelvholt"}').value == (
+        "D2.3",
+        "Kelvholt",
+    )
+    assert parse_lookup('{"sentence": "none", "answer": ""}').value is None
+    assert parse_lookup("not json at all").value is None
+
+
+def test_report_md_shows_each_hop_with_its_sentence() -> None:
+    from orchestrator.report_md import render_markdown
+
+    text = render_markdown(run(scripted(PLAN, LOOKUPS)))  # type: ignore[arg-type]
+    assert "## Hop by hop" in text
+    assert "| 2 | Who founded Arlfield Works? | `D2.2` | Malin Corver | found |" in text

@@ -24,7 +24,11 @@ replies from the graph bank named beside as well, so both halves replay together
 (`local-1.5b`: n 1, temperature 0, 3 calls) at three calls per item, into
 ``<set>-<model>[-chain]-greedy/``: arms 1, 6 and 7, arm 6 greedy within 3 calls, arm 7
 taking as many samples as arm 6 made calls at ``--temp`` (``evals.run --sample-temp``). It
-is how the items after a decision are recorded cheaply enough to test it.
+is how the items after a decision are recorded cheaply enough to test it. ``--greedy --hops``
+records that setting with hop-by-hop interrogation when the chain fails
+(:mod:`orchestrator.hops`: a plan and up to four lookups, 7 calls at most) into
+``<set>-<model>[-chain]-greedy-hops/``; replayed with ``--hops off --budget-calls 3`` it gives
+the greedy setting back.
 
 Interleaving the sets keeps them equally far along whenever the recording stops; re-running
 the same command resumes (each `evals.run` skips what its directory already holds). Exit

@@ -26,7 +26,7 @@ replies from the graph bank named beside as well, so both halves replay together
 taking as many samples as arm 6 made calls at ``--temp`` (``evals.run --sample-temp``). It
 is how the items after a decision are recorded cheaply enough to test it. ``--greedy --hops``
 records that setting with hop-by-hop interrogation when the chain fails
-(:mod:`orchestrator.hops`: a plan and up to four lookups, 7 calls at most) into
+(:mod:`orchestrator.hops`: a plan and up to four lookups, 6 calls at most) into
 ``<set>-<model>[-chain]-greedy-hops/``; replayed with ``--hops off --budget-calls 3`` it gives
 the greedy setting back.
 
@@ -87,12 +87,12 @@ def invocations(set_name: str, limit: int, args: argparse.Namespace) -> list[lis
         str(root / name),
     ]
     if args.greedy and args.hops:
-        # Up to 7 calls: the chain, and when it fails the plan and up to four lookups, with
-        # one to spare for a verification; arm 7 takes as many samples as arm 6 made calls.
+        # Up to 6 calls: the chain, and when it fails the plan and up to four lookups; arm 7
+        # takes as many samples as arm 6 made calls.
         return [
             [
                 *base,
-                *("--arms", "1,6,7", "--n", "1", "--budget-calls", "7", "--temp", "0"),
+                *("--arms", "1,6,7", "--n", "1", "--budget-calls", "6", "--temp", "0"),
                 *("--hops", "on_failure", "--sample-temp", str(args.temp)),
                 *("--out", str(root / f"{name}-greedy-hops")),
             ]
@@ -149,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--hops",
         action="store_true",
-        help="with --greedy: arm 6 also asks hop by hop when its chain fails (up to 7 calls), "
+        help="with --greedy: arm 6 also asks hop by hop when its chain fails (up to 6 calls), "
         "into <set>-<model>[-chain]-greedy-hops",
     )
     args = parser.parse_args(argv)

@@ -63,5 +63,5 @@ def test_a_greedy_recording_is_one_invocation_of_three_arms_at_one_call_each() -
 def test_a_greedy_recording_with_hops_keeps_its_own_bank_and_room_for_the_hops() -> None:
     (only,) = invocations("prose", 3, settings("chain", greedy=True, hops=True))
     assert value(only, "--out") == "banks/prose-local-1.5b-chain-greedy-hops"
-    assert value(only, "--hops") == "on_failure" and value(only, "--budget-calls") == "7"
+    assert value(only, "--hops") == "on_failure" and value(only, "--budget-calls") == "6"
     assert value(only, "--n") == "1" and value(only, "--temp") == "0"

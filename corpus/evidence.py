@@ -21,6 +21,7 @@ Cost: O(len(text)) per document.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -130,17 +131,25 @@ class Evidence:
             return None
         return self.by_id.get(span_id.strip())
 
-    def render(self) -> str:
+    def render(self, order: Sequence[int] | None = None) -> str:
         """The evidence for a prompt: one ``[D1.2] sentence`` line per span, a blank line
-        between documents; ``(no documents)`` when there is none."""
+        between documents; ``(no documents)`` when there is none. ``order`` (document
+        numbers, 1-based) shows the documents in another order, each span keeping its id:
+        a run made different by what it sees rather than by sampling
+        (:func:`shuffled_order`). Documents ``order`` leaves out are not shown."""
         if not self.spans:
             return "(no documents)"
-        lines: list[str] = []
+        by_document: dict[int, list[Span]] = {}
         for span in self.spans:
-            if lines and span.sentence == 1:
-                lines.append("")
-            lines.append(f"[{span.id}] {span.text}")
-        return "\n".join(lines)
+            by_document.setdefault(span.document, []).append(span)
+        shown = list(order) if order is not None else sorted(by_document)
+        lines: list[str] = []
+        for number in shown:
+            for span in by_document.get(number, ()):
+                if lines and span.sentence == 1:
+                    lines.append("")
+                lines.append(f"[{span.id}] {span.text}")
+        return "\n".join(lines) if lines else "(no documents)"
 
 
 def split_sentences(text: str) -> list[tuple[int, int]]:
@@ -192,6 +201,24 @@ def build_evidence(documents: Sequence[str]) -> Evidence:
                 )
             )
     return Evidence(tuple(spans))
+
+
+def shuffled_order(count: int, seed: int) -> tuple[int, ...]:
+    """A permutation of the document numbers ``1..count`` fixed by ``seed``, never the given
+    order when ``count`` > 1: documents sorted by the SHA-256 of ``(seed, number)`` (stable
+    across Python versions, unlike :mod:`random`), rotated by one when that sorting leaves them
+    as they were. O(count log count).
+
+    >>> shuffled_order(4, 2) != (1, 2, 3, 4) and sorted(shuffled_order(4, 2)) == [1, 2, 3, 4]
+    True
+    """
+    numbers = sorted(
+        range(1, count + 1),
+        key=lambda n: hashlib.sha256(f"{seed}:{n}".encode()).hexdigest(),
+    )
+    if count > 1 and numbers == list(range(1, count + 1)):
+        numbers = numbers[1:] + numbers[:1]
+    return tuple(numbers)
 
 
 def is_span_id(value: object) -> bool:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from corpus.evidence import shuffled_order
 from evals import prompts
 from evals.datasets import item_to_task
 from evals.metering import CallRecorder
@@ -64,7 +65,10 @@ class ArmSettings:
     ``max_tokens``: completion cap per baseline call; ``temperature``/``seed``: sampling of the
     baseline calls; ``run_config``: arm 6's orchestrator settings (None: `RunConfig` defaults);
     ``artifacts_dir``: where arm 6 writes each item's report and trace (None: nowhere);
-    ``samples``: arm 7's number of samples; ``sample_temperature``: their temperature.
+    ``samples``: arm 7's number of samples; ``sample_temperature``: their temperature;
+    ``sample_diversity``: ``sample`` (each at ``sample_temperature``) or ``shuffle`` (each
+    greedy, the first with the documents as given and the others in the order arm 6's run of
+    the same number sees them: the same source of diversity at the same calls).
     """
 
     max_tokens: int = 512
@@ -74,6 +78,7 @@ class ArmSettings:
     artifacts_dir: Path | None = None
     samples: int = 3
     sample_temperature: float = 0.8
+    sample_diversity: str = "sample"
 
 
 Arm = Callable[..., ArmResult]
@@ -305,11 +310,11 @@ def self_consistency(
     voted: list[str | None] = []
     for i in range(settings.samples):
         seed = None if settings.seed is None else settings.seed + i
+        seen, temperature = item, settings.sample_temperature
+        if settings.sample_diversity == "shuffle":
+            seen, temperature = _reordered(item, i + 1), 0.0
         reply = steps.call(
-            f"sample{i + 1}",
-            prompts.reasoned_messages(item),
-            temperature=settings.sample_temperature,
-            seed=seed,
+            f"sample{i + 1}", prompts.reasoned_messages(seen), temperature=temperature, seed=seed
         )
         parsed = parse_answer(reply)
         voted.append(UNANSWERABLE if parsed.refused else parsed.value)
@@ -328,6 +333,15 @@ def self_consistency(
             "confidence": vote.share,
         },
     )
+
+
+def _reordered(item: Mapping[str, Any], run: int) -> Mapping[str, Any]:
+    """``item`` with its documents in the order arm 6's run ``run`` sees them
+    (:func:`corpus.evidence.shuffled_order`; run 1 sees them as given)."""
+    documents = list(item["documents"])
+    if run == 1 or len(documents) < 2:
+        return item
+    return {**item, "documents": [documents[n - 1] for n in shuffled_order(len(documents), run)]}
 
 
 # --- arm 6 ---------------------------------------------------------------------------------

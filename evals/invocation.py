@@ -42,6 +42,12 @@ def fingerprint(args: argparse.Namespace, model: str, arms: list[int]) -> dict[s
         recorded["settings"]["greedy_first"] = True
     if getattr(args, "hops", "off") != "off":
         recorded["settings"]["hops"] = args.hops
+    if getattr(args, "adaptive", False):
+        recorded["settings"]["adaptive"] = True
+    if getattr(args, "leave_out", False):
+        recorded["settings"]["leave_out"] = True
+    if getattr(args, "diversity", "sample") != "sample":
+        recorded["settings"]["diversity"] = args.diversity
     sample_temp = sample_temperature(args)
     if sample_temp != args.temp:
         recorded["settings"]["sample_temp"] = sample_temp
@@ -73,9 +79,13 @@ def arm_settings(args: argparse.Namespace, out: Path, structured_default: bool) 
             interrogation_shape=args.shape,
             greedy_first=args.greedy_first,
             hops=getattr(args, "hops", "off"),
+            adaptive=getattr(args, "adaptive", False),
+            diversity=getattr(args, "diversity", "sample"),
+            leave_out=getattr(args, "leave_out", False),
         ),
         artifacts_dir=out,
         sample_temperature=sample_temperature(args),
+        sample_diversity=getattr(args, "diversity", "sample"),
     )
 
 

@@ -39,7 +39,7 @@ from evals.results import EvalError, latest_rows, now, read_rows, write_meta
 from evals.summary import write_summary
 from orchestrator.backend import open_backend
 from orchestrator.local_models import is_local_model
-from orchestrator.task import HOPS
+from orchestrator.task import DIVERSITY, HOPS
 
 REPLAY_FILE = "replay.json"
 
@@ -66,6 +66,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--greedy-first",
         action="store_true",
         help="arm 6's first interrogation greedy (answered from a temperature-0 bank)",
+    )
+    parser.add_argument(
+        "--diversity", choices=DIVERSITY, help="override the later runs' source of diversity"
+    )
+    parser.add_argument(
+        "--leave-out", action="store_true", help="arm 6: leave-the-argument-out after an answer"
+    )
+    parser.add_argument(
+        "--adaptive",
+        action="store_true",
+        help="arm 6: the first interrogation alone, the others only when it gives no grounded "
+        "answer",
     )
     parser.add_argument(
         "--hops", choices=HOPS, help="override arm 6's hop-by-hop setting (orchestrator.hops)"
@@ -148,6 +160,9 @@ def replay_namespace(config: dict[str, Any], args: argparse.Namespace) -> argpar
         shape=args.shape or settings.get("shape", "graph"),
         greedy_first=args.greedy_first or bool(settings.get("greedy_first", False)),
         hops=args.hops or settings.get("hops", "off"),
+        adaptive=args.adaptive or bool(settings.get("adaptive", False)),
+        diversity=args.diversity or settings.get("diversity", "sample"),
+        leave_out=args.leave_out or bool(settings.get("leave_out", False)),
         jobs=1,
         max_cost=0.0,
     )

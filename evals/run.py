@@ -83,7 +83,7 @@ from orchestrator.backend import open_backend
 from orchestrator.client import LLMError, PricingTable
 from orchestrator.errors import BackendUnusableError
 from orchestrator.local_models import is_local_model
-from orchestrator.task import HOPS
+from orchestrator.task import DIVERSITY, HOPS
 
 RESULTS_ROOT = Path(__file__).resolve().parent / "results"
 DEFAULT_MODELS_FILE = REPO / "models.json"
@@ -180,6 +180,24 @@ def build_parser() -> argparse.ArgumentParser:
         "--think-first",
         action="store_true",
         help="arm 6: each interrogation reasons in plain text first, then writes the graph",
+    )
+    parser.add_argument(
+        "--diversity",
+        choices=DIVERSITY,
+        default="sample",
+        help="what makes arm 6's later runs and arm 7's samples differ: sampling at their "
+        "temperature, or greedy calls that see the documents in another order",
+    )
+    parser.add_argument(
+        "--leave-out",
+        action="store_true",
+        help="arm 6: once an answer is verified, one greedy run without its argument's sentences",
+    )
+    parser.add_argument(
+        "--adaptive",
+        action="store_true",
+        help="arm 6: the first interrogation alone, the others only when it gives no grounded "
+        "answer",
     )
     parser.add_argument(
         "--hops",

@@ -63,15 +63,23 @@ from orchestrator.records import (
     CallRecord,
     ContradictionRecord,
     HopsRecord,
+    LeaveOutRecord,
     MergeRecord,
     PhaseRecord,
     RunRecord,
     VerificationRecord,
 )
-from orchestrator.stages.context import GRAPH_ID, MAX_PARALLEL_CALLS, LoopContext, Progress
+from orchestrator.stages.context import (
+    GRAPH_ID,
+    MAX_PARALLEL_CALLS,
+    LoopContext,
+    Progress,
+    run_record,
+)
 from orchestrator.stages.decision import Details, assess_graph, decision_details
 from orchestrator.stages.fan_out import fan_out
 from orchestrator.stages.hops import hop_interrogation
+from orchestrator.stages.leave_out import leave_argument_out
 from orchestrator.stages.merge import Ingested, ingest_run, merge_pass, settle_attacks
 from orchestrator.stages.verify import verification_round
 from orchestrator.task import RunConfig, Task
@@ -113,6 +121,7 @@ class LoopResult:
     phases: list[PhaseRecord] = field(default_factory=list)
     local_s: dict[str, float] = field(default_factory=dict)
     hops: HopsRecord | None = None
+    leave_out: LeaveOutRecord | None = None
 
 
 @dataclass
@@ -151,7 +160,7 @@ def run_loop(
         prompt_versions=dict(prompts.PROMPT_VERSIONS),
     )
     ingested = Ingested()
-    runs = fan_out(ctx, lambda run: ingest_run(ctx, ingested, run))
+    runs = _interrogate(ctx, ingested)
     merged = merge_pass(ctx, ingested)
     usable = sum(1 for run in runs if run["ingested"])
     with ctx.timed("attacks"):
@@ -160,7 +169,10 @@ def run_loop(
     hops = _ask_hop_by_hop(ctx, ingested, runs)
     if hops is not None:
         merged = merge_pass(ctx, ingested)
-        usable = sum(1 for run in runs if run["ingested"])
+    left_out = _leave_out(ctx, ingested, runs)
+    if left_out is not None:
+        merged = merge_pass(ctx, ingested)
+    usable = sum(1 for run in runs if run["ingested"])
     verified = _verify_until_stop(ctx, ingested, usable)
     trace.event("stop", stop_reason=verified.stop.reason, detail=verified.stop.detail)
     refusal, chosen = decide(
@@ -178,8 +190,52 @@ def run_loop(
     )
     details = decision_details(ctx, verified.assessment, chosen, merged.has_graph)
     result = _result(ctx, started_at, runs, ingested, verified, (refusal, chosen), details)
-    result.hops = hops
+    result.hops, result.leave_out = hops, left_out
     return result
+
+
+def _interrogate(ctx: LoopContext, ingested: Ingested) -> list[RunRecord]:
+    """The fan-out: all ``n`` runs at once, or with ``config.adaptive`` the first alone and
+    the others only when it gives no grounded answer (the others are then recorded as not
+    started, not needed)."""
+
+    def ingest(run: RunRecord) -> None:
+        ingest_run(ctx, ingested, run)
+
+    n = ctx.config.n
+    if not ctx.config.adaptive or n == 1:
+        return fan_out(ctx, ingest)
+    runs = fan_out(ctx, ingest, range(1, 2))
+    merge_pass(ctx, ingested)
+    if _grounded_answer(ctx, ingested):
+        why = "not needed: r1 gave a grounded answer (adaptive)"
+        return runs + [run_record(f"r{i}", "not_started", [why]) for i in range(2, n + 1)]
+    return runs + fan_out(ctx, ingest, range(2, n + 1))
+
+
+def _grounded_answer(ctx: LoopContext, ingested: Ingested) -> bool:
+    """Whether the graph as it stands gives a grounded top answer."""
+    top = assess_graph(ctx, ingested.answers, 0).top
+    return top is not None and top.grounded
+
+
+def _leave_out(
+    ctx: LoopContext, ingested: Ingested, runs: list[RunRecord]
+) -> LeaveOutRecord | None:
+    """With ``config.leave_out`` and a grounded top answer, one more run without the sentences
+    its arguments rest on (:mod:`orchestrator.stages.leave_out`); None when it did not apply."""
+    if not ctx.config.leave_out:
+        return None
+    top = assess_graph(ctx, ingested.answers, 0).top
+    if top is None or not top.grounded:
+        return None
+    record, run = leave_argument_out(ctx, top, len(runs) + 1)
+    if run is not None:
+        runs.append(run)
+        with ctx.timed("ingest"):
+            ingest_run(ctx, ingested, run)
+        record["answer"] = run["answer"]
+    return record
 
 
 def _ask_hop_by_hop(
@@ -193,8 +249,7 @@ def _ask_hop_by_hop(
         return None
     trigger = "always"
     if setting == "on_failure":
-        top = assess_graph(ctx, ingested.answers, 0).top
-        if top is not None and top.grounded:
+        if _grounded_answer(ctx, ingested):
             return None
         trigger = "no grounded answer"
     record, run = hop_interrogation(ctx, f"r{len(runs) + 1}", trigger)

@@ -122,11 +122,17 @@ def decide(
     """``(refusal_reason, None)`` or ``(None, chosen candidate)``.
 
     In order: ``no_evidence`` (a task without documents, which makes no call at all),
-    ``all_runs_failed`` (no usable run), ``no_grounded_conclusion`` (no top candidate, or it is
-    not grounded), ``candidates_tied``, ``runs_found_no_answer`` (at least as many runs said the
-    evidence does not decide the question as gave the top answer: a wrong answer is worse than
-    an honest refusal), ``below_k`` (with ``require_width``, the ``--require-k`` width, and a
-    smaller top width); otherwise the top candidate.
+    ``all_runs_failed`` (no usable run), then, when there is no grounded top candidate,
+    ``runs_found_no_answer`` (at least half the usable runs said the evidence does not decide
+    the question) or else ``no_grounded_conclusion``; ``candidates_tied``, ``below_k`` (with
+    ``require_width``, the ``--require-k`` width, and a smaller top width); otherwise the top
+    candidate.
+
+    Only a verified argument can stand against a verified answer: a run that says
+    "unanswerable", or whose argument fails the checks, brings no argument, so it never vetoes
+    an answer another run verified (issue 32: more calls must only add). A verified argument
+    for another answer does (the ranking, then ``candidates_tied``), and so does a refuted
+    premise (the candidate is no longer grounded).
     """
     if not has_evidence:
         return RefusalReason.NO_EVIDENCE, None
@@ -134,11 +140,11 @@ def decide(
         return RefusalReason.ALL_RUNS_FAILED, None
     top = assessment.top
     if top is None or not top.grounded:
+        if unanswerable_runs and 2 * unanswerable_runs >= usable_runs:
+            return RefusalReason.UNANSWERABLE, None
         return RefusalReason.NO_GROUNDED, None
     if assessment.top_tied:
         return RefusalReason.TIED, None
-    if unanswerable_runs and unanswerable_runs >= top.run_support:
-        return RefusalReason.UNANSWERABLE, None
     if require_width is not None and top.width < require_width:
         return RefusalReason.BELOW_K, None
     return None, top

@@ -41,6 +41,7 @@ in :data:`PROMPT_VERSIONS`, so reports and eval results say which wording produc
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from string import Template
 from typing import Any
 
@@ -150,6 +151,7 @@ def interrogation_messages(
     *,
     max_nodes: int = 8,
     think_first: bool = False,
+    order: Sequence[int] | None = None,
 ) -> list[dict[str, Any]]:
     """Template A: system rules plus a user turn with the numbered evidence and the question.
 
@@ -167,22 +169,26 @@ def interrogation_messages(
         raise ValueError(f"max_nodes={max_nodes!r} is invalid: must be an integer in 2..100")
     rule = _SUPPORT_RULE_ONE if k == 1 else _SUPPORT_RULE_MANY.substitute(k=k)
     system = _INTERROGATION_SYSTEM.substitute(support_rule=rule, max_nodes=max_nodes)
-    user = f"Evidence:\n{evidence.render()}\n\nQuestion: {' '.join(question.split())}\n\n" + (
+    user = f"Evidence:\n{evidence.render(order)}\n\nQuestion: {' '.join(question.split())}\n\n" + (
         _THINK_USER if think_first else "Reply with the JSON object only."
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 def chain_messages(
-    evidence: Evidence, question: str, *, think_first: bool = False
+    evidence: Evidence,
+    question: str,
+    *,
+    think_first: bool = False,
+    order: Sequence[int] | None = None,
 ) -> list[dict[str, Any]]:
     """The chain-shaped interrogation: the same evidence and question as
     :func:`interrogation_messages`, asking only for the sentences that lead to the answer
-    (with ``think_first``, for plain-text reasoning first, as there)."""
+    (with ``think_first``, for plain-text reasoning first, as there; ``order`` as there)."""
     _check_text("question", question)
     if not isinstance(evidence, Evidence):
         raise ValueError(f"evidence must be an Evidence, got {_describe(evidence)}")
-    user = f"Evidence:\n{evidence.render()}\n\nQuestion: {' '.join(question.split())}\n\n" + (
+    user = f"Evidence:\n{evidence.render(order)}\n\nQuestion: {' '.join(question.split())}\n\n" + (
         _THINK_USER if think_first else "Reply with the JSON object only."
     )
     return [{"role": "system", "content": _CHAIN_SYSTEM}, {"role": "user", "content": user}]

@@ -38,7 +38,8 @@ class RefusalReason(StrEnum):
     TIED = "candidates_tied"
     """The top candidates are tied."""
     UNANSWERABLE = "runs_found_no_answer"
-    """At least as many runs said the evidence does not decide as gave the top answer."""
+    """No argument carries an answer, and at least half the usable runs said the evidence does
+    not decide the question."""
     BELOW_K = "below_k"
     """``require_k`` is set and the answer's support width is below k."""
     INSUFFICIENT_EVIDENCE = "insufficient_evidence"

@@ -66,6 +66,19 @@ class HopsRecord(TypedDict):
     calls: int
 
 
+class LeaveOutRecord(TypedDict):
+    """Leave-the-argument-out (:mod:`orchestrator.stages.leave_out`): the run asked, the answer
+    whose argument was left out, the span ids hidden, whether the call was made (else why not)
+    and the answer the run gave (filled in after its ingest)."""
+
+    run_id: str
+    answer_left_out: str
+    hidden: list[str]
+    asked: bool
+    answer: str | None
+    why_not: str | None
+
+
 class MergeRecord(TypedDict):
     """Two nodes merged, at ingest of a run or in the merge pass (``at``)."""
 

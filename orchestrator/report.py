@@ -132,6 +132,7 @@ def build_report(
         "remaining_disputes": _remaining_disputes(result, nodes, claim),
         "verifications": result.verifications,
         "hops": result.hops,
+        "leave_out": result.leave_out,
         "rounds": result.rounds,
         "runs": result.runs,
         "givens": givens,
@@ -513,8 +514,8 @@ def _statement(result: LoopResult) -> str:
         why = "The task has no evidence to reason from, so no model call was made."
     elif reason == RefusalReason.UNANSWERABLE:
         why = (
-            "At least as many interrogations found that the evidence does not decide the "
-            "question as gave the best-supported answer."
+            "No argument carries an answer, and at least half the interrogations found that "
+            "the evidence does not decide the question."
         )
     else:
         why = f"Refusal reason: {reason}."

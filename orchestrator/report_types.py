@@ -16,6 +16,7 @@ from orchestrator.records import (
     CallRecord,
     ContradictionRecord,
     HopsRecord,
+    LeaveOutRecord,
     MergeRecord,
     PhaseRecord,
     RunAnswer,
@@ -329,6 +330,8 @@ class RunReport(StopPart, AccountingPart, CorpusPart):
     verifications: list[VerificationRecord]
     hops: HopsRecord | None
     """The hop-by-hop interrogation, when it ran (``config.hops``); else None."""
+    leave_out: LeaveOutRecord | None
+    """Leave-the-argument-out, when it applied (``config.leave_out``); else None."""
     rounds: int
     runs: list[RunRecord]
     givens: list[GivenRecord]

@@ -39,7 +39,7 @@ from orchestrator.live_progress import LiveProgress
 from orchestrator.reasons import RefusalReason
 from orchestrator.report_types import RunReport
 from orchestrator.schemas import SHAPES
-from orchestrator.task import HOPS, RunConfig, Task, TaskError, load_task
+from orchestrator.task import DIVERSITY, HOPS, RunConfig, Task, TaskError, load_task
 
 __all__ = ["DEFAULT_BUDGET_SECONDS", "build_parser", "main"]
 
@@ -156,6 +156,25 @@ def _add_output_flags(parser: argparse.ArgumentParser) -> None:
         "(default: the model's greedy_first in models.json, else off)",
     )
     parser.add_argument(
+        "--diversity",
+        choices=DIVERSITY,
+        default="sample",
+        help="what makes the runs after the first differ: sampling at --temp, or greedy runs "
+        "that each see the documents in another order",
+    )
+    parser.add_argument(
+        "--leave-out",
+        action="store_true",
+        help="once an answer is verified, ask once more without the sentences its argument "
+        "rests on (a second argument is width 2; a flip shows the first was fragile)",
+    )
+    parser.add_argument(
+        "--adaptive",
+        action="store_true",
+        help="start the first interrogation alone, and the other n-1 only when it gives no "
+        "grounded answer",
+    )
+    parser.add_argument(
         "--hops",
         choices=HOPS,
         default="off",
@@ -251,6 +270,9 @@ def _load(args: argparse.Namespace) -> tuple[Task, str, RunConfig]:
             model_greedy_first(model) if args.greedy_first is None else args.greedy_first
         ),
         hops=args.hops,
+        adaptive=args.adaptive,
+        diversity=args.diversity,
+        leave_out=args.leave_out,
         retrieval_k=args.retrieval_k,
         max_retrieval_rounds=args.max_retrieval_rounds,
         context_tokens=args.context_tokens,

@@ -14,6 +14,8 @@ from typing import Any
 
 from orchestrator.schemas import SHAPES
 
+DIVERSITY: tuple[str, ...] = ("sample", "shuffle")
+"""``RunConfig.diversity``: what makes the runs after the first differ."""
 HOPS: tuple[str, ...] = ("off", "on_failure", "always")
 """``RunConfig.hops``: never ask hop by hop, only when the interrogations give no grounded
 answer, or always (:mod:`orchestrator.stages.hops`)."""
@@ -82,6 +84,14 @@ class RunConfig:
     ``hops`` asks the question hop by hop (:mod:`orchestrator.hops`): ``off``, ``on_failure``
     (when the interrogations give no grounded answer) or ``always``; the plan and each lookup
     are one greedy call each, from the same budget.
+    ``diversity`` is what makes the runs after the first differ: ``sample`` (at
+    ``temperature``) or ``shuffle`` (greedy, each seeing the documents in its own order, span
+    ids kept: small models lose accuracy when sampled).
+    ``leave_out`` asks once more, greedy, once an answer is verified, without the sentences
+    its arguments rest on: a second verified argument is width 2 by construction.
+    ``adaptive`` starts the first interrogation alone and the other ``n - 1`` only when it gives
+    no grounded answer: extra calls are spent where the first chain failed, and a verified first
+    answer is never put at risk by sampled runs.
     ``context_tokens`` is the model's context window per request (256..10,000,000; None =
     unknown): evidence is packed to fit it (:mod:`orchestrator.context`).
     """
@@ -107,6 +117,9 @@ class RunConfig:
     context_tokens: int | None = None
     greedy_first: bool = False
     hops: str = "off"
+    adaptive: bool = False
+    diversity: str = "sample"
+    leave_out: bool = False
 
     def __post_init__(self) -> None:
         _int_in("n", self.n, 1, MAX_N)
@@ -136,6 +149,10 @@ class RunConfig:
             _int_in("seed", self.seed, 0, 2**31 - 1)
         if self.context_tokens is not None:
             _int_in("context_tokens", self.context_tokens, MIN_CONTEXT_TOKENS, MAX_CONTEXT_TOKENS)
+        if self.diversity not in DIVERSITY:
+            raise TaskError(
+                f"diversity={self.diversity!r} is invalid: must be one of {', '.join(DIVERSITY)}"
+            )
         if self.hops not in HOPS:
             raise TaskError(f"hops={self.hops!r} is invalid: must be one of {', '.join(HOPS)}")
         if self.interrogation_shape not in SHAPES:
@@ -143,7 +160,15 @@ class RunConfig:
                 f"interrogation_shape={self.interrogation_shape!r} is invalid: must be one of "
                 f"{', '.join(SHAPES)}"
             )
-        for flag in ("structured_output", "think_first", "require_k", "greedy_first"):
+        flags = (
+            "structured_output",
+            "think_first",
+            "require_k",
+            "greedy_first",
+            "adaptive",
+            "leave_out",
+        )
+        for flag in flags:
             if not isinstance(getattr(self, flag), bool):
                 raise TaskError(f"{flag}={getattr(self, flag)!r} is invalid: must be true or false")
 

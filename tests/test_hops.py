@@ -183,3 +183,93 @@ def test_report_md_shows_each_hop_with_its_sentence() -> None:
     text = render_markdown(run(scripted(PLAN, LOOKUPS)))  # type: ignore[arg-type]
     assert "## Hop by hop" in text
     assert "| 2 | Who founded Arlfield Works? | `D2.2` | Malin Corver | found |" in text
+
+
+def test_shuffled_runs_are_greedy_and_see_the_documents_in_another_order() -> None:
+    from orchestrator.api import RunConfig as Config
+
+    def first_lines(messages: list[dict[str, Any]]) -> list[str]:
+        evidence = messages[-1]["content"].split("Question:")[0]
+        return [line.split("]")[0] for line in evidence.splitlines() if line.endswith(".")][:1]
+
+    client = scripted(PLAN, LOOKUPS)
+    config = Config(
+        n=3, k=1, budget_calls=3, temperature=0.8, interrogation_shape="chain",
+        greedy_first=True, diversity="shuffle",
+    )  # fmt: skip
+    run_task(
+        {"question": QUESTION, "documents": DOCUMENTS}, client=client, model="m", config=config
+    )
+    calls = [c for c in client.calls if '"steps"' in c["messages"][0]["content"]]
+    assert [c["kwargs"]["temperature"] for c in calls] == [0.0, 0.0, 0.0]
+    openings = [first_lines(c["messages"]) for c in calls]
+    assert openings[0] == ["[D1.1"] and openings[1] != openings[0]
+    shown = [c["messages"][-1]["content"].splitlines() for c in calls]
+    ids = [sorted(line.split("]")[0] for line in lines if line.startswith("[D")) for lines in shown]
+    assert ids[0] == ids[1] == ids[2]  # every sentence shown, each under its own id
+
+
+def test_arm_7_with_shuffle_diversity_sees_the_same_orders_at_temperature_zero() -> None:
+    from evals.arms import ArmSettings, self_consistency
+
+    seen: list[tuple[float, str]] = []
+
+    def answer(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
+        seen.append((kwargs["temperature"], messages[-1]["content"]))
+        return "Answer: Kelvholt"
+
+    item = {"id": "x", "question": QUESTION, "documents": DOCUMENTS, "kind": "qa"}
+    settings = ArmSettings(samples=3, sample_diversity="shuffle", seed=1)
+    result = self_consistency(item, "m", ScriptedClient(answer), settings=settings)
+    assert result.answer == "Kelvholt"
+    assert [t for t, _ in seen] == [0.0, 0.0, 0.0]
+    assert seen[0][1] != seen[1][1] != seen[2][1]
+    assert DOCUMENTS[1].split("\n")[0] in seen[1][1]  # every document still there
+
+
+TWO_ROADS = [
+    "Title: Malin Corver\nMalin Corver was an engineer. She was born in Kelvholt.",
+    "Title: Kelvholt\nKelvholt is a town. The engineer Malin Corver was born in Kelvholt.",
+    "Title: Kelvford\nKelvford is a town on the Meva River.",
+]
+
+
+def two_roads(second: str) -> ScriptedClient:
+    """A model whose chain cites D1.2 when it can see it, and else ``second``."""
+
+    def answer(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
+        user = messages[-1]["content"]
+        if "[D1.2]" in user:
+            step = {"sentence": "D1.2", "inference": ""}
+            return json.dumps({"steps": [step], "answer": "Kelvholt"})
+        if second == "none":
+            return json.dumps({"steps": [], "answer": "unanswerable"})
+        return json.dumps({"steps": [{"sentence": second, "inference": ""}], "answer": "Kelvholt"})
+
+    return ScriptedClient(answer)
+
+
+def leave_out_run(client: ScriptedClient) -> dict[str, Any]:
+    config = RunConfig(
+        n=1, k=2, budget_calls=2, temperature=0.0, interrogation_shape="chain", leave_out=True
+    )
+    task = {"question": "Where was Malin Corver born?", "documents": TWO_ROADS}
+    return run_task(task, client=client, model="m", config=config)
+
+
+def test_leave_the_argument_out_finds_a_second_road_of_width_two() -> None:
+    client = two_roads("D2.2")
+    report = leave_out_run(client)
+    assert report["answer"] == "Kelvholt"
+    assert report["chosen"]["width"] == 2
+    assert report["leave_out"]["hidden"] == ["D1.2"]
+    assert report["leave_out"]["answer"] == "Kelvholt"
+    second = client.calls[1]["messages"][-1]["content"]
+    assert "[D1.2]" not in second and "[D2.2]" in second  # ids kept, the argument hidden
+
+
+def test_leave_the_argument_out_without_a_second_road_keeps_width_one() -> None:
+    report = leave_out_run(two_roads("none"))
+    assert report["answer"] == "Kelvholt"  # a run that finds nothing vetoes nothing
+    assert report["chosen"]["width"] == 1
+    assert report["leave_out"]["asked"] and report["leave_out"]["answer"] == "unanswerable"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from canned_runs import GOOD, RACK7_TASK, Script, always
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -87,18 +88,53 @@ def test_an_answer_named_in_no_span_is_flagged_and_never_chosen() -> None:
     assert report["refused"] and report["refusal_reason"] == "no_grounded_conclusion"
 
 
-def test_as_many_runs_finding_no_answer_as_giving_the_best_one_refuse() -> None:
-    unanswerable = reply(
-        [node("n1", "conclusion", "The documents do not say where the founder was born.")],
-        [],
-        "unanswerable",
-    )
-    runs = {"r1": founder_run("Braskthorpe", "D2.1"), "r2": unanswerable}
+UNANSWERABLE_RUN = reply(
+    [node("n1", "conclusion", "The documents do not say where the founder was born.")],
+    [],
+    "unanswerable",
+)
+
+
+def test_a_run_that_finds_no_answer_does_not_veto_an_answer_another_run_verified() -> None:
+    """It brings no argument, and only an argument may stand against a verified answer."""
+    runs = {"r1": founder_run("Braskthorpe", "D2.1"), "r2": UNANSWERABLE_RUN}
+    report = run(FOUNDER_TASK, runs, RunConfig(n=2, k=1, budget_calls=2))
+    assert report["answer"] == "Braskthorpe"
+    flags = {c["answer"]: c["flags"] for c in report["candidates"]}
+    assert flags == {"Braskthorpe": [], "unanswerable": ["answer_unanswerable"]}
+
+
+def test_when_no_argument_carries_an_answer_and_most_runs_found_none_the_refusal_says_so() -> None:
+    runs = {"r1": founder_run("Braskmere", "D2.1"), "r2": UNANSWERABLE_RUN}
     report = run(FOUNDER_TASK, runs, RunConfig(n=2, k=1, budget_calls=2))
     assert report["refused"] and report["refusal_reason"] == "runs_found_no_answer"
     assert report["headline"] == "Refused: runs_found_no_answer"
-    flags = {c["answer"]: c["flags"] for c in report["candidates"]}
-    assert flags == {"Braskthorpe": [], "unanswerable": ["answer_unanswerable"]}
+
+
+def test_adaptive_spends_no_call_past_a_verified_first_run() -> None:
+    runs = {"r1": founder_run("Braskthorpe", "D2.1"), "r2": UNANSWERABLE_RUN}
+    report = run(FOUNDER_TASK, runs, RunConfig(n=2, k=1, budget_calls=4, adaptive=True))
+    assert report["answer"] == "Braskthorpe"
+    assert [r["outcome"] for r in report["runs"]] == ["strict", "not_started"]
+    assert "not needed" in report["runs"][1]["errors"][0]
+
+
+def test_adaptive_asks_the_other_runs_when_the_first_is_not_verified() -> None:
+    runs = {"r1": UNANSWERABLE_RUN, "r2": founder_run("Braskthorpe", "D2.1")}
+    report = run(FOUNDER_TASK, runs, RunConfig(n=2, k=1, budget_calls=4, adaptive=True))
+    assert report["answer"] == "Braskthorpe"
+    assert [r["outcome"] for r in report["runs"]] == ["strict", "strict"]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_with_adaptive_runs_a_verified_first_answer_stands_whatever_n(n: int) -> None:
+    """More calls only add: the other runs (here each a different, unverified answer or none)
+    are never asked once the first run is verified, so the answer cannot fall as n grows."""
+    runs = {"r1": founder_run("Braskthorpe", "D2.1")}
+    runs |= {f"r{i}": UNANSWERABLE_RUN for i in range(2, n + 1)}
+    report = run(FOUNDER_TASK, runs, RunConfig(n=n, k=1, budget_calls=n + 2, adaptive=True))
+    assert report["answer"] == "Braskthorpe"
+    assert report["totals"]["calls"] == 1
 
 
 def with_attack(src: str, dst: str) -> str:

@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from corpus.evidence import Evidence, shuffled_order
 from orchestrator import parse, prompts, schemas
 from orchestrator.calls import CallSpec
 from orchestrator.records import CallRecord, RunRecord
@@ -35,15 +36,15 @@ class Interrogation:
         return f"r{self.index}"
 
 
-def fan_out(ctx: LoopContext, ingest: Ingest) -> list[RunRecord]:
-    """Start every run the budget allows, call ``ingest`` on each in run order as soon as it
-    and all earlier ones are back, and return the run records (started runs first, in order,
-    then the ones not started)."""
+def fan_out(ctx: LoopContext, ingest: Ingest, indices: range | None = None) -> list[RunRecord]:
+    """Start every run of ``indices`` (default: all ``n``) the budget allows, call ``ingest``
+    on each in run order as soon as it and all earlier ones are back, and return the run
+    records (started runs first, in order, then the ones not started)."""
     started: list[int] = []
     skipped: list[RunRecord] = []
     # A think-first run is two calls (reasoning, then the graph), reserved together.
     per_run = 2 if ctx.config.think_first else 1
-    for index in range(1, ctx.config.n + 1):
+    for index in indices if indices is not None else range(1, ctx.config.n + 1):
         if not ctx.evidence.spans:  # nothing a given could cite: no call can help
             skipped.append(run_record(f"r{index}", "not_started", ["no evidence"]))
         elif ctx.budget.try_reserve(per_run):
@@ -71,12 +72,23 @@ def fan_out(ctx: LoopContext, ingest: Ingest) -> list[RunRecord]:
     return runs + skipped
 
 
-def interrogation(ctx: LoopContext, index: int) -> Interrogation:
-    """The messages, format and temperature of run ``r<index>`` in the run's shape."""
-    config, evidence = ctx.config, ctx.evidence
+def interrogation(ctx: LoopContext, index: int, shown: Evidence | None = None) -> Interrogation:
+    """The messages, format and temperature of run ``r<index>`` in the run's shape. With
+    ``diversity="shuffle"`` every run after the first is greedy and sees the documents in its
+    own order (:func:`corpus.evidence.shuffled_order`), span ids kept: runs made different by
+    what they see, not by sampling. ``shown`` (greedy, ids kept) replaces the evidence the
+    run sees: leave-the-argument-out (:func:`orchestrator.stages.leave_out`)."""
+    config, evidence = ctx.config, ctx.evidence if shown is None else shown
+    # With greedy_first, run r1 is the model's single best guess (see RunConfig).
+    temperature = 0.0 if config.greedy_first and index == 1 else config.temperature
+    order = None
+    if shown is not None:
+        temperature = 0.0
+    elif config.diversity == "shuffle" and index > 1:
+        order, temperature = shuffled_order(len(ctx.task.documents), index), 0.0
     if config.interrogation_shape == "chain":
         messages = prompts.chain_messages(
-            evidence, ctx.task.question, think_first=config.think_first
+            evidence, ctx.task.question, think_first=config.think_first, order=order
         )
         shape_format = schemas.chain_response_format(evidence.ids)
     else:
@@ -86,20 +98,19 @@ def interrogation(ctx: LoopContext, index: int) -> Interrogation:
             config.k,
             max_nodes=config.max_nodes,
             think_first=config.think_first,
+            order=order,
         )
         shape_format = schemas.interrogation_response_format(
             config.max_nodes, config.max_edges, span_ids=evidence.ids
         )
-    # With greedy_first, run r1 is the model's single best guess (see RunConfig).
-    temperature = 0.0 if config.greedy_first and index == 1 else config.temperature
     response_format = shape_format if config.structured_output else None
     return Interrogation(index, messages, response_format, temperature)
 
 
-def interrogate(ctx: LoopContext, index: int) -> RunRecord:
+def interrogate(ctx: LoopContext, index: int, shown: Evidence | None = None) -> RunRecord:
     """Run ``r<index>``: its calls, the parse (with repair) and its record, the parsed graph
-    under ``graph``."""
-    asked = interrogation(ctx, index)
+    under ``graph``; ``shown`` as in :func:`interrogation`."""
+    asked = interrogation(ctx, index, shown)
     messages, wait = asked.messages, 0.0
     if ctx.config.think_first:
         # The reasoning turn is free text; only the second turn is held to the schema.

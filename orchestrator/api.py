@@ -113,7 +113,7 @@ def run_task(
             wall_s=report["timing"]["wall_s"],
         )
     if out_dir is not None:
-        write_report(report, out_dir)
+        write_report(report, out_dir, evidence=result.evidence)
     return report
 
 

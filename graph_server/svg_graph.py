@@ -236,6 +236,7 @@ def _node(
     )
     return (
         f'<g class="{" ".join(classes)}" id="n{number}" data-i="{number}" '
+        f'data-id="{esc(node["id"])}" '
         f'transform="translate({x},{y})" tabindex="0" role="button">'
         f"<title>{esc(node['claim'])}</title>{rings}{shape}"
         f'<text class="cap" x="8" y="14">{esc(caption)}</text>{text}</g>'

@@ -54,9 +54,66 @@
     canvas.classList.remove("dragging");
   });
 
+  const [nodeW, nodeH] = data.box;
+  const corner = data.nodes.map((_, i) => {
+    const t = document.getElementById("n" + i).transform.baseVal.consolidate().matrix;
+    return [t.e, t.f];
+  });
+
+  // The smallest view holding these nodes (never closer than about their natural size).
+  function fitTo(indices) {
+    if (!indices.length) return show(full.slice());
+    let [x0, y0, x1, y1] = [Infinity, Infinity, -Infinity, -Infinity];
+    indices.forEach((i) => {
+      x0 = Math.min(x0, corner[i][0]);
+      y0 = Math.min(y0, corner[i][1]);
+      x1 = Math.max(x1, corner[i][0] + nodeW);
+      y1 = Math.max(y1, corner[i][1] + nodeH);
+    });
+    const w = Math.max(x1 - x0 + 80, 900), h = Math.max(y1 - y0 + 80, 460);
+    show([(x0 + x1 - w) / 2, (y0 + y1 - h) / 2, w, h]);
+  }
+
+  function shown() {
+    return data.nodes.map((_, i) => i).filter(
+      (i) => document.getElementById("n" + i).getClientRects().length > 0);
+  }
+
   document.getElementById("zoom-in").addEventListener("click", () => zoom(1 / 1.4));
   document.getElementById("zoom-out").addEventListener("click", () => zoom(1.4));
-  document.getElementById("fit").addEventListener("click", () => show(full.slice()));
+  document.getElementById("fit").addEventListener("click", () => fitTo(shown()));
+
+  // Only what a claim rests on and what rests on it, following links either way.
+  function neighbourhood(index) {
+    const seen = new Set([index]);
+    for (const forward of [true, false]) {
+      const queue = [index];
+      while (queue.length) {
+        const at = queue.pop();
+        data.edges.forEach(([src, dst]) => {
+          const [from, to] = forward ? [src, dst] : [dst, src];
+          if (from === at && !seen.has(to)) {
+            seen.add(to);
+            queue.push(to);
+          }
+        });
+      }
+    }
+    data.nodes.forEach((_, i) => {
+      document.getElementById("n" + i).classList.toggle("filtered", !seen.has(i));
+    });
+    data.edges.forEach(([src, dst], number) => {
+      document.getElementById("e" + number).classList.toggle(
+        "filtered", !(seen.has(src) && seen.has(dst)));
+    });
+    document.getElementById("show-all").hidden = false;
+    fitTo([...seen]);
+  }
+  document.getElementById("show-all").addEventListener("click", (event) => {
+    document.querySelectorAll("#graph .filtered").forEach((e) => e.classList.remove("filtered"));
+    event.target.hidden = true;
+    fitTo(shown());
+  });
 
   function element(tag, text, className) {
     const node = document.createElement(tag);
@@ -105,6 +162,10 @@
       fact("argument", node.arguments.map((k) => "argument " + (k + 1)).join(", "));
     }
     inspector.appendChild(facts);
+    const focus = element("button", "show only what it rests on and what rests on it");
+    focus.type = "button";
+    focus.addEventListener("click", () => neighbourhood(index));
+    inspector.appendChild(focus);
     if (node.source !== null && node.type === "given") {
       inspector.appendChild(element("h4", "Cites " + node.source));
       const sentence = document.getElementById("s" + node.sentence);
@@ -159,10 +220,12 @@
   document.querySelectorAll("#toolbar input[data-state]").forEach((box) => {
     box.addEventListener("change", () => {
       svg.classList.toggle("hide-" + box.dataset.state, !box.checked);
+      fitTo(shown());
     });
   });
   document.getElementById("only-args").addEventListener("change", (event) => {
     svg.classList.toggle("only-args", event.target.checked);
+    fitTo(shown());
   });
   document.getElementById("search").addEventListener("input", (event) => {
     const words = event.target.value.trim().toLowerCase();
@@ -173,5 +236,7 @@
     });
   });
 
+  // A big graph opens on the answer's arguments, where a reader starts; "fit" shows all.
+  if (data.nodes.length > data.large && data.focus.length) fitTo(data.focus);
   document.body.dataset.ready = "yes";
 })();

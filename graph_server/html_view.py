@@ -20,9 +20,19 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from graph_server.svg_graph import Drawing, RefusedLink, argument_colour, draw, esc
+from graph_server.svg_graph import (
+    NODE_H,
+    NODE_W,
+    Drawing,
+    RefusedLink,
+    argument_colour,
+    draw,
+    esc,
+)
 
 STATES = ("chosen", "candidate", "surviving", "disputed", "refuted", "unsupported")
+LARGE = 150
+"""Above this many claims the page opens on the answer's arguments rather than on all."""
 STATE_WORDS = {
     "chosen": "chosen answer",
     "candidate": "other candidate",
@@ -169,6 +179,13 @@ def _data(page: Page, drawing: Drawing, sentence_of: dict[str, tuple[int, str]])
             for node_id in sorted(drawing.index, key=drawing.index.__getitem__)
         ],
         "edges": [list(edge) for edge in drawing.edges],
+        "box": [NODE_W, NODE_H],
+        "large": LARGE,
+        "focus": sorted(
+            drawing.index[n]
+            for n in {*member, *([page.answer] if page.answer else [])}
+            if n in drawing.index
+        ),
     }
 
 
@@ -182,6 +199,7 @@ def _toolbar(page: Page) -> str:
         '<nav id="toolbar"><button id="zoom-in" type="button">+</button>'
         '<button id="zoom-out" type="button">−</button>'
         '<button id="fit" type="button">fit</button>'
+        '<button id="show-all" type="button" hidden>show all claims</button>'
         '<input id="search" type="search" placeholder="find a claim" aria-label="find a claim">'
         '<label><input type="checkbox" id="only-args"> only the answers\' arguments</label>'
         f'<span class="states">{boxes}</span>'

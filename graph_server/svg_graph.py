@@ -22,6 +22,8 @@ GAP_X = 96
 GAP_Y = 18
 MARGIN = 24
 MIN_VIEW = (1100, 560)
+WRAP_ROWS = 24
+FOLD_GAP = 28
 LINE_CHARS = 34
 ARGUMENT_COLOURS = (
     "#0072b2",
@@ -84,7 +86,7 @@ def draw(
     index = {node_id: i for i, node_id in enumerate(ids)}
     relations = [(e["src"], e["dst"], e["relation"]) for e in graph["edges"]]
     answers = [n for n in ids if nodes[n]["type"] == "conclusion"]
-    place = layered(ids, relations, last=answers)
+    grid = _grid(layered(ids, relations, last=answers))
     member: dict[str, list[int]] = {}
     for k, argument in enumerate(arguments):
         for node_id in argument:
@@ -101,25 +103,21 @@ def draw(
         colour = (
             _shared_argument(member, src, dst, answer, len(arguments)) if link is None else None
         )
-        parts.append(
-            _edge(len(drawn), place, src, dst, relation, states, colour, link, on_argument)
-        )
+        parts.append(_edge(len(drawn), grid, src, dst, relation, states, colour, link, on_argument))
         drawn.append((index[src], index[dst], relation, link.reason if link else None))
     for (src, dst), link in sorted(why.items()):
         if src in nodes and dst in nodes:
             parts.append(
-                _edge(len(drawn), place, src, dst, "refused", states, None, link, on_argument)
+                _edge(len(drawn), grid, src, dst, "refused", states, None, link, on_argument)
             )
             drawn.append((index[src], index[dst], "refused", link.reason))
     for node_id in ids:
         parts.append(
             _node(
-                index[node_id], nodes[node_id], place, states, member.get(node_id, []), on_argument
+                index[node_id], nodes[node_id], grid, states, member.get(node_id, []), on_argument
             )
         )
-    # GAP_X more on the right: lines within the last column bulge out there.
-    width = MARGIN * 2 + place.columns * (NODE_W + GAP_X)
-    height = MARGIN * 2 + place.rows * (NODE_H + GAP_Y)
+    width, height = grid.width, grid.height
     # A small graph is shown at no more than about its natural size, centred.
     view_w, view_h = max(width, MIN_VIEW[0]), max(height, MIN_VIEW[1])
     left, top = (width - view_w) // 2, (height - view_h) // 2
@@ -133,14 +131,39 @@ def draw(
     return Drawing(svg=svg, index=index, edges=drawn)
 
 
-def _position(place: Placement, node_id: str) -> tuple[int, int]:
-    """Top-left corner: columns centred vertically, so a short column sits mid-height."""
-    column = place.column[node_id]
-    members = sum(1 for c in place.column.values() if c == column)
-    offset = (place.rows - members) * (NODE_H + GAP_Y) // 2
-    x = MARGIN + column * (NODE_W + GAP_X)
-    y = MARGIN + offset + place.row[node_id] * (NODE_H + GAP_Y)
-    return x, y
+@dataclass(frozen=True)
+class Grid:
+    """Each node's top-left corner, its layer, and the drawing's size."""
+
+    at: dict[str, tuple[int, int]]
+    column: dict[str, int]
+    width: int
+    height: int
+
+
+def _grid(place: Placement) -> Grid:
+    """Layers left to right, each centred vertically; a layer longer than :data:`WRAP_ROWS`
+    is folded into side-by-side sub-columns, so 125 givens make a block, not a needle that
+    shrinks the whole drawing to fit the window."""
+    members: dict[int, list[str]] = {}
+    for node_id in sorted(place.row, key=place.row.__getitem__):
+        members.setdefault(place.column[node_id], []).append(node_id)
+    folds = {c: -(-len(ids) // WRAP_ROWS) for c, ids in members.items()}
+    rows = {c: -(-len(ids) // folds[c]) for c, ids in members.items()}
+    tallest = max(rows.values(), default=0)
+    at: dict[str, tuple[int, int]] = {}
+    x = MARGIN
+    for column in range(place.columns):
+        ids = members.get(column, [])
+        offset = (tallest - rows.get(column, 0)) * (NODE_H + GAP_Y) // 2
+        for rank, node_id in enumerate(ids):
+            fold, row = divmod(rank, rows[column])
+            at[node_id] = (x + fold * (NODE_W + FOLD_GAP), MARGIN + offset + row * (NODE_H + GAP_Y))
+        x += folds.get(column, 1) * (NODE_W + FOLD_GAP) - FOLD_GAP + GAP_X
+    # GAP_X more on the right (x already holds it): lines within the last column bulge there.
+    return Grid(
+        at=at, column=place.column, width=x + MARGIN, height=MARGIN * 2 + tallest * (NODE_H + GAP_Y)
+    )
 
 
 def _shared_argument(
@@ -157,7 +180,7 @@ def _shared_argument(
 
 def _edge(
     number: int,
-    place: Placement,
+    grid: Grid,
     src: str,
     dst: str,
     relation: str,
@@ -166,10 +189,10 @@ def _edge(
     refused: RefusedLink | None,
     on_argument: set[str],
 ) -> str:
-    sx, sy = _position(place, src)
-    dx, dy = _position(place, dst)
+    sx, sy = grid.at[src]
+    dx, dy = grid.at[dst]
     x1, y1, x2, y2 = sx + NODE_W, sy + NODE_H // 2, dx, dy + NODE_H // 2
-    if place.column[dst] > place.column[src]:
+    if grid.column[dst] > grid.column[src]:
         bend = max(48, (x2 - x1) // 2)
         path = f"M{x1},{y1} C{x1 + bend},{y1} {x2 - bend},{y2} {x2},{y2}"
     else:
@@ -205,12 +228,12 @@ def _edge(
 def _node(
     number: int,
     node: dict[str, Any],
-    place: Placement,
+    grid: Grid,
     states: dict[str, str],
     arguments: list[int],
     on_argument: set[str],
 ) -> str:
-    x, y = _position(place, node["id"])
+    x, y = grid.at[node["id"]]
     state = states.get(node["id"], "unsupported")
     kind = node["type"]
     classes = ["node", f"st-{state}", f"ty-{kind}"] + (

@@ -136,7 +136,7 @@ class Browser:
         session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})[
             "sessionId"
         ]
-        tab = Tab(self, session)
+        tab = Tab(self, session, target)
         for domain in ("Runtime", "Log", "Network", "Page"):
             tab.send(f"{domain}.enable")
         tab.send(
@@ -168,9 +168,10 @@ class Browser:
 class Tab:
     """One page: commands go to its session; ``problems`` and ``requests`` fill as it runs."""
 
-    def __init__(self, browser: Browser, session: str) -> None:
+    def __init__(self, browser: Browser, session: str, target: str) -> None:
         self.browser = browser
         self.session = session
+        self.target = target
         self.problems: list[str] = []
         """Console errors and warnings, uncaught exceptions, log errors (CSP refusals too)."""
         self.requests: list[str] = []
@@ -245,6 +246,9 @@ class Tab:
                 "Input.dispatchMouseEvent",
                 {"type": kind, "x": where["x"], "y": where["y"], "button": "left", "clickCount": 1},
             )
+
+    def close(self) -> None:
+        self.browser.send("Target.closeTarget", {"targetId": self.target})
 
     def screenshot(self, path: Path) -> None:
         data = self.send("Page.captureScreenshot", {"format": "png"})["data"]

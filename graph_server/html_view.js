@@ -168,6 +168,7 @@
     inspector.appendChild(focus);
     if (node.source !== null && node.type === "given") {
       inspector.appendChild(element("h4", "Cites " + node.source));
+      if (node.from) inspector.appendChild(element("p", node.from, "from"));
       const sentence = document.getElementById("s" + node.sentence);
       if (sentence) {
         sentence.classList.add("current");

@@ -104,6 +104,11 @@ class Page:
     documents: Sequence[Document] = ()
     documents_note: str = ""
     sections: Sequence[Section] = field(default_factory=tuple)
+    """Shown before the documents."""
+    appendix: Sequence[Section] = field(default_factory=tuple)
+    """Shown after the documents (the calls and their cost)."""
+    sources: dict[str, str] = field(default_factory=dict)
+    """Span id -> where its document comes from (a corpus run's file, page and chunk)."""
 
 
 def render_page(page: Page) -> str:
@@ -128,6 +133,7 @@ def render_page(page: Page) -> str:
         _refused(page, drawing),
         *(_section(section, drawing) for section in page.sections),
         documents,
+        *(_section(section, drawing) for section in page.appendix),
     ]
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
@@ -174,6 +180,7 @@ def _data(page: Page, drawing: Drawing, sentence_of: dict[str, tuple[int, str]])
                 "sentence": sentence_of.get(str(nodes[node_id].get("source")), (-1, None))[0],
                 "text": sentence_of.get(str(nodes[node_id].get("source")), (-1, None))[1],
                 "reason": nodes[node_id].get("refute_reason"),
+                "from": page.sources.get(str(nodes[node_id].get("source"))),
                 "arguments": member.get(node_id, []),
             }
             for node_id in sorted(drawing.index, key=drawing.index.__getitem__)

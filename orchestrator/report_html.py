@@ -80,8 +80,20 @@ def report_page(report: RunReport, evidence: Evidence | None = None) -> Page:
         refused=list(refused.values()),
         documents=documents,
         documents_note=note,
-        sections=[_candidates(report), _disputes(report), _calls(report)],
+        sections=[_candidates(report), _disputes(report)],
+        appendix=[_calls(report)],
+        sources=_sources(report),
     )
+
+
+def _sources(report: RunReport) -> dict[str, str]:
+    """A corpus run's cited spans -> the file, page and chunk each comes from."""
+    out: dict[str, str] = {}
+    for given in report["givens"]:
+        citation = given.get("citation")
+        if given["span"] is not None and citation is not None:
+            out[given["span"]] = citation["citation"]
+    return out
 
 
 def _documents(report: RunReport, evidence: Evidence | None) -> tuple[list[Document], str]:

@@ -134,7 +134,7 @@
     const t = g.transform.baseVal.consolidate().matrix;
     const w = Math.min(Math.max(box[2], 700), full[2]);
     const h = w * (box[3] / box[2]);
-    show([t.e + 116 - w / 2, t.f + 29 - h / 2, w, h]);
+    show([t.e + nodeW / 2 - w / 2, t.f + nodeH / 2 - h / 2, w, h]);
   }
 
   function select(index, recentre) {

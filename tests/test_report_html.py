@@ -74,7 +74,7 @@ def test_a_run_writes_report_html_with_its_whole_documents_beside_report_json(
     assert page.startswith("<!DOCTYPE html>")
 
 
-def test_the_same_report_gives_the_same_bytes_even_after_a_json_round_trip(
+def test_the_same_report_gives_the_same_bytes_and_the_page_names_no_address(
     rack7_json: Path,
 ) -> None:
     report = load(rack7_json)

@@ -155,8 +155,9 @@ def _sha256(text: str) -> str:
 
 
 def _json(data: Any) -> str:
-    """JSON that cannot end its ``<script>`` element or open a comment inside it."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    """JSON that cannot end its ``<script>`` element or open a comment inside it (ASCII, so
+    a lone surrogate in model text cannot make the page unwritable as UTF-8)."""
+    text = json.dumps(data, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 

@@ -63,8 +63,10 @@ class Drawing:
 
 
 def esc(text: object) -> str:
-    """Text made safe in HTML element content and in a quoted attribute."""
-    return html.escape(str(text), quote=True)
+    """Text made safe in HTML element content and in a quoted attribute; a lone surrogate
+    (which JSON can carry but UTF-8 cannot) becomes "?"."""
+    plain = str(text).encode("utf-8", "replace").decode("utf-8")
+    return html.escape(plain, quote=True)
 
 
 def argument_colour(index: int) -> str:

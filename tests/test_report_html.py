@@ -24,7 +24,7 @@ from orchestrator.report_html import CITED_ONLY, evidence_from_task_file, render
 
 HOSTILE = (
     '</script><script>alert(1)</script><img src=x onerror="alert(2)">'
-    "\"' onclick='alert(3)' <!-- ]]> {{x}} &amp;"
+    "\"' onclick='alert(3)' <!-- ]]> {{x}} &amp; \u2028 \ud800"
 )
 
 
@@ -126,6 +126,7 @@ def test_hostile_claims_ids_and_spans_are_escaped_everywhere(rack7_json: Path) -
     assert handlers == []
     data = next(s for s in elements.scripts if s.startswith("{"))
     assert "<" not in data and json.loads(data)["nodes"][0]["claim"] == HOSTILE
+    page.encode("utf-8")  # a lone surrogate does not make the page unwritable
 
 
 def test_the_policy_lets_only_the_page_s_own_script_and_style_run(rack7_json: Path) -> None:

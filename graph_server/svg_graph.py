@@ -126,7 +126,7 @@ def draw(
     view = f"{left} {top} {view_w} {view_h}"
     svg = (
         f'<svg id="graph" xmlns="http://www.w3.org/2000/svg" viewBox="{view}" '
-        f'data-view="{view}" role="img" '
+        f'data-view="{view}" role="group" '
         f'aria-label="argument graph, {len(ids)} claims">'
         f'{_markers()}<g id="viewport">{"".join(parts)}</g></svg>'
     )

@@ -6,7 +6,9 @@ reports are the same every time.
 - ``rack7``: the rack-7 fixture answered "yes" by six scripted runs (the design's argument);
 - ``refusal``: the look-alike example: the runs borrow a sister firm's founding year, the chain
   check refuses the link as ``look_alike`` and the run refuses;
-- ``corpus``: a corpus-mode run over a small ingested folder, answered "hall B".
+- ``corpus``: a corpus-mode run over a small ingested folder, answered "hall B";
+- ``two_lines``: an answer of width 2: three runs argue from x9's operating system and the cron
+  policy, three from the operations inventory, and the two lines share no claim.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from canned_runs import RACK7_TASK, Script, always, six_runs
+from canned_runs import RACK7_TASK, Script, always, model_graph, six_runs
 from corpus_fixtures import corpus_script, write_corpus
 
 import corpus
@@ -53,6 +55,58 @@ def borrowed_year_reply() -> str:
         },
     ]
     return json.dumps({"nodes": nodes, "conclusion_node": "n3", "answer": "1921"})
+
+
+TWO_LINES_TASK: dict[str, Any] = {
+    "question": "Can server x9 host the nightly cron job?",
+    "documents": [
+        "Server x9 runs Linux.",
+        "The cron scheduler runs only on Linux hosts. The nightly cron job may go on any host "
+        "that runs the cron scheduler.",
+        "The operations inventory lists server x9 as approved for nightly cron jobs.",
+    ],
+}
+
+
+def _claim(node_id: str, kind: str, claim: str, source: str = "none") -> dict[str, Any]:
+    return {"id": node_id, "type": kind, "source": source, "claim": claim, "confidence": 0.9}
+
+
+def _supports(*pairs: str) -> list[dict[str, Any]]:
+    return [{"src": p[0], "dst": p[1], "relation": "supports", "confidence": 0.85} for p in pairs]
+
+
+def two_lines(out: Path) -> Path:
+    conclusion = _claim("Z", "conclusion", "server x9 can host the nightly cron job")
+    by_system = model_graph(
+        [
+            _claim("A", "given", "Server x9 runs Linux.", "D1.1"),
+            _claim("B", "given", "The cron scheduler runs only on Linux hosts.", "D2.1"),
+            _claim("C", "inference", "server x9 can run the cron scheduler"),
+            conclusion,
+        ],
+        _supports("AC", "BC", "CZ"),
+        "Z",
+    )
+    inventory = "The operations inventory lists server x9 as approved for nightly cron jobs."
+    by_inventory = model_graph(
+        [
+            _claim("D", "given", inventory, "D3.1"),
+            _claim("E", "inference", "server x9 is approved for nightly cron jobs"),
+            conclusion,
+        ],
+        _supports("DE", "EZ"),
+        "Z",
+    )
+    runs = {f"r{i}": by_system if i <= 3 else by_inventory for i in range(1, 7)}
+    run_task(
+        TWO_LINES_TASK,
+        client=ScriptedClient(Script(runs, votes=always("supported")), cost_per_call=0.001),
+        model="scripted",
+        config=RunConfig(seed=3),
+        out_dir=out,
+    )
+    return out / "report.json"
 
 
 def rack7(out: Path) -> Path:
@@ -96,5 +150,6 @@ REPORTS: dict[str, Callable[[Path], Path]] = {
     "rack7": rack7,
     "refusal": refusal,
     "corpus": corpus_run,
+    "two_lines": two_lines,
 }
 """Name -> a function that runs it into a folder and returns its report.json."""

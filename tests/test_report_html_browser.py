@@ -139,3 +139,28 @@ def test_hostile_claims_are_shown_as_text_and_run_nothing(
     assert tab.evaluate("document.querySelector('#inspector .claim').textContent") == hostile
     assert tab.problems == []
     assert tab.requests == [(tmp_path / "report.html").as_uri()]
+
+
+def test_an_answer_of_width_two_is_drawn_as_two_roads_in_two_colours(
+    browser: Browser, reports: dict[str, Path]
+) -> None:
+    report, tab = open_report(browser, reports["two_lines"])
+    arguments = report["chosen"]["arguments"]
+    assert report["chosen"]["width"] == len(arguments) == 2
+    ringed = []
+    for argument in arguments:
+        colours = tab.evaluate(
+            "(ids => [...new Set([...document.querySelectorAll('g.node')]"
+            ".filter(g => ids.includes(g.dataset.id))"
+            ".map(g => g.querySelector('.ring').getAttribute('stroke')))])"
+            f"({json.dumps([step['id'] for step in argument])})"
+        )
+        assert len(colours) == 1, colours  # every claim of one argument in one colour
+        ringed += colours
+    assert len(set(ringed)) == 2
+    lines = tab.evaluate(
+        "[...new Set([...document.querySelectorAll('.edge path[stroke]')]"
+        ".map(p => getComputedStyle(p).stroke))].length"
+    )
+    assert lines == 2
+    assert tab.problems == []

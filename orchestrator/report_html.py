@@ -52,6 +52,8 @@ def evidence_from_task_file(report: RunReport, base: Path) -> Evidence | None:
 
 
 def report_page(report: RunReport, evidence: Evidence | None = None) -> Page:
+    """What the page shows of ``report``: node states as report.md's diagram gives them, the
+    chosen answer's arguments, every refused link once, then the sections."""
     chosen = report["chosen"]
     disputed = {
         c["id"] for pair in report["remaining_disputes"]["contradiction_pairs"] for c in pair

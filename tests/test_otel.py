@@ -7,6 +7,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -139,3 +141,43 @@ def test_the_variable_without_the_extra_is_refused_before_any_call(
     with pytest.raises(TaskError, match="the otel extra is missing"):
         run_task(RACK7_TASK, client=client, model="scripted")
     assert client.calls == []
+
+
+def test_otlp_sends_the_spans_to_the_collector_the_standard_variables_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("opentelemetry.exporter.otlp.proto.http")
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    received: list[tuple[str, bytes]] = []
+
+    class Collector(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            received.append((self.path, body))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-protobuf")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Collector)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        endpoint = f"http://127.0.0.1:{server.server_address[1]}/v1/traces"
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", endpoint)
+        monkeypatch.setenv(OTEL_VARIABLE, "otlp")
+        report, _ = scripted_run(tmp_path)
+    finally:
+        server.shutdown()
+    names = []
+    for path, body in received:
+        assert path == "/v1/traces"
+        request = ExportTraceServiceRequest.FromString(body)
+        names += [s.name for r in request.resource_spans for ss in r.scope_spans for s in ss.spans]
+    assert names.count("invoke_agent logic-graph") == 1
+    assert sum(name.startswith("chat ") for name in names) == len(report["calls"])

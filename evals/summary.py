@@ -27,6 +27,7 @@ from evals.compare import arm_statistics, compare_runs, render_statistics
 from evals.plots import PLOT_NAME, RISK_PLOT_NAME, write_plot, write_risk_coverage_plot
 from evals.results import run_arms
 from evals.score import ABSTAINED, CORRECT, NO_ANSWER, WRONG, row_outcome
+from evals.summary_html import render_summary_html
 from orchestrator.local_models import is_local_model
 
 # The width strata of arm 6 (G4); widths above the last bucket join it.
@@ -538,8 +539,8 @@ def render_markdown(summary: dict[str, Any], plot_note: str) -> str:
 
 
 def write_summary(run_dir: Path) -> dict[str, Any]:
-    """Write summary.md, summary.json and the plot for `run_dir`; return the summary with
-    its markdown under ``"markdown"``."""
+    """Write summary.md, summary.html, summary.json and the plot for `run_dir`; return the
+    summary with its markdown under ``"markdown"``."""
     summary = summarize(run_dir)
     plot_note = write_plot(summary, run_dir / PLOT_NAME)
     if "Plot skipped" not in plot_note:
@@ -548,6 +549,8 @@ def write_summary(run_dir: Path) -> dict[str, Any]:
     summary["plot_note"] = plot_note
     markdown = render_markdown(summary, plot_note)
     (run_dir / "summary.md").write_text(markdown, encoding="utf-8")
+    page = render_summary_html(summary, run_arms(run_dir), run_dir)
+    (run_dir / "summary.html").write_text(page, encoding="utf-8")
     (run_dir / "summary.json").write_text(
         json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8"
     )

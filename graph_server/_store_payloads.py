@@ -12,6 +12,7 @@ import networkx as nx
 
 from graph_server import arguments, disputes, export, semantics
 from graph_server._store_state import Payload
+from graph_server.graph_page import graph_html
 
 
 def snapshot(graph_id: str, graph: nx.MultiDiGraph) -> Payload:
@@ -89,9 +90,9 @@ def exported(
 ) -> Payload:
     """``{graph_id, format, graph, content}`` for a format of ``export.FORMATS``.
 
-    For json ``graph`` is the replayable object and ``content`` null; for graphml and
-    mermaid ``content`` is the text and ``graph`` null. Cost: O(size of the graph) plus,
-    for mermaid, the grounded labelling and contradiction pairs.
+    For json ``graph`` is the replayable object and ``content`` null; for graphml, mermaid
+    and html ``content`` is the text and ``graph`` null. Cost: O(size of the graph) plus,
+    for mermaid and html, the grounded labelling and contradiction pairs.
     """
     shot = snapshot(graph_id, graph)
     answer: Payload = {"graph_id": graph_id, "format": format, "graph": None, "content": None}
@@ -102,4 +103,6 @@ def exported(
     label = semantics.grounded_labelling(graph)
     surviving = sorted(semantics.surviving(graph, label))
     disputed = sorted({n for pair in disputes.contradiction_pairs(graph) for n in pair})
+    if format == "html":
+        return {**answer, "content": graph_html(shot, evidence, surviving, disputed)}
     return {**answer, "content": export.to_mermaid(shot, surviving, disputed)}

@@ -1,4 +1,4 @@
-"""A stored graph written out for use elsewhere: JSON, GraphML or Mermaid.
+"""A stored graph written out for use elsewhere: JSON, GraphML, Mermaid or HTML.
 
 ``json`` is the graph as the store's own tools take it back: ``nodes`` and ``edges`` are
 valid ``assert_graph`` items (only the keys it accepts), ``evidence`` holds ``add_evidence``
@@ -10,6 +10,8 @@ nodes, so givens are not checked a second time), it gives the same checks. Merge
 ``graphml`` is for Gephi, yEd and networkx (list attributes joined with ", ", absent
 values left out, as GraphML has no null). ``mermaid`` is a flowchart an agent can show
 in chat, cut to :data:`MERMAID_MAX_NODES` nodes (the diagram says what was left out).
+``html`` is one self-contained page to open in a browser, every node drawn
+(:mod:`graph_server.graph_page`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from graph_server.mermaid import flowchart
 from graph_server.validation import NODE_KEYS
 
 Payload = dict[str, Any]
-FORMATS = ("graphml", "json", "mermaid")
+FORMATS = ("graphml", "json", "mermaid", "html")
 MERMAID_MAX_NODES = 200
 """Beyond this a flowchart is unreadable in a chat window; the most informative nodes stay."""
 EDGE_KEYS = ("src", "dst", "relation", "confidence", "run_ids")

@@ -74,7 +74,7 @@ def flowchart(
         left, right = _SHAPES.get(node["type"], _SHAPES["inference"])
         label = escape_label(f"{node['claim']} ({node_id})")
         lines.append(f"    {alias[node_id]}{left}{label}{right}")
-        state = _state(node, chosen, candidate_set, surviving_set, disputed_set)
+        state = node_state(node, chosen, candidate_set, surviving_set, disputed_set)
         classes[state].append(alias[node_id])
     attack_links: list[int] = []
     drawn = 0
@@ -102,13 +102,15 @@ def flowchart(
     return "\n".join(lines)
 
 
-def _state(
+def node_state(
     node: dict[str, Any],
     chosen: str | None,
     candidates: set[str],
     surviving: set[str],
     disputed: set[str],
 ) -> str:
+    """How a claim fared, one of the class names: refuted, disputed, chosen, candidate,
+    surviving or unsupported (the first that applies)."""
     node_id = node["id"]
     if node["refuted"]:
         return "refuted"

@@ -207,7 +207,8 @@ class UpdateNodeArguments(GraphArguments):
 
 class ExportGraphArguments(GraphArguments):
     format: str = Field(
-        json_schema_extra={"enum": list(export.FORMATS)}, description="json, graphml or mermaid."
+        json_schema_extra={"enum": list(export.FORMATS)},
+        description="json, graphml, mermaid or html.",
     )
 
 

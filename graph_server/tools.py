@@ -43,7 +43,7 @@ checks tell you where it is weak. A typical session:
 search_evidence finds sentences in an ingested document index; add_evidence registers
 them on a graph, and from then on each given must cite one (source) and restate it,
 or it is kept as an assumption.
-export_graph writes a graph out as json (replayable into assert_graph), graphml or mermaid.
+export_graph writes a graph out as json (replayable into assert_graph), graphml, mermaid or html.
 Graph ids are yours to choose; graphs live in memory until delete_graph (and, when the
 server was started with --state-file, are saved after every change and reloaded at start).
 Unknown argument names are refused, never ignored."""
@@ -384,15 +384,16 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         "export_graph",
-        "Export a graph as JSON, GraphML or Mermaid",
+        "Export a graph as JSON, GraphML, Mermaid or HTML",
         "Write a graph out for use elsewhere. format 'json': graph holds nodes and "
         "edges exactly as assert_graph takes them, evidence spans for add_evidence and "
         "refuted [{id, reason}] for mark_refuted (content is null); replayed into an "
         "empty graph in that order (assert_graph with dedup false) it gives the same "
         "checks. format 'graphml': content is GraphML text for Gephi, yEd or networkx. "
         "format 'mermaid': content is a Mermaid flowchart to show in chat (at most "
-        f"{export.MERMAID_MAX_NODES} nodes; it says what was left out). For those two, "
-        "graph is null.",
+        f"{export.MERMAID_MAX_NODES} nodes; it says what was left out). format 'html': "
+        "content is one self-contained page (no network) drawing every node, to save and "
+        "open in a browser. For those three, graph is null.",
         _READ,
         m.ExportGraphArguments,
         m.ExportGraphAnswer,

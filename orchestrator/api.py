@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +37,10 @@ from orchestrator.report import BackendFailure, build_report, set_wall_clock, wr
 from orchestrator.report_types import HttpLimits, RunLimits, RunReport
 from orchestrator.task import RunConfig, Task, TaskError, validate_task
 from orchestrator.trace import Trace
+
+OTEL_VARIABLE = "LOGIC_GRAPH_OTEL"
+"""Set to ``otlp`` or a file path, each run's OpenTelemetry spans go there (orchestrator/otel.py,
+the ``otel`` extra)."""
 
 __all__ = [
     "RunConfig",
@@ -80,6 +86,7 @@ def run_task(
     report's ``limits.backend_error`` says what happened.
     """
     checked, config = _checked(task, config, budget_seconds)
+    spans = _span_exporter()
     start = time.perf_counter()
     guard = GuardedClient(client, budget_s=budget_seconds)
     trace_path = out_dir / "trace.jsonl" if out_dir is not None else None
@@ -113,8 +120,26 @@ def run_task(
             wall_s=report["timing"]["wall_s"],
         )
     if out_dir is not None:
-        write_report(report, out_dir)
+        write_report(report, out_dir, evidence=result.evidence)
+    if spans is not None:
+        spans(report, trace.events())
     return report
+
+
+def _span_exporter() -> Callable[[RunReport, list[dict[str, Any]]], None] | None:
+    """What sends a run's OpenTelemetry spans where ``LOGIC_GRAPH_OTEL`` says, or None when it
+    is unset; loads the otel extra only then, and says so before any call if it is missing."""
+    target = os.environ.get(OTEL_VARIABLE)
+    if not target:
+        return None
+    try:
+        from orchestrator.otel import export_run
+    except ImportError as exc:
+        raise TaskError(
+            f"{OTEL_VARIABLE} is set but the otel extra is missing ({exc}); "
+            "pip install -e '.[otel]', or unset it"
+        ) from None
+    return lambda report, events: export_run(report, events, target)
 
 
 def _checked(

@@ -5,6 +5,7 @@
     logic-graph ingest DIR --index PATH [--keyword-only] [--max-chars N] [--quiet]
     logic-graph search QUERY... --index PATH [-k N] [--variant TEXT ...] [--keyword-only] [--json]
     logic-graph info --index PATH
+    logic-graph view PATH [--out FILE] [--graph ID] [--open]   (orchestrator/view.py)
 
 Exit codes: 0 success; 1 some files failed (the rest was ingested and committed) or the index
 could not be used; 2 bad arguments (a missing folder, a bad number, an index path that is a
@@ -121,6 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser(
         "serve", help="serve a built-in model over HTTP on 127.0.0.1 (logic-graph serve --help)"
     )
+    commands.add_parser(
+        "view", help="write the HTML page of a report.json, export or state file (view --help)"
+    )
     return parser
 
 
@@ -131,6 +135,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from orchestrator.local import serve_main  # the model machinery only when serving
 
         return serve_main(argv[1:])
+    if argv[:1] == ["view"]:
+        from orchestrator.view import view_main
+
+        return view_main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         if args.command == "ingest":

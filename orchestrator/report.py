@@ -2,7 +2,8 @@
 
 :func:`build_report` returns a JSON-ready :class:`~orchestrator.report_types.RunReport`, built
 here from typed parts; :func:`write_report` writes it as report.json
-and, drawn by :func:`orchestrator.report_md.render_markdown`, as report.md.
+and, drawn by :func:`orchestrator.report_md.render_markdown`, as report.md, and by
+:func:`orchestrator.report_html.render_report_html` as report.html.
 Field meanings are documented in docs/orchestrator.md. Unknown quantities (cost, tokens) are
 None, never 0.
 """
@@ -17,11 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from corpus.evidence import Evidence
 from orchestrator import prompts
 from orchestrator.assess import Candidate
 from orchestrator.loop import LoopResult
 from orchestrator.reasons import RefusalReason
 from orchestrator.records import CallRecord
+from orchestrator.report_html import render_report_html
 from orchestrator.report_md import render_markdown
 from orchestrator.report_types import (
     AccountingPart,
@@ -317,13 +320,18 @@ def _tokens(call: CallRecord, field: TokenField) -> int | None:
     return 0 if call["cost_source"] == "error_response" else None
 
 
-def write_report(report: RunReport, out_dir: Path) -> tuple[Path, Path]:
-    """Write ``report.json`` and ``report.md`` into ``out_dir`` (created if needed)."""
+def write_report(
+    report: RunReport, out_dir: Path, evidence: Evidence | None = None
+) -> tuple[Path, Path]:
+    """Write ``report.json``, ``report.md`` and ``report.html`` into ``out_dir`` (created if
+    needed); ``evidence``, the run's documents, lets report.html show them whole."""
     out_dir.mkdir(parents=True, exist_ok=True)
     json_path = out_dir / "report.json"
     md_path = out_dir / "report.md"
     json_path.write_text(json.dumps(report, indent=2, sort_keys=False) + "\n", encoding="utf-8")
     md_path.write_text(render_markdown(report), encoding="utf-8")
+    html = render_report_html(report, evidence)
+    (out_dir / "report.html").write_text(html, encoding="utf-8")
     return json_path, md_path
 
 

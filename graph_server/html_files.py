@@ -1,0 +1,81 @@
+"""Pages for graphs saved outside a running server: an ``export_graph`` json file, a state file.
+
+Both are read back through a fresh :class:`~graph_server.store.GraphStore` (the export
+replayed the way its docs say, the state file through :class:`~graph_server.state.StateFile`),
+so a page shows what the store itself would check and every validation rule applies to the
+file; then ``export_graph`` html draws it. A file that is neither raises
+:class:`ViewError` with a sentence saying why.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from graph_server._store_persist import assert_batches, refuse_failures
+from graph_server.state import STATE_FORMAT, StateFile, StateFileError
+from graph_server.store import GraphStore
+
+
+class ViewError(Exception):
+    """The file cannot be drawn; the message says why."""
+
+
+def is_export(data: Any) -> bool:
+    """An ``export_graph`` json answer, or the ``graph`` object inside one."""
+    inner = data.get("graph") if isinstance(data, dict) and data.get("format") == "json" else data
+    return isinstance(inner, dict) and {"nodes", "edges", "evidence", "refuted"} <= set(inner)
+
+
+def is_state(data: Any) -> bool:
+    return isinstance(data, dict) and data.get("format") == STATE_FORMAT
+
+
+def export_html(data: dict[str, Any], default_id: str) -> str:
+    """The page of an export (see :func:`is_export`); its graph id, or ``default_id``."""
+    graph_id = str(data.get("graph_id") or default_id)
+    graph = data["graph"] if data.get("format") == "json" else data
+    store = GraphStore()
+    step = store.limits.max_items_per_call
+    try:
+        # The export's own replay order: nodes and edges, then evidence, then refutations.
+        for nodes, edges in assert_batches(graph["nodes"], graph["edges"], step):
+            refuse_failures(store.assert_graph(graph_id, nodes, edges, dedup=False))
+        spans = list(graph["evidence"])
+        for start in range(0, len(spans), step):
+            refuse_failures(store.add_evidence(graph_id, spans[start : start + step]))
+        for item in graph["refuted"]:
+            answer = store.mark_refuted(graph_id, item["id"], item["reason"])
+            if "error" in answer:
+                raise ValueError(answer["error"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ViewError(f"the export does not load into a graph store: {exc}") from None
+    return _html(store, graph_id)
+
+
+def state_html(path: Path, graph_id: str | None) -> tuple[str, str]:
+    """``(graph id, page)`` of one graph of the state file at ``path``: ``graph_id``, or the
+    only graph there is."""
+    store = GraphStore()
+    try:
+        StateFile(path).load_into(store)
+    except StateFileError as exc:
+        raise ViewError(str(exc)) from None
+    ids = [item["graph_id"] for item in store.list_graphs()["graphs"]]
+    if graph_id is None:
+        if len(ids) != 1:
+            raise ViewError(
+                f"{path} holds {len(ids)} graphs; choose one with --graph "
+                f"({', '.join(ids) or 'none stored'})"
+            )
+        graph_id = ids[0]
+    if graph_id not in ids:
+        raise ViewError(f"{path} has no graph {graph_id!r} (it holds: {', '.join(ids)})")
+    return graph_id, _html(store, graph_id)
+
+
+def _html(store: GraphStore, graph_id: str) -> str:
+    answer = store.export_graph(graph_id, "html")
+    if "error" in answer:
+        raise ViewError(answer["error"])
+    return str(answer["content"])

@@ -32,6 +32,7 @@ from orchestrator.report_types import (
     Disputes,
     FailurePart,
     GivenRecord,
+    InterruptPart,
     Limits,
     Retrieval,
     RunLimits,
@@ -151,6 +152,7 @@ def build_report(
         "graph": result.graph,
         "trace_file": trace_file,
         **_corpus_part(corpus),
+        **InterruptPart(),  # a finished run's report has no ``interrupted``
     }
 
 

@@ -118,7 +118,8 @@ def _entry_setting(entry: dict[str, Any] | None, key: str, model: str, kind: typ
 
 def _unknown_model_error(model: str, models_path: Path | None) -> ValueError:
     """The error for a name that would go to OpenRouter but cannot be an OpenRouter id."""
-    known = sorted(LOCAL_MODELS) + _listed_models(models_path)
+    # A built-in model is usually listed in models.json too: each name is offered once.
+    known = list(dict.fromkeys(sorted(LOCAL_MODELS) + _listed_models(models_path)))
     close = difflib.get_close_matches(model, known, n=3, cutoff=0.6)
     hint = f"did you mean {' or '.join(repr(name) for name in close)}? " if close else ""
     return ValueError(

@@ -66,31 +66,29 @@ def run_task(
     budget_started: float | None = None,
 ) -> RunReport:
     """Answer ``task`` (``{"question", "documents" or "corpus", "expected_answer"?}``) and
-        return the report. A corpus task is answered in retrieval rounds
-        (:mod:`orchestrator.corpus_mode`) and its report gains ``retrieval``.
+    return the report. A corpus task is answered in retrieval rounds
+    (:mod:`orchestrator.corpus_mode`) and its report gains ``retrieval``.
 
-        ``client`` is anything with ``ChatClient.chat``'s signature (a ChatClient, a
-        ScriptedClient); ``config`` defaults to :class:`RunConfig()`; with ``out_dir``,
-        report.json, report.md and trace.jsonl are written there. ``progress`` is called after
-        every model call with ``{"step", "calls_done", "budget_calls", "cost_usd_known",
-        "calls_cost_unknown"}``; ``context`` is copied into the report. ``budget_seconds`` is the
-        run's wall-clock budget: no call starts after it, and a ChatClient call that starts gets
-        only the time left (None: no budget). ``report["limits"]`` reports every bound.
-    ``budget_started`` (a ``time.monotonic()`` time) starts the budget earlier than the run,
-so that what came before (a model's start-up, probes of the server) counts in it too.
-``progress`` also receives ``{"announce": text, "round": n}`` when a corpus run rewrites its
-question or starts a retrieval round.
-``stop`` (:class:`RunStop`): once requested, no further call is made and calls in flight are
-    cut; the report is built from what was done and gains ``interrupted`` (see
-    :func:`mark_interrupted`).
+    ``client`` is anything with ``ChatClient.chat``'s signature (a ChatClient, a
+    ScriptedClient); ``config`` defaults to :class:`RunConfig()`; with ``out_dir``,
+    report.json, report.md and trace.jsonl are written there, under a lock on the folder.
+    ``progress`` is called after every model call with ``{"step", "calls_done",
+    "budget_calls", "cost_usd_known", "calls_cost_unknown"}``, and with ``{"announce": text,
+    "round": n}`` when a corpus run rewrites its question or starts a retrieval round;
+    ``context`` is copied into the report. ``budget_seconds`` is the run's wall-clock budget:
+    no call starts after it, and a ChatClient call that starts gets only the time left (None:
+    no budget); ``budget_started`` (a ``time.monotonic()`` time) starts it before the run, so
+    that what came first (a model's start-up, probes of the server) counts in it too.
+    ``report["limits"]`` reports every bound. ``stop`` (:class:`RunStop`): once requested, no
+    further call is made and calls in flight are cut; the report is built from what was done
+    and gains ``interrupted`` (see :func:`mark_interrupted`).
 
-        Raises :class:`TaskError` for an invalid task or a corpus that cannot be searched, before
-        any call is made (:class:`orchestrator.outdir.OutDirInUseError` when another run writes
-        into ``out_dir``), and
-        :class:`BackendUnusableError` when the backend refused or could not be reached (no key,
-        DNS, connection refused, 401, 402, 404) before any call succeeded: after the first such
-        failure no further request is sent. If calls had succeeded first, the run goes on and the
-        report's ``limits.backend_error`` says what happened.
+    Raises :class:`TaskError` for an invalid task or a corpus that cannot be searched, before
+    any call is made (:class:`orchestrator.outdir.OutDirInUseError` when another run writes
+    into ``out_dir``), and :class:`BackendUnusableError` when the backend refused or could not
+    be reached (no key, DNS, connection refused, 401, 402, 404) before any call succeeded:
+    after the first such failure no further request is sent. If calls had succeeded first, the
+    run goes on and the report's ``limits.backend_error`` says what happened.
     """
     checked, config = _checked(task, config, budget_seconds)
     start = time.perf_counter()

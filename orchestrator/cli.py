@@ -12,8 +12,8 @@
 :mod:`orchestrator.ask`; ``logic-graph serve --help``: :func:`orchestrator.local.serve_main`).
 Exit codes of the index commands: 0 success; 1 some files failed (the rest was ingested and
 committed) or the index could not be used; 2 bad arguments (a missing folder, a bad number, an
-index path that is a folder). Progress goes to stderr (a redrawn bar on a terminal, a line per 10% otherwise);
-results go to stdout.
+index path that is a folder). Progress goes to stderr (a redrawn bar on a terminal, a line per
+10% otherwise); results go to stdout.
 """
 
 from __future__ import annotations

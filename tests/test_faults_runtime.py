@@ -7,22 +7,29 @@ the CLI in a subprocess. Timing bounds are generous: the machine may be loaded.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from canned_runs import GOOD, RACK7_TASK
+from test_local import _fake_llama
 
-from orchestrator.client import ChatClient, ResponseTooLargeError
+from orchestrator import local
+from orchestrator.client import ChatClient, LLMError, ResponseTooLargeError
+from orchestrator.local import _check_port_free
 from orchestrator.outdir import OutDirInUseError, locked_out_dir
 from orchestrator.run import main
+from orchestrator.serve_front import ServeFront
 from orchestrator.testing import FakeOpenAIServer, FakeReply, completion_body
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -262,3 +269,162 @@ def test_an_answer_exits_0_and_a_refusal_on_the_evidence_exits_3(
                         "--quiet", "--n", "2"])  # fmt: skip
     assert (answered, refused) == (0, 3)
     assert json.loads((tmp_path / "r" / "report.json").read_text())["refused"] is True
+
+
+# -- #11: logic-graph serve's front ------------------------------------------------------------
+
+
+def raw_request(port: int, head: bytes, *, timeout: float = 10.0) -> bytes:
+    """Send ``head`` on a fresh connection and return what comes back until it closes."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        sock.sendall(head)
+        chunks = []
+        while True:
+            try:
+                chunk = sock.recv(65536)
+            except TimeoutError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+@pytest.fixture
+def front() -> Iterator[tuple[ServeFront, FakeOpenAIServer]]:
+    with (
+        FakeOpenAIServer(routes={"/health": {"status": "ok"}}) as upstream,
+        ServeFront(upstream.base_url.removesuffix("/v1")) as relay,
+    ):
+        yield relay, upstream
+
+
+def test_the_front_relays_chat_calls_and_health_to_the_model_server(
+    front: tuple[ServeFront, FakeOpenAIServer],
+) -> None:
+    relay, upstream = front
+    client = ChatClient(relay.root + "/v1", api_key=None)
+    assert client.chat("m", [{"role": "user", "content": "x"}]).text == "OK"
+    assert upstream.chat_requests()[0]["messages"] == [{"role": "user", "content": "x"}]
+    assert b'"status": "ok"' in raw_request(relay.port, b"GET /health HTTP/1.1\r\nHost: x\r\n"
+                                            b"Connection: close\r\n\r\n")  # fmt: skip
+
+
+def test_a_60_mb_body_is_answered_413_at_once_and_never_reaches_the_model(
+    front: tuple[ServeFront, FakeOpenAIServer],
+) -> None:
+    relay, upstream = front
+    head = (
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"Content-Length: 60000000\r\n\r\n"
+    )
+    started = time.monotonic()
+    answer = raw_request(relay.port, head + b"{" * 65536)
+    assert answer.startswith(b"HTTP/1.1 413") and b"over the limit" in answer
+    assert time.monotonic() - started < 10  # was no reply within 120 s
+    assert upstream.requests == []
+
+
+def test_health_answers_while_64_half_open_connections_say_nothing(
+    front: tuple[ServeFront, FakeOpenAIServer],
+) -> None:
+    relay, _ = front
+    idle = [socket.create_connection(("127.0.0.1", relay.port)) for _ in range(64)]
+    try:
+        started = time.monotonic()
+        answer = raw_request(
+            relay.port, b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        assert answer.startswith(b"HTTP/1.1 200")
+        assert time.monotonic() - started < 5
+    finally:
+        for sock in idle:
+            sock.close()
+
+
+def test_closing_the_front_is_not_held_up_by_a_client_holding_a_connection() -> None:
+    slow = FakeReply(body=completion_body("late"), delay_s=60)
+    with FakeOpenAIServer(lambda req, headers: slow) as upstream:
+        relay = ServeFront(upstream.base_url.removesuffix("/v1"))
+        idle = socket.create_connection(("127.0.0.1", relay.port))
+        client = ChatClient(relay.root + "/v1", api_key=None, max_retries=0, timeout_s=60)
+        failures: list[LLMError] = []
+
+        def call() -> None:
+            try:
+                client.chat("m", [{"role": "user", "content": "x"}])
+            except LLMError as exc:
+                failures.append(exc)
+
+        waiting = threading.Thread(target=call)
+        waiting.start()
+        deadline = time.monotonic() + 30
+        while not upstream.chat_requests() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        started = time.monotonic()
+        relay.close()
+        closed_in = time.monotonic() - started
+        waiting.join(timeout=30)
+        idle.close()
+    assert closed_in < 5 and not waiting.is_alive()
+    assert len(failures) == 1  # the client was cut off, not left waiting a minute
+
+
+def test_a_restart_on_the_same_port_right_after_a_clean_stop_is_not_refused() -> None:
+    with FakeOpenAIServer(routes={"/health": {"status": "ok"}}) as upstream:
+        root = upstream.base_url.removesuffix("/v1")
+        first = ServeFront(root)
+        port = first.port
+        # Connections the server closes first leave TIME_WAIT entries on its port.
+        for _ in range(3):
+            raw_request(port, b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        first.close()
+        _check_port_free(port)  # what `logic-graph serve --port` checks before loading a model
+        with ServeFront(root, port=port) as second:
+            assert second.port == port
+
+
+def cut_off_call(client: ChatClient) -> None:
+    """A chat call that is expected to be cut off (its failure is the point)."""
+    with contextlib.suppress(LLMError):
+        client.chat("local", [{"role": "user", "content": "x"}])
+
+
+def test_serve_stops_on_sigterm_within_seconds_while_a_client_holds_a_connection(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with socket.socket() as probe:  # a free port for the public side
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    slow = FakeReply(body=completion_body("late"), delay_s=60)
+    with FakeOpenAIServer(lambda req, headers: slow, routes={"/health": {"ok": 1}}) as llama:
+        root = llama.base_url.removesuffix("/v1")
+        monkeypatch.setattr(local, "_import_xllamacpp", lambda: _fake_llama(root, []))
+        monkeypatch.setattr(local, "ensure_model_file", lambda spec, **_: tmp_path / "m.gguf")
+        stopped: list[float] = []
+
+        def client_then_sigterm() -> None:
+            url = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                with contextlib.suppress(OSError):
+                    if raw_request(port, b"GET /health HTTP/1.1\r\nConnection: close\r\n\r\n"):
+                        break
+                time.sleep(0.05)
+            held = socket.create_connection(("127.0.0.1", port))  # says nothing, stays open
+            caller = ChatClient(url + "/v1", api_key=None, max_retries=0, timeout_s=60)
+            threading.Thread(target=cut_off_call, args=(caller,), daemon=True).start()
+            while not llama.chat_requests() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            stopped.append(time.monotonic())
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(10)
+            held.close()
+
+        helper = threading.Thread(target=client_then_sigterm, daemon=True)
+        helper.start()
+        code = local.serve_main(["--model", "local", "--port", str(port)])
+        returned = time.monotonic()
+    assert code == 0 and stopped
+    assert returned - stopped[0] < 10  # the target is 5 s; generous for a loaded machine
+    assert capsys.readouterr().out.strip() == f"http://127.0.0.1:{port}/v1"

@@ -172,15 +172,11 @@ class HalfSlow:
         return FakeReply(body=completion_body(GOOD), delay_s=delay)
 
 
-def run_and_signal(
-    argv: list[str], fake: FakeOpenAIServer, sig: int, *, after_requests: int
-) -> tuple[int, float, str]:
-    """Start the CLI in a subprocess, send ``sig`` once the fake server has seen
-    ``after_requests`` chat requests; returns (exit code, seconds from signal to exit,
-    stderr)."""
+def start_cli(argv: list[str]) -> subprocess.Popen[str]:
+    """``python -m orchestrator.run ARGV`` in a subprocess, on this checkout's code."""
     env = {k: v for k, v in os.environ.items() if k != "OPENROUTER_API_KEY"}
-    env["PYTHONPATH"] = str(ROOT)  # this checkout's code, not an installed copy
-    proc = subprocess.Popen(
+    env["PYTHONPATH"] = str(ROOT)  # not an installed copy
+    return subprocess.Popen(
         [sys.executable, "-m", "orchestrator.run", *argv],
         cwd=ROOT,
         env=env,
@@ -188,6 +184,15 @@ def run_and_signal(
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def run_and_signal(
+    argv: list[str], fake: FakeOpenAIServer, sig: int, *, after_requests: int
+) -> tuple[int, float, str]:
+    """Start the CLI in a subprocess, send ``sig`` once the fake server has seen
+    ``after_requests`` chat requests; returns (exit code, seconds from signal to exit,
+    stderr)."""
+    proc = start_cli(argv)
     try:
         deadline = time.monotonic() + 120
         while len(fake.chat_requests()) < after_requests and time.monotonic() < deadline:
@@ -234,17 +239,7 @@ def test_ctrl_c_before_the_first_call_exits_130_without_a_traceback(
     # The server hangs on the probe of its catalog: the run has not started yet.
     catalog = FakeReply(body={"data": []}, delay_s=60)
     with FakeOpenAIServer(lambda req, headers: GOOD, catalog=catalog) as fake:
-        env = {k: v for k, v in os.environ.items() if k != "OPENROUTER_API_KEY"}
-        env["PYTHONPATH"] = str(ROOT)
-        argv = [*served(task_file, fake.base_url), "--out", str(tmp_path / "o")]
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "orchestrator.run", *argv],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        proc = start_cli([*served(task_file, fake.base_url), "--out", str(tmp_path / "o")])
         deadline = time.monotonic() + 60
         while not any(r.path.endswith("/models") for r in fake.requests):
             assert time.monotonic() < deadline and proc.poll() is None

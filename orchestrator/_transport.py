@@ -99,12 +99,21 @@ class WatchGroup:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._dogs: set[Watchdog] = set()
-        self.fired = False
+        self._fired = threading.Event()
+
+    @property
+    def fired(self) -> bool:
+        return self._fired.is_set()
+
+    def pause(self, seconds: float) -> None:
+        """Sleep ``seconds``, or less when the group is fired meanwhile (a back-off between
+        retries must not outlast an interrupt)."""
+        self._fired.wait(seconds)
 
     def join(self, dog: Watchdog) -> None:
         with self._lock:
             self._dogs.add(dog)
-            late = self.fired
+            late = self._fired.is_set()
         if late:
             dog.fire()
 
@@ -114,7 +123,7 @@ class WatchGroup:
 
     def fire_all(self) -> None:
         with self._lock:
-            self.fired = True
+            self._fired.set()
             dogs = list(self._dogs)
         for dog in dogs:
             dog.fire()

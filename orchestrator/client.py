@@ -152,7 +152,8 @@ class ChatClient(ChatSeam):
     ``<base_url>/models`` once, lazily, when a model has no price (failure only logs).
     ``default_max_tokens`` bounds every request whose caller sets no ``max_tokens``.
     ``max_concurrency`` (None: no limit) caps the HTTP attempts in flight at once; the others
-    wait for a free place within their own call's time limit. ``max_response_bytes`` caps the
+    wait for a free place within their own call's time limit (``sleep``, default a wait that
+    :meth:`abort` cuts short, is the back-off between attempts). ``max_response_bytes`` caps the
     body of one answer (:class:`ResponseTooLargeError` beyond it). :meth:`abort` ends every
     attempt in flight and refuses later ones (an interrupted run). ``sleep``, ``clock``
     (monotonic), ``wall_clock`` (Unix time) and ``rng`` exist for tests.
@@ -174,7 +175,7 @@ class ChatClient(ChatSeam):
         default_max_tokens: int = DEFAULT_MAX_TOKENS,
         max_concurrency: int | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
         rng: random.Random | None = None,
@@ -241,7 +242,8 @@ class ChatClient(ChatSeam):
         self.max_retry_after_s = max_retry_after_s
         self._fetch_catalog = fetch_catalog
         self._catalog_tried = False
-        self._sleep = sleep
+        # The default back-off wait ends early on abort(), so an interrupt is not held up.
+        self._sleep = sleep if sleep is not None else self._attempts.pause
         self._clock = clock
         self._wall_clock = wall_clock
         self._rng = rng or random.Random()
@@ -516,8 +518,11 @@ class ChatClient(ChatSeam):
         self, model: str, payload: dict[str, Any], deadline: float | None
     ) -> ChatResult:
         """One attempt, once a place under ``max_concurrency`` is free; the wait counts
-        against the call's deadline, never against the attempt's own limit."""
+        against the call's deadline, never against the attempt's own limit. Nothing is sent
+        once the client is aborted."""
         thread = threading.get_ident()
+        if self.aborted:
+            raise LLMTimeoutError(f"the client was stopped; no request sent to {self.base_url}")
         if self._slots is None:
             with self._since_lock:
                 self._slot_since[thread] = self._clock()
@@ -533,6 +538,8 @@ class ChatClient(ChatSeam):
                 f"{self.base_url} before the call's time limit"
             )
         try:
+            if self.aborted:  # stopped while this call waited for its place
+                raise LLMTimeoutError(f"the client was stopped; no request sent to {self.base_url}")
             with self._since_lock:
                 self._slot_since[thread] = self._clock()
             return self._attempt(model, payload, self._limit(deadline))

@@ -85,6 +85,37 @@ def test_a_slow_models_route_gives_a_report_not_a_protocol_error_traceback(
     assert elapsed < 30
 
 
+# -- #5: a stopped client waits for nothing and sends nothing more ------------------------------
+
+
+def test_abort_cuts_a_retry_back_off_short_and_sends_no_further_request() -> None:
+    busy = FakeReply(status=503, headers={"Retry-After": "30"})
+    with FakeOpenAIServer(lambda req, headers: busy) as fake:
+        client = ChatClient(fake.base_url, api_key=None, max_retries=3)
+        failures: list[LLMError] = []
+        caller = threading.Thread(target=lambda: failures.extend(call_failures(client)))
+        caller.start()
+        deadline = time.monotonic() + 30
+        while not fake.chat_requests() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.2)  # now in its 30 s back-off
+        stopped = time.monotonic()
+        client.abort()
+        caller.join(timeout=30)
+        took = time.monotonic() - stopped
+        sent = len(fake.chat_requests())
+    assert took < 5 and len(failures) == 1 and sent == 1
+
+
+def call_failures(client: ChatClient) -> list[LLMError]:
+    """The failure of one chat call (empty when it succeeds)."""
+    try:
+        client.chat("m", [{"role": "user", "content": "x"}])
+    except LLMError as exc:
+        return [exc]
+    return []
+
+
 # -- #7: an oversized answer is a named backend failure ---------------------------------------
 
 
@@ -344,14 +375,7 @@ def test_closing_the_front_is_not_held_up_by_a_client_holding_a_connection() -> 
         idle = socket.create_connection(("127.0.0.1", relay.port))
         client = ChatClient(relay.root + "/v1", api_key=None, max_retries=0, timeout_s=60)
         failures: list[LLMError] = []
-
-        def call() -> None:
-            try:
-                client.chat("m", [{"role": "user", "content": "x"}])
-            except LLMError as exc:
-                failures.append(exc)
-
-        waiting = threading.Thread(target=call)
+        waiting = threading.Thread(target=lambda: failures.extend(call_failures(client)))
         waiting.start()
         deadline = time.monotonic() + 30
         while not upstream.chat_requests() and time.monotonic() < deadline:
@@ -379,12 +403,6 @@ def test_a_restart_on_the_same_port_right_after_a_clean_stop_is_not_refused() ->
             assert second.port == port
 
 
-def cut_off_call(client: ChatClient) -> None:
-    """A chat call that is expected to be cut off (its failure is the point)."""
-    with contextlib.suppress(LLMError):
-        client.chat("local", [{"role": "user", "content": "x"}])
-
-
 def test_serve_stops_on_sigterm_within_seconds_while_a_client_holds_a_connection(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -408,7 +426,7 @@ def test_serve_stops_on_sigterm_within_seconds_while_a_client_holds_a_connection
                 time.sleep(0.05)
             held = socket.create_connection(("127.0.0.1", port))  # says nothing, stays open
             caller = ChatClient(url + "/v1", api_key=None, max_retries=0, timeout_s=60)
-            threading.Thread(target=cut_off_call, args=(caller,), daemon=True).start()
+            threading.Thread(target=call_failures, args=(caller,), daemon=True).start()
             while not llama.chat_requests() and time.monotonic() < deadline:
                 time.sleep(0.05)
             stopped.append(time.monotonic())

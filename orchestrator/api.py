@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator._pricing import DEFAULT_MODELS_PATH
-from orchestrator.client import ChatClient, GuardedClient, SupportsChat
+from orchestrator.client import ChatClient, GuardedClient, RunStop, SupportsChat
 from orchestrator.context import fit_documents
 from orchestrator.corpus_mode import CorpusRun, run_corpus_task
 from orchestrator.errors import (
@@ -29,12 +29,15 @@ from orchestrator.errors import (
     ContextOverflowError,
     LLMError,
     LLMTimeoutError,
+    ResponseTooLargeError,
     RetryExhaustedError,
+    RunInterruptedError,
 )
 from orchestrator.live_progress import LiveProgress
 from orchestrator.loop import LoopResult, Progress, run_loop
+from orchestrator.outdir import locked_out_dir
 from orchestrator.report import BackendFailure, build_report, set_wall_clock, write_report
-from orchestrator.report_types import HttpLimits, RunLimits, RunReport
+from orchestrator.report_types import HttpLimits, InterruptRecord, RunLimits, RunReport
 from orchestrator.task import RunConfig, Task, TaskError, validate_task
 from orchestrator.trace import Trace
 
@@ -65,6 +68,8 @@ def run_task(
     progress: Progress | None = None,
     context: dict[str, Any] | None = None,
     budget_seconds: float | None = None,
+    stop: RunStop | None = None,
+    budget_started: float | None = None,
 ) -> RunReport:
     """Answer ``task`` (``{"question", "documents" or "corpus", "expected_answer"?}``) and
     return the report. A corpus task is answered in retrieval rounds
@@ -72,32 +77,42 @@ def run_task(
 
     ``client`` is anything with ``ChatClient.chat``'s signature (a ChatClient, a
     ScriptedClient); ``config`` defaults to :class:`RunConfig()`; with ``out_dir``,
-    report.json, report.md and trace.jsonl are written there. ``progress`` is called after
-    every model call with ``{"step", "calls_done", "budget_calls", "cost_usd_known",
-    "calls_cost_unknown"}``; ``context`` is copied into the report. ``budget_seconds`` is the
-    run's wall-clock budget: no call starts after it, and a ChatClient call that starts gets
-    only the time left (None: no budget). ``report["limits"]`` reports every bound.
+    report.json, report.md and trace.jsonl are written there, under a lock on the folder.
+    ``progress`` is called after every model call with ``{"step", "calls_done",
+    "budget_calls", "cost_usd_known", "calls_cost_unknown"}``, and with ``{"announce": text,
+    "round": n}`` when a corpus run rewrites its question or starts a retrieval round;
+    ``context`` is copied into the report. ``budget_seconds`` is the run's wall-clock budget:
+    no call starts after it, and a ChatClient call that starts gets only the time left (None:
+    no budget); ``budget_started`` (a ``time.monotonic()`` time) starts it before the run, so
+    that what came first (a model's start-up, probes of the server) counts in it too.
+    ``report["limits"]`` reports every bound. ``stop`` (:class:`RunStop`): once requested, no
+    further call is made and calls in flight are cut; the report is built from what was done
+    and gains ``interrupted`` (see :func:`mark_interrupted`).
 
     Raises :class:`TaskError` for an invalid task or a corpus that cannot be searched, before
-    any call is made, and
-    :class:`BackendUnusableError` when the backend refused or could not be reached (no key,
-    DNS, connection refused, 401, 402, 404) before any call succeeded: after the first such
-    failure no further request is sent. If calls had succeeded first, the run goes on and the
-    report's ``limits.backend_error`` says what happened.
+    any call is made (:class:`orchestrator.outdir.OutDirInUseError` when another run writes
+    into ``out_dir``), and :class:`BackendUnusableError` when the backend refused or could not
+    be reached (no key, DNS, connection refused, 401, 402, 404) before any call succeeded:
+    after the first such failure no further request is sent. If calls had succeeded first, the
+    run goes on and the report's ``limits.backend_error`` says what happened.
     """
     checked, config = _checked(task, config, budget_seconds)
     spans = _span_exporter()
     start = time.perf_counter()
-    guard = GuardedClient(client, budget_s=budget_seconds)
+    guard = GuardedClient(client, budget_s=budget_seconds, stop=stop, started=budget_started)
     trace_path = out_dir / "trace.jsonl" if out_dir is not None else None
-    live = progress.watch(guard, config) if isinstance(progress, LiveProgress) else None
-    with Trace(trace_path) as trace, live or contextlib.nullcontext():
+    live = None
+    if isinstance(progress, LiveProgress):
+        live = progress.watch(guard, config, corpus=checked.corpus is not None)
+    lock = locked_out_dir(out_dir) if out_dir is not None else contextlib.nullcontext()
+    with lock, Trace(trace_path) as trace, live or contextlib.nullcontext():
         result, corpus_run = _answer(checked, guard, model, config, trace, progress)
         if guard.unusable is not None and guard.succeeded == 0:
             trace.event("backend_unusable", kind=guard.unusable.kind, error=str(guard.unusable))
             raise guard.unusable.fresh()
         built = time.perf_counter()
-        failure = _backend_failed(guard, result)
+        # An interrupted run's unanswered calls are the interrupt's doing, not the backend's.
+        failure = None if guard.interrupted else _backend_failed(guard, result)
         if failure is not None:
             trace.event("backend_failed", error=failure.reason)
         report = build_report(
@@ -110,6 +125,9 @@ def run_task(
             backend_failure=failure,
         )
         report["timing"]["local_s"]["report"] = round(time.perf_counter() - built, 6)
+        if guard.interrupted:
+            mark_interrupted(report, stop.reason if stop is not None else None)
+            trace.event("interrupted", **report["interrupted"])
         set_wall_clock(report, time.perf_counter() - start)
         trace.event(
             "report",
@@ -119,10 +137,11 @@ def run_task(
             calls=report["totals"]["calls"],
             wall_s=report["timing"]["wall_s"],
         )
-    if out_dir is not None:
-        write_report(report, out_dir, evidence=result.evidence)
+        if out_dir is not None:  # still under the folder's lock
+            write_report(report, out_dir, evidence=result.evidence)
+        events = trace.events()
     if spans is not None:
-        spans(report, trace.events())
+        spans(report, events)
     return report
 
 
@@ -140,6 +159,24 @@ def _span_exporter() -> Callable[[RunReport, list[dict[str, Any]]], None] | None
             "pip install -e '.[otel]', or unset it"
         ) from None
     return lambda report, events: export_run(report, events, target)
+
+
+def mark_interrupted(report: RunReport, by: str | None) -> None:
+    """Mark ``report`` as the report of a run stopped early: ``interrupted`` (what stopped it,
+    how many calls were not made or cut off), and a headline and statement that say so. The
+    outcome itself stays what the finished part of the run established."""
+    stopped = sum(
+        1
+        for call in report["calls"]
+        if (call["error"] or "").startswith(f"{RunInterruptedError.__name__}:")
+    )
+    record: InterruptRecord = {"by": by or "stop requested", "calls_stopped": stopped}
+    report["interrupted"] = record
+    report["headline"] = f"Interrupted ({record['by']}); {report['headline']}"
+    report["statement"] = (
+        f"The run was interrupted ({record['by']}): {stopped} call(s) were not made or were cut "
+        f"off, and this report covers only what was done before. {report['statement']}"
+    )
 
 
 def _checked(
@@ -293,6 +330,11 @@ def backend_failure(error: LLMError, budget_s: float | None, unanswered: str) ->
         fix = (
             f"the backend answers too slowly for these limits: raise --request-timeout{budget}, "
             "lower --concurrency, or use a faster model or server"
+        )
+    elif isinstance(last, ResponseTooLargeError):
+        fix = (
+            "the server sent answers larger than the client reads (a broken or hostile "
+            "server: every request carries max_tokens): check the server and its logs"
         )
     elif isinstance(last, ContextOverflowError):
         fix = (

@@ -50,6 +50,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -69,6 +70,9 @@ only queue the same work again, which is how one call once took 1,175 s."""
 LOCAL_MAX_RETRIES = 0
 HOSTED_TIMEOUT_S = 120.0
 HOSTED_MAX_RETRIES = 3
+PROBE_LIMIT_S = 10.0
+"""The longest one probe of a server before the first call (is it there, what it runs) may
+take, whole answer included."""
 
 
 @dataclass(frozen=True)
@@ -114,7 +118,8 @@ def _entry_setting(entry: dict[str, Any] | None, key: str, model: str, kind: typ
 
 def _unknown_model_error(model: str, models_path: Path | None) -> ValueError:
     """The error for a name that would go to OpenRouter but cannot be an OpenRouter id."""
-    known = sorted(LOCAL_MODELS) + _listed_models(models_path)
+    # A built-in model is usually listed in models.json too: each name is offered once.
+    known = list(dict.fromkeys(sorted(LOCAL_MODELS) + _listed_models(models_path)))
     close = difflib.get_close_matches(model, known, n=3, cutoff=0.6)
     hint = f"did you mean {' or '.join(repr(name) for name in close)}? " if close else ""
     return ValueError(
@@ -165,6 +170,7 @@ def open_backend(
     timeout_s: float | None = None,
     max_retries: int | None = None,
     concurrency: int | None = None,
+    deadline: float | None = None,
 ) -> Iterator[Backend]:
     """Yield a :class:`Backend` for ``model``; stop any server it started on exit.
 
@@ -175,7 +181,10 @@ def open_backend(
     ``preflight`` (the default) a hosted backend is checked first
     (:meth:`ChatClient.preflight`) and :class:`BackendUnusableError` is raised, before any
     chat call, when it has no key or cannot be reached; a server that is not OpenRouter is
-    also asked what it runs (for the structured-output default).
+    also asked what it runs (for the structured-output default). ``deadline`` (a
+    ``time.monotonic()`` time, the end of the caller's wall-clock budget) bounds every such
+    probe: each gets at most :data:`PROBE_LIMIT_S` and none runs past it, so a server that
+    drips its answers cannot hold a run before its first call.
     A built-in model's name with a ``base_url`` means a server that serves that name (such as
     ``logic-graph serve --model local``), not the in-process model.
     Raises ValueError for a bad or unknown model name, a bad setting, or a
@@ -218,7 +227,7 @@ def open_backend(
         software = None
         found = (window, "models.json context_tokens") if window is not None else None
         if preflight:
-            software, found = _checked_server(client, model, found)
+            software, found = _checked_server(client, model, found, deadline)
         default = structured if structured is not None else software is not None
         tokens, source = found if found is not None else (None, None)
         yield Backend(client, model, False, default, None, software, tokens, source)
@@ -256,15 +265,24 @@ def _local_backend(
 
 
 def _checked_server(
-    client: ChatClient, model: str, found: tuple[int, str] | None
+    client: ChatClient, model: str, found: tuple[int, str] | None, deadline: float | None
 ) -> tuple[str | None, tuple[int, str] | None]:
     """Preflight ``client`` (raises :class:`BackendUnusableError`); for a server that is not
     OpenRouter, also what software it runs (structured output) and, unless ``found``, its
-    context window: returns ``(software, found)``."""
-    client.preflight()
+    context window: returns ``(software, found)``. No probe runs past ``deadline``; one that
+    has no time left is skipped (the run's first call then meets the spent budget)."""
+
+    def left() -> float:
+        if deadline is None:
+            return PROBE_LIMIT_S
+        return min(PROBE_LIMIT_S, deadline - time.monotonic())
+
+    if left() <= 0:
+        return None, found
+    client.preflight(timeout_s=left())
     software = None
-    if not client.is_openrouter:
-        owners = client.model_owners()
+    if not client.is_openrouter and left() > 0:
+        owners = client.model_owners(timeout_s=left())
         software = next((_SCHEMA_SERVERS[o] for o in owners if o in _SCHEMA_SERVERS), None)
-        found = found or probe_context_tokens(client.base_url, model)
+        found = found or probe_context_tokens(client.base_url, model, deadline=deadline)
     return software, found

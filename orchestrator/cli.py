@@ -1,16 +1,20 @@
-"""``logic-graph``: build and inspect corpus indexes from the command line.
+"""``logic-graph``: ask a question, serve a built-in model, build and search corpus indexes.
 
 ::
 
+    logic-graph ask "QUESTION" (--doc FILE... | --corpus INDEX) [--model M] [--json] ...
+    logic-graph serve --model local [--port N]
     logic-graph ingest DIR --index PATH [--keyword-only] [--max-chars N] [--quiet]
     logic-graph search QUERY... --index PATH [-k N] [--variant TEXT ...] [--keyword-only] [--json]
     logic-graph info --index PATH
     logic-graph view PATH [--out FILE] [--graph ID] [--open]   (orchestrator/view.py)
 
-Exit codes: 0 success; 1 some files failed (the rest was ingested and committed) or the index
-could not be used; 2 bad arguments (a missing folder, a bad number, an index path that is a
-folder). Progress goes to stderr (a redrawn bar on a terminal, a line per 10% otherwise);
-results go to stdout.
+``ask`` and ``serve`` have their own flags and exit codes (``logic-graph ask --help``:
+:mod:`orchestrator.ask`; ``logic-graph serve --help``: :func:`orchestrator.local.serve_main`).
+Exit codes of the index commands: 0 success; 1 some files failed (the rest was ingested and
+committed) or the index could not be used; 2 bad arguments (a missing folder, a bad number, an
+index path that is a folder). Progress goes to stderr (a redrawn bar on a terminal, a line per
+10% otherwise); results go to stdout.
 """
 
 from __future__ import annotations
@@ -82,9 +86,18 @@ class ProgressBar:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``logic-graph`` (argparse exits 2 on bad arguments)."""
     parser = argparse.ArgumentParser(
-        prog="logic-graph", description="Build and search document-corpus indexes."
+        prog="logic-graph",
+        description="Answer questions from documents with argument graphs and mechanical "
+        "checks (ask), serve a built-in model over HTTP (serve), and build and search "
+        "document-corpus indexes (ingest, search, info).",
     )
     commands = parser.add_subparsers(dest="command", required=True)
+    # Listed here for --help; their arguments belong to orchestrator.ask.main and
+    # orchestrator.local.serve_main, which main() hands them to.
+    commands.add_parser(
+        "ask",
+        help="answer a question from documents or a corpus, or refuse (logic-graph ask --help)",
+    )
 
     ingest = commands.add_parser("ingest", help="ingest a folder into an index (incremental)")
     ingest.add_argument("directory", help="folder of .txt, .md, .html and .pdf files")
@@ -118,7 +131,6 @@ def build_parser() -> argparse.ArgumentParser:
 
     info = commands.add_parser("info", help="summarise an index")
     info.add_argument("--index", required=True, help="index file")
-    # Listed here for --help; its arguments belong to orchestrator.local.serve_main.
     commands.add_parser(
         "serve", help="serve a built-in model over HTTP on 127.0.0.1 (logic-graph serve --help)"
     )
@@ -139,6 +151,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from orchestrator.view import view_main
 
         return view_main(argv[1:])
+    if argv[:1] == ["ask"]:
+        from orchestrator.ask import main as ask_main  # the whole loop only when asking
+
+        return ask_main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         if args.command == "ingest":

@@ -32,7 +32,6 @@ are in :mod:`orchestrator._ledger`.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import os
@@ -45,13 +44,21 @@ from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
 import requests
+import urllib3
 
-from orchestrator._guard import GuardedClient
+from orchestrator._guard import GuardedClient, RunStop
 from orchestrator._ledger import ChatResult, CostLedger
 from orchestrator._pricing import PricingTable
 from orchestrator._request import build_payload, require
 from orchestrator._response import parse_retry_after, read_completion
-from orchestrator._transport import Watchdog, connection_kind, new_session, post
+from orchestrator._transport import (
+    Watchdog,
+    WatchGroup,
+    connection_kind,
+    get_json,
+    new_session,
+    post,
+)
 from orchestrator.chat import ChatRequest, ChatSeam
 from orchestrator.errors import (
     APIStatusError,
@@ -65,7 +72,9 @@ from orchestrator.errors import (
     LLMTimeoutError,
     MalformedResponseError,
     MissingAPIKeyError,
+    ResponseTooLargeError,
     RetryExhaustedError,
+    RunInterruptedError,
     UnexpectedClientError,
 )
 
@@ -92,7 +101,10 @@ __all__ = [
     "MalformedResponseError",
     "MissingAPIKeyError",
     "PricingTable",
+    "ResponseTooLargeError",
     "RetryExhaustedError",
+    "RunInterruptedError",
+    "RunStop",
     "SupportsChat",
     "UnexpectedClientError",
     "is_openrouter_url",
@@ -109,6 +121,10 @@ ENV_BASE_URL = "LOGIC_GRAPH_BASE_URL"
 ENV_API_KEY = "OPENROUTER_API_KEY"
 DEFAULT_MAX_TOKENS = 4096
 """``max_tokens`` of a request whose caller set none: no call may run to the end of a context."""
+DEFAULT_MAX_RESPONSE_BYTES = 8_000_000
+"""The largest answer body a call reads: a completion of ``max_tokens`` 4,096 is tens of kB,
+so anything near this size is a broken or hostile server, and reading 60 MB of it would only
+cost memory and time before the parse failed anyway."""
 _OPENROUTER_HOST = "openrouter.ai"
 # Statuses after which no request to this backend can succeed: the key is wrong (401), the
 # account has no credits (402), or the model or endpoint does not exist (404). 403 is not
@@ -136,7 +152,10 @@ class ChatClient(ChatSeam):
     ``<base_url>/models`` once, lazily, when a model has no price (failure only logs).
     ``default_max_tokens`` bounds every request whose caller sets no ``max_tokens``.
     ``max_concurrency`` (None: no limit) caps the HTTP attempts in flight at once; the others
-    wait for a free place within their own call's time limit. ``sleep``, ``clock``
+    wait for a free place within their own call's time limit (``sleep``, default a wait that
+    :meth:`abort` cuts short, is the back-off between attempts). ``max_response_bytes`` caps the
+    body of one answer (:class:`ResponseTooLargeError` beyond it). :meth:`abort` ends every
+    attempt in flight and refuses later ones (an interrupted run). ``sleep``, ``clock``
     (monotonic), ``wall_clock`` (Unix time) and ``rng`` exist for tests.
     """
 
@@ -155,7 +174,8 @@ class ChatClient(ChatSeam):
         fetch_catalog: bool = False,
         default_max_tokens: int = DEFAULT_MAX_TOKENS,
         max_concurrency: int | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        sleep: Callable[[float], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
         rng: random.Random | None = None,
@@ -184,6 +204,12 @@ class ChatClient(ChatSeam):
             max_concurrency,
             "None or an integer in 1..1024",
         )
+        require(
+            isinstance(max_response_bytes, int) and max_response_bytes >= 1024,
+            "max_response_bytes",
+            max_response_bytes,
+            "an integer >= 1024",
+        )
         for name, value in (
             ("backoff_base_s", backoff_base_s),
             ("max_backoff_s", max_backoff_s),
@@ -205,6 +231,10 @@ class ChatClient(ChatSeam):
         self.max_retries = max_retries
         self.max_concurrency = max_concurrency
         self._slots = threading.BoundedSemaphore(max_concurrency) if max_concurrency else None
+        self.max_response_bytes = max_response_bytes
+        self._attempts = WatchGroup()
+        self._slot_since: dict[int, float] = {}
+        self._since_lock = threading.Lock()
         self.pricing = pricing if pricing is not None else PricingTable.from_models_json()
         self.ledger = ledger if ledger is not None else CostLedger()
         self.backoff_base_s = backoff_base_s
@@ -212,7 +242,8 @@ class ChatClient(ChatSeam):
         self.max_retry_after_s = max_retry_after_s
         self._fetch_catalog = fetch_catalog
         self._catalog_tried = False
-        self._sleep = sleep
+        # The default back-off wait ends early on abort(), so an interrupt is not held up.
+        self._sleep = sleep if sleep is not None else self._attempts.pause
         self._clock = clock
         self._wall_clock = wall_clock
         self._rng = rng or random.Random()
@@ -238,6 +269,23 @@ class ChatClient(ChatSeam):
         with self._lock:
             for session in self._sessions:
                 session.close()
+
+    def abort(self) -> None:
+        """End every HTTP attempt in flight now and make later attempts fail at once, without
+        retries (for an interrupted run: nothing is waited for after this)."""
+        self._attempts.fire_all()
+
+    @property
+    def aborted(self) -> bool:
+        """Whether :meth:`abort` was called."""
+        return self._attempts.fired
+
+    def attempt_started(self, thread_id: int) -> float | None:
+        """When the call running on thread ``thread_id`` got its place among the
+        ``max_concurrency`` requests (clock seconds), or None while it waits for one (or when
+        no such call runs). Live progress shows a call's own age with it, not its queue time."""
+        with self._since_lock:
+            return self._slot_since.get(thread_id)
 
     def send(self, request: ChatRequest) -> ChatResult:
         """One logical chat call (with retries); records it in ``self.ledger`` under its role.
@@ -285,7 +333,8 @@ class ChatClient(ChatSeam):
                     transport_failures += 1
                 delay = self._delay(attempts, getattr(exc, "retry_after_s", None))
                 out_of_time = deadline is not None and self._clock() + delay >= deadline
-                if not exc.retryable or attempts > self.max_retries or out_of_time:
+                stop = not exc.retryable or attempts > self.max_retries or out_of_time
+                if stop or self.aborted:
                     self._give_up(request, exc, attempts, transport_failures, start, out_of_time)
                 log.info(
                     "%s call to %s failed (attempt %d of %d): %s; retrying in %.2fs",
@@ -360,7 +409,8 @@ class ChatClient(ChatSeam):
             failure = LLMConnectionError(
                 self._redact(f"connection to {url} failed: {exc}"), kind=connection_kind(exc)
             )
-        except requests.RequestException as exc:
+        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+            # Slow or broken but there: whatever it is, the chat calls will say.
             log.info("preflight: %s: %s; going on", url, self._redact(str(exc)))
         if failure is not None:
             unusable = self._unusable(failure, None)
@@ -369,25 +419,20 @@ class ChatClient(ChatSeam):
 
     def model_owners(self, *, timeout_s: float = 10.0) -> list[str]:
         """The ``owned_by`` values of ``GET <base_url>/models`` (llama.cpp says ``llamacpp``,
-        vLLM ``vllm``), or [] when the server does not answer that usefully in time. Reads at
-        most 1 MB, so a huge or endless catalog cannot hold the caller."""
+        vLLM ``vllm``), or [] when the server does not answer that usefully within
+        ``timeout_s`` (the whole answer: a server that drips it is cut off). Reads at most
+        1 MB, so a huge or endless catalog cannot hold the caller."""
         url = self.base_url + "/models"
-        try:
-            with (
-                Watchdog(timeout_s),
-                self._session().get(
-                    url,
-                    headers=self._headers(),
-                    timeout=(min(timeout_s, 10.0), timeout_s),
-                    stream=True,
-                ) as response,
-            ):
-                raw = response.raw.read(1_000_000, decode_content=True)
-                ok = response.status_code == 200
-            body = json.loads(raw) if ok else None
-        except (requests.RequestException, OSError, ValueError) as exc:
-            log.info("%s: %s; server software unknown", url, self._redact(str(exc)))
-            return []
+        body, why = get_json(
+            url,
+            limit_s=timeout_s,
+            max_bytes=1_000_000,
+            headers=self._headers(),
+            session=self._session(),
+            redact=self._redact,
+        )
+        if why is not None:
+            log.info("%s: %s; server software unknown", url, why)
         data = body.get("data") if isinstance(body, dict) else None
         entries = data if isinstance(data, list) else []
         return [
@@ -473,9 +518,19 @@ class ChatClient(ChatSeam):
         self, model: str, payload: dict[str, Any], deadline: float | None
     ) -> ChatResult:
         """One attempt, once a place under ``max_concurrency`` is free; the wait counts
-        against the call's deadline, never against the attempt's own limit."""
+        against the call's deadline, never against the attempt's own limit. Nothing is sent
+        once the client is aborted."""
+        thread = threading.get_ident()
+        if self.aborted:
+            raise LLMTimeoutError(f"the client was stopped; no request sent to {self.base_url}")
         if self._slots is None:
-            return self._attempt(model, payload, self._limit(deadline))
+            with self._since_lock:
+                self._slot_since[thread] = self._clock()
+            try:
+                return self._attempt(model, payload, self._limit(deadline))
+            finally:
+                with self._since_lock:
+                    self._slot_since.pop(thread, None)
         wait = None if deadline is None else max(deadline - self._clock(), 0.0)
         if not self._slots.acquire(timeout=wait):
             raise LLMTimeoutError(
@@ -483,8 +538,14 @@ class ChatClient(ChatSeam):
                 f"{self.base_url} before the call's time limit"
             )
         try:
+            if self.aborted:  # stopped while this call waited for its place
+                raise LLMTimeoutError(f"the client was stopped; no request sent to {self.base_url}")
+            with self._since_lock:
+                self._slot_since[thread] = self._clock()
             return self._attempt(model, payload, self._limit(deadline))
         finally:
+            with self._since_lock:
+                self._slot_since.pop(thread, None)
             self._slots.release()
 
     def _limit(self, deadline: float | None) -> float:
@@ -496,7 +557,16 @@ class ChatClient(ChatSeam):
         """One HTTP attempt, whole answer within ``limit_s``; returns a result (latency and
         attempts filled in later) or raises."""
         url = self.base_url + "/chat/completions"
-        response = post(self._session(), url, payload, self._headers(), limit_s, self._redact)
+        response = post(
+            self._session(),
+            url,
+            payload,
+            self._headers(),
+            limit_s,
+            self._redact,
+            group=self._attempts,
+            max_bytes=self.max_response_bytes,
+        )
         retry_after = parse_retry_after(response.headers.get("Retry-After"), now=self._wall_clock())
         reply = read_completion(response, url, retry_after, self._redact)
         cost, source = self._cost(

@@ -24,16 +24,15 @@ back) can still overflow a tight window; it then fails like any other call.
 
 from __future__ import annotations
 
-import json
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-import requests
-
 from corpus.evidence import build_evidence
 from orchestrator import prompts
+from orchestrator._transport import get_json
 from orchestrator.client import DEFAULT_MAX_TOKENS
 from orchestrator.report_types import ContextRecord
 from orchestrator.task import MAX_CONTEXT_TOKENS, MIN_CONTEXT_TOKENS, RunConfig, TaskError
@@ -206,26 +205,29 @@ def _reply_cap(config: RunConfig) -> int:
     return config.max_tokens_interrogation or DEFAULT_MAX_TOKENS
 
 
-def probe_context_tokens(base_url: str, model: str) -> tuple[int, str] | None:
+def probe_context_tokens(
+    base_url: str, model: str, *, deadline: float | None = None
+) -> tuple[int, str] | None:
     """``(tokens, where)``: the per-request context window an OpenAI-compatible server at
     ``base_url`` reports, or None when it reports none. Asked in turn: llama.cpp's
     ``GET <root>/props`` (``default_generation_settings.n_ctx``, per slot), llama.cpp's
     ``GET <root>/slots`` (``n_ctx`` of the first slot), vLLM's ``GET <base_url>/models``
-    (``max_model_len`` of ``model``). Best effort: every failure, slow answer (over
-    :data:`PROBE_TIMEOUT_S`) or odd body means "not said here"."""
+    (``max_model_len`` of ``model``). Best effort: every failure, slow answer (each whole
+    answer within :data:`PROBE_TIMEOUT_S`, all of them before ``deadline``, a
+    ``time.monotonic()`` time) or odd body means "not said here"."""
     root = base_url.rstrip("/")
     root = root[: -len("/v1")] if root.endswith("/v1") else root
-    props = _get_json(root + "/props")
+    props = _get_json(root + "/props", deadline)
     settings = props.get("default_generation_settings") if isinstance(props, dict) else None
     found = _tokens(settings.get("n_ctx") if isinstance(settings, dict) else None)
     if found is not None:
         return found, f"{root}/props default_generation_settings.n_ctx"
-    slots = _get_json(root + "/slots")
+    slots = _get_json(root + "/slots", deadline)
     first = slots[0] if isinstance(slots, list) and slots else None
     found = _tokens(first.get("n_ctx") if isinstance(first, dict) else None)
     if found is not None:
         return found, f"{root}/slots n_ctx"
-    catalog = _get_json(base_url.rstrip("/") + "/models")
+    catalog = _get_json(base_url.rstrip("/") + "/models", deadline)
     entries = catalog.get("data") if isinstance(catalog, dict) else None
     for entry in entries if isinstance(entries, list) else []:
         if isinstance(entry, dict) and entry.get("id") == model:
@@ -235,18 +237,16 @@ def probe_context_tokens(base_url: str, model: str) -> tuple[int, str] | None:
     return None
 
 
-def _get_json(url: str) -> Any:
-    """The JSON body of a 200 answer to ``GET url`` (at most :data:`PROBE_MAX_BYTES`), or
-    None."""
-    try:
-        with requests.get(url, timeout=PROBE_TIMEOUT_S, stream=True) as response:
-            if response.status_code != 200:
-                return None
-            raw = response.raw.read(PROBE_MAX_BYTES, decode_content=True)
-        return json.loads(raw)
-    except (requests.RequestException, OSError, ValueError) as exc:
-        log.info("%s: %s; context window not read there", url, exc)
-        return None
+def _get_json(url: str, deadline: float | None) -> Any:
+    """The JSON body of a 200 answer to ``GET url`` (at most :data:`PROBE_MAX_BYTES`, the
+    whole answer within :data:`PROBE_TIMEOUT_S` and before ``deadline``), or None."""
+    limit = PROBE_TIMEOUT_S
+    if deadline is not None:
+        limit = min(limit, deadline - time.monotonic())
+    body, why = get_json(url, limit_s=limit, max_bytes=PROBE_MAX_BYTES)
+    if why is not None:
+        log.info("%s: %s; context window not read there", url, why)
+    return body
 
 
 def _tokens(value: Any) -> int | None:

@@ -149,6 +149,7 @@ def run_corpus_task(
     """
     index = _usable_index(task, config)
     calls: list[CallRecord] = []
+    _announce(progress, "rewriting the question into search queries", 1)
     rewrite, record = rewrite_question(client, model, task.question, config)
     if record is not None:
         calls.append({**record, "retrieval_round": 1})
@@ -173,6 +174,13 @@ def run_corpus_task(
         if left < 1:  # never in round 1: the rewrite is skipped unless a call is left
             end = END_BUDGET
             break
+        _announce(
+            progress,
+            f"retrieval round {round_no} of at most {config.max_retrieval_rounds}: "
+            f"{len(new)} new chunk(s)"
+            + (f", searched for what round {round_no - 1} lacked" if round_no > 1 else ""),
+            round_no,
+        )
         kept, round_config = _fit_round(task.question, hits, new, cited, config, round_info)
         shown = hits_to_evidence(kept)
         round_task = Task(task.question, shown.documents, task.expected_answer)
@@ -470,6 +478,12 @@ def citation_of(evidence: CorpusEvidence, span_id: str | None) -> GivenSource | 
         "version": hit.version,
         "citation": source.citation(),
     }
+
+
+def _announce(progress: Progress | None, text: str, round_no: int) -> None:
+    """Tell ``progress`` what starts now (a line of live progress; no call is made by it)."""
+    if progress is not None:
+        progress({"announce": text, "round": round_no})
 
 
 def _whole_run(

@@ -6,12 +6,15 @@ Hierarchy::
     ├── APIStatusError            the server answered with an error status (or a 200 carrying one)
     │   └── ContextOverflowError  400/413: the prompt plus max_tokens exceed the context window
     ├── MalformedResponseError    the server answered 200 but the body is unusable
+    ├── ResponseTooLargeError     the answer's body passed the client's size cap (not retried)
     ├── LLMTimeoutError           no answer within the per-call timeout
     ├── LLMConnectionError        the connection failed or broke mid-answer
     ├── RetryExhaustedError       retryable failures used up every allowed attempt
     ├── UnexpectedClientError     a client raised something that is not an LLMError (a bug in
     │                             the client, wrapped so that one bad call cannot end a run)
     ├── CallTimeBudgetError       the run's wall-clock budget was spent: the call was not made
+    ├── RunInterruptedError       the run was interrupted (Ctrl-C, SIGTERM): the call was not
+    │                             made, or its reply was no longer waited for
     └── BackendUnusableError      the backend cannot serve any call: no point in trying more
         ├── MissingAPIKeyError    a hosted model and no key (raised before any request)
         ├── BackendUnreachableError  the host name does not resolve, or nothing listens
@@ -109,6 +112,11 @@ class MalformedResponseError(LLMError):
     object without a numeric code."""
 
 
+class ResponseTooLargeError(LLMError):
+    """The answer's body passed the client's size cap (``max_response_bytes``); reading
+    stopped there. Not retried: the same request would get the same oversized answer."""
+
+
 class LLMTimeoutError(LLMError):
     """The server did not answer within the per-call timeout (retryable)."""
 
@@ -156,6 +164,11 @@ class UnexpectedClientError(LLMError):
 class CallTimeBudgetError(LLMError):
     """The run's wall-clock budget (``--budget-seconds``) was spent before this call started,
     so it was not made (nothing was sent, nothing is billed)."""
+
+
+class RunInterruptedError(LLMError):
+    """The run was asked to stop (Ctrl-C or SIGTERM): this call was not made, or was cut off
+    while in flight; its cost is unknown when it was cut off."""
 
 
 class BackendUnusableError(LLMError):

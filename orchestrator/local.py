@@ -513,6 +513,9 @@ def _check_port_free(port: int) -> None:
     """Raise LocalModelError when 127.0.0.1:``port`` cannot be bound (llama.cpp would fail
     later with a message that does not say so)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        # As the servers bind it: without SO_REUSEADDR, the TIME_WAIT connections of a server
+        # that just stopped would make a free port look taken for a minute or more.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind(("127.0.0.1", port))
         except OSError as exc:
@@ -522,13 +525,23 @@ def _check_port_free(port: int) -> None:
             ) from None
 
 
+STOP_GRACE_S = 5.0
+"""How long ``logic-graph serve`` waits, once stopped, for llama.cpp to shut down before the
+process ends anyway (a generation in progress may hold it)."""
+
+
 def serve_main(argv: list[str] | None = None) -> int:
     """``logic-graph serve --model ALIAS [--port N]``: serve a built-in model over HTTP.
 
     An OpenAI-compatible server (``/v1/chat/completions``, ``/v1/models``, ``/health``) on
-    127.0.0.1 only, so nothing off this machine can reach it. Prints the base URL once ready,
-    runs until Ctrl-C or SIGTERM, and returns 0; 1 when the model cannot be served.
+    127.0.0.1 only, so nothing off this machine can reach it. llama.cpp listens on a private
+    port behind :class:`orchestrator.serve_front.ServeFront`, which owns the public one and
+    bounds every request (body size, read deadlines, a thread per connection). Prints the
+    base URL once ready, runs until Ctrl-C or SIGTERM (within :data:`STOP_GRACE_S` seconds
+    even while clients hold connections), and returns 0; 1 when the model cannot be served.
     """
+    from orchestrator.serve_front import ServeFront
+
     parser = argparse.ArgumentParser(
         prog="logic-graph serve",
         description="Serve a built-in model as an OpenAI-compatible HTTP server on 127.0.0.1.",
@@ -546,17 +559,27 @@ def serve_main(argv: list[str] | None = None) -> int:
     stop = threading.Event()
     # SIGTERM (a service manager, CI's kill) ends the server as cleanly as Ctrl-C does.
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: stop.set())
+    server = LocalModelServer(args.model, port=0, slots=args.slots, draft=args.draft)
     try:
-        with LocalModelServer(
-            args.model, port=args.port, slots=args.slots, draft=args.draft
-        ) as server:
+        if args.port:
+            _check_port_free(args.port)  # before minutes of assembling and loading the model
+        server.start()
+        try:
+            front = ServeFront(server.base_url.removesuffix("/v1"), port=args.port)
+        except OSError as exc:
+            raise LocalModelError(
+                f"port {args.port} on 127.0.0.1 is not free ({exc.strerror}). Fix: pick another "
+                "with --port, or stop what listens there"
+            ) from None
+        with front:
+            base_url = front.root + "/v1"
             print(
-                f"[logic-graph] serving {args.model!r} at {server.base_url} (OpenAI-compatible; "
+                f"[logic-graph] serving {args.model!r} at {base_url} (OpenAI-compatible; "
                 "Ctrl-C stops)",
                 file=sys.stderr,
                 flush=True,
             )
-            print(server.base_url, flush=True)
+            print(base_url, flush=True)
             stop.wait()
     except (LocalModelError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -565,7 +588,23 @@ def serve_main(argv: list[str] | None = None) -> int:
         pass
     finally:
         signal.signal(signal.SIGTERM, previous)
+        _close_within(server, STOP_GRACE_S)
     return 0
+
+
+def _close_within(server: LocalModelServer, seconds: float) -> None:
+    """Close ``server``; when llama.cpp has not shut down after ``seconds`` (a generation in
+    progress can hold its destructor), end the process: a stop must stop."""
+    closer = threading.Thread(target=server.close, name="logic-graph-serve-close", daemon=True)
+    closer.start()
+    closer.join(seconds)
+    if closer.is_alive():
+        print(
+            f"[logic-graph] llama.cpp did not stop within {seconds:g} s; exiting anyway",
+            file=sys.stderr,
+            flush=True,
+        )
+        os._exit(0)
 
 
 def main(argv: list[str] | None = None) -> int:

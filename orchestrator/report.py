@@ -35,6 +35,7 @@ from orchestrator.report_types import (
     Disputes,
     FailurePart,
     GivenRecord,
+    InterruptPart,
     Limits,
     Retrieval,
     RunLimits,
@@ -156,6 +157,7 @@ def build_report(
         "graph": result.graph,
         "trace_file": trace_file,
         **_corpus_part(corpus),
+        **InterruptPart(),  # a finished run's report has no ``interrupted``
     }
 
 

@@ -3,7 +3,8 @@ builds them and :func:`orchestrator.report_md.render_markdown` reads them.
 
 They are TypedDicts (plain dicts at run time), so report.json is written from them unchanged.
 A key is ``NotRequired`` only where some reports lack it: the corpus section (``retrieval``),
-a given's corpus ``citation``, ``limits.backend_failure``, and what a retrieval round records
+a given's corpus ``citation``, ``limits.backend_failure``, ``interrupted`` (only in the report
+of a run stopped early), and what a retrieval round records
 once its loop ran. Field meanings are documented in docs/orchestrator.md.
 """
 
@@ -309,7 +310,21 @@ class CorpusPart(TypedDict):
 # ----------------------------------------------------------------------------- the report
 
 
-class RunReport(StopPart, AccountingPart, CorpusPart):
+class InterruptRecord(TypedDict):
+    """report.json ``interrupted``: what stopped the run early and how many calls it cost."""
+
+    by: str
+    calls_stopped: int
+
+
+class InterruptPart(TypedDict):
+    """``interrupted``, present only when the run was stopped early (set after building, by
+    :func:`orchestrator.api.mark_interrupted`)."""
+
+    interrupted: NotRequired[InterruptRecord]
+
+
+class RunReport(StopPart, AccountingPart, CorpusPart, InterruptPart):
     """report.json: the outcome first, then the evidence, the graph, the costs and settings."""
 
     report_version: int

@@ -6,13 +6,21 @@ backend and prints. The CLI resolves ``--model`` through
 :func:`orchestrator.backend.open_backend` (so ``--model local`` starts the built-in model),
 prints progress to stderr and the report path (or, with ``--json``, the report) to stdout.
 
-Exit codes: 0 the run finished (an answer or a refusal: refusing is a valid outcome), 1 the
-model backend could not be used (no key, unreachable, key rejected, no credits, unknown model,
-or a built-in model that cannot start), or no call returned a reply at all (server errors,
-broken connections, time-outs: the report is written, refused as ``backend_failed``, and the
-error line gives the backend's reason), 2 bad input (task file, its corpus index, flags,
-models file). Errors
-are one line on stderr, ``error: ...``, with the fix.
+Exit codes (:func:`exit_code`; the same for ``logic-graph ask``):
+
+* 0: answered;
+* 3: refused on the evidence (refusing is a valid outcome, but a script should be able to
+  tell it from an answer without reading the report);
+* 1: the model backend could not be used (no key, unreachable, key rejected, no credits,
+  unknown model, a built-in model that cannot start), no call returned a reply at all (the
+  report is written, refused as ``backend_failed``), or the run's ``--budget-seconds`` ran out
+  before it could answer (the report is written);
+* 2: bad input (task file, its corpus index, flags, models file, an ``--out`` another run is
+  writing into);
+* 130: interrupted by Ctrl-C or SIGTERM: the report of what was done is written, marked
+  ``interrupted`` (a second signal quits at once, without it).
+
+Errors are one line on stderr, ``error: ...``, with the fix.
 """
 
 from __future__ import annotations
@@ -21,7 +29,8 @@ import argparse
 import json
 import re
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,15 +42,37 @@ from orchestrator.api import (
     model_shape,
     run_task,
 )
+from orchestrator.client import RunStop
 from orchestrator.corpus_mode import check_corpus
 from orchestrator.errors import BackendUnusableError
+from orchestrator.interrupt import EXIT_INTERRUPTED, stop_on_signals
 from orchestrator.live_progress import LiveProgress
 from orchestrator.reasons import RefusalReason
 from orchestrator.report_types import RunReport
 from orchestrator.schemas import SHAPES
 from orchestrator.task import DIVERSITY, HOPS, RunConfig, Task, TaskError, load_task
 
-__all__ = ["DEFAULT_BUDGET_SECONDS", "build_parser", "main"]
+__all__ = [
+    "DEFAULT_BUDGET_SECONDS",
+    "EXIT_ANSWERED",
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_REFUSED",
+    "EXIT_USAGE",
+    "add_run_options",
+    "build_parser",
+    "default_out",
+    "execute",
+    "exit_code",
+    "fail",
+    "main",
+    "print_report_json",
+]
+
+EXIT_ANSWERED = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_REFUSED = 3
 
 DEFAULT_BUDGET_SECONDS = 1800.0
 """The CLI's wall-clock budget per run: the README demo takes 3-6 minutes on a 2-core CPU."""
@@ -49,22 +80,28 @@ DEFAULT_BUDGET_SECONDS = 1800.0
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface (see ``--help``)."""
-    defaults = RunConfig()
     parser = argparse.ArgumentParser(
         prog="python -m orchestrator.run",
         description="Answer a question from documents with sampled argument graphs, mechanical "
         "checks and targeted re-verification; refuse when the evidence does not carry an answer.",
     )
+    parser.add_argument("--task", required=True, help="task JSON: question, documents")
+    add_run_options(parser)
+    return parser
+
+
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """Add every flag of a run but the task itself (``--task`` here, the question and its
+    documents for ``logic-graph ask``): one definition for both commands."""
+    defaults = RunConfig()
     _add_run_flags(parser, defaults)
     _add_backend_flags(parser)
     _add_output_flags(parser)
     _add_corpus_flags(parser, defaults)
-    return parser
 
 
 def _add_run_flags(parser: argparse.ArgumentParser, defaults: RunConfig) -> None:
-    """Add the task, model and the run's size, shape, sampling and budget flags."""
-    parser.add_argument("--task", required=True, help="task JSON: question, documents")
+    """Add the model and the run's size, shape, sampling and budget flags."""
     parser.add_argument("--model", help="model id (default: default_model of models.json)")
     parser.add_argument(
         "--n",
@@ -211,51 +248,125 @@ def _add_corpus_flags(parser: argparse.ArgumentParser, defaults: RunConfig) -> N
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code."""
+    started = time.monotonic()
     args = build_parser().parse_args(argv)
     try:
-        task, model, config = _load(args)
+        task = _load_task_file(args.task)
     except TaskError as exc:
-        return _fail(2, str(exc))
+        return fail(EXIT_USAGE, str(exc))
+    out_dir = Path(args.out) if args.out else default_out(Path(args.task).stem)
+    return execute(args, task, out_dir, started=started, task_file=args.task)
+
+
+def execute(
+    args: argparse.Namespace,
+    task: Task,
+    out_dir: Path,
+    *,
+    started: float,
+    task_file: str | None,
+    show: Callable[[RunReport, Path], None] | None = None,
+) -> int:
+    """Run ``task`` with the flags of :func:`add_run_options` in ``args``, writing into
+    ``out_dir``; ``started`` (``time.monotonic()``) is when the command began, which the
+    wall-clock budget counts from, start-up and probes included. ``show`` prints the outcome
+    to stdout (default: the report path, or the report with ``--json``). Returns the exit
+    code (see the module docstring)."""
+    try:
+        model, config = _settings(args, task, task_file)
+    except TaskError as exc:
+        return fail(EXIT_USAGE, str(exc))
     budget_seconds = args.budget_seconds or None
-    out_dir = Path(args.out) if args.out else _default_out(Path(args.task))
     if out_dir.exists() and not out_dir.is_dir():
-        return _fail(2, f"--out {str(out_dir)!r} exists and is not a folder")
+        return fail(EXIT_USAGE, f"--out {str(out_dir)!r} exists and is not a folder")
     # Imported here: the backend pulls in the local-model machinery, which --help and input
     # errors do not need.
     from orchestrator.local import LocalModelError
 
     progress = None if args.quiet else LiveProgress()
+    deadline = None if budget_seconds is None else started + budget_seconds
+    stop = RunStop()
     try:
-        report = _run(args, task, model, config, out_dir, budget_seconds, progress)
+        with stop_on_signals(stop):
+            report = _run(args, task, model, config, out_dir, deadline, progress, stop, task_file)
+    except KeyboardInterrupt:
+        print(
+            "[logic-graph] interrupted before the first model call; nothing to report",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
     except BackendUnusableError as exc:  # no key, unreachable, 401/402/404
-        return _fail(1, str(exc))
-    except ValueError as exc:  # bad model name / base URL / models.json
-        return _fail(2, str(exc))
+        return fail(EXIT_FAILED, str(exc))
+    except ValueError as exc:  # bad model name / base URL / models.json / --out in use
+        return fail(EXIT_USAGE, str(exc))
     except (LocalModelError, OSError) as exc:
-        return _fail(1, str(exc))
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        print(out_dir / "report.json")
+        return fail(EXIT_FAILED, str(exc))
+    if show is None:
+        show = print_report_json if args.json else _print_path
+    show(report, out_dir)
+    return _ending(report, out_dir, quiet=args.quiet)
+
+
+def exit_code(report: RunReport) -> int:
+    """The exit code a finished run's ``report`` earns: 130 interrupted, 1 no reply from the
+    backend or the time budget spent before an answer, 3 refused, 0 answered."""
+    if "interrupted" in report:
+        return EXIT_INTERRUPTED
     if report["refusal_reason"] == RefusalReason.BACKEND_FAILED:
-        return _fail(1, f"{report['statement']} The report is in {out_dir}.")
-    if not args.quiet:
+        return EXIT_FAILED
+    if report["refused"] and report["limits"]["deadline_reached"]:
+        return EXIT_FAILED
+    return EXIT_REFUSED if report["refused"] else EXIT_ANSWERED
+
+
+def _ending(report: RunReport, out_dir: Path, *, quiet: bool) -> int:
+    """Say on stderr how the run ended (errors even with ``--quiet``); returns the exit code."""
+    code = exit_code(report)
+    where = f"The report is in {out_dir}."
+    if code == EXIT_INTERRUPTED:
+        by = report["interrupted"]["by"] if "interrupted" in report else "a signal"
+        print(f"[logic-graph] interrupted ({by}); {where}", file=sys.stderr)
+    elif report["refusal_reason"] == RefusalReason.BACKEND_FAILED:
+        fail(code, f"{report['statement']} {where}")
+    elif code == EXIT_FAILED:
+        fail(
+            code,
+            f"the run's wall-clock budget (--budget-seconds {report['limits']['budget_seconds']:g}"
+            f") ran out before the evidence carried an answer ({report['refusal_reason']}). "
+            f"{where} Fix: raise --budget-seconds, or use a faster model or server",
+        )
+    elif not quiet:
         outcome = "refused: " + str(report["refusal_reason"]) if report["refused"] else "answered"
         print(f"[logic-graph] {outcome}; report.md in {out_dir}", file=sys.stderr)
-    return 0
+    return code
 
 
-def _load(args: argparse.Namespace) -> tuple[Task, str, RunConfig]:
-    """(the task, the model id, the run's config) from the parsed flags. Raises TaskError for a
-    bad task file, corpus, budget or backend flag, naming it."""
-    task = load_task(Path(args.task))
-    if task.corpus is not None:
-        check_corpus(task.corpus)
-    elif not task.documents:  # refused here, before a model is started for nothing
+def print_report_json(report: RunReport, out_dir: Path) -> None:
+    """``--json``: the report itself on stdout."""
+    print(json.dumps(report, indent=2))
+
+
+def _print_path(report: RunReport, out_dir: Path) -> None:
+    print(out_dir / "report.json")
+
+
+def _load_task_file(path: str) -> Task:
+    """The task of the file at ``path``; raises TaskError (bad file, no evidence)."""
+    task = load_task(Path(path))
+    if task.corpus is None and not task.documents:
+        # Refused here, before a model is started for nothing.
         raise TaskError(
-            f"task file {args.task!r} has no documents, so there is nothing to answer from; "
+            f"task file {path!r} has no documents, so there is nothing to answer from; "
             "add documents or give a corpus"
         )
+    return task
+
+
+def _settings(args: argparse.Namespace, task: Task, task_file: str | None) -> tuple[str, RunConfig]:
+    """(the model id, the run's config) from the parsed flags. Raises TaskError for a bad
+    corpus, budget or backend flag, naming it."""
+    if task.corpus is not None:
+        check_corpus(task.corpus)
     model = args.model or default_model()
     given = {"n": args.n, "temperature": args.temp, "budget_calls": args.budget_calls}
     sampling = model_sampling(model) | {k: v for k, v in given.items() if v is not None}
@@ -280,7 +391,7 @@ def _load(args: argparse.Namespace) -> tuple[Task, str, RunConfig]:
     if not args.budget_seconds >= 0 or args.budget_seconds == float("inf"):
         raise TaskError(f"--budget-seconds {args.budget_seconds} must be a number >= 0")
     _check_backend_flags(args)
-    return task, model, config
+    return model, config
 
 
 def _run(
@@ -289,11 +400,15 @@ def _run(
     model: str,
     config: RunConfig,
     out_dir: Path,
-    budget_seconds: float | None,
+    deadline: float | None,
     progress: LiveProgress | None,
+    stop: RunStop,
+    task_file: str | None,
 ) -> RunReport:
-    """Open the backend for ``model`` and run ``task`` on it; returns the report. Raises what
-    :func:`orchestrator.backend.open_backend` and :func:`orchestrator.api.run_task` raise."""
+    """Open the backend for ``model`` and run ``task`` on it; returns the report. The run's
+    wall-clock budget ends at ``deadline`` (``time.monotonic()``), whatever start-up took.
+    Raises what :func:`orchestrator.backend.open_backend` and
+    :func:`orchestrator.api.run_task` raise."""
     from orchestrator.backend import open_backend
 
     with open_backend(
@@ -302,6 +417,7 @@ def _run(
         timeout_s=args.request_timeout,
         max_retries=args.retries,
         concurrency=args.concurrency,
+        deadline=deadline,
     ) as backend:
         structured = args.structured_output
         if structured is None:
@@ -315,7 +431,7 @@ def _run(
             out_dir=out_dir,
             progress=progress,
             context={
-                "task_file": str(args.task),
+                "task_file": task_file,
                 "base_url": backend.client.base_url,
                 "local_model": backend.is_local,
                 "context_window": {
@@ -325,14 +441,18 @@ def _run(
                     else backend.context_source,
                 },
             },
-            budget_seconds=budget_seconds,
+            budget_seconds=args.budget_seconds or None,
+            # Start-up and probes count in the budget: it began when the command did.
+            budget_started=None if deadline is None else deadline - args.budget_seconds,
+            stop=stop,
         )
     return report
 
 
-def _default_out(task_path: Path) -> Path:
+def default_out(stem: str) -> Path:
+    """``runs/<UTC time>-<stem>``, the stem made safe for a folder name."""
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", task_path.stem) or "task"
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", stem) or "task"
     return Path("runs") / f"{stamp}-{name}"
 
 
@@ -347,7 +467,8 @@ def _check_backend_flags(args: argparse.Namespace) -> None:
         raise TaskError(f"--concurrency {args.concurrency} must be a whole number in 1..1024")
 
 
-def _fail(code: int, message: str) -> int:
+def fail(code: int, message: str) -> int:
+    """Print ``message`` as one ``error: ...`` line on stderr; returns ``code``."""
     print(f"error: {' '.join(message.split())}", file=sys.stderr)
     return code
 

@@ -213,7 +213,12 @@ def validate_task(task: Any) -> Task:
                 f"task field 'corpus' must be the path of an index, got {_shown(corpus)}"
             )
         return Task(question.strip(), (), expected, corpus=corpus.strip())
-    documents = task.get("documents")
+    if "documents" not in task:
+        raise TaskError(
+            "task has neither 'documents' (a list of strings: the texts to answer from) nor "
+            "'corpus' (the path of an index made by logic-graph ingest); give one of them"
+        )
+    documents = task["documents"]
     if not isinstance(documents, list):
         raise TaskError(
             f"task field 'documents' must be a list of strings, got {_shown(documents)}"

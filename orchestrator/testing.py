@@ -127,7 +127,8 @@ class FakeOpenAIServer:
     every further request gets a 500 saying so). None answers every request with "OK".
     GET ``.../models`` returns ``catalog`` (default ``{"data": []}``); GET of a path in
     ``routes`` returns its JSON body (``{"/props": {...}}`` imitates llama.cpp); anything else
-    is a 404.
+    is a 404. A ``catalog`` or route given as a :class:`FakeReply` is answered as such (to drip
+    or delay a probe).
     A handler that raises produces a 500, and the exception is kept in ``.handler_errors``.
 
     **Slow mode** (``seconds_per_token > 0``) imitates a model that generates at a fixed rate:
@@ -145,7 +146,7 @@ class FakeOpenAIServer:
         self,
         handler: Handler | Sequence[object] | None = None,
         *,
-        catalog: dict[str, Any] | None = None,
+        catalog: dict[str, Any] | FakeReply | None = None,
         routes: dict[str, Any] | None = None,
         seconds_per_token: float = 0.0,
     ) -> None:
@@ -219,9 +220,9 @@ class FakeOpenAIServer:
     def _reply_for(self, request: FakeRequest) -> FakeReply:
         path = request.path.split("?", 1)[0].rstrip("/")
         if request.method == "GET" and path.endswith("/models"):
-            return FakeReply(body=self._catalog)
+            return _as_route_reply(self._catalog)
         if request.method == "GET" and path in self._routes:
-            return FakeReply(body=self._routes[path])
+            return _as_route_reply(self._routes[path])
         if request.method != "POST" or not path.endswith("/chat/completions"):
             return FakeReply(status=404, body={"error": {"message": "no such route", "code": 404}})
         if not isinstance(request.json, dict):
@@ -256,6 +257,11 @@ class FakeOpenAIServer:
 
     def _wait(self, seconds: float) -> None:
         self._closing.wait(seconds)
+
+
+def _as_route_reply(answer: Any) -> FakeReply:
+    """A GET route's answer: a FakeReply as given, anything else as its JSON body."""
+    return answer if isinstance(answer, FakeReply) else FakeReply(body=answer)
 
 
 def _as_reply(answer: FakeReply | dict[str, Any] | str) -> FakeReply:

@@ -282,6 +282,14 @@ def test_progress_counts_every_round_against_the_whole_budget(tmp_path: Path) ->
 
     assert len(report["retrieval"]["rounds"]) == 2
     # the rewrite (call 1) is not a loop step; every loop call after it is counted once
-    assert [e["calls_done"] for e in events] == list(range(2, report["totals"]["calls"] + 1))
+    announced = [e["announce"] for e in events if "announce" in e]
+    events = [e for e in events if "announce" not in e]
+    calls = [e["calls_done"] for e in events]
+    assert calls == list(range(2, report["totals"]["calls"] + 1))
+    assert announced[0] == "rewriting the question into search queries"
+    assert [line.split(":")[0] for line in announced[1:]] == [
+        "retrieval round 1 of at most 2",
+        "retrieval round 2 of at most 2",
+    ]
     assert {e["budget_calls"] for e in events} == {9}
     assert events[0]["step"].startswith("round 1 ") and events[-1]["step"].startswith("round 2 ")

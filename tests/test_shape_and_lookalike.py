@@ -11,8 +11,9 @@ from canned_runs import RACK7_TASK, Script, always
 
 from orchestrator.api import RunConfig, model_greedy_first, model_sampling, model_shape, run_task
 from orchestrator.report_md import render_markdown
-from orchestrator.run import _load, build_parser
+from orchestrator.run import _settings, build_parser
 from orchestrator.schemas import chain_response_format
+from orchestrator.task import load_task
 from orchestrator.testing import ScriptedClient
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -200,13 +201,14 @@ def test_a_model_entry_sets_its_sampling_and_only_the_fields_it_names(tmp_path: 
 def test_the_cli_runs_the_1_5b_as_one_greedy_chain_unless_told_otherwise() -> None:
     rack7 = str(ROOT / "examples" / "rack7.json")
     parser = build_parser()
-    _, _, config = _load(parser.parse_args(["--task", rack7, "--model", "local-1.5b"]))
+    task = load_task(Path(rack7))
+    _, config = _settings(parser.parse_args(["--task", rack7, "--model", "local-1.5b"]), task, None)
     assert (config.n, config.temperature, config.budget_calls) == (1, 0.0, 3)
     assert config.interrogation_shape == "chain"
     flags = ["--task", rack7, "--model", "local-1.5b", "--n", "4", "--temp", "0.5"]
-    _, _, config = _load(parser.parse_args(flags))
+    _, config = _settings(parser.parse_args(flags), task, None)
     assert (config.n, config.temperature, config.budget_calls) == (4, 0.5, 3)
-    _, _, config = _load(parser.parse_args(["--task", rack7, "--model", "local"]))
+    _, config = _settings(parser.parse_args(["--task", rack7, "--model", "local"]), task, None)
     defaults = RunConfig()
     assert (config.n, config.temperature, config.budget_calls) == (
         defaults.n,

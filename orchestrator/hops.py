@@ -29,10 +29,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from decimal import Decimal, InvalidOperation
 
-from orchestrator.answers import answer_key, normalise_text
-from orchestrator.question import asked, compared_options, smaller_wins, subject_terms, terms
+from orchestrator.answers import answer_key, asked_category, normalise_text
+from orchestrator.question import (
+    asked,
+    compared_options,
+    name_runs,
+    smaller_wins,
+    subject_terms,
+    terms,
+)
 
 REFERENCE = re.compile(r"#\s?(\d+)")
+_WORDS = re.compile(r"[^\W_]+")
 """How a lookup names an earlier lookup's answer: ``#1``."""
 
 FOUND = "found"
@@ -66,9 +74,20 @@ class Hop:
         return asdict(self)
 
 
-def references(lookup: str) -> list[int]:
-    """The earlier lookups ``lookup`` refers to, 1-based, in order of first mention."""
-    return list(dict.fromkeys(int(n) for n in REFERENCE.findall(lookup)))
+_BACK_REFERENCE = re.compile(
+    r"\b(?:this|that|these|those|it|its|they|their|he|she|his|her)\b", re.I
+)
+"""Words with which a lookup may point at the answer before it ("Where is this company?")."""
+
+
+def references(lookup: str, number: int = 0) -> list[int]:
+    """The earlier lookups ``lookup`` (the ``number``-th, 1-based) refers to, in order of
+    first mention: its ``#k``, or, when it has none and says "this", "it", "its" ..., the one
+    just before it (the 1.5B writes "this company" for ``#1`` despite the prompt)."""
+    explicit = list(dict.fromkeys(int(n) for n in REFERENCE.findall(lookup)))
+    if explicit or number <= 1 or not _BACK_REFERENCE.search(lookup):
+        return explicit
+    return [number - 1]
 
 
 def plan_problem(lookups: Sequence[str], question: str) -> str | None:
@@ -86,28 +105,37 @@ def plan_problem(lookups: Sequence[str], question: str) -> str | None:
         return "the plan has no lookup"
     wanted = terms(asked(question))
     for number, lookup in enumerate(lookups, 1):
-        refs = references(lookup)
+        refs = references(lookup, number)
         for ref in refs:
             if not 1 <= ref < number:
                 return f"lookup {number} refers to #{ref}, which is not an earlier lookup"
         if not refs and not terms(REFERENCE.sub(" ", lookup)) & wanted:
             return f"lookup {number} names nothing of the question and no earlier lookup"
+    kind = terms(" ".join(sorted(asked_category(asked(question)))))
+    if kind and not compared_options(question) and not terms(lookups[-1]) & kind:
+        return f"the last lookup does not ask for the question's {' '.join(sorted(kind))}"
     return None
 
 
 def fill(lookup: str, answers: Sequence[str]) -> str:
     """``lookup`` with each ``#k`` replaced by the k-th answer; a reference to an answer not
-    found (yet) stays as written.
+    found (yet) stays as written. A lookup that points back with "this" or "it" instead
+    (:func:`references`) gets the answer it points at in brackets.
 
     >>> fill("Who founded #1, and where was #2 born?", ["Arlfield Works"])
     'Who founded Arlfield Works, and where was #2 born?'
+    >>> fill("Where is this company based?", ["Arlfield Works"])
+    'Where is this company based? (Arlfield Works)'
     """
 
     def answer(match: re.Match[str]) -> str:
         number = int(match.group(1))
         return answers[number - 1] if 1 <= number <= len(answers) else match.group(0)
 
-    return REFERENCE.sub(answer, lookup)
+    if REFERENCE.search(lookup):
+        return REFERENCE.sub(answer, lookup)
+    implicit = references(lookup, len(answers) + 1)
+    return f"{lookup} ({answers[implicit[0] - 1]})" if implicit else lookup
 
 
 def hop_problem(
@@ -133,9 +161,26 @@ def hop_problem(
         bridge_key = answer_key(bridge)
         if bridge_key and f" {bridge_key} " not in text:
             return OFF_HOP, f"the cited sentence does not name {bridge!r}, the earlier answer"
-    if not bridges and not subject_terms(lookup) & terms(sentence):
-        return OFF_HOP, "the cited sentence names nothing the lookup asks about"
+    if not bridges:
+        # A whole name of the lookup, not one of its words: "the Faldwald Bridge" shares
+        # "bridge" with "the Faldhaven Bridge" and is another bridge.
+        named = [run for run in whole_names(lookup) if f" {run} " in f" {_folded(sentence)} "]
+        if whole_names(lookup) and not named:
+            return OFF_HOP, "the cited sentence names nothing the lookup names"
+        if not whole_names(lookup) and not subject_terms(lookup) & terms(sentence):
+            return OFF_HOP, "the cited sentence names nothing the lookup asks about"
     return None
+
+
+def whole_names(text: str) -> list[str]:
+    """The whole runs of name-like words of ``text``, folded ("faldhaven bridge"), without
+    the single words of a longer run (:func:`orchestrator.question.name_runs`)."""
+    runs = name_runs(text)
+    return [run for run in runs if not any(run != other and run in other.split() for other in runs)]
+
+
+def _folded(text: str) -> str:
+    return " ".join(name_runs(text)) + " " + " ".join(_WORDS.findall(text.casefold()))
 
 
 def comparison_answer(question: str, hops: Sequence[Hop]) -> str | None:
@@ -176,7 +221,7 @@ def comparison_answer(question: str, hops: Sequence[Hop]) -> str | None:
 def references_of_number(hops: Sequence[Hop], index: int) -> bool:
     """Whether a later hop refers to hop ``index`` (0-based): then its value is a bridge, not
     the number compared."""
-    return any(index + 1 in references(hop.planned) for hop in hops[index + 1 :])
+    return any(index + 1 in references(hop.planned, hop.number) for hop in hops[index + 1 :])
 
 
 def assembled_chain(hops: Sequence[Hop], answer: str) -> dict[str, object]:

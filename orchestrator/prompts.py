@@ -22,9 +22,11 @@
 * ``verification/v1`` - judge one claim against the documents only:
   ``{"verdict": supported|refuted|not_determinable, "reason"}``.
 * ``repair/v1`` - one follow-up turn asking for the same answer as clean JSON (design §4.3).
-* ``plan/v1`` - hop-by-hop interrogation (:mod:`orchestrator.hops`): the question alone,
+* ``plan/v2`` - hop-by-hop interrogation (:mod:`orchestrator.hops`): the question alone,
   split into single-fact lookups in order, a later one naming an earlier one's answer as
-  ``#1`` (``{"lookups": [...]}``).
+  ``#1`` (``{"lookups": [...]}``). v1 let the 1.5B write "this company" for an earlier
+  answer and stop a hop short (a town's name for "On which river lies the town ...?"): v2
+  forbids the first and asks that the last lookup ask what the question asks.
 * ``lookup/v1`` - one lookup of a plan against the evidence: the one sentence that answers
   it and the value it gives (``{"sentence", "answer"}``).
 * ``query_rewrite/v1`` - corpus tasks only: the question rewritten as up to three keyword
@@ -53,7 +55,7 @@ PROMPT_VERSIONS: dict[str, str] = {
     "verification": "verification/v2",
     "repair": "repair/v1",
     "query_rewrite": "query_rewrite/v1",
-    "plan": "plan/v1",
+    "plan": "plan/v2",
     "lookup": "lookup/v1",
 }
 
@@ -241,10 +243,12 @@ def query_rewrite_messages(question: str) -> list[dict[str, Any]]:
 
 
 _PLAN_SYSTEM = """You split a question into the single-fact lookups that answer it, in order. \
-Each lookup is a short question about one thing. When a lookup needs the answer of an earlier \
-one, write #1 for the answer of the first lookup, #2 for the second, and so on. For a question \
-that compares two things, look up the compared fact of each. Use two to four lookups. Reply \
-with one JSON object and no other text:
+Each lookup is a short question about one named thing. When a lookup needs the answer of an \
+earlier lookup, write #1 for the answer of the first lookup, #2 for the second, and so on; \
+never write "it", "this" or "that" for an earlier answer. Follow every step of the question: \
+the last lookup asks for exactly what the question asks. For a question that compares two \
+things, look up the compared fact of each. Use two to four lookups. Reply with one JSON object \
+and no other text:
 {"lookups": [QUESTION, QUESTION]}"""
 
 _LOOKUP_SYSTEM = """You answer one short question from numbered evidence sentences, such as \

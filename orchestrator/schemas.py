@@ -122,6 +122,24 @@ def chain_response_format(
     return _response_format("answer_chain", chain_schema(span_ids, max_steps), strict)
 
 
+def plan_response_format(max_lookups: int = 4, max_chars: int = 300) -> dict[str, Any]:
+    """``response_format`` for a hop plan: ``{"lookups": [1..max_lookups questions]}``."""
+    lookup = {"type": "string", "minLength": 1, "maxLength": max_chars}
+    items = {"type": "array", "items": lookup, "minItems": 1, "maxItems": max_lookups}
+    return _response_format("hop_plan", _object({"lookups": items}), False)
+
+
+def lookup_response_format(span_ids: Sequence[str] = ()) -> dict[str, Any]:
+    """``response_format`` for one hop: a ``sentence`` (one of ``span_ids`` or ``"none"``) and
+    a short ``answer``. The sentence comes first, so the model finds it before answering."""
+    _check_span_ids(span_ids)
+    sentence: dict[str, Any] = {"type": "string"}
+    if span_ids:
+        sentence["enum"] = [*dict.fromkeys(span_ids), "none"]
+    answer = {"type": "string", "minLength": 0, "maxLength": MAX_ANSWER_CHARS}
+    return _response_format("hop_lookup", _object({"sentence": sentence, "answer": answer}), False)
+
+
 def verification_schema(max_reason_chars: int = 300) -> dict[str, Any]:
     """The JSON schema of a verdict: one of :data:`VERDICTS` plus a reason (16..2000 chars)."""
     _bounded("max_reason_chars", max_reason_chars, 16, 2000)

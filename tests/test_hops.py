@@ -25,11 +25,15 @@ DOCUMENTS = [
     "Title: Malin Corvane\nMalin Corvane was an engineer. She was born in Kelvford.",
 ]
 QUESTION = "In which town was the founder of the company that built the Faldhaven Bridge born?"
-PLAN = ["Which company built the Faldhaven Bridge?", "Who founded #1?", "Where was #2 born?"]
+PLAN = [
+    "Which company built the Faldhaven Bridge?",
+    "Who founded #1?",
+    "In which town was #2 born?",
+]
 LOOKUPS = {
     "Which company built the Faldhaven Bridge?": ("D1.2", "Arlfield Works"),
     "Who founded Arlfield Works?": ("D2.2", "Malin Corver"),
-    "Where was Malin Corver born?": ("D4.2", "Kelvholt"),
+    "In which town was Malin Corver born?": ("D4.2", "Kelvholt"),
 }
 # The chain the model writes first cites the founder's sentence alone: it never reaches the
 # bridge, so the chain check refuses it and the hops are asked.
@@ -91,7 +95,7 @@ def test_a_lookup_answered_from_a_look_alike_breaks_the_chain() -> None:
 
 
 def test_an_answer_the_cited_sentence_does_not_hold_is_no_hop() -> None:
-    lookups = {**LOOKUPS, "Where was Malin Corver born?": ("D4.2", "Kelvford")}
+    lookups = {**LOOKUPS, "In which town was Malin Corver born?": ("D4.2", "Kelvford")}
     report = run(scripted(PLAN, lookups))
     assert report["refused"]
     assert report["hops"]["hops"][2]["status"] == NOT_IN_SENTENCE
@@ -151,6 +155,27 @@ def test_a_comparison_is_decided_by_the_numbers_its_hops_found() -> None:
     ]
     assert hops.hop_answer(simple, pair) == "Zarnmere"
     assert hops.hop_answer(simple, pair[:1]) is None  # one option has no number
+
+
+def test_a_plan_that_stops_a_hop_short_of_what_the_question_asks_is_rejected() -> None:
+    """ "Where was #2 born?" never says it asks for the town the question asks for."""
+    short = ["Which company built the Faldhaven Bridge?", "Where is #1 based?"]
+    assert "does not ask for the question's town" in (hops.plan_problem(short, QUESTION) or "")
+
+
+def test_a_lookup_that_says_this_for_the_answer_before_it_gets_that_answer() -> None:
+    plan = ["Which company built the Faldhaven Bridge?", "Who founded this company?"]
+    assert hops.references(plan[1], 2) == [1]
+    assert hops.fill(plan[1], ["Arlfield Works"]) == "Who founded this company? (Arlfield Works)"
+
+
+def test_a_first_hop_from_a_look_alike_sentence_is_off_hop() -> None:
+    """Both sentences say "bridge"; only a whole name of the lookup counts."""
+    lookup = "Which company built the Faldhaven Bridge?"
+    wrong = "It (Faldwald Bridge) was built by Vantton Works."
+    right = "It (Faldhaven Bridge) was built by Vantley Works."
+    assert hops.hop_problem(wrong, "Vantton Works", lookup, [])[0] == OFF_HOP  # type: ignore[index]
+    assert hops.hop_problem(right, "Vantley Works", lookup, []) is None
 
 
 @pytest.mark.parametrize(

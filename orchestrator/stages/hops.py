@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from orchestrator import hops as rules
-from orchestrator import parse, prompts
+from orchestrator import parse, prompts, schemas
 from orchestrator.calls import CallSpec
 from orchestrator.chain_shape import normalise_chain
 from orchestrator.records import HopsRecord, RunRecord
@@ -69,9 +69,9 @@ def _plan(ctx: LoopContext, run_id: str, record: HopsRecord) -> list[str] | None
     if not ctx.budget.try_reserve():
         record["plan_problem"] = "call budget exhausted"
         return None
-    outcome = ctx.call(
-        _spec(run_id, "plan", prompts.plan_messages(ctx.task.question), MAX_TOKENS_PLAN, ctx)
-    )
+    shape = schemas.plan_response_format() if ctx.config.structured_output else None
+    messages = prompts.plan_messages(ctx.task.question)
+    outcome = ctx.call(_spec(run_id, "plan", messages, shape, MAX_TOKENS_PLAN, ctx))
     record["calls"] += 1
     if outcome.text is None:
         record["plan_outcome"] = "call_failed"
@@ -96,6 +96,8 @@ def _look_up(
     """Each lookup in order until one fails; the hops not asked are kept as such."""
     found: list[rules.Hop] = []
     answers: list[str] = []
+    ids = ctx.evidence.ids
+    shape = schemas.lookup_response_format(ids) if ctx.config.structured_output else None
     for number, planned in enumerate(lookups, 1):
         asked = rules.fill(planned, answers)
         if len(answers) < number - 1 or not ctx.budget.try_reserve():
@@ -103,7 +105,8 @@ def _look_up(
             found.append(rules.Hop(number, planned, asked, detail=why))
             continue
         messages = prompts.lookup_messages(ctx.evidence, asked)
-        outcome = ctx.call(_spec(run_id, "lookup", messages, MAX_TOKENS_LOOKUP, ctx, number))
+        spec = _spec(run_id, "lookup", messages, shape, MAX_TOKENS_LOOKUP, ctx, number)
+        outcome = ctx.call(spec)
         record["calls"] += 1
         hop = _judge(ctx, number, planned, asked, outcome.text, answers, outcome.error)
         if outcome.text is not None:
@@ -137,7 +140,7 @@ def _judge(
     if span is None:
         detail = f"{span_id!r} is no evidence sentence"
         return rules.Hop(number, planned, asked, span_id, answer, rules.NO_SENTENCE, detail)
-    bridges = [answers[ref - 1] for ref in rules.references(planned)]
+    bridges = [answers[ref - 1] for ref in rules.references(planned, number)]
     problem = rules.hop_problem(span.checked_text, answer, asked, bridges)
     if problem is not None:
         return rules.Hop(number, planned, asked, span.id, answer, *problem)
@@ -148,6 +151,7 @@ def _spec(
     run_id: str,
     role: str,
     messages: list[dict[str, Any]],
+    response_format: dict[str, Any] | None,
     max_tokens: int,
     ctx: LoopContext,
     number: int = 0,
@@ -157,7 +161,7 @@ def _spec(
         role=role,
         subject=run_id,
         messages=messages,
-        response_format=None,
+        response_format=response_format,
         max_tokens=max_tokens,
         seed=ctx.seed(role, run_id, number),
         temperature=0.0,

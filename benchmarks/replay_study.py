@@ -2,7 +2,7 @@
 
     python benchmarks/replay_study.py [--model local-1.5b] [--shape graph|chain]
         [--sets multihop,logical_deduction,vitaminc] [--out runs/replay-study] [--banks DIR]
-        [--goal [--held-out-from I] [--greedy-bank-from J]]
+        [--goal [--held-out-from I] [--greedy-bank-from J]] [--n-study]
 
 For each set with a bank ``evals/banks/<set>-<model>/`` (and its greedy companion ``-t0``),
 `evals.replay` runs arms 1, 6 and 7 offline, once per setting:
@@ -62,6 +62,18 @@ SETTINGS: dict[str, tuple[list[str], tuple[int, ...]]] = {
     ),
 }
 """name -> (the replay's flags, the arms it replays)."""
+N_STUDY: dict[str, tuple[list[str], tuple[int, ...]]] = {
+    f"N={n}{' adaptive' if adaptive else ''}": (
+        ["--n", str(n), "--greedy-first", "--budget-calls", str(n + 3)]
+        + (["--adaptive"] if adaptive else []),
+        (1, 6, 7),
+    )
+    for n in (1, 2, 3, 4, 6)
+    for adaptive in (False, True)
+    if n > 1 or not adaptive
+}
+"""``--n-study``: the greedy run first, then N - 1 sampled runs, all at once or only when the
+greedy run is not verified (``--adaptive``); each with room for one verification round."""
 FRESH = "greedy bank"
 """The row of a ``-greedy`` bank: its own items at its own (the greedy) setting. For the 1.5B
 these are the items recorded after its default became the greedy chain."""
@@ -115,13 +127,20 @@ def main() -> int:
         metavar="J",
         help="with --goal, also a goal table of each greedy bank's items from its J-th on",
     )
+    parser.add_argument(
+        "--n-study",
+        action="store_true",
+        help="instead of the four settings, N = 1..6 with the greedy run first, all at once "
+        "and adaptive (issue 32: right answers as N grows)",
+    )
     args = parser.parse_args()
+    settings = N_STUDY if args.n_study else SETTINGS
     print(
         "| set | setting | items | arm 1 right/wrong/abst. | arm 6 right/wrong/abst. "
         "| arm 7 right/wrong/abst. | calls unavailable |"
     )
     print("|---|---|---:|---|---|---|---:|")
-    replayed: dict[str, list[Path]] = {name: [] for name in SETTINGS}
+    replayed: dict[str, list[Path]] = {name: [] for name in settings}
     fresh: list[Path] = []
     for set_name in [s for s in args.sets.split(",") if s]:
         graph_bank = args.banks / f"{set_name}-{args.model}"
@@ -133,8 +152,8 @@ def main() -> int:
         fresh_bank = bank.with_name(f"{bank.name}-greedy")
         if not bank.is_dir() and not (args.shape == "chain" and fresh_bank.is_dir()):
             print(f"| {set_name} | (no bank at {bank}) | | | | | |")
-        for name, (flags, arms) in SETTINGS.items() if bank.is_dir() else ():
-            out = args.out / bank.name / name
+        for name, (flags, arms) in settings.items() if bank.is_dir() else ():
+            out = args.out / bank.name / name.replace("=", "").replace(" ", "-")
             flags = [*flags, "--arms", ",".join(map(str, arms))]
             row = replay_setting(bank, graph_bank, out, flags, chain=args.shape == "chain")
             print(f"| {set_name} | {name} | {row} |", flush=True)
@@ -151,18 +170,18 @@ def main() -> int:
             later = goal.goal_table(goal.pool(fresh, skip=args.greedy_bank_from - 1))
             title = f"{FRESH}, each bank's items {args.greedy_bank_from} on"
             print(f"\n### {args.model}, {args.shape} shape, {title}\n\n{goal.render(later)}")
-    if args.goal and fresh and replayed["greedy"]:
+    if args.goal and fresh and replayed.get("greedy"):
         # The greedy setting over every item: the chain banks' items, then the greedy banks'.
         table = goal.goal_table(goal.pool([*replayed["greedy"], *fresh]))
         title = "greedy, every item (chain banks and greedy banks)"
         print(f"\n### {args.model}, {args.shape} shape, {title}\n\n{goal.render(table)}")
     if args.goal:
         for name, outs in [(name, outs) for name, outs in replayed.items() if outs]:
-            table = goal.goal_table(goal.pool(outs, arms=SETTINGS[name][1]))
+            table = goal.goal_table(goal.pool(outs, arms=settings[name][1]))
             print(f"\n### {args.model}, {args.shape} shape, {name}\n\n{goal.render(table)}")
             if args.held_out_from > 1:
                 skip = args.held_out_from - 1
-                held = goal.goal_table(goal.pool(outs, arms=SETTINGS[name][1], skip=skip))
+                held = goal.goal_table(goal.pool(outs, arms=settings[name][1], skip=skip))
                 title = f"{name}, items {args.held_out_from} on (held out)"
                 print(f"\n### {args.model}, {args.shape} shape, {title}\n\n{goal.render(held)}")
     return 0

@@ -26,7 +26,10 @@
   split into single-fact lookups in order, a later one naming an earlier one's answer as
   ``#1`` (``{"lookups": [...]}``). v1 let the 1.5B write "this company" for an earlier
   answer and stop a hop short (a town's name for "On which river lies the town ...?"): v2
-  forbids the first and asks that the last lookup ask what the question asks.
+  forbids the first and asks that the last lookup ask what the question asks. v2 still
+  folded two hops into one lookup ("the town where the inventor of X was born"); v3 says
+  that "the X of the Y of Z" is two lookups and shows one plan, for a question about
+  things no item names.
 * ``lookup/v1`` - one lookup of a plan against the evidence: the one sentence that answers
   it and the value it gives (``{"sentence", "answer"}``).
 * ``query_rewrite/v1`` - corpus tasks only: the question rewritten as up to three keyword
@@ -55,7 +58,7 @@ PROMPT_VERSIONS: dict[str, str] = {
     "verification": "verification/v2",
     "repair": "repair/v1",
     "query_rewrite": "query_rewrite/v1",
-    "plan": "plan/v2",
+    "plan": "plan/v3",
     "lookup": "lookup/v1",
 }
 
@@ -243,13 +246,16 @@ def query_rewrite_messages(question: str) -> list[dict[str, Any]]:
 
 
 _PLAN_SYSTEM = """You split a question into the single-fact lookups that answer it, in order. \
-Each lookup is a short question about one named thing. When a lookup needs the answer of an \
+Each lookup asks one fact about one named thing: a question that says "the X of the Y of Z" \
+is two lookups, first the Y of Z, then the X of #1. When a lookup needs the answer of an \
 earlier lookup, write #1 for the answer of the first lookup, #2 for the second, and so on; \
-never write "it", "this" or "that" for an earlier answer. Follow every step of the question: \
-the last lookup asks for exactly what the question asks. For a question that compares two \
-things, look up the compared fact of each. Use two to four lookups. Reply with one JSON object \
-and no other text:
-{"lookups": [QUESTION, QUESTION]}"""
+never write "it", "this" or "that" for an earlier answer. The last lookup asks for exactly \
+what the question asks. For a question that compares two things, look up the compared fact of \
+each. Reply with one JSON object and no other text.
+
+For example, "In which country was the author of the novel that won the Veldt Prize born?" \
+becomes {"lookups": ["Which novel won the Veldt Prize?", "Who wrote #1?", "In which country \
+was #2 born?"]}"""
 
 _LOOKUP_SYSTEM = """You answer one short question from numbered evidence sentences, such as \
 [D2.3] (document 2, sentence 3). Find the one sentence that answers it and give the answer \

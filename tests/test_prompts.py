@@ -37,7 +37,7 @@ def test_every_template_has_a_version() -> None:
         "verification": "verification/v2",
         "repair": "repair/v1",
         "query_rewrite": "query_rewrite/v1",
-        "plan": "plan/v2",
+        "plan": "plan/v3",
         "lookup": "lookup/v1",
     }
 

@@ -59,6 +59,8 @@ class HopsRecord(TypedDict):
     run_id: str
     trigger: str
     plan: list[str] | None
+    plan_source: str | None
+    """``question`` (read off its grammar, :mod:`orchestrator.decompose`) or ``model``."""
     plan_outcome: str
     plan_problem: str | None
     hops: list[dict[str, Any]]

@@ -310,7 +310,8 @@ def _hops_md(report: RunReport) -> list[str]:
     out = [
         "## Hop by hop",
         "",
-        f"Asked because: {_inline(hops['trigger'])}. Plan ({hops['plan_outcome']}): "
+        f"Asked because: {_inline(hops['trigger'])}. Plan (from the "
+        f"{hops['plan_source'] or 'model'}, {hops['plan_outcome']}): "
         f"{_inline(plan)}"
         + (f" (not followed: {_inline(hops['plan_problem'])})" if hops["plan_problem"] else "")
         + f". Answer from the hops: {answer}, as run "

@@ -25,16 +25,21 @@ DOCUMENTS = [
     "Title: Malin Corvane\nMalin Corvane was an engineer. She was born in Kelvford.",
 ]
 QUESTION = "In which town was the founder of the company that built the Faldhaven Bridge born?"
+# What the question's grammar unwinds into (orchestrator.decompose): no plan call.
 PLAN = [
     "Which company built the Faldhaven Bridge?",
-    "Who founded #1?",
+    "Who or what is the founder of #1?",
     "In which town was #2 born?",
 ]
 LOOKUPS = {
     "Which company built the Faldhaven Bridge?": ("D1.2", "Arlfield Works"),
-    "Who founded Arlfield Works?": ("D2.2", "Malin Corver"),
+    "Who or what is the founder of Arlfield Works?": ("D2.2", "Malin Corver"),
     "In which town was Malin Corver born?": ("D4.2", "Kelvholt"),
 }
+# A question whose grammar does not unwind: its plan is asked of the model.
+ODD_QUESTION = (
+    "The Faldhaven Bridge's builder was founded by someone: in which town was that founder born?"
+)
 # The chain the model writes first cites the founder's sentence alone: it never reaches the
 # bridge, so the chain check refuses it and the hops are asked.
 WEAK_CHAIN = json.dumps({"steps": [{"sentence": "D4.2", "inference": ""}], "answer": "Kelvholt"})
@@ -59,7 +64,9 @@ def scripted(plan: list[str], lookups: dict[str, tuple[str, str]], chain: str = 
     return ScriptedClient(answer)
 
 
-def run(client: ScriptedClient, setting: str = "on_failure", budget: int = 7) -> dict[str, Any]:
+def run(
+    client: ScriptedClient, setting: str = "on_failure", budget: int = 7, question: str = QUESTION
+) -> dict[str, Any]:
     config = RunConfig(
         n=1,
         k=2,
@@ -68,7 +75,7 @@ def run(client: ScriptedClient, setting: str = "on_failure", budget: int = 7) ->
         interrogation_shape="chain",
         hops=setting,
     )
-    task = {"question": QUESTION, "documents": DOCUMENTS}
+    task = {"question": question, "documents": DOCUMENTS}
     return run_task(task, client=client, model="scripted", config=config)
 
 
@@ -80,6 +87,20 @@ def test_a_hop_chain_assembled_from_single_fact_lookups_answers_what_the_chain_c
     assert report["hops"]["plan"] == PLAN
     assert [hop["status"] for hop in report["hops"]["hops"]] == [FOUND] * 3
     assert [hop["asked"] for hop in report["hops"]["hops"]] == list(LOOKUPS)
+    assert report["hops"]["plan_source"] == "question"
+    assert report["hops"]["calls"] == 3  # three lookups; the plan was read off the question
+
+
+def test_a_question_whose_grammar_does_not_unwind_gets_the_models_plan() -> None:
+    plan = [
+        "Which company built the Faldhaven Bridge?",
+        "Who founded #1?",
+        "In which town was #2 born?",
+    ]
+    lookups = {**LOOKUPS, "Who founded Arlfield Works?": ("D2.2", "Malin Corver")}
+    report = run(scripted(plan, lookups), question=ODD_QUESTION)
+    assert report["hops"]["plan_source"] == "model" and report["hops"]["plan"] == plan
+    assert report["answer"] == "Kelvholt"
     assert report["hops"]["calls"] == 4  # the plan and three lookups
     assert report["budget"]["used"] <= 7
 
@@ -87,7 +108,10 @@ def test_a_hop_chain_assembled_from_single_fact_lookups_answers_what_the_chain_c
 def test_a_lookup_answered_from_a_look_alike_breaks_the_chain() -> None:
     """The founder of Arlstone Works is not the founder of Arlfield Works: the sentence does
     not name the bridge value the earlier hop found."""
-    lookups = {**LOOKUPS, "Who founded Arlfield Works?": ("D3.2", "Malin Corvane")}
+    lookups = {
+        **LOOKUPS,
+        "Who or what is the founder of Arlfield Works?": ("D3.2", "Malin Corvane"),
+    }
     report = run(scripted(PLAN, lookups))
     assert report["refused"]
     statuses = [hop["status"] for hop in report["hops"]["hops"]]
@@ -103,7 +127,7 @@ def test_an_answer_the_cited_sentence_does_not_hold_is_no_hop() -> None:
 
 def test_a_plan_about_something_the_question_never_names_is_rejected() -> None:
     plan = ["Who designed the Orrin Tower?", "Where was #1 born?"]
-    report = run(scripted(plan, LOOKUPS))
+    report = run(scripted(plan, LOOKUPS), question=ODD_QUESTION)
     assert report["refused"]
     assert report["hops"]["hops"] == []
     assert "names nothing of the question" in report["hops"]["plan_problem"]
@@ -132,7 +156,7 @@ def test_hops_stop_where_the_call_budget_runs_out() -> None:
     assert report["refused"]
     assert report["budget"]["used"] <= 3
     statuses = [hop["status"] for hop in report["hops"]["hops"]]
-    assert statuses == [FOUND, hops.NOT_ASKED, hops.NOT_ASKED]
+    assert statuses == [FOUND, FOUND, hops.NOT_ASKED]  # the chain and two lookups: 3 calls
 
 
 def found(number: int, planned: str, answer: str) -> Hop:
@@ -207,7 +231,10 @@ def test_report_md_shows_each_hop_with_its_sentence() -> None:
 
     text = render_markdown(run(scripted(PLAN, LOOKUPS)))  # type: ignore[arg-type]
     assert "## Hop by hop" in text
-    assert "| 2 | Who founded Arlfield Works? | `D2.2` | Malin Corver | found |" in text
+    assert (
+        "| 2 | Who or what is the founder of Arlfield Works? | `D2.2` | Malin Corver | found |"
+        in text
+    )
 
 
 def test_shuffled_runs_are_greedy_and_see_the_documents_in_another_order() -> None:

@@ -1,6 +1,6 @@
-"""The hop stage: when the first chain fails the checks, ask for a plan, ask each lookup alone,
-and hand the loop the chain the hops amount to as one more run (rules in
-:mod:`orchestrator.hops`).
+"""The hop stage: when the first chain fails the checks, read the plan off the question (or ask
+the model for one), ask each lookup alone, and hand the loop the chain the hops amount to as one
+more run (rules in :mod:`orchestrator.hops`).
 
 Every call here is greedy (temperature 0): a lookup is a single-fact question, which small
 models answer best without sampling. The plan and each lookup cost one call each, reserved from
@@ -17,6 +17,7 @@ from orchestrator import hops as rules
 from orchestrator import parse, prompts, schemas
 from orchestrator.calls import CallSpec
 from orchestrator.chain_shape import normalise_chain
+from orchestrator.decompose import decompose
 from orchestrator.records import HopsRecord, RunRecord
 from orchestrator.stages.context import LoopContext, run_record
 
@@ -31,6 +32,7 @@ def hop_interrogation(ctx: LoopContext, run_id: str, trigger: str) -> tuple[Hops
         "run_id": run_id,
         "trigger": trigger,
         "plan": None,
+        "plan_source": None,
         "plan_outcome": "not_asked",
         "plan_problem": None,
         "hops": [],
@@ -65,7 +67,15 @@ def hop_interrogation(ctx: LoopContext, run_id: str, trigger: str) -> tuple[Hops
 
 
 def _plan(ctx: LoopContext, run_id: str, record: HopsRecord) -> list[str] | None:
-    """The checked plan, or None with the reason in ``record``."""
+    """The checked plan, or None with the reason in ``record``: read off the question's
+    grammar when it unwinds (:func:`orchestrator.decompose.decompose`, no call), else asked
+    of the model (one call)."""
+    unwound = decompose(ctx.task.question)
+    if unwound is not None:
+        record["plan"], record["plan_outcome"], record["plan_source"] = unwound, "read", "question"
+        record["plan_problem"] = rules.plan_problem(unwound, ctx.task.question)
+        return None if record["plan_problem"] else unwound
+    record["plan_source"] = "model"
     if not ctx.budget.try_reserve():
         record["plan_problem"] = "call budget exhausted"
         return None

@@ -325,3 +325,13 @@ def test_leave_the_argument_out_without_a_second_road_keeps_width_one() -> None:
     assert report["answer"] == "Kelvholt"  # a run that finds nothing vetoes nothing
     assert report["chosen"]["width"] == 1
     assert report["leave_out"]["asked"] and report["leave_out"]["answer"] == "unanswerable"
+
+
+def test_a_hop_citing_the_wrong_sentence_for_its_value_stands_on_the_one_that_carries_it() -> None:
+    """As a given's wrong span number is repaired: one sentence holds the value and names the
+    earlier answer, so the hop stands on it, and the report says what was cited."""
+    lookups = {**LOOKUPS, "Who or what is the founder of Arlfield Works?": ("D2.3", "Malin Corver")}
+    report = run(scripted(PLAN, lookups))
+    assert report["answer"] == "Kelvholt"
+    second = report["hops"]["hops"][1]
+    assert second["sentence"] == "D2.2" and "cited as D2.3" in second["detail"]

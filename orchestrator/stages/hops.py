@@ -152,9 +152,19 @@ def _judge(
         return rules.Hop(number, planned, asked, span_id, answer, rules.NO_SENTENCE, detail)
     bridges = [answers[ref - 1] for ref in rules.references(planned, number)]
     problem = rules.hop_problem(span.checked_text, answer, asked, bridges)
-    if problem is not None:
-        return rules.Hop(number, planned, asked, span.id, answer, *problem)
-    return rules.Hop(number, planned, asked, span.id, answer, rules.FOUND, f"cites {span.id}")
+    if problem is None:
+        return rules.Hop(number, planned, asked, span.id, answer, rules.FOUND, f"cites {span.id}")
+    # The citation check's repair, for a hop: a wrong sentence number with the right value is
+    # read as the one sentence that carries the hop, when exactly one does.
+    carrying = [
+        other.id
+        for other in ctx.evidence.spans
+        if rules.hop_problem(other.checked_text, answer, asked, bridges) is None
+    ]
+    if len(carrying) == 1:
+        detail = f"cites {carrying[0]} (cited as {span.id}: {problem[1]})"
+        return rules.Hop(number, planned, asked, carrying[0], answer, rules.FOUND, detail)
+    return rules.Hop(number, planned, asked, span.id, answer, *problem)
 
 
 def _spec(

@@ -28,7 +28,7 @@ depends on the seed alone. Cost: linear in the number of items.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -563,11 +563,16 @@ def build_item(seed: int, index: int, world_type: type[World] = World) -> dict[s
     }
 
 
-def build(seed: int = DEFAULT_SEED, count: int = DEFAULT_COUNT) -> list[dict[str, Any]]:
-    """All items of the set, in index order."""
+def build(
+    seed: int = DEFAULT_SEED,
+    count: int = DEFAULT_COUNT,
+    item: Callable[[int, int], dict[str, Any]] = build_item,
+) -> list[dict[str, Any]]:
+    """All items of the set, in index order; ``item(seed, index)`` builds one (the prose set
+    passes its own, :func:`evals.datasets.build_prose.build_prose_item`)."""
     if count < 0:
         raise ValueError(f"count must be >= 0, got {count}")
-    return [build_item(seed, index) for index in range(count)]
+    return [item(seed, index) for index in range(count)]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -42,6 +42,7 @@ from evals.datasets.build_multihop import (
     Entity,
     Rng,
     World,
+    build as build_items,
     build_item,
     mention,
 )
@@ -187,17 +188,11 @@ def build_prose_item(seed: int, index: int) -> dict[str, Any]:
     return item
 
 
-def build(seed: int = DEFAULT_SEED, count: int = DEFAULT_COUNT) -> list[dict[str, Any]]:
-    """All items of the set, in index order."""
-    if count < 0:
-        raise ValueError(f"count must be >= 0, got {count}")
-    return [build_prose_item(seed, index) for index in range(count)]
-
-
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     args = one_file_args(__doc__, argv, "--seed", (DEFAULT_SEED, DEFAULT_COUNT, DEFAULT_OUT))
-    write_built(build(args.seed, args.count), args.out, f" (seed {args.seed})")
+    items = build_items(args.seed, args.count, build_prose_item)
+    write_built(items, args.out, f" (seed {args.seed})")
     return 0
 
 

@@ -42,9 +42,11 @@ from evals.datasets.build_multihop import (
     Entity,
     Rng,
     World,
-    build as build_items,
     build_item,
     mention,
+)
+from evals.datasets.build_multihop import (
+    build as build_items,
 )
 
 DEFAULT_SEED = 3203

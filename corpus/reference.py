@@ -7,7 +7,8 @@ by Jonas Harrow. The mill ...". Read word by word, "It was founded in 1790 by Jo
 says nothing about Harrow Mill, and "Title: Harrow Mill The Harrow Mill is a watermill" holds
 one long name. The functions here give each sentence a *reading* for the mechanical checks:
 
-* the title line is cut off the sentence it runs into (:func:`title_line`);
+* the title line is cut off the sentence it runs into (:func:`title_line`): a line marked
+  ``Title:``, in title case, or named again at the start of the text after it;
 * an opening reference that may stand for the document's subject (:func:`document_subject`)
   gets the subject in brackets after it: "It (Harrow Mill) was founded in 1790 by Jonas
   Harrow." (:func:`opening_reference`).
@@ -16,8 +17,9 @@ The sentence itself, what a prompt shows and a given's claim, is never changed: 
 checks read the reading, and a report can show it. The rules are deliberately narrow:
 
 * only a reference that *opens* a sentence is read, never one inside it;
-* "it"/"its" stand for the subject; "he", "she", "his", "her" only when the subject looks like
-  a person's name (no organisation or place word in it, :data:`NOT_PERSON_WORDS`);
+* "it"/"its" stand for the subject; "he", "she", "his", "her" and the subject's surname alone
+  ("Korelm was born ...") only when the subject looks like a person's name (no organisation
+  or place word in it, :data:`NOT_PERSON_WORDS`);
 * "The <noun>" only when the noun is a word of the title or of the document's first sentence
   ("The Harrow Mill is a watermill. ... The mill ..."; "... is a shipbuilding yard. ... The
   yard ...").
@@ -130,6 +132,8 @@ def title_line(document: str) -> tuple[str, int] | None:
     True
     >>> title_line("Duncombe Steel Co.\\nIt was founded in 1879.")
     ('Duncombe Steel Co.', 19)
+    >>> title_line("dresselpipe\\nThe dresselpipe is a folk instrument.")
+    ('dresselpipe', 12)
     """
     stripped = len(document) - len(document.lstrip())
     first, newline, rest = document[stripped:].partition("\n")
@@ -147,7 +151,10 @@ def title_line(document: str) -> tuple[str, int] | None:
         word[0].isupper() or word.casefold() in _TITLE_SMALL_WORDS or not word[0].isalpha()
         for word in words
     )
-    if not (marked or titled):
+    # "dresselpipe" above "The dresselpipe is a traditional instrument." is a title too: the
+    # text after it opens by naming it.
+    repeated = name.casefold() in rest.strip()[: len(name) + 40].casefold()
+    if not (marked or titled or repeated):
         return None
     return name, stripped + len(first) + 1
 
@@ -196,17 +203,23 @@ def opening_reference(sentence: str, subject: str, introduction: str) -> str | N
     'The yard (Rookton Shipwrights) closed in 1901.'
     >>> opening_reference("The river floods.", "Quelheim", "Quelheim is a town.") is None
     True
+    >>> opening_reference("Korelm was born in Thorvford.", "Odile Korelm", "")
+    'Korelm (Odile Korelm) was born in Thorvford.'
     """
     match = _OPENING.match(sentence.strip())
     if match is None:
         return None
     head = match.group("head").casefold()
+    surname = subject.split()[-1]
+    if looks_like_person(subject) and match.group("head") == surname:
+        # "Korelm was born in Thorvford." in the article on Odile Korelm.
+        return f"{surname} ({subject}){sentence.strip()[len(surname) :]}"
     if head in IT_PRONOUNS or (head in PERSON_PRONOUNS and looks_like_person(subject)):
         reference, rest = match.group("head"), sentence.strip()[len(match.group("head")) :]
     elif head == "the" and match.group("noun"):
         kind_words = {w.casefold().strip(".") for w in _WORD.findall(f"{subject} {introduction}")}
-        if match.group("noun") not in kind_words:
-            return None
+        if match.group("noun") not in kind_words or match.group("noun") == subject.casefold():
+            return None  # another kind of thing, or the subject by its own name
         reference, rest = match.group("ref"), match.group("rest")
     else:
         return None

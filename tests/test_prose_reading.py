@@ -174,3 +174,20 @@ def test_a_reading_only_adds_the_subject_and_drops_only_the_title(
         text = span.text.removeprefix(heading).strip() if span.sentence == 1 else span.text
         assert span.reading.count(" (") <= 1
         assert re.sub(r" \([^)]*\)", "", span.reading, count=1) == text
+
+
+def test_a_persons_surname_alone_reads_as_the_person_the_article_is_about() -> None:
+    text = "Title: Odile Korelm\nOdile Korelm was a craftsman. Korelm was born in Thorvford."
+    assert build_evidence([text]).spans[1].reading == (
+        "Korelm (Odile Korelm) was born in Thorvford."
+    )
+    # Not for a company: "Vantley" opening a sentence in the Vantley Works article stays as is.
+    works = "Title: Vantley Works\nVantley Works is a foundry. Vantley was its founder's name."
+    assert build_evidence([works]).spans[1].reading is None
+
+
+def test_a_lower_case_title_named_again_by_the_first_sentence_is_a_title() -> None:
+    text = "dresselpipe\nThe dresselpipe is a folk instrument. It was invented by Sigrid Quining."
+    spans = build_evidence([text]).spans
+    assert spans[0].reading == "The dresselpipe is a folk instrument."
+    assert spans[1].reading == "It (dresselpipe) was invented by Sigrid Quining."

@@ -12,27 +12,41 @@ of the text:
    :mod:`corpus.evidence`, so a chunk never ends inside "Dr. Kell" or "3.5 kg"), and a
    sentence longer than ``max_chars`` at the last whitespace before the bound (or at the
    bound itself when there is none).
+4. A page cannot buy a chunk per heading without limit: a heading opens a chunk only while
+   the page has made fewer than :data:`DENSE_FLOOR` chunks plus one per :data:`DENSE_CHARS`
+   characters before the heading; past that it stays in the chunk it meets. Prose and
+   manuals (sections of a few hundred characters) never reach the budget; a page of
+   headings on every other line makes at most about one chunk per 100 characters instead
+   of one per heading.
 
 Every chunk carries ``section``: the trail of the headings above it (``"Install > Linux"``).
 Chunk ids are ``<relative path>#p<page>c<number>`` (page and number 1-based), so the same
 file cut with the same settings always gets the same ids; :data:`CHUNKER_VERSION` changes
 whenever the rules change, so an index knows when its chunks are stale.
 
-Cost: O(len(text)) per page (each character is looked at a bounded number of times).
+Cost: O(len(text)) per page (each character is looked at a bounded number of times), and
+O(max_chars) memory beyond the text when the chunks are taken one at a time
+(:func:`iter_chunks`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from corpus.evidence import split_sentences
 
-CHUNKER_VERSION = 1
+CHUNKER_VERSION = 2
 """Bumped whenever the chunking rules change (an index then re-chunks every file)."""
 
 DEFAULT_MAX_CHARS = 1200
 """About 300 tokens: well inside multilingual-e5-small's 512-token window."""
+
+DENSE_CHARS = 100
+DENSE_FLOOR = 64
+"""Rule 4: a heading opens a chunk only while the page's chunks so far number fewer than
+``DENSE_FLOOR`` plus one per ``DENSE_CHARS`` characters before the heading."""
 
 MIN_MAX_CHARS = 100
 MAX_MAX_CHARS = 100_000
@@ -59,14 +73,6 @@ class Chunk:
     text: str
 
 
-@dataclass(frozen=True)
-class _Block:
-    start: int
-    end: int
-    heading: tuple[int, str] | None
-    """``(level, title)`` for a heading line, else None."""
-
-
 def chunk_id(relative_path: str, page: int, number: int) -> str:
     """The stable id of chunk ``number`` of ``page`` of the file at ``relative_path``.
 
@@ -90,6 +96,16 @@ def chunk_page(
     :data:`MAX_MAX_CHARS`). Output: the chunks; none for a page of whitespace only.
     Deterministic: the same arguments always give the same chunks. Cost: O(len(text)).
     """
+    return list(iter_chunks(text, relative_path, page, max_chars=max_chars))
+
+
+def iter_chunks(
+    text: str, relative_path: str, page: int = 1, *, max_chars: int = DEFAULT_MAX_CHARS
+) -> Iterator[Chunk]:
+    """The chunks of :func:`chunk_page`, one at a time: a caller that stores them as they
+    come holds one chunk, not the page's list (a page of tiny blocks makes many chunks).
+    Arguments are checked before the first chunk. Cost: O(len(text)), O(max_chars) memory
+    beyond the text."""
     if not isinstance(text, str):
         raise ValueError(f"text must be a string, got {type(text).__name__}")
     if isinstance(max_chars, bool) or not isinstance(max_chars, int):
@@ -99,34 +115,13 @@ def chunk_page(
             f"max_chars must be between {MIN_MAX_CHARS} and {MAX_MAX_CHARS}, got {max_chars}"
         )
     chunk_id(relative_path, page, 1)  # validates the path and page
-    pieces: list[tuple[int, int, str]] = []  # (start, end, section)
-    trail: list[tuple[int, str]] = []
-    current: list[_Block] = []
-    current_section = ""
+    return _numbered(text, relative_path, page, max_chars)
 
-    def flush() -> None:
-        if current:
-            pieces.append((current[0].start, current[-1].end, current_section))
-            current.clear()
 
-    for block in _blocks(text):
-        if block.heading is not None:
-            if any(b.heading is None for b in current):
-                flush()
-            level, title = block.heading
-            trail[:] = [entry for entry in trail if entry[0] < level]
-            trail.append((level, title))
-        section = " > ".join(title for _, title in trail)
-        for start, end in _bounded(text, block, max_chars):
-            if current and end - current[0].start > max_chars:
-                flush()
-            if all(b.heading is not None for b in current):
-                current_section = section
-            current.append(_Block(start, end, block.heading))
-    flush()
-    return [
-        Chunk(
-            id=chunk_id(relative_path, page, number),
+def _numbered(text: str, relative_path: str, page: int, max_chars: int) -> Iterator[Chunk]:
+    for number, (start, end, section) in enumerate(_spans(text, max_chars), 1):
+        yield Chunk(
+            id=f"{relative_path}#p{page}c{number}",
             page=page,
             number=number,
             start=start,
@@ -134,53 +129,112 @@ def chunk_page(
             section=section,
             text=text[start:end],
         )
-        for number, (start, end, section) in enumerate(pieces, 1)
-    ]
 
 
-def _blocks(text: str) -> list[_Block]:
-    """Blocks of ``text`` (rule 1), trimmed of surrounding whitespace, in order."""
-    blocks: list[_Block] = []
-    position = 0
-    for brk in [*_BLANK_RUN.finditer(text), None]:
-        end = brk.start() if brk else len(text)
-        line_start = position
-        para_start: int | None = None
-        while line_start <= end:
-            newline = text.find("\n", line_start, end)
-            line_end = end if newline == -1 else newline
-            match = _HEADING.match(text, line_start, line_end)
-            if match is not None:
-                if para_start is not None:
-                    blocks.append(_trimmed(text, para_start, line_start, None))
-                    para_start = None
-                title = " ".join(match.group(2).split())
-                blocks.append(_trimmed(text, line_start, line_end, (len(match.group(1)), title)))
-            elif para_start is None:
-                para_start = line_start
-            line_start = line_end + 1
-        if para_start is not None:
-            blocks.append(_trimmed(text, para_start, end, None))
-        position = brk.end() if brk else len(text)
-    return [block for block in blocks if block.end > block.start]
+def _spans(text: str, max_chars: int) -> Iterator[tuple[int, int, str]]:
+    """``(start, end, section)`` of each chunk of ``text`` (rules 1 to 4)."""
+    # The chunk being packed is two offsets and a flag, never a list of its blocks: a page
+    # of one-line blocks ("a\n\n" or "# h\n" repeated) once kept every block of a chunk
+    # and scanned that list for every new block, quadratic in the blocks per chunk.
+    levels: list[int] = []  # the heading trail: its levels, rising, and its titles
+    titles: list[str] = []
+    section = ""
+    chunk_start = chunk_end = -1  # -1: no chunk open
+    has_body = False  # the open chunk holds a block that is not a heading
+    chunk_section = ""
+    count = 0  # chunks yielded so far
+    position, length = 0, len(text)
+    while position <= length:
+        brk = _BLANK_RUN.search(text, position)
+        end = brk.start() if brk else length
+        blocks: Iterable[tuple[int, int, tuple[int, str] | None]]
+        if text.find("#", position, end) == -1:  # no heading line: one paragraph block
+            block = _trim(text, position, end, None)
+            blocks = (block,) if block is not None else ()
+        else:
+            blocks = _lines(text, position, end)
+        position = brk.end() if brk else length + 1
+        for block_start, block_end, heading in blocks:
+            if heading is not None:
+                # Rule 4: past the budget a heading stays in the chunk it meets, so a page of
+                # headings on every other line cannot cost a row, an index entry and an
+                # embedding per few bytes.
+                if has_body and count < DENSE_FLOOR + block_start // DENSE_CHARS:
+                    yield chunk_start, chunk_end, chunk_section
+                    count += 1
+                    chunk_start, has_body = -1, False
+                while levels and levels[-1] >= heading[0]:  # the trail's levels only rise
+                    levels.pop()
+                    titles.pop()
+                levels.append(heading[0])
+                titles.append(heading[1])
+                section = " > ".join(titles)
+            if block_end - block_start <= max_chars:
+                pieces: Iterable[tuple[int, int]] = ((block_start, block_end),)
+            else:
+                pieces = _bounded(text, block_start, block_end, max_chars)
+            for start, end in pieces:
+                if chunk_start >= 0 and end - chunk_start > max_chars:
+                    yield chunk_start, chunk_end, chunk_section
+                    count += 1
+                    chunk_start, has_body = -1, False
+                if not has_body:
+                    chunk_section = section
+                if chunk_start < 0:
+                    chunk_start = start
+                chunk_end = end
+                if heading is None:
+                    has_body = True
+    if chunk_start >= 0:
+        yield chunk_start, chunk_end, chunk_section
 
 
-def _trimmed(text: str, start: int, end: int, heading: tuple[int, str] | None) -> _Block:
-    piece = text[start:end]
-    stripped = piece.strip()
-    if not stripped:
-        return _Block(start, start, heading)
-    offset = start + len(piece) - len(piece.lstrip())
-    return _Block(offset, offset + len(stripped), heading)
+def _lines(text: str, position: int, end: int) -> Iterator[tuple[int, int, tuple[int, str] | None]]:
+    """The blocks of the text between two blank-line breaks: heading lines on their own,
+    the runs of other lines between them."""
+    line_start = position
+    para_start = -1
+    while line_start <= end:
+        newline = text.find("\n", line_start, end)
+        line_end = end if newline == -1 else newline
+        match = _HEADING.match(text, line_start, line_end)
+        if match is not None:
+            if para_start >= 0:
+                block = _trim(text, para_start, line_start, None)
+                if block is not None:
+                    yield block
+                para_start = -1
+            title = " ".join(match.group(2).split())
+            heading_end = line_end
+            while text[heading_end - 1].isspace():  # the line holds a "#", so this stops
+                heading_end -= 1
+            yield match.start(1), heading_end, (len(match.group(1)), title)
+        elif para_start < 0:
+            para_start = line_start
+        line_start = line_end + 1
+    if para_start >= 0:
+        block = _trim(text, para_start, end, None)
+        if block is not None:
+            yield block
 
 
-def _bounded(text: str, block: _Block, max_chars: int) -> list[tuple[int, int]]:
-    """``block`` as pieces of at most ``max_chars`` characters (rule 3)."""
-    if block.end - block.start <= max_chars:
-        return [(block.start, block.end)]
+def _trim(
+    text: str, start: int, end: int, heading: tuple[int, str] | None
+) -> tuple[int, int, tuple[int, str] | None] | None:
+    """``text[start:end]`` without its surrounding whitespace, or None when nothing is left."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return (start, end, heading) if end > start else None
+
+
+def _bounded(text: str, block_start: int, block_end: int, max_chars: int) -> list[tuple[int, int]]:
+    """The block ``text[block_start:block_end]`` as pieces of at most ``max_chars``
+    characters (rule 3)."""
     pieces: list[tuple[int, int]] = []
-    for start, end in split_sentences(text[block.start : block.end]):
-        start, end = start + block.start, end + block.start
+    for start, end in split_sentences(text[block_start:block_end]):
+        start, end = start + block_start, end + block_start
         while end - start > max_chars:
             cut = max(text.rfind(sep, start + 1, start + max_chars + 1) for sep in " \n\t")
             cut = cut if cut > start else start + max_chars

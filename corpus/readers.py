@@ -9,9 +9,12 @@ and ``.pdf``.
 - HTML is reduced to its text with the standard library's :mod:`html.parser`: scripts,
   styles and other non-text elements are dropped, block elements end a paragraph, headings
   become Markdown headings (``## Title``) so the chunker sees the structure, list items
-  become ``- item`` lines. Character references are decoded.
+  become ``- item`` lines. Character references are decoded. A heading drops the text of
+  its decoration links (a permalink ``#`` or ``¶``, a ``[src]`` link); any other line that
+  would read as a Markdown heading (``# comment`` in ``<pre>``) is escaped as ``\\#``.
 - PDF needs the optional ``pypdf`` package (``pip install 'logic-graph[corpus]'``): one page
-  of text per PDF page, numbered from 1. Without ``pypdf`` a PDF is a failed file whose
+  of text per PDF page, numbered from 1; a page object the page tree names more than once
+  is read once, at its first number. Without ``pypdf`` a PDF is a failed file whose
   reason says how to install it.
 
 A file that is not valid UTF-8, holds NUL bytes, or cannot be parsed raises
@@ -23,6 +26,7 @@ from __future__ import annotations
 import html.parser
 import importlib.util
 import io
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,10 +117,19 @@ def read_pdf(data: bytes) -> list[Page]:
         reader = pypdf.PdfReader(io.BytesIO(data), strict=False)
         if reader.is_encrypted:
             raise ReadError("encrypted PDF: decrypt it first")
-        pages = [
-            Page(number, (page.extract_text() or "").replace("\r\n", "\n").replace("\r", "\n"))
-            for number, page in enumerate(reader.pages, 1)
-        ]
+        pages = []
+        seen: set[tuple[int, int]] = set()
+        for number, page in enumerate(reader.pages, 1):
+            # A page tree may name one page object many times (a 140 kB file naming one
+            # page 20,000 times once made 20,000 chunks): such a page is read once, at its
+            # first page number; the repeats add no text.
+            ref = page.indirect_reference
+            if ref is not None:
+                if (ref.idnum, ref.generation) in seen:
+                    continue
+                seen.add((ref.idnum, ref.generation))
+            text = page.extract_text() or ""
+            pages.append(Page(number, text.replace("\r\n", "\n").replace("\r", "\n")))
     except ReadError:
         raise
     except Exception as exc:  # pypdf raises many types for broken files
@@ -185,6 +198,11 @@ _BREAKOUT = frozenset(
 tags that break out of foreign content)."""
 
 
+_BRACKETED = re.compile(r"\[[^\[\]]{0,20}\]")
+"""Link text such as ``[src]`` or ``[edit]``: a decoration of a heading, not its title."""
+_MARKDOWN_HEADING = re.compile(r"#{1,6}")
+
+
 class _TextExtractor(html.parser.HTMLParser):
     """Collects the visible text of an HTML document as Markdown-like paragraphs."""
 
@@ -196,6 +214,8 @@ class _TextExtractor(html.parser.HTMLParser):
         self._skipping: list[str] = []
         """Open elements whose text is dropped, innermost last."""
         self._pre_depth = 0
+        self._link_at = -1
+        """Where the text of the open ``<a>`` of a heading begins in ``_parts``, or -1."""
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         # An unclosed <head>, <svg> or <math> would otherwise drop every later word.
@@ -211,6 +231,8 @@ class _TextExtractor(html.parser.HTMLParser):
             self._end_paragraph()
         if tag in _HEADINGS:
             self._prefix = "#" * _HEADINGS[tag] + " "
+        elif tag == "a" and self._prefix.startswith("#"):
+            self._link_at = len(self._parts)
         elif tag == "li":
             self._prefix = "- "
         elif tag == "pre":
@@ -221,6 +243,14 @@ class _TextExtractor(html.parser.HTMLParser):
             if tag in self._skipping:  # a stray end tag closes nothing
                 del self._skipping[len(self._skipping) - 1 - self._skipping[::-1].index(tag) :]
             return
+        if tag == "a" and self._link_at >= 0:
+            # Documentation sites put a permalink ("#", "¶") and a source link ("[src]") in
+            # their headings; kept, they glue onto the title ("Stream#[src]") and become
+            # the section trail of every chunk below.
+            text = "".join(self._parts[self._link_at :]).strip()
+            if not any(char.isalnum() for char in text) or _BRACKETED.fullmatch(text):
+                del self._parts[self._link_at :]
+            self._link_at = -1
         if tag in _HEADINGS or tag in _BLOCKS:
             self._end_paragraph()
         if tag == "pre":
@@ -240,9 +270,15 @@ class _TextExtractor(html.parser.HTMLParser):
     def _end_paragraph(self) -> None:
         words = "".join(self._parts).split()
         if words:
+            if not self._prefix and len(words) > 1 and _MARKDOWN_HEADING.fullmatch(words[0]):
+                # Only <h1>-<h6> are headings: a line of text that reads as a Markdown
+                # heading (a shell comment in <pre>, "# In same folder as ...") is escaped
+                # the Markdown way, or the chunker would make it a section of its own.
+                words[0] = "\\" + words[0]
             self.paragraphs.append(self._prefix + " ".join(words))
         self._parts = []
         self._prefix = ""
+        self._link_at = -1
 
     def text(self) -> str:
         self._end_paragraph()

@@ -107,13 +107,17 @@ def write_corpus(root: Path, files: dict[str, str] | None = None) -> Path:
     return root
 
 
-def make_pdf(pages: Sequence[str]) -> bytes:
-    """A minimal valid PDF with one line of Helvetica text per page (ASCII only)."""
+def make_pdf(pages: Sequence[str], *, order: Sequence[int] | None = None) -> bytes:
+    """A minimal valid PDF with one line of Helvetica text per page (ASCII only).
+    ``order`` lists the page objects its page tree names, by index into ``pages`` (default:
+    each once, in order); naming one object many times makes a hostile PDF whose many
+    pages are one object."""
     objects: list[bytes] = []
     count = len(pages)
-    kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(count))
+    listed = range(count) if order is None else order
+    kids = " ".join(f"{3 + 2 * i} 0 R" for i in listed)
     objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
-    objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {count} >>".encode())
+    objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {len(listed)} >>".encode())
     font = 3 + 2 * count
     for index, text in enumerate(pages):
         escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")

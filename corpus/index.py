@@ -37,6 +37,7 @@ from typing import Any
 from corpus.chunking import DEFAULT_MAX_CHARS, chunk_page
 from corpus.embed import Embedder, load_embedder
 from corpus.index_ingest import EMBED_BATCH, IngestRun, Progress, file_version
+from corpus.index_pin import PinnedIndex
 from corpus.index_scan import FileProblem, Scan, by_path, open_no_follow, scan_directory
 from corpus.index_schema import (
     APPLICATION_ID,
@@ -187,16 +188,22 @@ def _shown(path: Path | str, limit: int = 120) -> str:
 
 @contextmanager
 def open_index(
-    index_path: Path | str, guard: QueryGuard | None = None
+    index_path: Path | str | PinnedIndex, guard: QueryGuard | None = None
 ) -> Iterator[sqlite3.Connection]:
     """A query-only connection to an existing corpus index (checked to be one, see
     :func:`check_structure`), closed on exit; every query on it is bounded by ``guard``
-    (default: :data:`QUERY_TIME_LIMIT_S`). Raises ValueError for a bad path and
-    :class:`CorpusIndexError` for a file that is not a usable index, one that an ingest has
-    locked, or a query the guard stopped. Cost: O(schema size)."""
-    path = validate_index_path(index_path, must_exist=True)
+    (default: :data:`QUERY_TIME_LIMIT_S`). A :class:`~corpus.index_pin.PinnedIndex` is
+    opened by its path and checked to be the file that was pinned. Raises ValueError for a
+    bad path and :class:`CorpusIndexError` for a file that is not a usable index, one that an
+    ingest has locked, a pinned file that was swapped, or a query the guard stopped.
+    Cost: O(schema size)."""
+    if isinstance(index_path, PinnedIndex):
+        path = index_path.path
+        conn = index_path.connect(lambda: _connect_reader(path), _close)
+    else:
+        path = validate_index_path(index_path, must_exist=True)
+        conn = _connect_reader(path)
     guard = guard if guard is not None else QueryGuard()
-    conn = _connect_reader(path)
     try:
         guard.install(conn)
         check_schema(conn, path, allow_empty=False)
@@ -205,6 +212,10 @@ def open_index(
         raise CorpusIndexError(_unreadable(path, exc, guard)) from exc
     finally:
         conn.close()
+
+
+def _close(conn: sqlite3.Connection) -> None:
+    conn.close()
 
 
 def _connect_reader(path: Path) -> sqlite3.Connection:
@@ -305,7 +316,9 @@ def ingest_directory(
             raise CorpusIndexError(_unreadable(path, exc)) from exc
         try:
             run = IngestRun(conn, root, scan.files, progress, embedder, max_chars)
-            run.prepare(path)
+            if run.prepare(path):  # a new index: its schema and marker are kept whatever follows
+                conn.execute("COMMIT")
+                conn.execute("BEGIN IMMEDIATE")
             run.sync_files()
             run.embed_missing()
             counts = run.finish(dense_note)

@@ -16,7 +16,7 @@ of the text:
    the page has made fewer than :data:`DENSE_FLOOR` chunks plus one per :data:`DENSE_CHARS`
    characters before the heading; past that it stays in the chunk it meets. Prose and
    manuals (sections of a few hundred characters) never reach the budget; a page of
-   headings on every other line makes at most about one chunk per 100 characters instead
+   headings on every other line makes at most about one chunk per 200 characters instead
    of one per heading.
 
 Every chunk carries ``section``: the trail of the headings above it (``"Install > Linux"``).
@@ -43,7 +43,7 @@ CHUNKER_VERSION = 2
 DEFAULT_MAX_CHARS = 1200
 """About 300 tokens: well inside multilingual-e5-small's 512-token window."""
 
-DENSE_CHARS = 100
+DENSE_CHARS = 200
 DENSE_FLOOR = 64
 """Rule 4: a heading opens a chunk only while the page's chunks so far number fewer than
 ``DENSE_FLOOR`` plus one per ``DENSE_CHARS`` characters before the heading."""

@@ -29,6 +29,7 @@ import io
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown"})
 HTML_SUFFIXES = frozenset({".html", ".htm"})
@@ -117,12 +118,17 @@ def read_pdf(data: bytes) -> list[Page]:
         reader = pypdf.PdfReader(io.BytesIO(data), strict=False)
         if reader.is_encrypted:
             raise ReadError("encrypted PDF: decrypt it first")
+        # A page tree may name one page object many times (a 140 kB file naming one page
+        # 20,000 times once made 20,000 chunks, and pypdf builds a page object per name):
+        # the repeats are taken out of the tree before pypdf reads it, and the page is read
+        # once, at its first page number. The repeats add no text.
+        numbers = _prune_repeated_pages(reader)
+        listed = reader.pages
+        if len(numbers) != len(listed):  # pypdf saw the tree otherwise: number as it does
+            numbers = list(range(1, len(listed) + 1))
         pages = []
         seen: set[tuple[int, int]] = set()
-        for number, page in enumerate(reader.pages, 1):
-            # A page tree may name one page object many times (a 140 kB file naming one
-            # page 20,000 times once made 20,000 chunks): such a page is read once, at its
-            # first page number; the repeats add no text.
+        for number, page in zip(numbers, listed, strict=True):
             ref = page.indirect_reference
             if ref is not None:
                 if (ref.idnum, ref.generation) in seen:
@@ -135,6 +141,56 @@ def read_pdf(data: bytes) -> list[Page]:
     except Exception as exc:  # pypdf raises many types for broken files
         raise ReadError(f"unreadable PDF: {type(exc).__name__}: {_one_line(exc)}") from exc
     return pages
+
+
+_PAGE_TREE_DEPTH = 64
+"""Deeper page-tree nodes are left out (real page trees are a few levels deep)."""
+
+
+def _prune_repeated_pages(reader: Any) -> list[int]:
+    """Take out of ``reader``'s page tree (in place, in memory) every page object or page
+    node named a second time; return the original page number of each page left, in order.
+    Cost: O(entries of the page tree)."""
+    from pypdf.generic import ArrayObject, DictionaryObject, IndirectObject
+
+    numbers: list[int] = []
+    seen_pages: set[tuple[int, int]] = set()
+    seen_nodes: set[tuple[int, int]] = set()
+    position = 0
+
+    def walk(node: Any, depth: int) -> None:
+        nonlocal position
+        kids = node.get("/Kids")
+        kids = kids.get_object() if isinstance(kids, IndirectObject) else kids
+        if not isinstance(kids, ArrayObject) or depth > _PAGE_TREE_DEPTH:
+            return
+        kept = ArrayObject()
+        for kid in kids:
+            key = (kid.idnum, kid.generation) if isinstance(kid, IndirectObject) else None
+            target = kid.get_object() if key is not None else kid
+            if isinstance(target, DictionaryObject) and "/Kids" in target:
+                if key is not None and key in seen_nodes:
+                    continue  # a node named twice (or a cycle): its pages are listed already
+                if key is not None:
+                    seen_nodes.add(key)
+                kept.append(kid)
+                walk(target, depth + 1)
+                continue
+            position += 1
+            if key is not None:
+                if key in seen_pages:
+                    continue
+                seen_pages.add(key)
+            kept.append(kid)
+            numbers.append(position)
+        kids[:] = kept
+
+    try:
+        root = reader.trailer["/Root"].get_object()["/Pages"].get_object()
+        walk(root, 0)
+    except Exception:  # an odd tree: pypdf's own reading decides, numbered as it does
+        return []
+    return numbers
 
 
 _SKIP = frozenset(

@@ -32,6 +32,7 @@ O(max_chars) memory beyond the text when the chunks are taken one at a time
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -145,6 +146,24 @@ def _spans(text: str, max_chars: int) -> Iterator[tuple[int, int, str]]:
     count = 0  # chunks yielded so far
     position, length = 0, len(text)
     while position <= length:
+        bound = chunk_start + max_chars
+        if chunk_start >= 0 and position < bound:
+            # Every block that ends before the size bound joins the open chunk whole, so a
+            # run of them (blank-line text: "a\n\n" repeated) is taken in one step: up to
+            # the last blank-line break before the bound and before any "#", found at C
+            # speed. The scan stops at the next "#", so it costs no more than the blocks.
+            heading_at = text.find("#", position, bound)
+            last = None
+            if heading_at != position:  # a block that starts with "#" goes the usual way
+                last = _last_break(text, position, bound if heading_at == -1 else heading_at)
+            if last is not None:
+                taken = _trim(text, position, last, None)
+                if taken is not None:
+                    if not has_body:
+                        chunk_section = section
+                    chunk_end, has_body = taken[1], True
+                position = _BLANK_RUN.match(text, last).end()  # type: ignore[union-attr]
+                continue
         brk = _BLANK_RUN.search(text, position)
         end = brk.start() if brk else length
         blocks: Iterable[tuple[int, int, tuple[int, str] | None]]
@@ -187,6 +206,13 @@ def _spans(text: str, max_chars: int) -> Iterator[tuple[int, int, str]]:
                     has_body = True
     if chunk_start >= 0:
         yield chunk_start, chunk_end, chunk_section
+
+
+def _last_break(text: str, start: int, bound: int) -> int | None:
+    """Where the last blank-line break that begins in ``text[start:bound]`` begins, or
+    None. The scan runs in C (a deque of length one keeps only the last match)."""
+    last = deque(_BLANK_RUN.finditer(text, start, bound), maxlen=1)
+    return last[0].start() if last else None
 
 
 def _lines(text: str, position: int, end: int) -> Iterator[tuple[int, int, tuple[int, str] | None]]:

@@ -257,6 +257,8 @@ tags that break out of foreign content)."""
 _BRACKETED = re.compile(r"\[[^\[\]]{0,20}\]")
 """Link text such as ``[src]`` or ``[edit]``: a decoration of a heading, not its title."""
 _MARKDOWN_HEADING = re.compile(r"#{1,6}")
+_BARE_START = re.compile(r"<([a-zA-Z][a-zA-Z0-9]*)>")
+_BARE_END = re.compile(r"</([a-zA-Z][a-zA-Z0-9]*)>")
 
 
 class _TextExtractor(html.parser.HTMLParser):
@@ -272,6 +274,30 @@ class _TextExtractor(html.parser.HTMLParser):
         self._pre_depth = 0
         self._link_at = -1
         """Where the text of the open ``<a>`` of a heading begins in ``_parts``, or -1."""
+
+    # Tag-dense markup (<li>a</li> repeated) spends most of its time in html.parser's
+    # general tag parsing; a bare tag, "<li>" or "</li>" with no attribute and no space,
+    # is taken at once (to the same effect), and line counting, which only getpos() reads,
+    # is skipped.
+    def parse_starttag(self, i: int) -> int:
+        match = _BARE_START.match(self.rawdata, i)
+        if match is None:
+            return int(super().parse_starttag(i))
+        self.lasttag = tag = match.group(1).lower()
+        self.handle_starttag(tag, [])
+        if tag in self.CDATA_CONTENT_ELEMENTS:
+            self.set_cdata_mode(tag)
+        return match.end()
+
+    def parse_endtag(self, i: int) -> int:
+        match = _BARE_END.match(self.rawdata, i)
+        if match is None or self.cdata_elem is not None:
+            return int(super().parse_endtag(i))
+        self.handle_endtag(match.group(1).lower())
+        return match.end()
+
+    def updatepos(self, i: int, j: int) -> int:
+        return j
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         # An unclosed <head>, <svg> or <math> would otherwise drop every later word.

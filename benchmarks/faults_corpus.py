@@ -4,12 +4,14 @@ index roots can be sent outside them.
     python benchmarks/faults_corpus.py [--mb 4] [--trials 300]
 
 Prints, for each kind of input (normal prose as the baseline; text of blank lines;
-Markdown of headings, and of headings on every other line; HTML of ``<h1>`` and of
+Markdown of headings, and of headings on every other line; text of words that are all
+different, which costs the embedder a segmentation per word; HTML of ``<h1>`` and of
 ``<li>`` items, with prose HTML as a second baseline; a PDF whose page tree names one page
 20,000 times, with a prose PDF as a third baseline): the input size, the chunks made, the
 ingest's peak RSS, that peak over the input size (and the growth over the process's size
 before the ingest, over the input size), and the ingest time against prose. Each kind is
-ingested in a process of its own, twice: with the default (dense) settings and keyword-only.
+ingested in processes of its own (the fastest of ``--repeats``), with the default (dense)
+settings and keyword-only.
 Goals: peak RSS within 10 times the input, time within 3 times prose.
 
 Then the index-roots race: searches of an index inside a root while another process swaps
@@ -99,7 +101,8 @@ def inputs(size: int) -> dict[str, tuple[str, bytes]]:
         "prose.txt": ("prose.txt", text.encode()),
         "blank-lines.txt": ("prose.txt", b"a\n\n" * (size // 3)),
         "headings.md": ("prose.txt", b"# h\n" * (size // 4)),
-        "heading-per-line.md": ("prose.txt", b"".join(b"# h%d\nx\n" % i for i in range(size // 9))),
+        "heading-per-line.md": ("prose.txt", b"# Rack\nhall\n" * (size // 12)),
+        "unique-words.txt": ("prose.txt", b" ".join(b"w%d" % i for i in range(size // 8))),
         "prose.html": ("prose.html", html.encode()),
         "h1.html": ("prose.html", b"<h1>a</h1>" * (size // 10)),
         "li.html": ("prose.html", b"<li>a</li>" * (size // 10)),
@@ -163,22 +166,30 @@ def ingest_one(folder: str, dense: bool) -> None:
     )
 
 
-def measure(name: str, data: bytes, dense: bool) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as folder:
-        (Path(folder) / "docs").mkdir()
-        (Path(folder) / "docs" / name).write_bytes(data)
-        mode = "dense" if dense else "keyword"
-        result = subprocess.run(
-            [sys.executable, __file__, "--child", folder, mode],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-    figures: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+def measure(name: str, data: bytes, dense: bool, repeats: int) -> dict[str, Any]:
+    """The figures of the fastest of ``repeats`` ingests, each in a fresh process (the
+    machine is shared: the fastest run is the one least slowed by others), with the
+    highest peak memory of them all."""
+    runs = []
+    for _ in range(repeats):
+        with tempfile.TemporaryDirectory() as folder:
+            (Path(folder) / "docs").mkdir()
+            (Path(folder) / "docs" / name).write_bytes(data)
+            mode = "dense" if dense else "keyword"
+            result = subprocess.run(
+                [sys.executable, __file__, "--child", folder, mode],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+        runs.append(json.loads(result.stdout.strip().splitlines()[-1]))
+    figures: dict[str, Any] = min(runs, key=lambda run: run["seconds"])
+    worst = max(runs, key=lambda run: run["peak_kb"] - run["before_kb"])
+    figures["peak_kb"], figures["before_kb"] = worst["peak_kb"], worst["before_kb"]
     return figures
 
 
-def ingest_table(size: int) -> bool:
+def ingest_table(size: int, repeats: int) -> bool:
     kinds = inputs(size)
     met = True
     for dense in (True, False):
@@ -187,7 +198,7 @@ def ingest_table(size: int) -> bool:
             f"{'kind':<20} {'input':>10} {'chunks':>7} {'peak RSS':>9} {'RSS/input':>9} "
             f"{'growth/input':>12} {'seconds':>8} {'x baseline':>10} {'x prose':>8}"
         )
-        results = {name: measure(name, data, dense) for name, (_, data) in kinds.items()}
+        results = {name: measure(name, data, dense, repeats) for name, (_, data) in kinds.items()}
         for name, (baseline, data) in kinds.items():
             figures = results[name]
             peak = figures["peak_kb"] * 1024
@@ -302,12 +313,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=4.0, help="size of each text input, MB")
     parser.add_argument("--trials", type=int, default=300, help="searches in the race")
+    parser.add_argument("--repeats", type=int, default=3, help="ingests per kind (fastest)")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         ingest_one(args.child[0], args.child[1] == "dense")
         return 0
-    met = ingest_table(int(args.mb * 2**20))
+    met = ingest_table(int(args.mb * 2**20), args.repeats)
     clean = race(args.trials)
     return 0 if met and clean else 1
 

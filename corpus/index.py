@@ -20,6 +20,10 @@ file whose size and modification time match the index (or whose SHA-256 matches,
 the time changed), replaces a changed file's chunks, removes files that are gone, embeds the
 chunks that have no vector yet, and commits once. Any exception (a failing disk, Ctrl-C, a
 killed process) leaves the index as it was before: SQLite's rollback journal guarantees it.
+A new index is the exception: its schema is committed first with a ``first_ingest`` mark in
+``meta``, removed by the ingest's own commit, so a first ingest that dies leaves an index
+that readers recognise as unfinished (and the next ingest completes) rather than an empty
+database.
 A file that cannot be read is reported and left as it was in the index (it is retried on the
 next ingest).
 """
@@ -199,12 +203,14 @@ def open_index(
     Cost: O(schema size)."""
     if isinstance(index_path, PinnedIndex):
         path = index_path.path
+        # Checked right after the open, before any statement reads the file.
         conn = index_path.connect(lambda: _connect_reader(path), _close)
     else:
         path = validate_index_path(index_path, must_exist=True)
         conn = _connect_reader(path)
     guard = guard if guard is not None else QueryGuard()
     try:
+        conn.execute("PRAGMA query_only = 1")
         guard.install(conn)
         check_schema(conn, path, allow_empty=False)
         yield conn
@@ -219,10 +225,11 @@ def _close(conn: sqlite3.Connection) -> None:
 
 
 def _connect_reader(path: Path) -> sqlite3.Connection:
-    """A connection that cannot change the data. It is opened read-write when the file
-    allows it: an ingest that was killed leaves a rollback journal, and only a writable
-    connection can roll it back (SQLite does so on the first read), so a read-only one would
-    fail with "attempt to write a readonly database" until the next ingest."""
+    """A connection for a reader, which makes it ``query_only`` before its first query.
+    It is opened read-write when the file allows it: an ingest that was killed leaves a
+    rollback journal, and only a writable connection can roll it back (SQLite does so on
+    the first read), so a read-only one would fail with "attempt to write a readonly
+    database" until the next ingest."""
     uri = path.resolve().as_uri()
     try:
         conn = sqlite3.connect(f"{uri}?mode=rw", uri=True, timeout=BUSY_TIMEOUT_S)
@@ -231,7 +238,6 @@ def _connect_reader(path: Path) -> sqlite3.Connection:
             conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
         except sqlite3.Error as exc:
             raise CorpusIndexError(f"cannot open index {str(path)!r}: {exc}") from exc
-    conn.execute("PRAGMA query_only = 1")
     return conn
 
 

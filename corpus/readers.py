@@ -257,6 +257,7 @@ tags that break out of foreign content)."""
 _BRACKETED = re.compile(r"\[[^\[\]]{0,20}\]")
 """Link text such as ``[src]`` or ``[edit]``: a decoration of a heading, not its title."""
 _MARKDOWN_HEADING = re.compile(r"#{1,6}")
+_JOIN_EVERY = 1024
 _BARE_START = re.compile(r"<([a-zA-Z][a-zA-Z0-9]*)>")
 _BARE_END = re.compile(r"</([a-zA-Z][a-zA-Z0-9]*)>")
 
@@ -267,6 +268,10 @@ class _TextExtractor(html.parser.HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.paragraphs: list[str] = []
+        """The paragraphs so far, each batch of :data:`_JOIN_EVERY` joined into one string:
+        a page of 400,000 one-letter list items would otherwise hold 400,000 small strings
+        (about 60 bytes each for 5 bytes of text)."""
+        self._batch: list[str] = []
         self._parts: list[str] = []
         self._prefix = ""
         self._skipping: list[str] = []
@@ -357,13 +362,19 @@ class _TextExtractor(html.parser.HTMLParser):
                 # heading (a shell comment in <pre>, "# In same folder as ...") is escaped
                 # the Markdown way, or the chunker would make it a section of its own.
                 words[0] = "\\" + words[0]
-            self.paragraphs.append(self._prefix + " ".join(words))
+            self._batch.append(self._prefix + " ".join(words))
+            if len(self._batch) >= _JOIN_EVERY:
+                self.paragraphs.append("\n\n".join(self._batch))
+                self._batch = []
         self._parts = []
         self._prefix = ""
         self._link_at = -1
 
     def text(self) -> str:
         self._end_paragraph()
+        if self._batch:
+            self.paragraphs.append("\n\n".join(self._batch))
+            self._batch = []
         return "\n\n".join(self.paragraphs)
 
 

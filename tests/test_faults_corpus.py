@@ -5,8 +5,11 @@ wall time (benchmarks/faults_corpus.py prints the time and memory figures)."""
 
 from __future__ import annotations
 
+import signal
 import sqlite3
+import subprocess
 import sys
+import textwrap
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
@@ -20,9 +23,10 @@ from corpus import documents, index_ingest
 from corpus.chunking import DENSE_CHARS, DENSE_FLOOR, chunk_page, iter_chunks
 from corpus.documents import search_evidence
 from corpus.index import CorpusIndexError, open_index
-from corpus.index_ingest import IngestRun
 from corpus.index_pin import pin_inside
 from corpus.readers import html_to_text
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def ingest(root: Path, index: Path) -> corpus.IngestReport:
@@ -136,19 +140,23 @@ def test_a_pdf_naming_one_page_20000_times_makes_one_chunk(tmp_path: Path) -> No
     ]
 
 
-def test_a_first_ingest_that_dies_leaves_an_index_that_says_so_and_the_next_one_recovers(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_first_ingest_killed_halfway_leaves_an_index_that_says_so_and_the_next_one_recovers(
+    tmp_path: Path,
 ) -> None:
     root = write_corpus(tmp_path / "docs")
     index = tmp_path / "idx.sqlite"
-
-    def killed(self: IngestRun) -> None:
-        raise KeyboardInterrupt  # what a kill or Ctrl-C does halfway: no commit
-
-    with monkeypatch.context() as patch:
-        patch.setattr(IngestRun, "sync_files", killed)
-        with pytest.raises(KeyboardInterrupt):
-            ingest(root, index)
+    script = textwrap.dedent(
+        f"""
+        import os, signal
+        import corpus
+        def die(stage, done, total):
+            if done == 2:
+                os.kill(os.getpid(), signal.SIGKILL)
+        corpus.ingest({str(root)!r}, {str(index)!r}, dense=False, progress=die)
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", script], cwd=REPO, timeout=120, check=False)
+    assert result.returncode == -signal.SIGKILL
     with pytest.raises(CorpusIndexError, match="its first ingest has not finished"):
         corpus.search(index, "tape library", dense=False)
     error = search_evidence(str(index), "tape library", 1, roots=[tmp_path])["error"]

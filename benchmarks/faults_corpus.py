@@ -233,8 +233,10 @@ sub, parked, outside, stop = sys.argv[1:5]
 while not os.path.exists(stop):
     os.rename(sub, parked)
     os.symlink(outside, sub)
+    time.sleep(0.0005)  # each state lasts about as long as a step of a search
     os.unlink(sub)
     os.rename(parked, sub)
+    time.sleep(0.0005)
 """
 
 

@@ -53,6 +53,12 @@ MIN_MAX_CHARS = 100
 MAX_MAX_CHARS = 100_000
 
 _HEADING = re.compile(r"[ \t]{0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
+_HEADING_RUN = re.compile(
+    r"[ \t]{0,3}#{1,6}[ \t]+[^\n]*(?:\n(?:[ \t]*\n[ \t\n]*)?[ \t]{0,3}#{1,6}[ \t]+[^\n]*)*"
+)
+"""Heading lines one after another, blank lines allowed between them (a blank line's
+break takes the next line's indent with it, as rule 1's blocks do)."""
+_RUN_HEADINGS = re.compile(r"^[ \t]*(#{1,6})[ \t]+(.*?)[ \t#]*$", re.MULTILINE)
 _BLANK_RUN = re.compile(r"\n[ \t]*\n[ \t\n]*")
 
 
@@ -145,7 +151,23 @@ def _spans(text: str, max_chars: int) -> Iterator[tuple[int, int, str]]:
     chunk_section = ""
     count = 0  # chunks yielded so far
     position, length = 0, len(text)
+    brk: re.Match[str] | None = None
+    brk_from = length + 1  # where ``brk`` was searched from; past the end: not yet
+    no_run_at = -1  # where a run of headings was looked for and none was taken
     while position <= length:
+        if not has_body and position != no_run_at:
+            # A run of heading lines that fits the chunk of headings being packed (or
+            # opens one) is taken in one step: one regex scan for the run, one for its
+            # levels and titles, the trail worked out backwards from the last heading.
+            run = _heading_run(text, position, chunk_start, max_chars, levels, titles)
+            if run is None:
+                no_run_at = position
+            else:
+                first_start, position = run
+                chunk_start = first_start if chunk_start < 0 else chunk_start
+                chunk_end = position
+                chunk_section = section = " > ".join(titles)
+                continue
         bound = chunk_start + max_chars
         if chunk_start >= 0 and position < bound:
             # Every block that ends before the size bound joins the open chunk whole, so a
@@ -164,7 +186,10 @@ def _spans(text: str, max_chars: int) -> Iterator[tuple[int, int, str]]:
                     chunk_end, has_body = taken[1], True
                 position = _BLANK_RUN.match(text, last).end()  # type: ignore[union-attr]
                 continue
-        brk = _BLANK_RUN.search(text, position)
+        if brk_from > position or (brk is not None and brk.start() < position):
+            # Looked up again only once it is behind: a page without blank lines is
+            # scanned once, however often the loop starts again inside it.
+            brk, brk_from = _BLANK_RUN.search(text, position), position
         end = brk.start() if brk else length
         blocks: Iterable[tuple[int, int, tuple[int, str] | None]]
         if text.find("#", position, end) == -1:  # no heading line: one paragraph block
@@ -182,6 +207,9 @@ def _spans(text: str, max_chars: int) -> Iterator[tuple[int, int, str]]:
                     yield chunk_start, chunk_end, chunk_section
                     count += 1
                     chunk_start, has_body = -1, False
+                if not has_body and block_start != no_run_at:
+                    position = block_start  # headings may follow: the loop takes the run
+                    break
                 while levels and levels[-1] >= heading[0]:  # the trail's levels only rise
                     levels.pop()
                     titles.pop()
@@ -206,6 +234,56 @@ def _spans(text: str, max_chars: int) -> Iterator[tuple[int, int, str]]:
                     has_body = True
     if chunk_start >= 0:
         yield chunk_start, chunk_end, chunk_section
+
+
+def _heading_run(
+    text: str, position: int, chunk_start: int, max_chars: int, levels: list[int], titles: list[str]
+) -> tuple[int, int] | None:
+    """The heading lines from ``position`` on (blank lines between them allowed) whose ends
+    lie within ``max_chars`` of the chunk's start (``chunk_start``, or the first heading's
+    when no chunk is open), with the trail ``levels``/``titles`` brought past them in place.
+    Returns (the first heading's start, the last one's end), or None when no heading fits.
+    Cost: O(max_chars) in regex scans, plus one step per trail level."""
+    first_start = text.find("#", position, position + 4)
+    if first_start < 0:
+        return None
+    bound = (chunk_start if chunk_start >= 0 else first_start) + max_chars
+    match = _HEADING_RUN.match(text, position, min(bound + 1, len(text)))
+    if match is None:
+        return None
+    line_start = text.rfind("\n", position, match.end()) + 1 or position
+    scan_end = text.find("\n", line_start)
+    scan_end = len(text) if scan_end < 0 else scan_end  # whole lines: "# " has a title ""
+    end = _trimmed_end(text, line_start, scan_end)
+    if end > bound:  # the last line ends past the bound: it opens the next chunk
+        if line_start <= position:
+            return None
+        scan_end = line_start - 1
+        end = _trimmed_end(text, position, scan_end)
+    found = _RUN_HEADINGS.findall(text[position:scan_end])
+    need = 7  # the trail keeps the headings above it with a lower level than this
+    picked: list[tuple[int, str]] = []
+    for marks, title in reversed(found):
+        if len(marks) < need:
+            need = len(marks)
+            picked.append((need, " ".join(title.split())))
+            if need == 1:
+                break
+    kept = 0
+    while kept < len(levels) and levels[kept] < need:
+        kept += 1
+    del levels[kept:], titles[kept:]
+    for level, title in reversed(picked):
+        levels.append(level)
+        titles.append(title)
+    return first_start, end
+
+
+def _trimmed_end(text: str, start: int, end: int) -> int:
+    """``end`` moved back over the whitespace that ends ``text[start:end]``."""
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return end
 
 
 def _last_break(text: str, start: int, bound: int) -> int | None:

@@ -166,9 +166,9 @@ class IngestRun:
             kept = " (the previously indexed version is kept)" if row is not None else ""
             self.failed.append(FileProblem(relative, f"{exc}{kept}"))
             return
+        del data  # the pages hold the text now; the raw bytes need not live on beside them
         # A savepoint per file: a file that passes the chunk limit halfway is taken back
         # out whole, and its previously indexed version (deleted just below) comes back.
-        del data  # the pages hold the text now; the raw bytes need not live on beside them
         self.conn.execute("SAVEPOINT one_file")
         removed = 0
         if row is not None:

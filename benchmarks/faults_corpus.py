@@ -6,7 +6,8 @@ index roots can be sent outside them.
 Prints, for each kind of input (normal prose as the baseline; text of blank lines;
 Markdown of headings, and of headings on every other line; text of words that are all
 different, which costs the embedder a segmentation per word; HTML of ``<h1>`` and of
-``<li>`` items, with prose HTML as a second baseline; a PDF whose page tree names one page
+``<li>`` items (bare, and each with a ``class`` attribute, which goes through html.parser's
+general tag parsing), with prose HTML as a second baseline; a PDF whose page tree names one page
 20,000 times, with a prose PDF as a third baseline): the input size, the chunks made, the
 ingest's peak RSS, that peak over the input size (and the growth over the process's size
 before the ingest, over the input size), and the ingest time against prose. Each kind is
@@ -106,6 +107,7 @@ def inputs(size: int) -> dict[str, tuple[str, bytes]]:
         "prose.html": ("prose.html", html.encode()),
         "h1.html": ("prose.html", b"<h1>a</h1>" * (size // 10)),
         "li.html": ("prose.html", b"<li>a</li>" * (size // 10)),
+        "li-class.html": ("prose.html", b'<li class="x">a</li>' * (size // 20)),
         "prose.pdf": ("prose.pdf", make_pdf([p.replace("\n", " ") for p in pages])),
         "page-repeat.pdf": (
             "prose.pdf",

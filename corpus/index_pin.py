@@ -66,8 +66,9 @@ class PinnedIndex:
                 return conn
             close(conn)  # another file, or another thread's file beside ours: try again
         raise CorpusIndexError(
-            f"index {str(self.path)!r} was replaced while it was being opened (a folder on "
-            "its path was swapped); it was not searched"
+            f"index {str(self.path)!r} changed while it was being opened (a folder on its "
+            "path was swapped for a link, or this process opened other files at the same "
+            "moment); it was not searched"
         )
 
     def close(self) -> None:

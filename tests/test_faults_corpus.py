@@ -185,7 +185,7 @@ def test_a_folder_swapped_for_a_link_after_the_root_check_is_never_searched(
     monkeypatch.setattr(documents, "pin_inside", pin_then_swap)
     found = search_evidence(str(served / "sub" / "i"), "secret words", 5, roots=[served])
     assert "hits" not in found
-    assert "was replaced while it was being opened" in found["error"]
+    assert "changed while it was being opened" in found["error"]
 
 
 def test_a_pinned_index_refuses_a_connection_to_a_file_put_in_its_place(tmp_path: Path) -> None:
@@ -198,7 +198,7 @@ def test_a_pinned_index_refuses_a_connection_to_a_file_put_in_its_place(tmp_path
         with open_index(pinned) as conn:
             assert conn.execute("SELECT COUNT(*) FROM files").fetchone() == (1,)
         (tmp_path / "other").replace(served / "i")
-        with pytest.raises(CorpusIndexError, match="was replaced"), open_index(pinned):
+        with pytest.raises(CorpusIndexError, match="changed while it was being opened"), open_index(pinned):
             pass
 
 

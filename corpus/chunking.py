@@ -35,6 +35,7 @@ import re
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from corpus.evidence import split_sentences
 
@@ -45,6 +46,8 @@ DEFAULT_MAX_CHARS = 1200
 """About 300 tokens: well inside multilingual-e5-small's 512-token window."""
 
 DENSE_CHARS = 200
+_MIXED_MIN = 64
+"""Room needed after a heading past the budget before the lines are taken in one step."""
 DENSE_FLOOR = 64
 """Rule 4: a heading opens a chunk only while the page's chunks so far number fewer than
 ``DENSE_FLOOR`` plus one per ``DENSE_CHARS`` characters before the heading."""
@@ -58,6 +61,8 @@ _HEADING_RUN = re.compile(
 )
 """Heading lines one after another, blank lines allowed between them (a blank line's
 break takes the next line's indent with it, as rule 1's blocks do)."""
+_HEADING_LINE = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$", re.MULTILINE)
+"""A heading line found by a scan: it starts after a newline."""
 _RUN_HEADINGS = re.compile(r"^[ \t]*(#{1,6})[ \t]+(.*?)[ \t#]*$", re.MULTILINE)
 _BLANK_RUN = re.compile(r"\n[ \t]*\n[ \t\n]*")
 
@@ -168,6 +173,15 @@ def _spans(text: str, max_chars: int) -> Iterator[tuple[int, int, str]]:
                 chunk_end = position
                 chunk_section = section = " > ".join(titles)
                 continue
+        if has_body and position != no_run_at:
+            step = _mixed_run(text, position, chunk_start, max_chars, count, levels, titles)
+            if step is None:
+                no_run_at = position
+            else:
+                chunk_end = _trimmed_end(text, position, step)
+                position = step
+                section = " > ".join(titles)
+                continue
         bound = chunk_start + max_chars
         if chunk_start >= 0 and position < bound:
             # Every block that ends before the size bound joins the open chunk whole, so a
@@ -232,6 +246,15 @@ def _spans(text: str, max_chars: int) -> Iterator[tuple[int, int, str]]:
                 chunk_end = end
                 if heading is None:
                     has_body = True
+            if (
+                heading is not None
+                and has_body
+                and block_end != no_run_at
+                and min(chunk_start + max_chars, (count - DENSE_FLOOR + 1) * DENSE_CHARS)
+                > block_end + _MIXED_MIN
+            ):
+                position = block_end  # past the budget, with room: the loop takes the lines
+                break
     if chunk_start >= 0:
         yield chunk_start, chunk_end, chunk_section
 
@@ -260,7 +283,53 @@ def _heading_run(
             return None
         scan_end = line_start - 1
         end = _trimmed_end(text, position, scan_end)
-    found = _RUN_HEADINGS.findall(text[position:scan_end])
+    _advance_trail(_RUN_HEADINGS.findall(text[position:scan_end]), levels, titles)
+    return first_start, end
+
+
+def _mixed_run(
+    text: str,
+    position: int,
+    chunk_start: int,
+    max_chars: int,
+    count: int,
+    levels: list[int],
+    titles: list[str],
+) -> int | None:
+    """Past the heading budget (rule 4) every block joins the open chunk while it fits, so
+    the lines from ``position`` (a block boundary) up to the last heading line that ends
+    before both the size bound and the budget's next step are taken whole, with the trail
+    ``levels``/``titles`` brought past their headings in place. Returns the end of that
+    heading's line, or None when there is none (or a blank line on the way: the usual
+    path takes those). Cost: O(max_chars) in regex scans."""
+    limit = min(chunk_start + max_chars, (count - DENSE_FLOOR + 1) * DENSE_CHARS)
+    if limit <= position:  # within the budget a heading still opens a chunk
+        return None
+    newline = text.find("\n", position, limit)
+    if newline < 0:
+        return None
+    found: list[re.Match[str]] = []
+    first = _HEADING.match(text, position, newline)  # after a break's indent, "^" fails
+    if first is not None:
+        found.append(first)
+    found.extend(_HEADING_LINE.finditer(text, newline + 1, limit))
+    if found and found[-1].end() == limit and limit < len(text) and text[limit] != "\n":
+        found.pop()  # its line goes on past the limit
+    if not found:
+        return None
+    end = found[-1].end()
+    if _BLANK_RUN.search(text, position, end) is not None:
+        return None
+    _advance_trail([match.group(1, 2) for match in found], levels, titles)
+    return end
+
+
+def _advance_trail(
+    found: list[tuple[str, str]] | list[Any], levels: list[int], titles: list[str]
+) -> None:
+    """Bring the trail ``levels``/``titles`` past the headings ``found`` (their marks and
+    raw titles, in order), working back from the last one: each heading above it in the
+    trail is the latest earlier one of a lower level, so only those are looked at."""
     need = 7  # the trail keeps the headings above it with a lower level than this
     picked: list[tuple[int, str]] = []
     for marks, title in reversed(found):
@@ -276,7 +345,6 @@ def _heading_run(
     for level, title in reversed(picked):
         levels.append(level)
         titles.append(title)
-    return first_start, end
 
 
 def _trimmed_end(text: str, start: int, end: int) -> int:

@@ -6,8 +6,8 @@ of the text:
 1. The page is cut into *blocks*: a blank line ends a block, and a Markdown heading line
    (``#`` to ``######`` then a space) is a block of its own.
 2. Blocks are packed greedily into chunks of at most ``max_chars`` characters. A heading
-   always opens a new chunk (unless the chunk so far holds only headings), so a section's
-   paragraphs stay with their heading.
+   opens a new chunk (unless the chunk so far holds only headings, or rule 4 says no), so a
+   section's paragraphs stay with their heading.
 3. A block longer than ``max_chars`` is cut at sentence ends (the splitter of
    :mod:`corpus.evidence`, so a chunk never ends inside "Dr. Kell" or "3.5 kg"), and a
    sentence longer than ``max_chars`` at the last whitespace before the bound (or at the
@@ -26,7 +26,10 @@ whenever the rules change, so an index knows when its chunks are stale.
 
 Cost: O(len(text)) per page (each character is looked at a bounded number of times), and
 O(max_chars) memory beyond the text when the chunks are taken one at a time
-(:func:`iter_chunks`).
+(:func:`iter_chunks`). Runs of small blocks are taken in one regex scan each (paragraphs
+that all fit the open chunk, heading lines that fit a chunk of headings, and lines past
+the heading budget), so a page of tiny blocks costs about what prose does; every such
+step gives the chunks the block-by-block rules give.
 """
 
 from __future__ import annotations
@@ -46,11 +49,11 @@ DEFAULT_MAX_CHARS = 1200
 """About 300 tokens: well inside multilingual-e5-small's 512-token window."""
 
 DENSE_CHARS = 200
-_MIXED_MIN = 64
-"""Room needed after a heading past the budget before the lines are taken in one step."""
 DENSE_FLOOR = 64
 """Rule 4: a heading opens a chunk only while the page's chunks so far number fewer than
 ``DENSE_FLOOR`` plus one per ``DENSE_CHARS`` characters before the heading."""
+_MIXED_MIN = 64
+"""Room needed after a heading past the budget before the lines are taken in one step."""
 
 MIN_MAX_CHARS = 100
 MAX_MAX_CHARS = 100_000
@@ -64,6 +67,7 @@ break takes the next line's indent with it, as rule 1's blocks do)."""
 _HEADING_LINE = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$", re.MULTILINE)
 """A heading line found by a scan: it starts after a newline."""
 _RUN_HEADINGS = re.compile(r"^[ \t]*(#{1,6})[ \t]+(.*?)[ \t#]*$", re.MULTILINE)
+"""The headings of a run that :data:`_HEADING_RUN` matched (any indent: a break took it)."""
 _BLANK_RUN = re.compile(r"\n[ \t]*\n[ \t\n]*")
 
 

@@ -198,7 +198,10 @@ def test_a_pinned_index_refuses_a_connection_to_a_file_put_in_its_place(tmp_path
         with open_index(pinned) as conn:
             assert conn.execute("SELECT COUNT(*) FROM files").fetchone() == (1,)
         (tmp_path / "other").replace(served / "i")
-        with pytest.raises(CorpusIndexError, match="changed while it was being opened"), open_index(pinned):
+        with (
+            pytest.raises(CorpusIndexError, match="changed while it was being opened"),
+            open_index(pinned),
+        ):
             pass
 
 

@@ -8,8 +8,12 @@ import hashlib
 import importlib.util
 import math
 import re
+import signal
 import sqlite3
 import struct
+import subprocess
+import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -105,6 +109,26 @@ def write_corpus(root: Path, files: dict[str, str] | None = None) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(text.encode("utf-8"))
     return root
+
+
+def ingest_killed_after(root: Path, index: Path, files: int) -> bool:
+    """Ingest ``root`` into ``index`` (keyword-only) in another process that kills itself
+    with SIGKILL once ``files`` files have been read; True when it died that way."""
+    script = textwrap.dedent(
+        f"""
+        import os, signal
+        import corpus
+        def die(stage, done, total):
+            if done == {files}:
+                os.kill(os.getpid(), signal.SIGKILL)
+        corpus.ingest({str(root)!r}, {str(index)!r}, dense=False, progress=die)
+        """
+    )
+    repo = Path(__file__).resolve().parents[1]
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=repo, capture_output=True, timeout=120, check=False
+    )
+    return result.returncode == -signal.SIGKILL
 
 
 def make_pdf(pages: Sequence[str], *, order: Sequence[int] | None = None) -> bytes:

@@ -5,18 +5,15 @@ wall time (benchmarks/faults_corpus.py prints the time and memory figures)."""
 
 from __future__ import annotations
 
-import signal
 import sqlite3
-import subprocess
 import sys
-import textwrap
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from corpus_fixtures import HAS_PYPDF, make_pdf, write_corpus
+from corpus_fixtures import HAS_PYPDF, ingest_killed_after, make_pdf, write_corpus
 
 import corpus
 from corpus import documents, index_ingest
@@ -25,8 +22,6 @@ from corpus.documents import search_evidence
 from corpus.index import CorpusIndexError, open_index
 from corpus.index_pin import pin_inside
 from corpus.readers import html_to_text
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def ingest(root: Path, index: Path) -> corpus.IngestReport:
@@ -145,18 +140,7 @@ def test_a_first_ingest_killed_halfway_leaves_an_index_that_says_so_and_the_next
 ) -> None:
     root = write_corpus(tmp_path / "docs")
     index = tmp_path / "idx.sqlite"
-    script = textwrap.dedent(
-        f"""
-        import os, signal
-        import corpus
-        def die(stage, done, total):
-            if done == 2:
-                os.kill(os.getpid(), signal.SIGKILL)
-        corpus.ingest({str(root)!r}, {str(index)!r}, dense=False, progress=die)
-        """
-    )
-    result = subprocess.run([sys.executable, "-c", script], cwd=REPO, timeout=120, check=False)
-    assert result.returncode == -signal.SIGKILL
+    assert ingest_killed_after(root, index, 2)
     with pytest.raises(CorpusIndexError, match="its first ingest has not finished"):
         corpus.search(index, "tape library", dense=False)
     error = search_evidence(str(index), "tape library", 1, roots=[tmp_path])["error"]

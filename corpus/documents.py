@@ -18,6 +18,7 @@ from typing import Any
 
 from corpus.evidence import Evidence, build_evidence
 from corpus.index import CorpusIndexError, QueryGuard
+from corpus.index_pin import PinnedIndex, pin_inside
 from corpus.retrieval import Hit, retrieve
 
 MAX_SEARCH_K = 50
@@ -101,23 +102,6 @@ def index_roots_from_env(environ: Mapping[str, str] | None = None) -> list[Path]
     return [Path(part) for part in value.split(os.pathsep) if part.strip()]
 
 
-def resolve_index(index: str, roots: Sequence[Path | str]) -> Path | None:
-    """The real path of ``index`` when it is an existing file inside one of ``roots`` (both
-    resolved, so ``..`` and symbolic links cannot step outside), else None. Missing,
-    forbidden, a folder or an unusable path all give None: a client must not learn from
-    the answer what exists outside the roots. Cost: O(len(roots)) path resolutions."""
-    try:
-        target = Path(index).expanduser().resolve()
-        if not target.is_file():
-            return None
-        for root in roots:
-            if target.is_relative_to(Path(root).expanduser().resolve()):
-                return target
-    except (OSError, ValueError, RuntimeError):  # too long, a NUL byte, a symlink loop
-        return None
-    return None
-
-
 def search_evidence(
     index: object,
     query: object,
@@ -132,7 +116,9 @@ def search_evidence(
     :data:`MAX_INDEX_PATH_CHARS` characters); ``query``, any text (1 to
     :data:`MAX_SEARCH_QUERY_CHARS` characters); ``k``, how many chunks (1 to
     :data:`MAX_SEARCH_K`); ``roots``: when given, the index must be a file inside one of
-    these folders, and any other path gets one and the same refusal (the MCP server passes
+    these folders (opened once without following links below the root, and every SQLite
+    connection checked to be to that file: :mod:`corpus.index_pin`), and any other path
+    gets one and the same refusal (the MCP server passes
     its ``--index-root`` folders; None, for library callers, allows any path); ``cancel``:
     checked while the queries run (MCP cancellation). Every query is bounded by
     :data:`~corpus.index.QUERY_TIME_LIMIT_S`.
@@ -158,24 +144,27 @@ def search_evidence(
         }
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_SEARCH_K:
         return {"error": f"k must be an integer in 1..{MAX_SEARCH_K}, got {k!r}"}
-    path: Path | str = index
+    target: Path | str | PinnedIndex = index
     if roots is not None:
         if not roots:
             return {
                 "error": "index: this server serves no index folders; start it with "
                 f"--index-root DIR (repeatable) or set {INDEX_ROOTS_ENV}"
             }
-        resolved = resolve_index(str(index), roots)
-        if resolved is None:
+        pinned = pin_inside(str(index), roots)
+        if pinned is None:
             return {
                 "error": f"index {str(index)!r} is not an index file inside the folders "
                 "this server serves (see --index-root)"
             }
-        path = resolved
+        target = pinned
     try:
-        found = retrieve(path, query, (), k, guard=QueryGuard(cancel=cancel))
+        found = retrieve(target, query, (), k, guard=QueryGuard(cancel=cancel))
     except (ValueError, CorpusIndexError) as exc:
         return {"error": f"index: {exc}"}
+    finally:
+        if isinstance(target, PinnedIndex):
+            target.close()
     return {
         "index": str(index),
         "query": query,

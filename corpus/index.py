@@ -20,6 +20,10 @@ file whose size and modification time match the index (or whose SHA-256 matches,
 the time changed), replaces a changed file's chunks, removes files that are gone, embeds the
 chunks that have no vector yet, and commits once. Any exception (a failing disk, Ctrl-C, a
 killed process) leaves the index as it was before: SQLite's rollback journal guarantees it.
+A new index is the exception: its schema is committed first with a ``first_ingest`` mark in
+``meta``, removed by the ingest's own commit, so a first ingest that dies leaves an index
+that readers recognise as unfinished (and the next ingest completes) rather than an empty
+database.
 A file that cannot be read is reported and left as it was in the index (it is retried on the
 next ingest).
 """
@@ -37,6 +41,7 @@ from typing import Any
 from corpus.chunking import DEFAULT_MAX_CHARS, chunk_page
 from corpus.embed import Embedder, load_embedder
 from corpus.index_ingest import EMBED_BATCH, IngestRun, Progress, file_version
+from corpus.index_pin import PinnedIndex
 from corpus.index_scan import FileProblem, Scan, by_path, open_no_follow, scan_directory
 from corpus.index_schema import (
     APPLICATION_ID,
@@ -187,17 +192,25 @@ def _shown(path: Path | str, limit: int = 120) -> str:
 
 @contextmanager
 def open_index(
-    index_path: Path | str, guard: QueryGuard | None = None
+    index_path: Path | str | PinnedIndex, guard: QueryGuard | None = None
 ) -> Iterator[sqlite3.Connection]:
     """A query-only connection to an existing corpus index (checked to be one, see
     :func:`check_structure`), closed on exit; every query on it is bounded by ``guard``
-    (default: :data:`QUERY_TIME_LIMIT_S`). Raises ValueError for a bad path and
-    :class:`CorpusIndexError` for a file that is not a usable index, one that an ingest has
-    locked, or a query the guard stopped. Cost: O(schema size)."""
-    path = validate_index_path(index_path, must_exist=True)
+    (default: :data:`QUERY_TIME_LIMIT_S`). A :class:`~corpus.index_pin.PinnedIndex` is
+    opened by its path and checked to be the file that was pinned. Raises ValueError for a
+    bad path and :class:`CorpusIndexError` for a file that is not a usable index, one that an
+    ingest has locked, a pinned file that was swapped, or a query the guard stopped.
+    Cost: O(schema size)."""
+    if isinstance(index_path, PinnedIndex):
+        path = index_path.path
+        # Checked right after the open, before any statement reads the file.
+        conn = index_path.connect(lambda: _connect_reader(path), _close)
+    else:
+        path = validate_index_path(index_path, must_exist=True)
+        conn = _connect_reader(path)
     guard = guard if guard is not None else QueryGuard()
-    conn = _connect_reader(path)
     try:
+        conn.execute("PRAGMA query_only = 1")
         guard.install(conn)
         check_schema(conn, path, allow_empty=False)
         yield conn
@@ -207,11 +220,16 @@ def open_index(
         conn.close()
 
 
+def _close(conn: sqlite3.Connection) -> None:
+    conn.close()
+
+
 def _connect_reader(path: Path) -> sqlite3.Connection:
-    """A connection that cannot change the data. It is opened read-write when the file
-    allows it: an ingest that was killed leaves a rollback journal, and only a writable
-    connection can roll it back (SQLite does so on the first read), so a read-only one would
-    fail with "attempt to write a readonly database" until the next ingest."""
+    """A connection for a reader, which makes it ``query_only`` before its first query.
+    It is opened read-write when the file allows it: an ingest that was killed leaves a
+    rollback journal, and only a writable connection can roll it back (SQLite does so on
+    the first read), so a read-only one would fail with "attempt to write a readonly
+    database" until the next ingest."""
     uri = path.resolve().as_uri()
     try:
         conn = sqlite3.connect(f"{uri}?mode=rw", uri=True, timeout=BUSY_TIMEOUT_S)
@@ -220,7 +238,6 @@ def _connect_reader(path: Path) -> sqlite3.Connection:
             conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
         except sqlite3.Error as exc:
             raise CorpusIndexError(f"cannot open index {str(path)!r}: {exc}") from exc
-    conn.execute("PRAGMA query_only = 1")
     return conn
 
 
@@ -305,7 +322,9 @@ def ingest_directory(
             raise CorpusIndexError(_unreadable(path, exc)) from exc
         try:
             run = IngestRun(conn, root, scan.files, progress, embedder, max_chars)
-            run.prepare(path)
+            if run.prepare(path):  # a new index: its schema and marker are kept whatever follows
+                conn.execute("COMMIT")
+                conn.execute("BEGIN IMMEDIATE")
             run.sync_files()
             run.embed_missing()
             counts = run.finish(dense_note)

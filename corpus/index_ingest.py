@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import re
 import sqlite3
@@ -13,21 +14,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISREG
 
-from corpus.chunking import CHUNKER_VERSION, chunk_page
+from corpus.chunking import CHUNKER_VERSION, iter_chunks
 from corpus.embed import Embedder, sign_bits
 from corpus.index_scan import FileProblem, open_no_follow, too_big
 from corpus.index_schema import (
     APPLICATION_ID,
+    FIRST_INGEST_KEY,
     SCHEMA,
     SCHEMA_VERSION,
     check_schema,
     read_meta,
     split_statements,
 )
-from corpus.readers import MAX_FILE_BYTES, ReadError, read_pages
+from corpus.readers import MAX_FILE_BYTES, Page, ReadError, read_pages
 
 EMBED_BATCH = 16
 """Chunks embedded per model call."""
+INSERT_BATCH = 512
+"""Chunks inserted per statement while a file is stored."""
+MAX_CHUNKS_PER_FILE = 200_000
+"""A file that would make more chunks is a failed file, not indexed (200 MB of prose, the
+size limit, makes about 175,000 at the default bound): it bounds the rows, index entries and
+embeddings that one file can cost."""
 
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``; stages are ``"read"`` (files) and ``"embed"`` (chunks)."""
@@ -78,16 +86,22 @@ class IngestRun:
         """The chunker's rules version and size bound, as the index's meta records them."""
         return f"{CHUNKER_VERSION}:{self.max_chars}"
 
-    def prepare(self, path: Path) -> None:
+    def prepare(self, path: Path) -> bool:
         """Create the schema in a new file, or check an existing one; decide whether every
-        file must be re-chunked (the chunker changed) or re-embedded (the model changed)."""
-        if check_schema(self.conn, path, allow_empty=True):
+        file must be re-chunked (the chunker changed) or re-embedded (the model changed).
+        Returns whether the schema was created (the caller commits it at once)."""
+        created = check_schema(self.conn, path, allow_empty=True)
+        if created:
             self._create_schema()
+            # Committed with the schema and cleared by the commit of the ingest itself, so
+            # a first ingest that was killed leaves an index that says so, not an empty file.
+            self._set_meta(FIRST_INGEST_KEY, "not finished")
         meta = read_meta(self.conn)
         self.force = meta.get("chunker") != self.chunker
         if self.embedder is not None and meta.get("dense_model") != self.embedder.name:
             self.conn.execute("DELETE FROM chunk_vectors")
             self.conn.execute("DELETE FROM chunk_bits")
+        return created
 
     def _create_schema(self) -> None:
         for statement in split_statements(SCHEMA):
@@ -152,38 +166,69 @@ class IngestRun:
             kept = " (the previously indexed version is kept)" if row is not None else ""
             self.failed.append(FileProblem(relative, f"{exc}{kept}"))
             return
-        chunks = [
-            chunk
-            for page in pages
-            for chunk in chunk_page(page.text, relative, page.number, max_chars=self.max_chars)
-        ]
+        del data  # the pages hold the text now; the raw bytes need not live on beside them
+        # A savepoint per file: a file that passes the chunk limit halfway is taken back
+        # out whole, and its previously indexed version (deleted just below) comes back.
+        self.conn.execute("SAVEPOINT one_file")
+        removed = 0
         if row is not None:
-            self.chunks_removed += self._delete_file(row[0])
+            removed = self._delete_file(row[0])
+        cursor = self.conn.execute(
+            "INSERT INTO files (path, size, mtime_ns, sha256, version, pages, chunks) "
+            "VALUES (?, ?, ?, ?, ?, ?, 0)",
+            (relative, stat.st_size, stat.st_mtime_ns, digest, file_version(full.name), len(pages)),
+        )
+        file_id = cursor.lastrowid
+        added = self._insert_chunks(file_id, relative, pages)
+        if added > MAX_CHUNKS_PER_FILE:
+            self.conn.execute("ROLLBACK TO one_file")
+            self.conn.execute("RELEASE one_file")
+            kept = " (the previously indexed version is kept)" if row is not None else ""
+            self.failed.append(
+                FileProblem(
+                    relative,
+                    f"would make more than {MAX_CHUNKS_PER_FILE:,} chunks, the limit per file; "
+                    f"it was not indexed{kept}",
+                )
+            )
+            return
+        self.conn.execute("UPDATE files SET chunks = ? WHERE id = ?", (added, file_id))
+        self.conn.execute("RELEASE one_file")
+        if row is not None:
+            self.chunks_removed += removed
             self.replaced.append(relative)
         else:
             self.accepted.append(relative)
-        if not chunks:
+        if not added:
             self.empty.append(relative)
-        cursor = self.conn.execute(
-            "INSERT INTO files (path, size, mtime_ns, sha256, version, pages, chunks) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                relative,
-                stat.st_size,
-                stat.st_mtime_ns,
-                digest,
-                file_version(full.name),
-                len(pages),
-                len(chunks),
-            ),
+        self.chunks_added += added
+
+    def _insert_chunks(self, file_id: int | None, relative: str, pages: list[Page]) -> int:
+        """Insert the chunks of ``pages`` in batches of :data:`INSERT_BATCH` as the chunker
+        makes them, so memory holds one batch, not the file's chunks; stop one chunk past
+        :data:`MAX_CHUNKS_PER_FILE`. Returns how many were inserted."""
+        chunks = (
+            chunk
+            for page in pages
+            for chunk in iter_chunks(page.text, relative, page.number, max_chars=self.max_chars)
         )
-        file_id = cursor.lastrowid
-        self.conn.executemany(
-            "INSERT INTO chunks (chunk_id, file_id, page, number, start_char, end_char, "
-            "section, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [(c.id, file_id, c.page, c.number, c.start, c.end, c.section, c.text) for c in chunks],
-        )
-        self.chunks_added += len(chunks)
+        added = 0
+        while added <= MAX_CHUNKS_PER_FILE:
+            batch = list(
+                itertools.islice(chunks, min(INSERT_BATCH, MAX_CHUNKS_PER_FILE + 1 - added))
+            )
+            if not batch:
+                break
+            self.conn.executemany(
+                "INSERT INTO chunks (chunk_id, file_id, page, number, start_char, end_char, "
+                "section, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (c.id, file_id, c.page, c.number, c.start, c.end, c.section, c.text)
+                    for c in batch
+                ],
+            )
+            added += len(batch)
+        return added
 
     def _delete_file(self, file_id: int) -> int:
         removed = self.conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,)).rowcount
@@ -223,6 +268,7 @@ class IngestRun:
 
     def finish(self, dense_note: str) -> tuple[int, int, int]:
         """Write ``meta``; return (files, chunks, vectors) in the index."""
+        self.conn.execute("DELETE FROM meta WHERE key = ?", (FIRST_INGEST_KEY,))
         self._set_meta("chunker", self.chunker)
         files = self.conn.execute("SELECT COUNT(*) FROM files").fetchone()[0]
         chunks = self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]

@@ -9,6 +9,8 @@ from pathlib import Path
 
 SCHEMA_VERSION = 1
 APPLICATION_ID = 0x4C474358  # "LGCX"
+FIRST_INGEST_KEY = "first_ingest"
+"""A ``meta`` key present only while the index's first ingest has not committed."""
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -63,7 +65,8 @@ def read_meta(conn: sqlite3.Connection) -> dict[str, str]:
 
 def check_schema(conn: sqlite3.Connection, path: Path, *, allow_empty: bool) -> bool:
     """Whether the file is an empty database (only when ``allow_empty``); raises
-    :class:`CorpusIndexError` when it is not a corpus index of this schema version."""
+    :class:`CorpusIndexError` when it is not a corpus index of this schema version, and,
+    for a reader (not ``allow_empty``), when its first ingest has not committed."""
     try:
         app_id = conn.execute("PRAGMA application_id").fetchone()[0]
         tables = conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]
@@ -89,6 +92,13 @@ def check_schema(conn: sqlite3.Connection, path: Path, *, allow_empty: bool) -> 
     problem = check_structure(conn)
     if problem:
         raise CorpusIndexError(f"index {str(path)!r} is not a well-formed corpus index: {problem}")
+    if not allow_empty:
+        first = conn.execute("SELECT 1 FROM meta WHERE key = ?", (FIRST_INGEST_KEY,)).fetchone()
+        if first is not None:
+            raise CorpusIndexError(
+                f"index {str(path)!r} holds no corpus yet: its first ingest has not finished "
+                "(it is running, or it was stopped); run the ingest again if it was stopped"
+            )
     return False
 
 

@@ -9,9 +9,12 @@ and ``.pdf``.
 - HTML is reduced to its text with the standard library's :mod:`html.parser`: scripts,
   styles and other non-text elements are dropped, block elements end a paragraph, headings
   become Markdown headings (``## Title``) so the chunker sees the structure, list items
-  become ``- item`` lines. Character references are decoded.
+  become ``- item`` lines. Character references are decoded. A heading drops the text of
+  its decoration links (a permalink ``#`` or ``¶``, a ``[src]`` link); any other line that
+  would read as a Markdown heading (``# comment`` in ``<pre>``) is escaped as ``\\#``.
 - PDF needs the optional ``pypdf`` package (``pip install 'logic-graph[corpus]'``): one page
-  of text per PDF page, numbered from 1. Without ``pypdf`` a PDF is a failed file whose
+  of text per PDF page, numbered from 1; a page object the page tree names more than once
+  is read once, at its first number. Without ``pypdf`` a PDF is a failed file whose
   reason says how to install it.
 
 A file that is not valid UTF-8, holds NUL bytes, or cannot be parsed raises
@@ -23,8 +26,10 @@ from __future__ import annotations
 import html.parser
 import importlib.util
 import io
+import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown"})
 HTML_SUFFIXES = frozenset({".html", ".htm"})
@@ -113,15 +118,79 @@ def read_pdf(data: bytes) -> list[Page]:
         reader = pypdf.PdfReader(io.BytesIO(data), strict=False)
         if reader.is_encrypted:
             raise ReadError("encrypted PDF: decrypt it first")
-        pages = [
-            Page(number, (page.extract_text() or "").replace("\r\n", "\n").replace("\r", "\n"))
-            for number, page in enumerate(reader.pages, 1)
-        ]
+        # A page tree may name one page object many times (a 140 kB file naming one page
+        # 20,000 times once made 20,000 chunks, and pypdf builds a page object per name):
+        # the repeats are taken out of the tree before pypdf reads it, and the page is read
+        # once, at its first page number. The repeats add no text.
+        numbers = _prune_repeated_pages(reader)
+        listed = reader.pages
+        if len(numbers) != len(listed):  # pypdf saw the tree otherwise: number as it does
+            numbers = list(range(1, len(listed) + 1))
+        pages = []
+        seen: set[tuple[int, int]] = set()
+        for number, page in zip(numbers, listed, strict=True):
+            ref = page.indirect_reference
+            if ref is not None:
+                if (ref.idnum, ref.generation) in seen:
+                    continue
+                seen.add((ref.idnum, ref.generation))
+            text = page.extract_text() or ""
+            pages.append(Page(number, text.replace("\r\n", "\n").replace("\r", "\n")))
     except ReadError:
         raise
     except Exception as exc:  # pypdf raises many types for broken files
         raise ReadError(f"unreadable PDF: {type(exc).__name__}: {_one_line(exc)}") from exc
     return pages
+
+
+_PAGE_TREE_DEPTH = 64
+"""Deeper page-tree nodes are left out (real page trees are a few levels deep)."""
+
+
+def _prune_repeated_pages(reader: Any) -> list[int]:
+    """Take out of ``reader``'s page tree (in place, in memory) every page object or page
+    node named a second time; return the original page number of each page left, in order.
+    Cost: O(entries of the page tree)."""
+    from pypdf.generic import ArrayObject, DictionaryObject, IndirectObject
+
+    numbers: list[int] = []
+    seen_pages: set[tuple[int, int]] = set()
+    seen_nodes: set[tuple[int, int]] = set()
+    position = 0
+
+    def walk(node: Any, depth: int) -> None:
+        nonlocal position
+        kids = node.get("/Kids")
+        kids = kids.get_object() if isinstance(kids, IndirectObject) else kids
+        if not isinstance(kids, ArrayObject) or depth > _PAGE_TREE_DEPTH:
+            return
+        kept = ArrayObject()
+        for kid in kids:
+            key = (kid.idnum, kid.generation) if isinstance(kid, IndirectObject) else None
+            target = kid.get_object() if key is not None else kid
+            if isinstance(target, DictionaryObject) and "/Kids" in target:
+                if key is not None and key in seen_nodes:
+                    continue  # a node named twice (or a cycle): its pages are listed already
+                if key is not None:
+                    seen_nodes.add(key)
+                kept.append(kid)
+                walk(target, depth + 1)
+                continue
+            position += 1
+            if key is not None:
+                if key in seen_pages:
+                    continue
+                seen_pages.add(key)
+            kept.append(kid)
+            numbers.append(position)
+        kids[:] = kept
+
+    try:
+        root = reader.trailer["/Root"].get_object()["/Pages"].get_object()
+        walk(root, 0)
+    except Exception:  # an odd tree: pypdf's own reading decides, numbered as it does
+        return []
+    return numbers
 
 
 _SKIP = frozenset(
@@ -185,17 +254,84 @@ _BREAKOUT = frozenset(
 tags that break out of foreign content)."""
 
 
+_BRACKETED = re.compile(r"\[[^\[\]]{0,20}\]")
+"""Link text such as ``[src]`` or ``[edit]``: a decoration of a heading, not its title."""
+_MARKDOWN_HEADING = re.compile(r"#{1,6}")
+_JOIN_EVERY = 1024
+_BARE_TAG = re.compile(r"([^<]*)<(/?)([a-zA-Z][a-zA-Z0-9]*)>")
+"""A bare tag and the text before it."""
+_BARE_DOCUMENT = re.compile(r"(?:[^<]++|</?[a-zA-Z][a-zA-Z0-9]*+>)*+")
+"""A document of text and bare tags (``<li>``, ``</h1>``): no attribute, comment or
+declaration, and no "<" that is not a tag."""
+_RAW_TEXT_TAG = re.compile(
+    r"<(?:script|style|textarea|title|xmp|iframe|noembed|noframes|noscript|plaintext)>",
+    re.IGNORECASE,
+)
+"""Elements whose content html.parser reads as raw text: a document with one goes the
+general way."""
+_BARE_START = re.compile(r"<([a-zA-Z][a-zA-Z0-9]*)>")
+_BARE_END = re.compile(r"</([a-zA-Z][a-zA-Z0-9]*)>")
+
+
 class _TextExtractor(html.parser.HTMLParser):
     """Collects the visible text of an HTML document as Markdown-like paragraphs."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.paragraphs: list[str] = []
+        """The paragraphs so far, each batch of :data:`_JOIN_EVERY` joined into one string:
+        a page of 400,000 one-letter list items would otherwise hold 400,000 small strings
+        (about 60 bytes each for 5 bytes of text)."""
+        self._batch: list[str] = []
         self._parts: list[str] = []
         self._prefix = ""
         self._skipping: list[str] = []
         """Open elements whose text is dropped, innermost last."""
         self._pre_depth = 0
+        self._link_at = -1
+        """Where the text of the open ``<a>`` of a heading begins in ``_parts``, or -1."""
+
+    # Tag-dense markup (<li>a</li> repeated) spends most of its time in html.parser's
+    # general tag parsing; a bare tag, "<li>" or "</li>" with no attribute and no space,
+    # is taken at once (to the same effect), and line counting, which only getpos() reads,
+    # is skipped.
+    def parse_starttag(self, i: int) -> int:
+        match = _BARE_START.match(self.rawdata, i)
+        if match is None:
+            return int(super().parse_starttag(i))
+        self.lasttag = tag = match.group(1).lower()
+        self.handle_starttag(tag, [])
+        if tag in self.CDATA_CONTENT_ELEMENTS:
+            self.set_cdata_mode(tag)
+        return match.end()
+
+    def parse_endtag(self, i: int) -> int:
+        match = _BARE_END.match(self.rawdata, i)
+        if match is None or self.cdata_elem is not None:
+            return int(super().parse_endtag(i))
+        self.handle_endtag(match.group(1).lower())
+        return match.end()
+
+    def updatepos(self, i: int, j: int) -> int:
+        return j
+
+    def feed_bare(self, markup: str) -> None:
+        """Take a whole document made of text and bare tags only (``_BARE_DOCUMENT``, no
+        raw-text element): the calls html.parser would make, without its tokenizer, which
+        costs a few microseconds a tag (a page of 400,000 ``<li>a</li>`` took 25 times as
+        long as prose)."""
+        unescape = html.unescape
+        for match in _BARE_TAG.finditer(markup):  # one match at a time: findall's list
+            data, slash, name = match.groups()  # of a tuple per tag was 30 times the page
+            if data:
+                self.handle_data(unescape(data))
+            if slash:
+                self.handle_endtag(name.lower())
+            else:
+                self.handle_starttag(name.lower(), [])
+        tail = markup.find(">", markup.rfind("<")) + 1 if "<" in markup else 0
+        if tail < len(markup):  # every "<" is a tag's: the text after the last one
+            self.handle_data(unescape(markup[tail:]))
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         # An unclosed <head>, <svg> or <math> would otherwise drop every later word.
@@ -211,6 +347,8 @@ class _TextExtractor(html.parser.HTMLParser):
             self._end_paragraph()
         if tag in _HEADINGS:
             self._prefix = "#" * _HEADINGS[tag] + " "
+        elif tag == "a" and self._prefix.startswith("#"):
+            self._link_at = len(self._parts)
         elif tag == "li":
             self._prefix = "- "
         elif tag == "pre":
@@ -221,6 +359,14 @@ class _TextExtractor(html.parser.HTMLParser):
             if tag in self._skipping:  # a stray end tag closes nothing
                 del self._skipping[len(self._skipping) - 1 - self._skipping[::-1].index(tag) :]
             return
+        if tag == "a" and self._link_at >= 0:
+            # Documentation sites put a permalink ("#", "¶") and a source link ("[src]") in
+            # their headings; kept, they glue onto the title ("Stream#[src]") and become
+            # the section trail of every chunk below.
+            text = "".join(self._parts[self._link_at :]).strip()
+            if not any(char.isalnum() for char in text) or _BRACKETED.fullmatch(text):
+                del self._parts[self._link_at :]
+            self._link_at = -1
         if tag in _HEADINGS or tag in _BLOCKS:
             self._end_paragraph()
         if tag == "pre":
@@ -238,14 +384,26 @@ class _TextExtractor(html.parser.HTMLParser):
             self._parts.append(data)
 
     def _end_paragraph(self) -> None:
-        words = "".join(self._parts).split()
+        words = "".join(self._parts).split() if self._parts else None
         if words:
-            self.paragraphs.append(self._prefix + " ".join(words))
+            if not self._prefix and len(words) > 1 and _MARKDOWN_HEADING.fullmatch(words[0]):
+                # Only <h1>-<h6> are headings: a line of text that reads as a Markdown
+                # heading (a shell comment in <pre>, "# In same folder as ...") is escaped
+                # the Markdown way, or the chunker would make it a section of its own.
+                words[0] = "\\" + words[0]
+            self._batch.append(self._prefix + " ".join(words))
+            if len(self._batch) >= _JOIN_EVERY:
+                self.paragraphs.append("\n\n".join(self._batch))
+                self._batch = []
         self._parts = []
         self._prefix = ""
+        self._link_at = -1
 
     def text(self) -> str:
         self._end_paragraph()
+        if self._batch:
+            self.paragraphs.append("\n\n".join(self._batch))
+            self._batch = []
         return "\n\n".join(self.paragraphs)
 
 
@@ -257,8 +415,11 @@ def html_to_text(markup: str) -> str:
         raise ValueError(f"markup must be a string, got {type(markup).__name__}")
     extractor = _TextExtractor()
     try:
-        extractor.feed(markup)
-        extractor.close()
+        if _BARE_DOCUMENT.fullmatch(markup) and not _RAW_TEXT_TAG.search(markup):
+            extractor.feed_bare(markup)
+        else:
+            extractor.feed(markup)
+            extractor.close()
     except Exception as exc:  # defensive: html.parser is lenient, but not bug-free
         raise ReadError(f"unparseable HTML: {_one_line(exc)}") from exc
     return extractor.text()

@@ -28,6 +28,7 @@ from typing import Any
 
 from corpus.embed import Embedder, connect_vec, load_embedder, sign_bits
 from corpus.index import CorpusIndexError, QueryGuard, open_index, read_meta
+from corpus.index_pin import PinnedIndex
 from corpus.words import STOPWORDS
 
 RRF_K = 60
@@ -192,7 +193,7 @@ def dense_ranking(
 
 
 def retrieve(
-    index_path: Path | str,
+    index_path: Path | str | PinnedIndex,
     question: str,
     variants: Sequence[str] = (),
     k: int = 8,
@@ -277,7 +278,7 @@ def _validate(
 
 
 def _dense_rankings(
-    index_path: Path | str,
+    index_path: Path | str | PinnedIndex,
     meta: dict[str, str],
     queries: list[str],
     depth: int,
@@ -302,7 +303,10 @@ def _dense_rankings(
             f"the index was embedded with {meta['dense_model']}, not {embedder.name}; "
             "re-ingest to switch"
         )
-    vconn, note = connect_vec(index_path)
+    if isinstance(index_path, PinnedIndex):
+        vconn, note = connect_vec(index_path.path, index_path.connect)
+    else:
+        vconn, note = connect_vec(index_path)
     if vconn is None:
         return [], note
     guard.install(vconn)

@@ -8,8 +8,12 @@ import hashlib
 import importlib.util
 import math
 import re
+import signal
 import sqlite3
 import struct
+import subprocess
+import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -107,13 +111,37 @@ def write_corpus(root: Path, files: dict[str, str] | None = None) -> Path:
     return root
 
 
-def make_pdf(pages: Sequence[str]) -> bytes:
-    """A minimal valid PDF with one line of Helvetica text per page (ASCII only)."""
+def ingest_killed_after(root: Path, index: Path, files: int) -> bool:
+    """Ingest ``root`` into ``index`` (keyword-only) in another process that kills itself
+    with SIGKILL once ``files`` files have been read; True when it died that way."""
+    script = textwrap.dedent(
+        f"""
+        import os, signal
+        import corpus
+        def die(stage, done, total):
+            if done == {files}:
+                os.kill(os.getpid(), signal.SIGKILL)
+        corpus.ingest({str(root)!r}, {str(index)!r}, dense=False, progress=die)
+        """
+    )
+    repo = Path(__file__).resolve().parents[1]
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=repo, capture_output=True, timeout=120, check=False
+    )
+    return result.returncode == -signal.SIGKILL
+
+
+def make_pdf(pages: Sequence[str], *, order: Sequence[int] | None = None) -> bytes:
+    """A minimal valid PDF with one line of Helvetica text per page (ASCII only).
+    ``order`` lists the page objects its page tree names, by index into ``pages`` (default:
+    each once, in order); naming one object many times makes a hostile PDF whose many
+    pages are one object."""
     objects: list[bytes] = []
     count = len(pages)
-    kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(count))
+    listed = range(count) if order is None else order
+    kids = " ".join(f"{3 + 2 * i} 0 R" for i in listed)
     objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
-    objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {count} >>".encode())
+    objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {len(listed)} >>".encode())
     font = 3 + 2 * count
     for index, text in enumerate(pages):
         escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")

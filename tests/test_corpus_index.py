@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 import os
-import signal
 import sqlite3
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
-from corpus_fixtures import CORPUS, HAS_PYPDF, make_pdf, write_corpus
+from corpus_fixtures import CORPUS, HAS_PYPDF, ingest_killed_after, make_pdf, write_corpus
 
 import corpus
 from corpus import CorpusIndexError, index_info
 from corpus.index import file_version
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def ingest(root: Path, index: Path, **kwargs: object) -> corpus.IngestReport:
@@ -172,20 +166,7 @@ def test_a_killed_ingest_process_leaves_the_previous_index_consistent(tmp_path: 
         (root / "bulk" / f"f{i:03d}.md").parent.mkdir(exist_ok=True)
         (root / "bulk" / f"f{i:03d}.md").write_text(f"# Bulk {i}\n\nbulk text {i}.")
     (root / "notes.txt").unlink()
-    script = textwrap.dedent(
-        f"""
-        import os, signal
-        import corpus
-        def die(stage, done, total):
-            if done == 120:
-                os.kill(os.getpid(), signal.SIGKILL)
-        corpus.ingest({str(root)!r}, {str(index)!r}, dense=False, progress=die)
-        """
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", script], cwd=REPO, capture_output=True, timeout=120
-    )
-    assert result.returncode == -signal.SIGKILL
+    assert ingest_killed_after(root, index, 120)
     assert snapshot(index) == before
     assert fts_consistent(index)
     report = ingest(root, index)

@@ -1,0 +1,226 @@
+"""Issue 35, corpus items: ingest bounded by the work a file makes, not only by its bytes;
+a first ingest that dies leaves an index that says so; a search under index roots reads
+only the file it checked. Every test asserts on work done or on what was read, never on
+wall time (benchmarks/faults_corpus.py prints the time and memory figures)."""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from corpus_fixtures import HAS_PYPDF, ingest_killed_after, make_pdf, write_corpus
+
+import corpus
+from corpus import documents, index_ingest
+from corpus.chunking import DENSE_CHARS, DENSE_FLOOR, chunk_page, iter_chunks
+from corpus.documents import search_evidence
+from corpus.index import CorpusIndexError, open_index
+from corpus.index_pin import pin_inside
+from corpus.readers import html_to_text
+
+
+def ingest(root: Path, index: Path) -> corpus.IngestReport:
+    return corpus.ingest(root, index, dense=False)
+
+
+def calls_made(work: Callable[[], object]) -> int:
+    """How many Python function calls and generator resumptions ``work`` makes: a measure
+    of work that does not depend on the machine's speed or load."""
+    count = 0
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        nonlocal count
+        if event == "call":
+            count += 1
+
+    sys.setprofile(profile)
+    try:
+        work()
+    finally:
+        sys.setprofile(None)
+    return count
+
+
+def test_chunking_blank_line_text_holds_one_chunk_at_a_time_not_the_page_s_blocks() -> None:
+    text = "a\n\n" * 100_000  # 300 kB: 100,000 blocks of one letter
+    tracemalloc.start()
+    try:
+        chunks = sum(1 for _ in iter_chunks(text, "blank.txt"))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert chunks == len(chunk_page(text, "blank.txt")) == 250
+    # A list of every blank-line match once took about 40 bytes per input byte.
+    assert peak < len(text) // 10
+
+
+def test_a_page_of_headings_costs_the_same_work_per_heading_whatever_the_size_bound() -> None:
+    text = "# h\n" * 3_000
+    small = calls_made(lambda: chunk_page(text, "h.md", max_chars=100))
+    large = calls_made(lambda: chunk_page(text, "h.md", max_chars=10_000))
+    # Packing once rescanned every block of the open chunk for each new block: 25 blocks
+    # per chunk at 100 characters, 2,500 at 10,000.
+    assert large < 1.2 * small
+
+
+def test_headings_on_every_other_line_make_chunks_by_length_not_by_heading() -> None:
+    text = "".join(f"# h{i}\nx\n" for i in range(20_000))
+    chunks = chunk_page(text, "dense.md")
+    # One per heading would be 20,000; the size bound still closes chunks of its own.
+    assert len(chunks) <= DENSE_FLOOR + len(text) // DENSE_CHARS + 2 * len(text) // 1200 + 1
+    assert "".join(c.text for c in chunks).replace("\n", "") == text.replace("\n", "")
+    assert chunks[0].section == "h0"
+
+
+def test_a_manual_with_short_sections_still_gets_a_chunk_per_section() -> None:
+    text = "".join(f"## Step {i}\n\nTurn the key of rack {i} to the left.\n\n" for i in range(50))
+    chunks = chunk_page(text, "manual.md")
+    assert [c.section for c in chunks] == [f"Step {i}" for i in range(50)]
+
+
+def test_html_dense_with_headings_or_list_items_is_chunked_with_bounded_work() -> None:
+    for item in ("<h1>a</h1>", "<li>a</li>"):
+        text = html_to_text(item * 2_000)
+        small = calls_made(lambda text=text: chunk_page(text, "x.html", max_chars=100))
+        large = calls_made(lambda text=text: chunk_page(text, "x.html", max_chars=10_000))
+        assert large < 1.2 * small, item
+
+
+def test_a_file_over_the_chunk_limit_fails_and_keeps_its_previous_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = write_corpus(tmp_path / "docs", {"a.md": "# A\n\nshort", "b.txt": "kept"})
+    index = tmp_path / "idx.sqlite"
+    ingest(root, index)
+    monkeypatch.setattr(index_ingest, "MAX_CHUNKS_PER_FILE", 10)
+    (root / "a.md").write_text("".join(f"Paragraph {i}. " * 30 + "\n\n" for i in range(40)))
+    (root / "c.txt").write_text("new file")
+    report = ingest(root, index)
+    assert [(p.path, p.reason) for p in report.failed] == [
+        (
+            "a.md",
+            "would make more than 10 chunks, the limit per file; it was not indexed "
+            "(the previously indexed version is kept)",
+        )
+    ]
+    assert report.accepted == ("c.txt",)
+    with sqlite3.connect(index) as conn:
+        rows = conn.execute(
+            "SELECT chunks.text FROM chunks JOIN files ON files.id = file_id WHERE path = 'a.md'"
+        ).fetchall()
+        counted = conn.execute("SELECT chunks FROM files WHERE path = 'a.md'").fetchone()
+    assert rows == [("# A\n\nshort",)] and counted == (1,)
+
+
+@pytest.mark.skipif(not HAS_PYPDF, reason="needs the corpus extra (pypdf)")
+def test_a_pdf_naming_one_page_20000_times_makes_one_chunk(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "loop.pdf").write_bytes(make_pdf(["Rack 7 is in hall B."], order=[0] * 20_000))
+    (root / "real.pdf").write_bytes(make_pdf(["one", "two", "three"], order=[0, 1, 0, 2]))
+    report = ingest(root, tmp_path / "idx.sqlite")
+    assert report.ok
+    with sqlite3.connect(tmp_path / "idx.sqlite") as conn:
+        rows = conn.execute("SELECT chunk_id, text FROM chunks ORDER BY chunk_id").fetchall()
+    assert rows == [
+        ("loop.pdf#p1c1", "Rack 7 is in hall B."),
+        ("real.pdf#p1c1", "one"),
+        ("real.pdf#p2c1", "two"),
+        ("real.pdf#p4c1", "three"),
+    ]
+
+
+def test_a_first_ingest_killed_halfway_leaves_an_index_that_says_so_and_the_next_one_recovers(
+    tmp_path: Path,
+) -> None:
+    root = write_corpus(tmp_path / "docs")
+    index = tmp_path / "idx.sqlite"
+    assert ingest_killed_after(root, index, 2)
+    with pytest.raises(CorpusIndexError, match="its first ingest has not finished"):
+        corpus.search(index, "tape library", dense=False)
+    error = search_evidence(str(index), "tape library", 1, roots=[tmp_path])["error"]
+    assert "first ingest has not finished" in error
+    assert ingest(root, index).ok
+    assert corpus.search(index, "tape library", dense=False)
+
+
+def test_a_folder_swapped_for_a_link_after_the_root_check_is_never_searched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served = tmp_path / "served"
+    (served / "sub").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    ingest(write_corpus(tmp_path / "inside-docs", {"a.md": "inside words"}), served / "sub" / "i")
+    ingest(write_corpus(tmp_path / "outside-docs", {"a.md": "secret words"}), outside / "i")
+    real_pin = pin_inside
+
+    def pin_then_swap(index: str, roots: Any) -> Any:
+        pinned = real_pin(index, roots)  # the check passes on the real folder ...
+        (served / "sub").rename(served / "old")  # ... which is then swapped for a link
+        (served / "sub").symlink_to(outside)
+        return pinned
+
+    monkeypatch.setattr(documents, "pin_inside", pin_then_swap)
+    found = search_evidence(str(served / "sub" / "i"), "secret words", 5, roots=[served])
+    assert "hits" not in found
+    assert "changed while it was being opened" in found["error"]
+
+
+def test_a_pinned_index_refuses_a_connection_to_a_file_put_in_its_place(tmp_path: Path) -> None:
+    served = tmp_path / "served"
+    served.mkdir()
+    ingest(write_corpus(tmp_path / "a", {"a.md": "first"}), served / "i")
+    ingest(write_corpus(tmp_path / "b", {"b.md": "second"}), tmp_path / "other")
+    with pin_inside(str(served / "i"), [served]) as pinned:
+        assert pinned is not None
+        with open_index(pinned) as conn:
+            assert conn.execute("SELECT COUNT(*) FROM files").fetchone() == (1,)
+        (tmp_path / "other").replace(served / "i")
+        with (
+            pytest.raises(CorpusIndexError, match="changed while it was being opened"),
+            open_index(pinned),
+        ):
+            pass
+
+
+def test_a_link_or_a_folder_below_a_root_is_not_pinned(tmp_path: Path) -> None:
+    served = tmp_path / "served"
+    (served / "dir").mkdir(parents=True)
+    ingest(write_corpus(tmp_path / "a", {"a.md": "words"}), tmp_path / "outside")
+    (served / "link").symlink_to(tmp_path / "outside")
+    assert pin_inside(str(served / "link"), [served]) is None
+    assert pin_inside(str(served / "dir"), [served]) is None
+    assert pin_inside(str(served), [served]) is None
+
+
+def test_a_shell_comment_in_pre_is_text_not_a_section_heading() -> None:
+    markup = (
+        "<h2>Install</h2><pre>npm install\n# In same folder as preceding package.json\n"
+        "node app.js</pre><h2>Run</h2><p>Start it.</p>"
+    )
+    text = html_to_text(markup)
+    assert "\\# In same folder as preceding package.json" in text
+    chunks = chunk_page(text, "x.html", max_chars=100)
+    assert [c.section for c in chunks] == ["Install", "Run"]
+
+
+def test_permalinks_and_source_links_stay_out_of_headings() -> None:
+    markup = (
+        '<h2>Stream<span><a class="mark" href="#stream">#</a></span>'
+        '<a class="srclink" href="https://example.org/stream.js">[src]</a></h2>'
+        '<h4>Buffering<a href="#buffering">#</a></h4><h3>Pilcrow<a href="#p">\u00b6</a></h3>'
+        '<h2><a href="#install">Install</a> it</h2><p>See <a href="#x">#</a> here.</p>'
+    )
+    assert html_to_text(markup).split("\n\n") == [
+        "## Stream",
+        "#### Buffering",
+        "### Pilcrow",
+        "## Install it",
+        "See # here.",
+    ]

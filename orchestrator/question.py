@@ -295,17 +295,22 @@ def smaller_wins(question: str) -> bool | None:
 def name_runs(text: str) -> list[str]:
     """Runs of consecutive name-like words of ``text``, folded ("embstone foundry") without
     possessive endings, and each word of a longer run alone ("embstone"): a surname is a name
-    too."""
+    too. A bracket ends a run: in "Korelm (Odile Korelm) was born", a reading
+    (:mod:`corpus.reference`), "korelm" and "odile korelm" are two mentions, not one name."""
+    collapsed = collapse_initialisms(text)
     marked = set(name_words(text))
     runs: list[list[str]] = []
     previous = False
-    for word in re.findall(r"[^\W_]+(?:['’][^\W_]+)*", collapse_initialisms(text)):
+    end = 0
+    for match in re.finditer(r"[^\W_]+(?:['’][^\W_]+)*", collapsed):
+        word = match.group(0)
         is_name = word in marked
-        if is_name and previous:
+        bracketed = any(char in "()[]" for char in collapsed[end : match.start()])
+        if is_name and previous and not bracketed:
             runs[-1].append(word)
         elif is_name:
             runs.append([word])
-        previous = is_name
+        previous, end = is_name, match.end()
     whole = [" ".join(map(_unpossessed, run)) for run in runs]
     return whole + [_unpossessed(word) for run in runs if len(run) > 1 for word in run]
 

@@ -191,3 +191,17 @@ def test_a_lower_case_title_named_again_by_the_first_sentence_is_a_title() -> No
     spans = build_evidence([text]).spans
     assert spans[0].reading == "The dresselpipe is a folk instrument."
     assert spans[1].reading == "It (dresselpipe) was invented by Sigrid Quining."
+
+
+def test_a_bracket_ends_a_run_of_names_so_a_reading_names_two_mentions_not_one() -> None:
+    from orchestrator.chain import evidence_names
+    from orchestrator.question import name_runs
+
+    reading = "Korelm (Odile Korelm) was born in Thorvford."
+    assert "korelm odile korelm" not in name_runs(reading)
+    assert {"korelm", "odile korelm", "thorvford"} <= set(name_runs(reading))
+    # The hop chain's step "Odile Korelm" bridges to that reading with no look-alike.
+    names = evidence_names([reading, "Odile Korelm was a craftsman."])
+    from orchestrator.chain import _link_problem
+
+    assert _link_problem("Odile Korelm", reading, names) is None

@@ -156,9 +156,15 @@ class GraphStore:
         memory budget (``StoreLimits.max_claim_bytes``), every change of this call is
         undone and the answer is an error saying so.
 
-        Returns ``{accepted_nodes, accepted_edges, rejected, auto_merged,
-        contradictions_created}``. Cost: validation O(items) plus the dedup of the
-        new nodes (see :func:`graph_server.dedup.plan_merges`).
+        Contradictions are capped: a group of more than ``max_rival_claims`` claims that
+        differ only in one number gets no attack edges (a list of different things, not
+        rival readings), and no contradiction takes the graph past
+        ``max_edges_per_graph``; ``contradictions_withheld`` lists each such case, so a
+        graph the store (or a state file) cannot load back is never made.
+
+        Returns ``{accepted_nodes, accepted_edges, rejected, citations, auto_merged,
+        contradictions_created, contradictions_withheld}``. Cost: validation O(items) plus
+        the dedup of the new nodes (see :func:`graph_server.dedup.plan_merges`).
         """
         run = self._optional_id("run_id", run_id)
         dedup_flag, problem = check_flag("dedup", dedup)
@@ -174,6 +180,7 @@ class GraphStore:
                 result = self._ingest(name, state, nodes, edges, run, undo, checkpoint)
                 merges: list[list[str]] = []
                 contradictions: list[list[str]] = []
+                withheld: list[Payload] = []
                 if dedup_flag:
                     plan = plan_merges(
                         state.graph,
@@ -182,10 +189,11 @@ class GraphStore:
                         focus=list(result.new_nodes),
                         key_of=state.key,
                         checkpoint=checkpoint,
+                        max_rivals=self.limits.max_rival_claims,
                     )
                     checkpoint()
                     # The commit point: from here on the call completes.
-                    merges, contradictions = state.apply(plan)
+                    merges, contradictions, withheld = state.apply(plan, self.limits)
             except Cancelled:
                 self._roll_back(name, state, undo)
                 raise cancelled_error("assert_graph") from None
@@ -193,7 +201,12 @@ class GraphStore:
                 self._roll_back(name, state, undo)
                 raise
             state.settle()
-        return {**result.payload(), "auto_merged": merges, "contradictions_created": contradictions}
+        return {
+            **result.payload(),
+            "auto_merged": merges,
+            "contradictions_created": contradictions,
+            "contradictions_withheld": withheld,
+        }
 
     @_public
     def add_evidence(self, graph_id: str, spans: Any) -> Payload:
@@ -253,7 +266,8 @@ class GraphStore:
         Returns
         -------
         dict
-            ``{merges: [[kept, merged]], contradictions_created: [[a, b]]}``, or
+            ``{merges: [[kept, merged]], contradictions_created: [[a, b]],
+            contradictions_withheld: [...]}`` (the caps of ``assert_graph``), or
             ``{"error": ...}`` for a bad threshold, an unknown graph or a cancelled pass.
         """
         if jaccard_threshold is _OWN_THRESHOLD:
@@ -266,14 +280,23 @@ class GraphStore:
         with self._locked(graph_id) as (_, state):
             try:
                 plan = plan_merges(
-                    state.graph, jaccard, ratio, key_of=state.key, checkpoint=checkpoint
+                    state.graph,
+                    jaccard,
+                    ratio,
+                    key_of=state.key,
+                    checkpoint=checkpoint,
+                    max_rivals=self.limits.max_rival_claims,
                 )
                 checkpoint()
             except Cancelled:
                 raise cancelled_error("merge_duplicates") from None
-            merges, contradictions = state.apply(plan)
+            merges, contradictions, withheld = state.apply(plan, self.limits)
             state.settle()
-        return {"merges": merges, "contradictions_created": contradictions}
+        return {
+            "merges": merges,
+            "contradictions_created": contradictions,
+            "contradictions_withheld": withheld,
+        }
 
     @_public
     def mark_refuted(

@@ -52,7 +52,11 @@ def test_claims_about_different_things_neither_merge_nor_attack(a: str, b: str) 
     store = GraphStore()
     store.assert_graph("g", [{"id": "a", "claim": a, "type": "given"}], run_id="r1")
     store.assert_graph("g", [{"id": "b", "claim": b, "type": "given"}], dedup=False)
-    assert store.merge_duplicates("g") == {"merges": [], "contradictions_created": []}
+    assert store.merge_duplicates("g") == {
+        "merges": [],
+        "contradictions_created": [],
+        "contradictions_withheld": [],
+    }
 
 
 @pytest.mark.parametrize(("a", "b"), SAME_THING)

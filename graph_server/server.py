@@ -158,7 +158,7 @@ def _dispatch_and_save(
         return result
     try:
         state.save(store)
-    except OSError as exc:
+    except (OSError, StateFileError) as exc:
         return {
             "error": f"{name} was applied in memory but the state file {state.path} could not "
             f"be written ({exc}); the change would be lost when the server stops"

@@ -200,7 +200,7 @@ class GraphStore:
             except BaseException:
                 self._roll_back(name, state, undo)
                 raise
-            state.settle()
+            self._settle(name, state)
         return {
             **result.payload(),
             "auto_merged": merges,
@@ -234,7 +234,7 @@ class GraphStore:
                 self._roll_back(name, state, undo)
                 raise
             state.evidence.update(added)
-            state.settle()
+            self._settle(name, state)
             return {
                 "graph_id": name,
                 "accepted": accepted,
@@ -499,6 +499,8 @@ class GraphStore:
         graph_id, nodes, edges = record["graph_id"], record["nodes"], record["edges"]
         if graph_id in self._graphs:
             raise ValueError("the same graph_id appears twice")
+        if not (nodes or edges or record["evidence"] or record["merged_into"]):
+            return  # an empty graph, which earlier servers kept: nothing to restore
         # Nodes before edges, in calls within the per-call limit; dedup off: merges already ran.
         step = self.limits.max_items_per_call
         for batch_nodes, batch_edges in assert_batches(nodes, edges, step):
@@ -543,6 +545,19 @@ class GraphStore:
                 if state.alive:
                     yield name, state
                     return
+
+    def _settle(self, name: str, state: GraphState) -> None:
+        """Publish a completed write; a graph the call created and left empty is not kept.
+
+        So a first ``assert_graph`` or ``add_evidence`` whose items were all rejected leaves
+        no trace: no empty graph counts against ``max_graphs`` or shows in ``list_graphs``.
+        """
+        if not state.committed and state.graph.number_of_nodes() == 0 and not state.evidence:
+            with self._registry:
+                self._graphs.pop(name, None)
+                state.alive = False
+            return
+        state.settle()
 
     def _roll_back(self, name: str, state: GraphState, undo: Undo) -> None:
         undo.roll_back(state)

@@ -7,16 +7,24 @@ graph) are printed by ``benchmarks/faults_engine.py``.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
+import os
+import secrets
 from pathlib import Path
 
+import pytest
+from fault_operations import reload_trial
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import reproducible
 
+from graph_server import state as state_module
 from graph_server.dedup import _guard_pairs
+from graph_server.server import _dispatch_and_save
 from graph_server.similarity import ClaimKey, claim_key
-from graph_server.state import StateFile
+from graph_server.state import MAX_STATE_BYTES, StateFile, StateFileError, encode
 from graph_server.store import GraphStore
 from graph_server.validation import StoreLimits
 
@@ -149,3 +157,189 @@ def test_capped_guard_pairs_match_the_every_pair_oracle(claims: list[str], cap: 
     uncapped, _ = _guard_pairs(keys, len(keys) + 1)
     withheld = sum(count for _, count in over_cap)
     assert len(uncapped) == len(pairs) + withheld
+
+
+# ------------------------------------------------------------------ 2. the state file
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def saved_state(tmp_path: Path) -> tuple[StateFile, GraphStore]:
+    """A state file holding a small graph with a merge, evidence and a refutation."""
+    store = GraphStore()
+    store.add_evidence("g", [{"id": "D1.1", "text": "Server x9 runs Linux."}])
+    store.assert_graph(
+        "g",
+        [
+            {"id": "a", "claim": "server x9 runs linux", "type": "given", "source": "D1.1"},
+            {"id": "b", "claim": "the cron job runs on x9", "type": "conclusion"},
+            {"id": "c", "claim": "the cron job runs on server x9", "type": "conclusion"},
+        ],
+        [{"src": "a", "dst": "b", "relation": "supports", "run_ids": ["r1"]}],
+    )
+    store.mark_refuted("g", "a", "misread")
+    state = StateFile(tmp_path / "state.json")
+    state.save(store)
+    return state, store
+
+
+def test_temporary_files_of_killed_writers_are_removed_at_start(tmp_path: Path) -> None:
+    state, _ = saved_state(tmp_path)
+    dead = [tmp_path / ".state.json.999999999.tmp", tmp_path / ".state.json.999999999.0a1b.tmp"]
+    live = tmp_path / f".state.json.{os.getppid()}.0a1b.tmp"
+    other = tmp_path / ".notes.json.999999999.tmp"
+    for path in [*dead, live, other]:
+        path.write_text("half a write")
+    assert sorted(state.remove_stale_temporaries()) == sorted(dead)
+    assert state.load_into(GraphStore()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [live.name, other.name, "state.json"]
+    )
+
+
+def test_a_link_planted_at_a_temporary_name_is_never_written_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state, store = saved_state(tmp_path)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    (tmp_path / f".state.json.{os.getpid()}.tmp").symlink_to(victim)  # the old, fixed name
+    state.save(store)
+    monkeypatch.setattr(secrets, "token_hex", lambda _: "0" * 16)
+    (tmp_path / f".state.json.{os.getpid()}.{'0' * 16}.tmp").symlink_to(victim)
+    before = (tmp_path / "state.json").read_bytes()
+    with pytest.raises(FileExistsError, match="no free temporary name"):
+        state.save(store)
+    assert victim.read_text() == "precious"
+    assert (tmp_path / "state.json").read_bytes() == before
+
+
+def test_a_symlinked_state_file_is_refused_and_stays_a_link(tmp_path: Path) -> None:
+    state, _ = saved_state(tmp_path)
+    link = tmp_path / "link.json"
+    link.symlink_to(state.path)
+    with pytest.raises(StateFileError, match=r"is a symbolic link .* pass the file's own path"):
+        StateFile(link).load_into(GraphStore())
+    assert link.is_symlink()
+
+
+def test_a_state_file_linked_to_dev_zero_is_refused_without_reading(tmp_path: Path) -> None:
+    link = tmp_path / "state.json"
+    link.symlink_to("/dev/zero")
+    with pytest.raises(StateFileError, match="symbolic link"):
+        StateFile(link).load_into(GraphStore())
+
+
+def test_a_fifo_at_the_state_path_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "state.json")
+    with pytest.raises(StateFileError, match=r"is not a regular file \(a FIFO\)"):
+        StateFile(tmp_path / "state.json").load_into(GraphStore())
+
+
+def test_a_state_file_over_the_size_limit_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    with path.open("wb") as handle:
+        handle.truncate(MAX_STATE_BYTES + 1)  # sparse: no disk used
+    with pytest.raises(StateFileError, match="larger than the limit of 1,073,741,824 bytes"):
+        StateFile(path).load_into(GraphStore())
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_deeply_nested_state_file_gets_a_one_line_error(tmp_path: Path, version: int) -> None:
+    graphs = "[" * 100_000 + "]" * 100_000
+    if version == 1:
+        data = f'{{"format":"logic-graph-state","version":1,"graphs":{graphs}}}'.encode()
+    else:
+        data = encode([]).replace(b'"graphs":[]', f'"graphs":{graphs}'.encode())
+        digest = hashlib.sha256(graphs.encode()).hexdigest()
+        data = (
+            data[: data.index(b'"sha256":"') + 10]
+            + digest.encode()
+            + data[data.index(b'","graphs"') :]
+        )
+    path = tmp_path / "state.json"
+    path.write_bytes(data)
+    with pytest.raises(StateFileError) as refused:
+        StateFile(path).load_into(GraphStore())
+    assert "nested deeper than 32 levels" in str(refused.value)
+    assert "\n" not in str(refused.value)
+
+
+def test_every_single_byte_flip_of_a_state_file_is_refused(tmp_path: Path) -> None:
+    state, _ = saved_state(tmp_path)
+    original = state.path.read_bytes()
+    for position in range(len(original)):
+        for flip in (0x01, 0x20):
+            damaged = bytearray(original)
+            damaged[position] ^= flip
+            with pytest.raises(StateFileError):
+                state._parse(bytes(damaged))  # what load_into reads the bytes with
+    state.path.write_bytes(original[:-1] + b" ")
+    with pytest.raises(StateFileError, match="is not valid JSON"):
+        state.load_into(GraphStore())
+
+
+def test_a_version_1_state_file_without_checksum_still_loads(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    path.write_bytes((FIXTURES / "state-v1.json").read_bytes())
+    store = GraphStore()
+    assert StateFile(path).load_into(store) == 1
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    assert store.dump_state() == saved["graphs"]
+
+
+def test_a_store_too_big_for_its_state_file_is_not_written_and_the_old_file_stays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state, store = saved_state(tmp_path)
+    before = state.path.read_bytes()
+    monkeypatch.setattr(state_module, "MAX_STATE_BYTES", len(before))
+    answer = _dispatch_and_save(
+        store,
+        "assert_graph",
+        {"graph_id": "g", "nodes": [{"id": "z", "claim": "one more claim", "type": "given"}]},
+        lambda: False,
+        state,
+    )
+    assert "applied in memory but the state file" in answer["error"]
+    assert "over the limit of" in answer["error"]
+    assert state.path.read_bytes() == before
+    assert StateFile(state.path).load_into(GraphStore()) == 1
+
+
+def test_a_state_directory_of_another_user_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: os.stat(tmp_path).st_uid + 1)
+    with pytest.raises(StateFileError, match="not to this server's user"):
+        StateFile(tmp_path / "state.json").load_into(GraphStore())
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_state_file_saved_after_any_accepted_call_loads_back_equal(
+    tmp_path: Path, seed: int
+) -> None:
+    assert reload_trial(seed, 25, tmp_path) is None
+
+
+# ------------------------------------------------------------------ issue 37: no empty graph
+
+
+def test_an_assert_graph_whose_every_node_is_rejected_creates_no_graph() -> None:
+    store = GraphStore()
+    answer = store.assert_graph("g", [{"id": "a", "claim": "", "type": "given"}])
+    assert [item["at"] for item in answer["rejected"]] == ["nodes.0"]
+    assert store.list_graphs()["graphs"] == []
+    refused = store.add_evidence("h", [{"id": "D1.1"}])
+    assert len(refused["rejected"]) == 1 and store.list_graphs()["graphs"] == []
+    assert "graph_id 'g' not found" in store.get_graph("g")["error"]
+
+
+def test_an_empty_graph_in_an_older_state_file_is_skipped_on_load(tmp_path: Path) -> None:
+    empty = {"graph_id": "e", "nodes": [], "edges": [], "evidence": {}, "merged_into": {}}
+    body = {"format": "logic-graph-state", "version": 1, "graphs": [{**empty, "merged_claim": {}}]}
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(body), encoding="utf-8")
+    store = GraphStore()
+    assert StateFile(path).load_into(store) == 0
+    assert store.list_graphs()["graphs"] == []

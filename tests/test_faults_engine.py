@@ -18,6 +18,7 @@ import pytest
 from fault_operations import reload_trial
 from hypothesis import given
 from hypothesis import strategies as st
+from raw_server import raw_server
 from strategies import reproducible
 
 from graph_server import state as state_module
@@ -343,3 +344,27 @@ def test_an_empty_graph_in_an_older_state_file_is_skipped_on_load(tmp_path: Path
     store = GraphStore()
     assert StateFile(path).load_into(store) == 0
     assert store.list_graphs()["graphs"] == []
+
+
+# ------------------------------------------------------------------ 8. JSON-RPC ids
+
+BAD_IDS = ["1.5", "true", "null", '{"a": 1}', "[1]", "2.0"]
+
+
+def test_requests_with_a_float_boolean_null_object_or_array_id_get_invalid_request(
+    tmp_path: Path,
+) -> None:
+    with raw_server(tmp_path) as server:
+        for bad in BAD_IDS:
+            server.send(
+                f'{{"jsonrpc":"2.0","id":{bad},"method":"tools/call","params":'
+                f'{{"name":"assert_graph","arguments":{{"graph_id":"g","nodes":'
+                f'[{{"id":"a","claim":"x runs","type":"given"}}]}}}}}}'
+            )
+            reply = server.reply(timeout=30)
+            assert reply["id"] is None and reply["error"]["code"] == -32600, (bad, reply)
+            assert "id must be a string or an integer" in reply["error"]["message"]
+        server.send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {}})
+        server.send_call(5, "list_graphs", {})
+        answer = server.answer_to(5)
+    assert answer["result"]["structuredContent"]["graphs"] == []  # none of them ran

@@ -13,7 +13,9 @@ import json
 import os
 import secrets
 from pathlib import Path
+from xml.etree import ElementTree
 
+import networkx as nx
 import pytest
 from fault_operations import reload_trial
 from hypothesis import given
@@ -368,3 +370,48 @@ def test_requests_with_a_float_boolean_null_object_or_array_id_get_invalid_reque
         server.send_call(5, "list_graphs", {})
         answer = server.answer_to(5)
     assert answer["result"]["structuredContent"]["graphs"] == []  # none of them ran
+
+
+# ------------------------------------------------------------------ 10. GraphML export
+
+ODD_CLAIM = "".join(chr(c) for c in range(1, 32)) + " \ufffe\uffff <&>\"' end"
+
+
+def test_graphml_with_control_characters_parses_and_keeps_edges_apart() -> None:
+    store = GraphStore()
+    store.assert_graph(
+        "g",
+        [
+            {"id": "a", "claim": ODD_CLAIM, "type": "given"},
+            {"id": "b", "claim": 'the "cron" job\truns\non x9', "type": "conclusion"},
+        ],
+        [
+            {"src": "a", "dst": "b", "relation": "supports", "run_ids": ["r1"]},
+            {"src": "a", "dst": "b", "relation": "assumes"},
+            {"src": "b", "dst": "a", "relation": "attacks"},
+        ],
+        dedup=False,
+    )
+    store.mark_refuted("g", "b", "bad\x02reason")
+    content = store.export_graph("g", "graphml")["content"]
+
+    root = ElementTree.fromstring(content)  # an independent, strict XML parser
+    namespace = "{http://graphml.graphdrawing.org/xmlns}"
+    edge_ids = [edge.get("id") for edge in root.iter(f"{namespace}edge")]
+    assert edge_ids == ["e0", "e1", "e2"]
+    booleans = [
+        data.text for data in root.iter(f"{namespace}data") if data.get("key") == "n_refuted"
+    ]
+    assert booleans == ["false", "true"]
+
+    parsed = nx.parse_graphml(content, force_multigraph=True)
+    kept = "\t\n\r"  # what XML 1.0 can carry; the rest became U+FFFD
+    expected = "".join(c if c in kept else "\ufffd" for c in ODD_CLAIM[:31]) + ODD_CLAIM[31:]
+    expected = expected.replace("\ufffe\uffff", "\ufffd\ufffd")
+    assert parsed.nodes["a"]["claim"] == expected
+    assert parsed.nodes["b"]["claim"] == 'the "cron" job\truns\non x9'
+    assert parsed.nodes["b"]["refuted"] is True and parsed.nodes["a"]["refuted"] is False
+    assert parsed.nodes["b"]["refute_reason"] == "bad\ufffdreason"
+    relations = sorted(data["relation"] for _, _, data in parsed.edges(data=True))
+    assert relations == ["assumes", "attacks", "supports"]
+    assert parsed.edges["a", "b", "e1"]["run_ids"] == "r1"

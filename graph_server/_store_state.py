@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -51,12 +52,20 @@ def required(parsed: tuple[T | None, str | None], missing: str) -> T:
     return value
 
 
-def checkpoint_for(cancel: CancelCheck | None) -> Callable[[], None]:
-    """A check that raises :class:`graph_server.dedup.Cancelled` once ``cancel()`` is true."""
+class OverTime(Exception):
+    """Raised by a checkpoint once its request has run for its time limit."""
+
+
+def checkpoint_for(cancel: CancelCheck | None, seconds: float | None = None) -> Callable[[], None]:
+    """A check that raises :class:`graph_server.dedup.Cancelled` once ``cancel()`` is true,
+    and :class:`OverTime` once ``seconds`` (None: no limit) have passed since it was made."""
+    started = time.monotonic()
 
     def checkpoint() -> None:
         if cancel is not None and cancel():
             raise Cancelled
+        if seconds is not None and time.monotonic() - started >= seconds:
+            raise OverTime
 
     return checkpoint
 

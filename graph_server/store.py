@@ -49,6 +49,7 @@ from graph_server._store_persist import (
 from graph_server._store_state import (
     CancelCheck,
     GraphState,
+    OverTime,
     Payload,
     Rejected,
     Undo,
@@ -387,7 +388,9 @@ class GraphStore:
             return {"disjoint_paths": len(paths), "paths": paths, "max_flow": flow}
 
     @_public
-    def argument_width(self, graph_id: str, conclusion_id: str) -> Payload:
+    def argument_width(
+        self, graph_id: str, conclusion_id: str, *, cancel: CancelCheck | None = None
+    ) -> Payload:
         """Independent arguments for a conclusion (:mod:`graph_server.arguments`).
 
         Premises a run lists together are joint; an argument is a minimal set of claims
@@ -399,10 +402,24 @@ class GraphStore:
         derivations or the enumeration ran out of work (``DEFAULT_MAX_UNIONS`` unions), and
         width and cut size are lower bounds. Cost: see
         :func:`graph_server.arguments.argument_width`.
+
+        Bounded per request: a search running longer than ``max_request_seconds`` ends with
+        an error naming that limit, and ``cancel`` (optional) stops it between claims.
         """
         with self._locked(graph_id) as (name, state):
             conclusion = self._node(state, name, conclusion_id, "conclusion_id")
-            return payloads.argument_width(state.graph, conclusion)
+            checkpoint = checkpoint_for(cancel, self.limits.max_request_seconds)
+            try:
+                return payloads.argument_width(state.graph, conclusion, checkpoint)
+            except Cancelled:
+                raise cancelled_error("argument_width") from None
+            except OverTime:
+                raise Rejected(
+                    f"argument_width stopped after {self.limits.max_request_seconds:g} s, the "
+                    f"per-request limit (max_request_seconds), on graph {name!r} with "
+                    f"{state.graph.number_of_nodes():,} claims and {state.edge_count:,} links; "
+                    "nothing was changed. Ask about a conclusion with a smaller support graph"
+                ) from None
 
     @_public
     def surviving_claims(self, graph_id: str) -> Payload:

@@ -415,3 +415,49 @@ def test_graphml_with_control_characters_parses_and_keeps_edges_apart() -> None:
     relations = sorted(data["relation"] for _, _, data in parsed.edges(data=True))
     assert relations == ["assumes", "attacks", "supports"]
     assert parsed.edges["a", "b", "e1"]["run_ids"] == "r1"
+
+
+# ------------------------------------------------------------------ 12. large graphs
+
+
+def chain_store(steps: int, limits: StoreLimits | None = None) -> GraphStore:
+    """A given, ``steps`` inferences in a row, then the conclusion ``c``."""
+    store = GraphStore(limits=limits)
+    ids = ["g", *(f"i{k}" for k in range(steps)), "c"]
+    types = ["given", *["inference"] * steps, "conclusion"]
+    nodes = [
+        {"id": i, "claim": f"step {k} of the chain holds", "type": t}
+        for k, (i, t) in enumerate(zip(ids, types, strict=True))
+    ]
+    edges = [
+        {"src": a, "dst": b, "relation": "supports"}
+        for a, b in itertools.pairwise(ids)  # a chain: every claim rests on the one before
+    ]
+    assert store.assert_graph("G", nodes, edges, dedup=False)["rejected"] == []
+    return store
+
+
+def test_argument_width_on_a_chain_deeper_than_the_search_depth_is_capped_not_a_crash() -> None:
+    deep = chain_store(1_500).argument_width("G", "c")
+    assert deep == {
+        "width": 0,
+        "arguments": [],
+        "independent": [],
+        "min_cut": [],
+        "capped": True,
+        "max_arguments": 32,
+    }
+    shallow = chain_store(50).argument_width("G", "c")
+    assert shallow["width"] == 1 and shallow["capped"] is False
+
+
+def test_argument_width_past_its_time_limit_ends_with_an_error_naming_the_limit() -> None:
+    store = chain_store(5, StoreLimits(max_request_seconds=0.0))
+    error = store.argument_width("G", "c")["error"]
+    assert "argument_width stopped after 0 s" in error
+    assert "max_request_seconds" in error and "7 claims and 6 links" in error
+
+
+def test_a_cancelled_argument_width_says_so() -> None:
+    error = chain_store(5).argument_width("G", "c", cancel=lambda: True)["error"]
+    assert error.startswith("cancelled: argument_width stopped")

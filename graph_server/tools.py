@@ -324,7 +324,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "without the conclusion), independent (a largest set of them sharing no claim), "
         "min_cut (fewest claims whose failure leaves no argument), capped (true when a "
         "claim had more than max_arguments derivations or the search ran out of work: "
-        "width and cut are then lower bounds) and max_arguments.",
+        "width and cut are then lower bounds) and max_arguments. A search running past "
+        "$max_request_seconds s ends with an error naming max_request_seconds.",
         _READ,
         m.ConclusionArguments,
         m.ArgumentWidthAnswer,

@@ -31,7 +31,10 @@ between runs never meet. The rules, in order:
      evidence spans (or identity keys) are different claims by the caller's word.
 3. **Clustering** is union-find over mergeable pairs processed in a canonical
    order, refusing any union that would put two claims that must stay apart
-   (guard pairs, blocked pairs, pairs joined by an attacks edge) in one cluster.
+   (guard pairs, blocked pairs, pairs joined by an attacks edge) in one cluster,
+   or two wordings that differ by a substitution, or two different sources, even
+   when those two were never compared (the rules are not transitive: "server x9
+   runs linux" is close to both "x9 runs linux" and "server x9 linux").
    A merged node keeps every claim it absorbed as an alias and is compared
    through all of them, which makes a second pass a no-op (idempotence) and the
    outcome independent of ingest order.
@@ -273,7 +276,11 @@ def finish_plan(
         if relation == "attacks" and src != dst:
             apart.add(_ordered(position_of[src], position_of[dst]))
 
-    clusters = _cluster(len(nodes), sorted(mergeable - apart), apart, focused)
+    contents: list[set[frozenset[str]]] = [set() for _ in nodes]
+    for k, key in enumerate(keys):
+        contents[owner[k]].add(key.content)
+    sources = [{graph.nodes[node].get("source")} - {None} for node in nodes]
+    clusters = _cluster(len(nodes), sorted(mergeable - apart), apart, focused, (contents, sources))
     return MergePlan(
         clusters=[_order_cluster(graph, [nodes[p] for p in members]) for members in clusters],
         contradictions=sorted(
@@ -465,7 +472,19 @@ def _cluster(
     candidates: list[tuple[int, int]],
     apart: set[tuple[int, int]],
     focused: set[int],
+    traits: tuple[list[set[frozenset[str]]], list[set[str]]],
 ) -> list[list[int]]:
+    """Union-find over ``candidates`` in order, never joining what must stay apart.
+
+    ``apart`` forbids pairs; ``traits`` (per node position: the content-word sets of its
+    wordings, its source if any) forbid what the pairwise rules cannot see, because they
+    are not transitive: "server x9 runs linux" is similar to "x9 runs linux" and to "server
+    x9 linux", which differ by a substitution and were never compared (not similar
+    enough), so a union may not bring two wordings that differ by a substitution, or two
+    different sources, into one cluster.
+    """
+    contents = [set(found) for found in traits[0]]
+    sources = [set(found) for found in traits[1]]
     parent = list(range(size))
     forbidden: dict[int, set[int]] = defaultdict(set)
     for a, b in apart:
@@ -484,8 +503,16 @@ def _cluster(
         ra, rb = find(a), find(b)
         if ra == rb or rb in forbidden[ra]:
             continue
+        if len(sources[ra] | sources[rb]) > 1 or any(
+            differ_by_substitution(x, y) for x in contents[ra] for y in contents[rb]
+        ):
+            forbidden[ra].add(rb)
+            forbidden[rb].add(ra)
+            continue
         keep, drop = min(ra, rb), max(ra, rb)
         parent[drop] = keep
+        contents[keep] |= contents[drop]
+        sources[keep] |= sources[drop]
         for other in forbidden.pop(drop, set()):
             forbidden[other].discard(drop)
             forbidden[other].add(keep)

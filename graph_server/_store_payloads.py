@@ -6,6 +6,7 @@ what the algorithm modules compute from it) to the JSON-ready dicts the store re
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import networkx as nx
@@ -58,12 +59,15 @@ def width(graph: nx.MultiDiGraph, conclusion: str | None) -> int | None:
     return len(semantics.disjoint_paths(graph, conclusion))
 
 
-def argument_width(graph: nx.MultiDiGraph, conclusion: str) -> Payload:
+def argument_width(
+    graph: nx.MultiDiGraph, conclusion: str, checkpoint: Callable[[], None]
+) -> Payload:
     """``{width, arguments, independent, min_cut, capped, max_arguments}``.
 
-    Cost: see :func:`graph_server.arguments.argument_width`.
+    ``checkpoint`` may end the search (see :func:`graph_server.arguments.argument_width`,
+    which also gives the cost).
     """
-    found = arguments.argument_width(graph, conclusion)
+    found = arguments.argument_width(graph, conclusion, checkpoint=checkpoint)
     return {
         "width": found.width,
         "arguments": [list(claims) for claims in found.arguments],

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -18,12 +19,14 @@ import networkx as nx
 
 from graph_server.dedup import Cancelled, MergePlan, apply_plan
 from graph_server.similarity import ClaimKey, claim_key
-from graph_server.validation import decode_json_text, shown
+from graph_server.validation import StoreLimits, decode_json_text, shown
 
 Payload = dict[str, Any]
 CancelCheck = Callable[[], bool]
 """Returns True once the caller wants the call abandoned (checked between batches)."""
 T = TypeVar("T")
+_SAMPLE_IDS = 8
+"""Claim ids a ``contradictions_withheld`` entry names (its ``size`` says how many in all)."""
 
 
 class Rejected(Exception):
@@ -49,12 +52,20 @@ def required(parsed: tuple[T | None, str | None], missing: str) -> T:
     return value
 
 
-def checkpoint_for(cancel: CancelCheck | None) -> Callable[[], None]:
-    """A check that raises :class:`graph_server.dedup.Cancelled` once ``cancel()`` is true."""
+class OverTime(Exception):
+    """Raised by a checkpoint once its request has run for its time limit."""
+
+
+def checkpoint_for(cancel: CancelCheck | None, seconds: float | None = None) -> Callable[[], None]:
+    """A check that raises :class:`graph_server.dedup.Cancelled` once ``cancel()`` is true,
+    and :class:`OverTime` once ``seconds`` (None: no limit) have passed since it was made."""
+    started = time.monotonic()
 
     def checkpoint() -> None:
         if cancel is not None and cancel():
             raise Cancelled
+        if seconds is not None and time.monotonic() - started >= seconds:
+            raise OverTime
 
     return checkpoint
 
@@ -122,19 +133,26 @@ class GraphState:
         self.sizes = (self.graph.number_of_nodes(), self.edge_count)
         self.committed = True
 
-    def apply(self, plan: MergePlan) -> tuple[list[list[str]], list[list[str]]]:
-        """Carry out a dedup plan and record the merge history.
+    def apply(
+        self, plan: MergePlan, limits: StoreLimits
+    ) -> tuple[list[list[str]], list[list[str]], list[Payload]]:
+        """Carry out a dedup plan within the edge limit and record the merge history.
 
-        Returns ``(merges, contradictions)`` as :func:`graph_server.dedup.apply_plan` does.
-        Cost: that of ``apply_plan`` plus O(E) to recount the edges.
+        Returns ``(merges, contradictions, withheld)``: the first two as
+        :func:`graph_server.dedup.apply_plan` gives them; ``withheld`` reports (see
+        :func:`withheld_report`) the rival groups over ``limits.max_rival_claims`` and the
+        contradictions that found the graph full. Cost: that of ``apply_plan`` plus O(E)
+        to recount the edges.
         """
         claims = {n: self.graph.nodes[n]["claim"] for cluster in plan.clusters for n in cluster[1:]}
-        merges, contradictions = apply_plan(self.graph, plan)
+        merges, contradictions, over_limit = apply_plan(
+            self.graph, plan, limits.max_edges_per_graph
+        )
         self.edge_count = self.graph.number_of_edges()
         for kept, merged in merges:
             self.merged_into[merged] = kept
             self.merged_claim[merged] = claims[merged]
-        return merges, contradictions
+        return merges, contradictions, withheld_report(plan, over_limit, limits)
 
     def clear(self) -> None:
         """Drop everything the graph holds (after deletion), so its memory is freed at once."""
@@ -147,6 +165,44 @@ class GraphState:
         self.merged_into.clear()
         self.merged_claim.clear()
         self.evidence.clear()
+
+
+def withheld_report(
+    plan: MergePlan, over_limit: list[list[str]], limits: StoreLimits
+) -> list[Payload]:
+    """The ``contradictions_withheld`` entries of a dedup reply: why rival pairs got no
+    attack edges. Each is ``{reason, size, pairs, claims}``: the claims concerned (their
+    count and the first few ids) and how many rival pairs went without attacks. O(groups).
+    """
+    entries: list[Payload] = []
+    for group, pairs in plan.withheld:
+        entries.append(
+            {
+                "reason": (
+                    f"{len(group)} claims differ only in one number (or only in negation), more "
+                    f"than max_rival_claims ({limits.max_rival_claims}): read as a list of "
+                    "different things, not rival readings of one value; they stay apart "
+                    "without attack edges"
+                ),
+                "size": len(group),
+                "pairs": pairs,
+                "claims": list(group[:_SAMPLE_IDS]),
+            }
+        )
+    if over_limit:
+        involved = sorted({node for pair in over_limit for node in pair})
+        entries.append(
+            {
+                "reason": (
+                    f"graph is full: the attack edges of {len(over_limit)} contradictions "
+                    f"would pass max_edges_per_graph ({limits.max_edges_per_graph})"
+                ),
+                "size": len(involved),
+                "pairs": len(over_limit),
+                "claims": involved[:_SAMPLE_IDS],
+            }
+        )
+    return entries
 
 
 @dataclass

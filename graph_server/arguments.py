@@ -28,8 +28,9 @@ and unlike Menger's paths the two may differ.
 
 Caps: each claim keeps at most ``max_arguments`` of its smallest derivation claim sets (by
 size, then sorted ids), so the target's family has at most that many arguments and the exact
-searches below stay small; and the enumeration builds at most ``max_unions`` claim-set unions
-in all, after which claims not yet explored count as underivable. When either cap bites,
+searches below stay small; the enumeration builds at most ``max_unions`` claim-set unions
+in all, after which claims not yet explored count as underivable; and chains deeper than
+:data:`MAX_DEPTH` are not followed. When any cap bites,
 ``capped`` is true and the family is a sub-family of derivation claim sets: the width and the
 cut size are then lower bounds of the true values, and the sets may not all be minimal.
 
@@ -50,8 +51,13 @@ DEFAULT_MAX_ARGUMENTS = 32
 """Derivation claim sets kept per claim, hence arguments per target (the cap)."""
 DEFAULT_MAX_UNIONS = 200_000
 """Claim-set unions the enumeration may build in all (the work cap; support cycles need it)."""
+MAX_DEPTH = 200
+"""Longest chain of inferences followed below the target; deeper claims count as underivable
+(``capped``). The search recurses once per step, so this keeps it far from Python's stack
+limit (a chain of 1,000 steps used to end in a RecursionError)."""
 
 Claims = frozenset[str]
+_NONE: Claims = frozenset()
 
 
 @dataclass(frozen=True)
@@ -108,6 +114,8 @@ def enumerate_arguments(
     max_arguments: int = DEFAULT_MAX_ARGUMENTS,
     max_unions: int = DEFAULT_MAX_UNIONS,
     admissible: Callable[[Claims], bool] | None = None,
+    *,
+    checkpoint: Callable[[], None] = lambda: None,
 ) -> tuple[list[Claims], bool]:
     """The arguments for ``target`` (see the module docstring), and whether a cap was hit.
 
@@ -126,6 +134,9 @@ def enumerate_arguments(
         arguments, and minimality is taken among those: a larger derivation that passes is
         not hidden by a smaller one that fails. (The orchestrator asks that an argument name
         the question's subject.)
+    checkpoint
+        Called at every claim the search visits; whatever it raises (a cancellation, a
+        deadline) ends the search and propagates. The store bounds each request's time so.
 
     Returns
     -------
@@ -143,7 +154,7 @@ def enumerate_arguments(
     ``max_arguments`` sets per premise pairwise, so a DAG costs O(E * M^2 * V) for
     ``M = max_arguments``; support cycles multiply the entries by the distinct branch
     contexts that touch them. Either way at most ``max_unions`` unions of O(V) each are built,
-    plus O(V * (V + E)) for the ancestor sets.
+    plus O(V + E) for the support cycles.
     """
     if max_arguments < 1 or max_unions < 1:
         raise ValueError(
@@ -151,7 +162,7 @@ def enumerate_arguments(
         )
     if graph.nodes[target]["refuted"]:
         return [], False
-    search = _Derivations(graph, target, max_arguments, max_unions, admissible)
+    search = _Derivations(graph, target, max_arguments, max_unions, admissible, checkpoint)
     arguments = [claims - {target} for claims in search.derive(target, frozenset())]
     return sorted(arguments, key=_order), search.capped
 
@@ -170,22 +181,27 @@ class _Derivations:
         max_arguments: int,
         max_unions: int,
         admissible: Callable[[Claims], bool] | None,
+        checkpoint: Callable[[], None],
     ) -> None:
         self.graph = graph
+        self.checkpoint = checkpoint
         self.target = target
         self.admissible = admissible
         self.max_arguments = max_arguments
         self.unions_left = max_unions
-        self.upstream = _upstream(graph)
+        self.cycle_of = _support_cycles(graph)
         self.memo: dict[tuple[str, Claims], list[Claims]] = {}
         self.capped = False
 
     def derive(self, node: str, branch: Claims) -> list[Claims]:
         """Claim sets (``node`` included) of derivations of ``node`` below ``branch``."""
-        key = (node, branch & self.upstream[node])
+        # Only branch claims that can also reach ``node`` change what lies below it; every
+        # branch claim is reachable from ``node``, so those are its support cycle's members.
+        key = (node, branch & self.cycle_of.get(node, _NONE))
         if key in self.memo:
             return self.memo[key]
-        if self.unions_left <= 0:
+        self.checkpoint()
+        if self.unions_left <= 0 or len(branch) >= MAX_DEPTH:
             self.capped = True
             return []
         below = branch | {node}
@@ -345,6 +361,8 @@ def argument_width(
     max_arguments: int = DEFAULT_MAX_ARGUMENTS,
     max_unions: int = DEFAULT_MAX_UNIONS,
     admissible: Callable[[Claims], bool] | None = None,
+    *,
+    checkpoint: Callable[[], None] = lambda: None,
 ) -> ArgumentWidth:
     """Arguments for ``target``, a largest disjoint selection of them and a smallest cut.
 
@@ -358,6 +376,9 @@ def argument_width(
         The caps (see :func:`enumerate_arguments`).
     admissible
         Which derivations count as arguments (see :func:`enumerate_arguments`).
+    checkpoint
+        Called as the search goes; what it raises ends the call (see
+        :func:`enumerate_arguments`).
 
     Returns
     -------
@@ -373,7 +394,9 @@ def argument_width(
     Complexity: :func:`enumerate_arguments`, then :func:`max_disjoint` and
     :func:`min_hitting_set` on at most ``max_arguments`` sets.
     """
-    family, capped = enumerate_arguments(graph, target, max_arguments, max_unions, admissible)
+    family, capped = enumerate_arguments(
+        graph, target, max_arguments, max_unions, admissible, checkpoint=checkpoint
+    )
     return ArgumentWidth(
         arguments=tuple(tuple(sorted(claims)) for claims in family),
         independent=tuple(max_disjoint(family)),
@@ -395,13 +418,24 @@ def _minimal(sets: list[Claims]) -> list[Claims]:
     return kept
 
 
-def _upstream(graph: nx.MultiDiGraph) -> dict[str, Claims]:
-    """For each claim, the claims with a support route into it (its possible premises)."""
+def _support_cycles(graph: nx.MultiDiGraph) -> dict[str, Claims]:
+    """For each claim on a support cycle, the claims of its strongly connected component.
+
+    A claim on the branch above ``v`` in a derivation is reachable from ``v`` (each step
+    up follows a support edge); it can also reach ``v`` exactly when the two share a
+    component. So the branch claims that matter to ``v``'s derivations are the branch's
+    members of ``v``'s component: no ancestor sets needed (those cost O(V * (V + E)) time
+    and O(V^2) memory, 88 s on 20,000 claims). Claims on no cycle are left out. O(V + E).
+    """
     support = nx.DiGraph(
         (src, dst) for src, dst, relation in graph.edges(keys=True) if relation in SUPPORT_RELATIONS
     )
-    support.add_nodes_from(graph.nodes)
-    return {node: frozenset(nx.ancestors(support, node)) for node in graph.nodes}
+    cycles: dict[str, Claims] = {}
+    for component in nx.strongly_connected_components(support):
+        if len(component) > 1:
+            members = frozenset(component)
+            cycles.update(dict.fromkeys(members, members))
+    return cycles
 
 
 def _undominated(hits: dict[str, int]) -> list[str]:

@@ -13,6 +13,12 @@ between runs never meet. The rules, in order:
      vs "pump 5 read 50" differ twice, most likely talk about different things,
      and are only kept apart.
    A contradiction is never merged; the pair gets mutual ``attacks`` edges.
+   **Rival cap.** The claims that differ only in one number (or only in negation)
+   form a group; rival readings of one value are a handful of claims. A group of more
+   than ``max_rival_claims`` claims (``StoreLimits``) is a list of different things
+   ("rack 1" ... "rack 2000"), so its pairs make no attack edges: without the cap n
+   templated claims would make n(n-1) of them. Such groups are reported in the plan
+   (``withheld``); their claims still never merge (their numbers differ).
 2. **Similar pairs merge** (see :mod:`graph_server.similarity`) unless they are
    blocked, never merged (and never made to attack each other):
    - they differ in negation parity, in their numbers or in an identifier token
@@ -25,7 +31,10 @@ between runs never meet. The rules, in order:
      evidence spans (or identity keys) are different claims by the caller's word.
 3. **Clustering** is union-find over mergeable pairs processed in a canonical
    order, refusing any union that would put two claims that must stay apart
-   (guard pairs, blocked pairs, pairs joined by an attacks edge) in one cluster.
+   (guard pairs, blocked pairs, pairs joined by an attacks edge) in one cluster,
+   or two wordings that differ by a substitution, or two different sources, even
+   when those two were never compared (the rules are not transitive: "server x9
+   runs linux" is close to both "x9 runs linux" and "server x9 linux").
    A merged node keeps every claim it absorbed as an alias and is compared
    through all of them, which makes a second pass a no-op (idempotence) and the
    outcome independent of ingest order.
@@ -60,9 +69,15 @@ from graph_server.similarity import (
     is_similar,
     similar_pairs,
 )
-from graph_server.validation import DEFAULT_JACCARD_THRESHOLD, DEFAULT_RATIO_THRESHOLD
+from graph_server.validation import (
+    DEFAULT_JACCARD_THRESHOLD,
+    DEFAULT_RATIO_THRESHOLD,
+    StoreLimits,
+)
 
 TYPE_PRECEDENCE = ("conclusion", "given", "inference", "assumption")
+DEFAULT_MAX_RIVALS = StoreLimits().max_rival_claims
+"""Largest rival group whose pairs become contradictions (see rule 1, the rival cap)."""
 _DIGITS = re.compile(r"(\d+)")
 
 
@@ -74,6 +89,8 @@ class MergePlan:
     """Each cluster lists the kept node first, then the nodes merged into it."""
     contradictions: list[tuple[str, str]] = field(default_factory=list)
     """Guard pairs (by original node id) that must attack each other."""
+    withheld: list[tuple[tuple[str, ...], int]] = field(default_factory=list)
+    """Rival groups over the cap: ``(node ids sorted, rival pairs not made attacks)``."""
 
 
 def natural_key(text: str) -> tuple[tuple[int, int, str], ...]:
@@ -108,6 +125,7 @@ def plan_merges(
     *,
     key_of: Callable[[str], ClaimKey] = claim_key,
     checkpoint: Callable[[], None] = lambda: None,
+    max_rivals: int = DEFAULT_MAX_RIVALS,
 ) -> MergePlan:
     """Decide which nodes merge and which pairs contradict. Pure read.
 
@@ -115,7 +133,7 @@ def plan_merges(
     of those nodes (used when a fresh ingest is deduplicated against the graph);
     constraints between all nodes still apply. ``key_of`` normalises a claim (the
     store passes its per-graph cache); ``checkpoint`` is called between batches and
-    may raise :class:`Cancelled`.
+    may raise :class:`Cancelled`. ``max_rivals`` is the rival cap (module docstring).
 
     How: mergeable pairs are found through signature blocks and a content-word index
     (:mod:`graph_server.candidates`), not by comparing every pair. Nodes joined by
@@ -171,7 +189,7 @@ def plan_merges(
         (jaccard_threshold, ratio_threshold),
     )
     checkpoint()
-    return finish_plan(graph, nodes, owner, keys, mergeable, apart, focused)
+    return finish_plan(graph, nodes, owner, keys, mergeable, apart, focused, max_rivals)
 
 
 def _claim_keys(
@@ -232,30 +250,43 @@ def finish_plan(
     mergeable: set[tuple[int, int]],
     apart: set[tuple[int, int]],
     focused: set[int],
+    max_rivals: int = DEFAULT_MAX_RIVALS,
 ) -> MergePlan:
     """Add the guard pairs and attack edges to the constraints and cluster.
 
     ``nodes`` are in assertion order, ``owner[k]`` is the node position of claim key
     ``k``; ``mergeable`` and ``apart`` are node-position pairs found by the search.
     Shared by :func:`plan_merges` and the every-pair reference in the tests.
+
+    Guard pairs of a rival group over ``max_rivals`` are not made contradictions; nor
+    need they be kept apart here, as their signatures differ and no merge can join them.
     """
+    rivals, over_cap = _guard_pairs(keys, max_rivals)
     guarded = {
-        pair
-        for pair in (_ordered(owner[i], owner[j]) for i, j in _guard_pairs(keys))
-        if pair[0] != pair[1]
+        pair for pair in (_ordered(owner[i], owner[j]) for i, j in rivals) if pair[0] != pair[1]
     }
+    withheld = []
+    for group, pairs in over_cap:
+        positions = sorted({owner[k] for k in group})
+        if any(p in focused for p in positions):
+            withheld.append((tuple(sorted(nodes[p] for p in positions)), pairs))
     apart = apart | guarded
     position_of = {node: p for p, node in enumerate(nodes)}
     for src, dst, relation in graph.edges(keys=True):
         if relation == "attacks" and src != dst:
             apart.add(_ordered(position_of[src], position_of[dst]))
 
-    clusters = _cluster(len(nodes), sorted(mergeable - apart), apart, focused)
+    contents: list[set[frozenset[str]]] = [set() for _ in nodes]
+    for k, key in enumerate(keys):
+        contents[owner[k]].add(key.content)
+    sources = [{graph.nodes[node].get("source")} - {None} for node in nodes]
+    clusters = _cluster(len(nodes), sorted(mergeable - apart), apart, focused, (contents, sources))
     return MergePlan(
         clusters=[_order_cluster(graph, [nodes[p] for p in members]) for members in clusters],
         contradictions=sorted(
             (nodes[a], nodes[b]) for a, b in guarded if a in focused or b in focused
         ),
+        withheld=sorted(withheld),
     )
 
 
@@ -294,12 +325,18 @@ def _similar_within(
     }
 
 
-def apply_plan(graph: nx.MultiDiGraph, plan: MergePlan) -> tuple[list[list[str]], list[list[str]]]:
-    """Carry out a plan on ``graph`` in place.
+def apply_plan(
+    graph: nx.MultiDiGraph, plan: MergePlan, max_edges: int | None = None
+) -> tuple[list[list[str]], list[list[str]], list[list[str]]]:
+    """Carry out a plan on ``graph`` in place, never growing it past ``max_edges`` edges.
 
-    Returns ``(merges, contradictions_created)``: ``[[kept, merged]]`` pairs and the
-    ``[a, b]`` pairs whose mutual attacks did not both exist before, sorted.
-    O(sum of degrees of merged nodes + C) for C contradictions.
+    Merges run first (they only remove edges); then each contradiction gets its missing
+    attack edges while both fit under ``max_edges`` (None: no limit). Returns ``(merges,
+    contradictions_created, over_limit)``: ``[[kept, merged]]`` pairs, the ``[a, b]``
+    pairs whose mutual attacks did not both exist before, and the pairs left without
+    their attacks because the graph was full, each sorted. A graph the store could not
+    load back (over its edge limit) is so never made. O(sum of degrees of merged nodes
+    + V + C) for C contradictions.
     """
     representative: dict[str, str] = {}
     merges: list[list[str]] = []
@@ -309,19 +346,30 @@ def apply_plan(graph: nx.MultiDiGraph, plan: MergePlan) -> tuple[list[list[str]]
             representative[node] = kept
             merges.append([kept, node])
 
+    room = None if max_edges is None else max_edges - graph.number_of_edges()
     created: set[tuple[str, str]] = set()
+    over_limit: set[tuple[str, str]] = set()
     for a, b in plan.contradictions:
         ra, rb = representative.get(a, a), representative.get(b, b)
         if ra == rb:
             continue
         missing = [(s, d) for s, d in ((ra, rb), (rb, ra)) if not graph.has_edge(s, d, "attacks")]
+        if room is not None and len(missing) > room:
+            over_limit.add((min(ra, rb), max(ra, rb)))
+            continue
         for src, dst in missing:
             graph.add_edge(
                 src, dst, key="attacks", relation="attacks", confidence=1.0, run_ids=set()
             )
+        if room is not None:
+            room -= len(missing)
         if missing:
             created.add((min(ra, rb), max(ra, rb)))
-    return sorted(merges), [list(pair) for pair in sorted(created)]
+    return (
+        sorted(merges),
+        [list(pair) for pair in sorted(created)],
+        [list(pair) for pair in sorted(over_limit)],
+    )
 
 
 def same_claim(
@@ -360,7 +408,17 @@ def _different_kinds(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return first is not None and second is not None and first != second
 
 
-def _guard_pairs(keys: Sequence[ClaimKey]) -> set[tuple[int, int]]:
+def _guard_pairs(
+    keys: Sequence[ClaimKey], max_rivals: int
+) -> tuple[set[tuple[int, int]], list[tuple[list[int], int]]]:
+    """Rival pairs of claim keys (rule 1), and the rival groups over the cap.
+
+    A group is the keys with one statement and both parities (negation guard), or the
+    keys that agree on all numbers but one position (numeric guard). Returns ``(pairs,
+    over_cap)``: ``pairs`` from the groups of at most ``max_rivals`` keys, and for each
+    bigger group its keys and the count of rival pairs it holds. Cost: O(keys * numbers
+    per claim) plus the pairs returned, at most ``max_rivals`` per key and group.
+    """
     by_statement: dict[tuple[frozenset[str], tuple[str, ...]], list[int]] = defaultdict(list)
     by_wording: dict[tuple[frozenset[str], int, int], list[int]] = defaultdict(list)
     for i, key in enumerate(keys):
@@ -370,31 +428,43 @@ def _guard_pairs(keys: Sequence[ClaimKey]) -> set[tuple[int, int]]:
         if key.numbers:
             by_wording[(key.content, key.negations % 2, len(key.numbers))].append(i)
     pairs: set[tuple[int, int]] = set()
+    over_cap: list[tuple[list[int], int]] = []
     for members in by_statement.values():
         even = [i for i in members if keys[i].negations % 2 == 0]
         odd = [i for i in members if keys[i].negations % 2 == 1]
-        pairs.update(_ordered(i, j) for i in even for j in odd)
+        _rivals([even, odd], max_rivals, pairs, over_cap)
     for (_, _, count), members in by_wording.items():
         for position in range(count):
-            pairs |= _differ_only_at(keys, members, position)
-    return pairs
+            masked: dict[tuple[str, ...], dict[str, list[int]]] = defaultdict(
+                lambda: defaultdict(list)
+            )
+            for i in members:
+                numbers = keys[i].numbers
+                masked[numbers[:position] + numbers[position + 1 :]][numbers[position]].append(i)
+            for by_value in masked.values():
+                _rivals(list(by_value.values()), max_rivals, pairs, over_cap)
+    return pairs, over_cap
 
 
-def _differ_only_at(
-    keys: Sequence[ClaimKey], members: list[int], position: int
-) -> set[tuple[int, int]]:
-    """Pairs whose number sequences agree everywhere except at ``position``."""
-    masked: dict[tuple[str, ...], dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
-    for i in members:
-        numbers = keys[i].numbers
-        masked[numbers[:position] + numbers[position + 1 :]][numbers[position]].append(i)
-    pairs: set[tuple[int, int]] = set()
-    for by_value in masked.values():
-        groups = list(by_value.values())
-        for g, first in enumerate(groups):
-            for second in groups[g + 1 :]:
-                pairs.update(_ordered(i, j) for i in first for j in second)
-    return pairs
+def _rivals(
+    classes: list[list[int]],
+    max_rivals: int,
+    pairs: set[tuple[int, int]],
+    over_cap: list[tuple[list[int], int]],
+) -> None:
+    """Pair every key with the keys of the other ``classes`` (one rival group), into
+    ``pairs``; a group over ``max_rivals`` keys goes to ``over_cap`` instead."""
+    classes = [members for members in classes if members]
+    if len(classes) < 2:
+        return
+    size = sum(len(members) for members in classes)
+    if size > max_rivals:
+        count = (size * size - sum(len(members) ** 2 for members in classes)) // 2
+        over_cap.append((sorted(i for members in classes for i in members), count))
+        return
+    for c, first in enumerate(classes):
+        for second in classes[c + 1 :]:
+            pairs.update(_ordered(i, j) for i in first for j in second)
 
 
 def _cluster(
@@ -402,7 +472,19 @@ def _cluster(
     candidates: list[tuple[int, int]],
     apart: set[tuple[int, int]],
     focused: set[int],
+    traits: tuple[list[set[frozenset[str]]], list[set[str]]],
 ) -> list[list[int]]:
+    """Union-find over ``candidates`` in order, never joining what must stay apart.
+
+    ``apart`` forbids pairs; ``traits`` (per node position: the content-word sets of its
+    wordings, its source if any) forbid what the pairwise rules cannot see, because they
+    are not transitive: "server x9 runs linux" is similar to "x9 runs linux" and to "server
+    x9 linux", which differ by a substitution and were never compared (not similar
+    enough), so a union may not bring two wordings that differ by a substitution, or two
+    different sources, into one cluster.
+    """
+    contents = [set(found) for found in traits[0]]
+    sources = [set(found) for found in traits[1]]
     parent = list(range(size))
     forbidden: dict[int, set[int]] = defaultdict(set)
     for a, b in apart:
@@ -421,8 +503,16 @@ def _cluster(
         ra, rb = find(a), find(b)
         if ra == rb or rb in forbidden[ra]:
             continue
+        if len(sources[ra] | sources[rb]) > 1 or any(
+            differ_by_substitution(x, y) for x in contents[ra] for y in contents[rb]
+        ):
+            forbidden[ra].add(rb)
+            forbidden[rb].add(ra)
+            continue
         keep, drop = min(ra, rb), max(ra, rb)
         parent[drop] = keep
+        contents[keep] |= contents[drop]
+        sources[keep] |= sources[drop]
         for other in forbidden.pop(drop, set()):
             forbidden[other].discard(drop)
             forbidden[other].add(keep)

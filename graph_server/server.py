@@ -65,7 +65,7 @@ _CALLS: dict[str, ToolCall] = {
     "check_structure": lambda s, a, _: s.check_structure(**a),
     "critical_links": lambda s, a, _: s.critical_links(**a),
     "support_width": lambda s, a, _: s.support_width(**a),
-    "argument_width": lambda s, a, _: s.argument_width(**a),
+    "argument_width": lambda s, a, cancel: s.argument_width(**a, cancel=cancel),
     "surviving_claims": lambda s, a, _: s.surviving_claims(**a),
     "mark_refuted": lambda s, a, _: s.mark_refuted(**a),
     "disputed_nodes": lambda s, a, _: s.disputed_nodes(**a),
@@ -158,7 +158,7 @@ def _dispatch_and_save(
         return result
     try:
         state.save(store)
-    except OSError as exc:
+    except (OSError, StateFileError) as exc:
         return {
             "error": f"{name} was applied in memory but the state file {state.path} could not "
             f"be written ({exc}); the change would be lost when the server stops"

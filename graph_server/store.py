@@ -49,6 +49,7 @@ from graph_server._store_persist import (
 from graph_server._store_state import (
     CancelCheck,
     GraphState,
+    OverTime,
     Payload,
     Rejected,
     Undo,
@@ -156,9 +157,15 @@ class GraphStore:
         memory budget (``StoreLimits.max_claim_bytes``), every change of this call is
         undone and the answer is an error saying so.
 
-        Returns ``{accepted_nodes, accepted_edges, rejected, auto_merged,
-        contradictions_created}``. Cost: validation O(items) plus the dedup of the
-        new nodes (see :func:`graph_server.dedup.plan_merges`).
+        Contradictions are capped: a group of more than ``max_rival_claims`` claims that
+        differ only in one number gets no attack edges (a list of different things, not
+        rival readings), and no contradiction takes the graph past
+        ``max_edges_per_graph``; ``contradictions_withheld`` lists each such case, so a
+        graph the store (or a state file) cannot load back is never made.
+
+        Returns ``{accepted_nodes, accepted_edges, rejected, citations, auto_merged,
+        contradictions_created, contradictions_withheld}``. Cost: validation O(items) plus
+        the dedup of the new nodes (see :func:`graph_server.dedup.plan_merges`).
         """
         run = self._optional_id("run_id", run_id)
         dedup_flag, problem = check_flag("dedup", dedup)
@@ -174,6 +181,7 @@ class GraphStore:
                 result = self._ingest(name, state, nodes, edges, run, undo, checkpoint)
                 merges: list[list[str]] = []
                 contradictions: list[list[str]] = []
+                withheld: list[Payload] = []
                 if dedup_flag:
                     plan = plan_merges(
                         state.graph,
@@ -182,18 +190,24 @@ class GraphStore:
                         focus=list(result.new_nodes),
                         key_of=state.key,
                         checkpoint=checkpoint,
+                        max_rivals=self.limits.max_rival_claims,
                     )
                     checkpoint()
                     # The commit point: from here on the call completes.
-                    merges, contradictions = state.apply(plan)
+                    merges, contradictions, withheld = state.apply(plan, self.limits)
             except Cancelled:
                 self._roll_back(name, state, undo)
                 raise cancelled_error("assert_graph") from None
             except BaseException:
                 self._roll_back(name, state, undo)
                 raise
-            state.settle()
-        return {**result.payload(), "auto_merged": merges, "contradictions_created": contradictions}
+            self._settle(name, state)
+        return {
+            **result.payload(),
+            "auto_merged": merges,
+            "contradictions_created": contradictions,
+            "contradictions_withheld": withheld,
+        }
 
     @_public
     def add_evidence(self, graph_id: str, spans: Any) -> Payload:
@@ -221,7 +235,7 @@ class GraphStore:
                 self._roll_back(name, state, undo)
                 raise
             state.evidence.update(added)
-            state.settle()
+            self._settle(name, state)
             return {
                 "graph_id": name,
                 "accepted": accepted,
@@ -253,7 +267,8 @@ class GraphStore:
         Returns
         -------
         dict
-            ``{merges: [[kept, merged]], contradictions_created: [[a, b]]}``, or
+            ``{merges: [[kept, merged]], contradictions_created: [[a, b]],
+            contradictions_withheld: [...]}`` (the caps of ``assert_graph``), or
             ``{"error": ...}`` for a bad threshold, an unknown graph or a cancelled pass.
         """
         if jaccard_threshold is _OWN_THRESHOLD:
@@ -266,14 +281,23 @@ class GraphStore:
         with self._locked(graph_id) as (_, state):
             try:
                 plan = plan_merges(
-                    state.graph, jaccard, ratio, key_of=state.key, checkpoint=checkpoint
+                    state.graph,
+                    jaccard,
+                    ratio,
+                    key_of=state.key,
+                    checkpoint=checkpoint,
+                    max_rivals=self.limits.max_rival_claims,
                 )
                 checkpoint()
             except Cancelled:
                 raise cancelled_error("merge_duplicates") from None
-            merges, contradictions = state.apply(plan)
+            merges, contradictions, withheld = state.apply(plan, self.limits)
             state.settle()
-        return {"merges": merges, "contradictions_created": contradictions}
+        return {
+            "merges": merges,
+            "contradictions_created": contradictions,
+            "contradictions_withheld": withheld,
+        }
 
     @_public
     def mark_refuted(
@@ -364,7 +388,9 @@ class GraphStore:
             return {"disjoint_paths": len(paths), "paths": paths, "max_flow": flow}
 
     @_public
-    def argument_width(self, graph_id: str, conclusion_id: str) -> Payload:
+    def argument_width(
+        self, graph_id: str, conclusion_id: str, *, cancel: CancelCheck | None = None
+    ) -> Payload:
         """Independent arguments for a conclusion (:mod:`graph_server.arguments`).
 
         Premises a run lists together are joint; an argument is a minimal set of claims
@@ -376,10 +402,24 @@ class GraphStore:
         derivations or the enumeration ran out of work (``DEFAULT_MAX_UNIONS`` unions), and
         width and cut size are lower bounds. Cost: see
         :func:`graph_server.arguments.argument_width`.
+
+        Bounded per request: a search running longer than ``max_request_seconds`` ends with
+        an error naming that limit, and ``cancel`` (optional) stops it between claims.
         """
         with self._locked(graph_id) as (name, state):
             conclusion = self._node(state, name, conclusion_id, "conclusion_id")
-            return payloads.argument_width(state.graph, conclusion)
+            checkpoint = checkpoint_for(cancel, self.limits.max_request_seconds)
+            try:
+                return payloads.argument_width(state.graph, conclusion, checkpoint)
+            except Cancelled:
+                raise cancelled_error("argument_width") from None
+            except OverTime:
+                raise Rejected(
+                    f"argument_width stopped after {self.limits.max_request_seconds:g} s, the "
+                    f"per-request limit (max_request_seconds), on graph {name!r} with "
+                    f"{state.graph.number_of_nodes():,} claims and {state.edge_count:,} links; "
+                    "nothing was changed. Ask about a conclusion with a smaller support graph"
+                ) from None
 
     @_public
     def surviving_claims(self, graph_id: str) -> Payload:
@@ -476,6 +516,8 @@ class GraphStore:
         graph_id, nodes, edges = record["graph_id"], record["nodes"], record["edges"]
         if graph_id in self._graphs:
             raise ValueError("the same graph_id appears twice")
+        if not (nodes or edges or record["evidence"] or record["merged_into"]):
+            return  # an empty graph, which earlier servers kept: nothing to restore
         # Nodes before edges, in calls within the per-call limit; dedup off: merges already ran.
         step = self.limits.max_items_per_call
         for batch_nodes, batch_edges in assert_batches(nodes, edges, step):
@@ -520,6 +562,19 @@ class GraphStore:
                 if state.alive:
                     yield name, state
                     return
+
+    def _settle(self, name: str, state: GraphState) -> None:
+        """Publish a completed write; a graph the call created and left empty is not kept.
+
+        So a first ``assert_graph`` or ``add_evidence`` whose items were all rejected leaves
+        no trace: no empty graph counts against ``max_graphs`` or shows in ``list_graphs``.
+        """
+        if not state.committed and state.graph.number_of_nodes() == 0 and not state.evidence:
+            with self._registry:
+                self._graphs.pop(name, None)
+                state.alive = False
+            return
+        state.settle()
 
     def _roll_back(self, name: str, state: GraphState, undo: Undo) -> None:
         undo.roll_back(state)

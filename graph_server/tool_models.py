@@ -305,6 +305,13 @@ class SearchHit(_Answer):
 # ------------------------------------------------------------------ tool answers
 
 
+class Withheld(_Answer):
+    reason: str
+    size: int
+    pairs: int
+    claims: list[str]
+
+
 class AssertGraphAnswer(_Answer):
     accepted_nodes: list[str]
     accepted_edges: list[Triple]
@@ -312,11 +319,13 @@ class AssertGraphAnswer(_Answer):
     citations: list[CitationCheck]
     auto_merged: list[Pair]
     contradictions_created: list[Pair]
+    contradictions_withheld: list[Withheld]
 
 
 class MergeDuplicatesAnswer(_Answer):
     merges: list[Pair]
     contradictions_created: list[Pair]
+    contradictions_withheld: list[Withheld]
 
 
 class CheckStructureAnswer(_Answer):

@@ -250,7 +250,10 @@ TOOLS: tuple[ToolSpec, ...] = (
         "that restate existing ones are merged into them (unless dedup is false), so "
         "nodes can disappear into others: auto_merged lists [kept, merged] and the merged "
         "id keeps resolving to the kept node. Claims that contradict existing ones get "
-        "mutual attack edges. Never merged: claims about different things (a different "
+        "mutual attack edges, capped: more than $max_rival_claims claims that differ only "
+        "in one number are a list of different things and get none, and no contradiction "
+        "passes $max_edges_per_graph edges; contradictions_withheld lists each case. "
+        "Never merged: claims about different things (a different "
         "name, number or value in the same slot), a conclusion and a non-conclusion, and "
         "two nodes with different sources. On a graph with registered evidence "
         "(add_evidence), every given must cite a registered span in source and say what "
@@ -269,7 +272,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Re-run duplicate detection over the whole graph, folding duplicates together. "
         "Merged nodes disappear (their claim is kept as an alias of the survivor, their "
         "id resolves to it). A second pass merges nothing. Returns merges [[kept, "
-        "merged]] and contradictions_created [[a, b]]. A cancelled pass changes nothing.",
+        "merged]], contradictions_created [[a, b]] and contradictions_withheld (the caps "
+        "of assert_graph). A cancelled pass changes nothing.",
         _WRITE,
         m.MergeDuplicatesArguments,
         m.MergeDuplicatesAnswer,
@@ -320,7 +324,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "without the conclusion), independent (a largest set of them sharing no claim), "
         "min_cut (fewest claims whose failure leaves no argument), capped (true when a "
         "claim had more than max_arguments derivations or the search ran out of work: "
-        "width and cut are then lower bounds) and max_arguments.",
+        "width and cut are then lower bounds) and max_arguments. A search running past "
+        "$max_request_seconds s ends with an error naming max_request_seconds.",
         _READ,
         m.ConclusionArguments,
         m.ArgumentWidthAnswer,

@@ -9,7 +9,10 @@ error at once:
 - ``-32700`` (parse error) when the line is not valid UTF-8, not JSON, nested deeper
   than the protocol parser allows, holds a lone surrogate, or is longer than
   :data:`MAX_LINE_BYTES`;
-- ``-32600`` (invalid request) when it is JSON but not a JSON-RPC 2.0 message.
+- ``-32600`` (invalid request) when it is JSON but not a JSON-RPC 2.0 message, and when
+  its ``id`` is neither a string nor an integer (a float, boolean, null, object or array:
+  the SDK would read such a request as a notification, answer nothing and run nothing;
+  this reply has ``id`` null, as the id cannot be echoed).
 
 The error carries the request's ``id`` when one can be found at the top level of
 the line (even in a line too deep to parse), else ``null`` as JSON-RPC prescribes. A
@@ -182,6 +185,40 @@ def error_for_line(line: bytes, problem: str | None = None) -> types.JSONRPCErro
     )
 
 
+def unusable_id_error(line: bytes) -> types.JSONRPCError | None:
+    """The Invalid Request error for a message with an ``id`` that is not a string or an
+    integer, or None when the line has no ``id`` key (a true notification).
+
+    JSON-RPC 2.0 ids are strings or integers here; a message carrying any other id is a
+    request that cannot be answered by its id, so it is answered with ``id`` null. Called
+    only for lines the SDK took as notifications (rare), so the second parse is cheap.
+    """
+    try:
+        parsed = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(parsed, dict) or "id" not in parsed:
+        return None
+    value = parsed["id"]
+    kind = "null" if value is None else _JSON_KINDS.get(type(value), type(value).__name__)
+    shown = json.dumps(value)
+    shown = shown if len(shown) <= 60 else shown[:60] + "..."
+    return types.JSONRPCError(
+        jsonrpc="2.0",
+        id=None,
+        error=types.ErrorData(
+            code=types.INVALID_REQUEST,
+            message=(
+                f"Invalid Request: id must be a string or an integer, got {kind} {shown}; "
+                "the request was not run"
+            ),
+        ),
+    )
+
+
+_JSON_KINDS = {bool: "a boolean", float: "a float", dict: "an object", list: "an array"}
+
+
 def _depth_over(value: Any, limit: int) -> bool:
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
@@ -261,6 +298,12 @@ async def stdio_transport(
                         message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
                     except Exception:
                         message = None
+                if isinstance(message, types.JSONRPCNotification):
+                    refused = unusable_id_error(line)
+                    if refused is not None:
+                        log.info("answered a request with a bad id: %s", refused.error.message)
+                        await replies.send(SessionMessage(refused))
+                        continue
                 if message is None:
                     error = error_for_line(line, problem)
                     if error is not None:

@@ -60,6 +60,16 @@ class StoreLimits:
     max_items_per_call: int = 50_000
     max_claim_bytes: int = 200_000_000
     """Memory budget: UTF-8 bytes of claim text held across all graphs together."""
+    max_request_seconds: float = 30.0
+    """Longest an argument search (``argument_width``) may run for one request; past it
+    the call ends with an error naming this limit. The search is memoised and capped in
+    work too, so this bites only on very large graphs."""
+    max_rival_claims: int = 32
+    """Largest group of claims that differ only in one number (or only in negation) whose
+    pairs dedup turns into mutual attacks. A bigger group is a list of different things
+    ("rack 1" ... "rack 2000"), not rival readings of one value: its claims stay apart,
+    with no attack edges, and the reply's ``contradictions_withheld`` says so. Without
+    this cap n such claims make n(n-1) attack edges."""
 
 
 @dataclass(frozen=True)

@@ -599,7 +599,11 @@ def test_merge_duplicates_is_idempotent_and_respects_guards(payload: dict[str, A
     refuted = {o["node_id"] for o in outcomes if o.get("ok")}
     store.merge_duplicates(GID)
     settled = store.get_graph(GID)
-    assert store.merge_duplicates(GID) == {"merges": [], "contradictions_created": []}
+    assert store.merge_duplicates(GID) == {
+        "merges": [],
+        "contradictions_created": [],
+        "contradictions_withheld": [],
+    }
     assert store.get_graph(GID) == settled
 
     sent = {n["id"]: n for nodes, _ in payload["batches"] for n in nodes}

@@ -222,7 +222,11 @@ def test_merge_duplicates_is_idempotent() -> None:
     first = store.merge_duplicates("g", **loose)
     snapshot = store.get_graph("g")
     assert first["merges"]
-    assert store.merge_duplicates("g", **loose) == {"merges": [], "contradictions_created": []}
+    assert store.merge_duplicates("g", **loose) == {
+        "merges": [],
+        "contradictions_created": [],
+        "contradictions_withheld": [],
+    }
     assert store.get_graph("g") == snapshot
 
 

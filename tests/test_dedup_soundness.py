@@ -52,7 +52,11 @@ def test_claims_about_different_things_neither_merge_nor_attack(a: str, b: str) 
     store = GraphStore()
     store.assert_graph("g", [{"id": "a", "claim": a, "type": "given"}], run_id="r1")
     store.assert_graph("g", [{"id": "b", "claim": b, "type": "given"}], dedup=False)
-    assert store.merge_duplicates("g") == {"merges": [], "contradictions_created": []}
+    assert store.merge_duplicates("g") == {
+        "merges": [],
+        "contradictions_created": [],
+        "contradictions_withheld": [],
+    }
 
 
 @pytest.mark.parametrize(("a", "b"), SAME_THING)
@@ -215,3 +219,28 @@ def test_no_cluster_ever_holds_two_claims_the_slot_guard_keeps_apart(claims: lis
         texts = [kept["claim"], *kept["aliases"]]
         keys = [claim_key(t).content for t in texts]
         assert not any(differ_by_substitution(x, y) for x in keys for y in keys)
+
+
+def test_two_wordings_a_substitution_apart_never_meet_through_a_third() -> None:
+    # Each is close to the first claim, but they fill one slot differently ("runs" /
+    # "server") and are too far apart to be compared directly.
+    store = GraphStore()
+    claims = ["server x9 runs Linux", "X9 RUNS LINUX", "SERVER X9 LINUX"]
+    nodes = [{"id": f"c{i}", "claim": c, "type": "given"} for i, c in enumerate(claims)]
+    assert store.assert_graph("g", nodes)["auto_merged"] == [["c0", "c1"]]
+    kept = {node["id"]: node["aliases"] for node in store.get_graph("g")["nodes"]}
+    assert kept == {"c0": ["X9 RUNS LINUX"], "c2": []}
+    assert store.merge_duplicates("g")["merges"] == []
+
+
+def test_two_sources_never_meet_through_a_claim_that_has_none() -> None:
+    store = GraphStore()
+    nodes = [
+        {"id": "a", "claim": "the pump failed twice", "type": "given"},
+        {"id": "b", "claim": "the pump failed twice", "type": "given", "source": "D1.1"},
+        {"id": "c", "claim": "the pump failed twice", "type": "given", "source": "D2.1"},
+    ]
+    result = store.assert_graph("g", nodes)
+    assert result["auto_merged"] == [["b", "a"]]
+    sources = sorted(node["source"] for node in store.get_graph("g")["nodes"])
+    assert sources == ["D1.1", "D2.1"]

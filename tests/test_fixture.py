@@ -33,7 +33,11 @@ def test_fixture_ingests_cleanly_and_reingest_is_idempotent(store: GraphStore) -
 
 
 def test_merge_pass_finds_nothing_to_merge(store: GraphStore) -> None:
-    assert store.merge_duplicates("rack7") == {"merges": [], "contradictions_created": []}
+    assert store.merge_duplicates("rack7") == {
+        "merges": [],
+        "contradictions_created": [],
+        "contradictions_withheld": [],
+    }
 
 
 def test_check_structure_reports_orphans_f_and_g_and_nothing_else(store: GraphStore) -> None:

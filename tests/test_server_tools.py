@@ -29,14 +29,18 @@ def strict_store() -> GraphStore:
 
 def test_merge_duplicates_without_thresholds_uses_the_stores_own() -> None:
     store = strict_store()
-    assert store.merge_duplicates("g") == {"merges": [], "contradictions_created": []}
+    assert store.merge_duplicates("g") == {
+        "merges": [],
+        "contradictions_created": [],
+        "contradictions_withheld": [],
+    }
     assert store.merge_duplicates("g", 0.7, 0.85)["merges"] == [["a", "b"]]
 
 
 def test_merge_duplicates_tool_without_thresholds_uses_the_stores_own() -> None:
     store = strict_store()
     answer = dispatch(store, "merge_duplicates", {"graph_id": "g", "jaccard_threshold": None})
-    assert answer == {"merges": [], "contradictions_created": []}
+    assert answer == {"merges": [], "contradictions_created": [], "contradictions_withheld": []}
     assert GraphStore().merge_duplicates("nope", None)["error"].startswith("jaccard_threshold")
 
 

@@ -247,10 +247,13 @@ def run(report: Callable[[str], None]) -> None:
         report(memory_after_deletion(folder, "malloc"))
 
 
-def main() -> None:
-    """Print every figure (what ``benchmarks/bench_faults.py`` calls)."""
+def main(argv: list[str] | None = None) -> int:
+    """Print every figure (what ``benchmarks/bench_faults.py`` calls); takes no flags."""
+    if argv:
+        raise SystemExit(f"faults_engine takes no arguments, got {argv}")
     run(lambda line: print(line, flush=True))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main(sys.argv[1:]))

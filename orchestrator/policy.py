@@ -55,8 +55,10 @@ def stop_rule(
 
     Returns
     -------
-    ``Stop(reason, detail)``: ``no_candidates``, ``no_disputes``, ``width_reached`` (the
-    ranking did not change in the last round and the top is grounded with width >= k),
+    ``Stop(reason, detail)``: ``no_candidates``, ``no_disputes``, ``nothing_to_gain`` (no
+    live candidate has an argument free of flags, which no verdict can change),
+    ``width_reached`` (the ranking did not change in the last round and the top is grounded
+    with width >= k),
     ``disputes_exhausted``, ``deadline_reached``, ``budget_exhausted`` (fewer calls left than
     one verification needs); None when none holds.
     """
@@ -73,6 +75,11 @@ def stop_rule(
         return Stop(
             StopReason.NO_DISPUTES,
             "no contradiction pairs and no single-run load-bearing claims",
+        )
+    if all(c.width == 0 or c.flags for c in current.live_candidates):
+        return Stop(
+            StopReason.NOTHING_TO_GAIN,
+            "no live candidate has an unflagged argument, and no verdict can give it one",
         )
     top = current.candidates[0]
     if (

@@ -20,6 +20,10 @@ class StopReason(StrEnum):
 
     NO_CANDIDATES = "no_candidates"
     NO_DISPUTES = "no_disputes"
+    NOTHING_TO_GAIN = "nothing_to_gain"
+    """No live candidate has an argument free of flags: a verdict can refute a claim or
+    confirm it, never add an argument or lift a flag, so no verification could make one
+    answerable."""
     WIDTH_REACHED = "width_reached"
     DISPUTES_EXHAUSTED = "disputes_exhausted"
     DEADLINE = "deadline_reached"

@@ -5,7 +5,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orchestrator.policy import attack_counts
+from orchestrator.assess import Assessment, Candidate
+from orchestrator.policy import attack_counts, stop_rule
+from orchestrator.reasons import StopReason
 
 
 def test_an_attack_counts_when_enough_runs_draw_it() -> None:
@@ -37,3 +39,41 @@ def test_an_attack_from_evidence_is_judged_by_the_quorum_alone(
     assert (
         attack_counts(drawn, target, usable, on_evidence=on_evidence, from_evidence=True) is plain
     )
+
+
+def _candidate(node_id: str, width: int, flags: tuple[str, ...] = ()) -> Candidate:
+    return Candidate(
+        node_id=node_id,
+        claim=node_id,
+        refuted=False,
+        surviving=width > 0,
+        width=width,
+        max_flow=float(width),
+        paths=(),
+        run_ids=("r1",),
+        flags=flags,
+    )
+
+
+def _assessment(*candidates: Candidate) -> Assessment:
+    labels = {"in": [], "out": [], "undecided": [], "surviving": []}
+    isolated = ({"id": "r1:i1", "on_path": True, "candidate": candidates[0].node_id},)
+    return Assessment(candidates, labels, (), isolated)
+
+
+def _stop(current: Assessment) -> str | None:
+    stop = stop_rule(
+        current, None, [], 1, k=2, m_verify=3, budget_remaining=5, budget_limit=6,
+        deadline_reached=False,
+    )  # fmt: skip
+    return None if stop is None else stop.reason
+
+
+def test_no_verification_is_spent_when_no_candidate_has_an_unflagged_argument() -> None:
+    """A verdict can refute or confirm a claim, never add an argument or lift a flag."""
+    refused = _assessment(_candidate("answer:a", 0), _candidate("answer:b", 2, ("answer_missing",)))
+    assert _stop(refused) == StopReason.NOTHING_TO_GAIN
+
+
+def test_a_candidate_with_an_unflagged_argument_still_gets_its_round() -> None:
+    assert _stop(_assessment(_candidate("answer:a", 1))) is None

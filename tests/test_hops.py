@@ -335,3 +335,25 @@ def test_a_hop_citing_the_wrong_sentence_for_its_value_stands_on_the_one_that_ca
     assert report["answer"] == "Kelvholt"
     second = report["hops"]["hops"][1]
     assert second["sentence"] == "D2.2" and "cited as D2.3" in second["detail"]
+
+
+def test_a_hop_read_from_a_look_alike_paragraph_is_asked_once_more_without_it() -> None:
+    founder = "Who or what is the founder of Arlfield Works?"
+
+    def answer(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
+        system, user = messages[0]["content"], messages[-1]["content"]
+        if "one short question" in system:
+            asked = user.split("Question: ", 1)[1].split("\n", 1)[0]
+            if asked == founder and "[D3.1]" in user:  # the look-alike's paragraph is shown
+                return json.dumps({"sentence": "D3.2", "answer": "Malin Corvane"})
+            sentence, value = LOOKUPS.get(asked, ("none", ""))
+            return json.dumps({"sentence": sentence, "answer": value})
+        return WEAK_CHAIN
+
+    report = run(ScriptedClient(answer))
+    assert report["answer"] == "Kelvholt"
+    second = report["hops"]["hops"][1]
+    assert (
+        second["status"] == FOUND and "second try, without the document of D3.2" in second["detail"]
+    )
+    assert report["hops"]["calls"] == 4  # three lookups and the second try

@@ -11,8 +11,10 @@ broken link cannot be assembled. Nothing here raises for a model's failure.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from corpus.evidence import Evidence
 from orchestrator import hops as rules
 from orchestrator import parse, prompts, schemas
 from orchestrator.calls import CallSpec
@@ -106,26 +108,58 @@ def _look_up(
     """Each lookup in order until one fails; the hops not asked are kept as such."""
     found: list[rules.Hop] = []
     answers: list[str] = []
-    ids = ctx.evidence.ids
-    shape = schemas.lookup_response_format(ids) if ctx.config.structured_output else None
     for number, planned in enumerate(lookups, 1):
         asked = rules.fill(planned, answers)
         if len(answers) < number - 1 or not ctx.budget.try_reserve():
             why = "an earlier hop failed" if len(answers) < number - 1 else "call budget exhausted"
             found.append(rules.Hop(number, planned, asked, detail=why))
             continue
-        messages = prompts.lookup_messages(ctx.evidence, asked)
-        spec = _spec(run_id, "lookup", messages, shape, MAX_TOKENS_LOOKUP, ctx, number)
-        outcome = ctx.call(spec)
-        record["calls"] += 1
-        hop = _judge(ctx, number, planned, asked, outcome.text, answers, outcome.error)
-        if outcome.text is not None:
-            readable = hop.status != rules.UNREADABLE
-            outcome.record["parse_outcome"] = "strict" if readable else "dropped"
+        hop = _ask(ctx, run_id, number, planned, asked, answers, ctx.evidence, record)
+        if hop.status in RETRIED and hop.sentence is not None and ctx.budget.try_reserve():
+            # One more try without the document the refused sentence stands in: the 1.5B
+            # answers from a look-alike's paragraph ("Arlstone Works" for "Arlfield Works").
+            shown = _without_document(ctx.evidence, hop.sentence)
+            again = _ask(ctx, run_id, number, planned, asked, answers, shown, record)
+            hop = replace(again, detail=f"second try, without the document of {hop.sentence} "
+                          f"({hop.status}): {again.detail}")  # fmt: skip
         found.append(hop)
         if hop.status == rules.FOUND and hop.answer is not None:
             answers.append(hop.answer)
     return found
+
+
+RETRIED = (rules.NOT_IN_SENTENCE, rules.OFF_HOP)
+"""Hop failures worth one more call: the model read the wrong paragraph."""
+
+
+def _ask(
+    ctx: LoopContext,
+    run_id: str,
+    number: int,
+    planned: str,
+    asked: str,
+    answers: list[str],
+    shown: Evidence,
+    record: HopsRecord,
+) -> rules.Hop:
+    """One lookup call (already reserved) against the ``shown`` evidence, judged."""
+    structured = ctx.config.structured_output
+    shape = schemas.lookup_response_format(shown.ids) if structured else None
+    messages = prompts.lookup_messages(shown, asked)
+    outcome = ctx.call(_spec(run_id, "lookup", messages, shape, MAX_TOKENS_LOOKUP, ctx, number))
+    record["calls"] += 1
+    hop = _judge(ctx, number, planned, asked, outcome.text, answers, outcome.error)
+    if outcome.text is not None:
+        readable = hop.status != rules.UNREADABLE
+        outcome.record["parse_outcome"] = "strict" if readable else "dropped"
+    return hop
+
+
+def _without_document(evidence: Evidence, span_id: str) -> Evidence:
+    """``evidence`` less the document that ``span_id`` belongs to (span ids unchanged)."""
+    span = evidence.get(span_id)
+    document = span.document if span is not None else -1
+    return Evidence(tuple(s for s in evidence.spans if s.document != document))
 
 
 def _judge(

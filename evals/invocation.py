@@ -12,6 +12,37 @@ from typing import Any
 from evals.arms import ArmSettings, prompt_version
 from evals.results import EvalError
 from orchestrator.api import RunConfig
+from orchestrator.task import DIVERSITY, HOPS
+
+
+def add_more_calls_options(parser: argparse.ArgumentParser, *, overrides: bool) -> None:
+    """The flags that say how arm 6 spends calls past its first run (issue 32): ``--diversity``,
+    ``--leave-out``, ``--adaptive``, ``--hops``. With ``overrides`` (a replay) they default to
+    None / off, so that a bank's own settings stand unless a flag is given."""
+    parser.add_argument(
+        "--diversity",
+        choices=DIVERSITY,
+        default=None if overrides else "sample",
+        help="what makes arm 6's later runs and arm 7's samples differ: sampling at their "
+        "temperature, or greedy calls that see the documents in another order",
+    )
+    parser.add_argument(
+        "--leave-out",
+        action="store_true",
+        help="arm 6: once an answer is verified, one greedy run without its argument's sentences",
+    )
+    parser.add_argument(
+        "--adaptive",
+        action="store_true",
+        help="arm 6: the first interrogation alone, the others only when it gives no grounded "
+        "answer",
+    )
+    parser.add_argument(
+        "--hops",
+        choices=HOPS,
+        default=None if overrides else "off",
+        help="arm 6: ask hop by hop (orchestrator.hops) never, on failure, or always",
+    )
 
 
 def fingerprint(args: argparse.Namespace, model: str, arms: list[int]) -> dict[str, Any]:

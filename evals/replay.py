@@ -32,14 +32,13 @@ from typing import Any
 from evals import run as eval_run
 from evals.bank import Bank, ReplayClient
 from evals.cli import exit_status
-from evals.invocation import arm_settings, check_numbers, fingerprint
+from evals.invocation import add_more_calls_options, arm_settings, check_numbers, fingerprint
 from evals.metering import CappedClient, CostCap
 from evals.progress import Tally
 from evals.results import EvalError, latest_rows, now, read_rows, write_meta
 from evals.summary import write_summary
 from orchestrator.backend import open_backend
 from orchestrator.local_models import is_local_model
-from orchestrator.task import DIVERSITY, HOPS
 
 REPLAY_FILE = "replay.json"
 
@@ -67,21 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="arm 6's first interrogation greedy (answered from a temperature-0 bank)",
     )
-    parser.add_argument(
-        "--diversity", choices=DIVERSITY, help="override the later runs' source of diversity"
-    )
-    parser.add_argument(
-        "--leave-out", action="store_true", help="arm 6: leave-the-argument-out after an answer"
-    )
-    parser.add_argument(
-        "--adaptive",
-        action="store_true",
-        help="arm 6: the first interrogation alone, the others only when it gives no grounded "
-        "answer",
-    )
-    parser.add_argument(
-        "--hops", choices=HOPS, help="override arm 6's hop-by-hop setting (orchestrator.hops)"
-    )
+    add_more_calls_options(parser, overrides=True)
     live = parser.add_mutually_exclusive_group()
     live.add_argument(
         "--offline",

@@ -60,7 +60,7 @@ from evals.datasets import (
     load_items,
     load_musique,
 )
-from evals.invocation import arm_settings, check_numbers, fingerprint
+from evals.invocation import add_more_calls_options, arm_settings, check_numbers, fingerprint
 from evals.metering import CappedClient, CostCap, CostCapReached
 from evals.progress import Tally, estimate_line, measured_timing, record_timing
 from evals.results import (
@@ -83,7 +83,6 @@ from orchestrator.backend import open_backend
 from orchestrator.client import LLMError, PricingTable
 from orchestrator.errors import BackendUnusableError
 from orchestrator.local_models import is_local_model
-from orchestrator.task import DIVERSITY, HOPS
 
 RESULTS_ROOT = Path(__file__).resolve().parent / "results"
 DEFAULT_MODELS_FILE = REPO / "models.json"
@@ -181,30 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="arm 6: each interrogation reasons in plain text first, then writes the graph",
     )
-    parser.add_argument(
-        "--diversity",
-        choices=DIVERSITY,
-        default="sample",
-        help="what makes arm 6's later runs and arm 7's samples differ: sampling at their "
-        "temperature, or greedy calls that see the documents in another order",
-    )
-    parser.add_argument(
-        "--leave-out",
-        action="store_true",
-        help="arm 6: once an answer is verified, one greedy run without its argument's sentences",
-    )
-    parser.add_argument(
-        "--adaptive",
-        action="store_true",
-        help="arm 6: the first interrogation alone, the others only when it gives no grounded "
-        "answer",
-    )
-    parser.add_argument(
-        "--hops",
-        choices=HOPS,
-        default="off",
-        help="arm 6: ask hop by hop (orchestrator.hops) never, on failure, or always",
-    )
+    add_more_calls_options(parser, overrides=False)
     return parser
 
 

@@ -173,7 +173,7 @@ def _without_last_fact(item: dict[str, Any]) -> dict[str, Any]:
 
 def build_prose_item(seed: int, index: int) -> dict[str, Any]:
     """Item ``index`` of the prose set built with ``seed``."""
-    item = _abbreviate(build_item(seed, index, ProseWorld))
+    item: dict[str, Any] = _abbreviate(build_item(seed, index, ProseWorld))
     item = {
         **item,
         "id": f"prose-{index:04d}",

@@ -347,8 +347,9 @@ def _reordered(item: Mapping[str, Any], run: int) -> Mapping[str, Any]:
 # --- arm 6 ---------------------------------------------------------------------------------
 
 
-def _safe_name(text: str) -> str:
-    """A file-system-safe directory name for an item id."""
+def item_folder(text: str) -> str:
+    """The file-system-safe name of the folder arm 6 writes an item's report into (summary.html
+    links to it)."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text)[:120] or "item"
 
 
@@ -365,7 +366,7 @@ def orchestrator(
     recorder = CallRecorder(client, {"eval_arm": 6, "eval_item": str(item["id"])})
     out_dir = None
     if settings.artifacts_dir is not None:
-        out_dir = settings.artifacts_dir / "arm6" / _safe_name(str(item["id"]))
+        out_dir = settings.artifacts_dir / "arm6" / item_folder(str(item["id"]))
     report = run_task(
         item_to_task(item),
         client=recorder,

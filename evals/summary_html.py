@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evals.arms import _safe_name as item_folder  # the folder arm 6 writes an item's report to
+from evals.arms import item_folder  # the folder arm 6 writes an item's report to
 from evals.score import row_outcome
 from graph_server.svg_graph import ARGUMENT_COLOURS
 

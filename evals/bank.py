@@ -33,8 +33,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from orchestrator.chat import ChatMiddleware, ChatRequest, ChatSeam
-from orchestrator.client import ChatResult, CostLedger, LLMError
+from orchestrator.llm.chat import ChatMiddleware, ChatRequest, ChatSeam
+from orchestrator.llm.client import ChatResult, CostLedger, LLMError
 
 BANK_FILE = "bank.jsonl"
 BANK_FILE_GZ = "bank.jsonl.gz"

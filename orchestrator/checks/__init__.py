@@ -1,0 +1,10 @@
+"""The mechanical checks on an argument: no model is asked anything here.
+
+- :mod:`.question`: what a question asks, read from its words;
+- :mod:`.answers`: short answers normalised so agreeing runs cluster;
+- :mod:`.arithmetic`: equations a claim writes out, and whether they hold;
+- :mod:`.anchor`: a parsed run anchored to the evidence (citations, givens);
+- :mod:`.chain`: is an argument about the question, and does each link hold;
+- :mod:`.decompose`, :mod:`.hops`: a multi-hop question's plan, and the hop-by-hop rules;
+- :mod:`.assess`: what the merged graph says now (ranked candidates, disputed claims).
+"""

@@ -53,8 +53,7 @@ from evals.grounding import (
     summarise,
 )
 from evals.grounding_tables import summary_markdown, summary_table, usd
-from orchestrator.llm.backend import open_backend
-from orchestrator.llm.client import CostLedger, LLMError
+from orchestrator.llm import CostLedger, LLMError, open_backend
 
 REPO = Path(__file__).resolve().parent
 DEFAULT_ITEMS = REPO / "items.jsonl"

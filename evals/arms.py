@@ -36,8 +36,8 @@ from evals.metering import CallRecorder
 from evals.score import normalize_answer
 from evals.vote import ABSTAIN, TIE, majority_vote
 from orchestrator.api import RunConfig, run_task
-from orchestrator.checks.answers import UNANSWERABLE, asked_category
-from orchestrator.llm.client import SupportsChat
+from orchestrator.llm import SupportsChat
+from orchestrator.reply import UNANSWERABLE, asked_category
 from orchestrator.reply import prompts as orchestrator_prompts
 
 

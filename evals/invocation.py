@@ -12,7 +12,7 @@ from typing import Any
 from evals.arms import ArmSettings, prompt_version
 from evals.results import EvalError
 from orchestrator.api import RunConfig
-from orchestrator.records.task import DIVERSITY, HOPS
+from orchestrator.records import DIVERSITY, HOPS
 
 
 def add_more_calls_options(parser: argparse.ArgumentParser, *, overrides: bool) -> None:

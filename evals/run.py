@@ -79,10 +79,13 @@ from evals.results import (
 )
 from evals.summary import write_summary
 from orchestrator.api import RunConfig, model_shape
-from orchestrator.llm.backend import open_backend
-from orchestrator.llm.client import LLMError, PricingTable
-from orchestrator.llm.errors import BackendUnusableError
-from orchestrator.llm.local_models import is_local_model
+from orchestrator.llm import (
+    BackendUnusableError,
+    LLMError,
+    PricingTable,
+    is_local_model,
+    open_backend,
+)
 
 RESULTS_ROOT = Path(__file__).resolve().parent / "results"
 DEFAULT_MODELS_FILE = REPO / "models.json"

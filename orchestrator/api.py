@@ -19,27 +19,48 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from orchestrator.llm._pricing import DEFAULT_MODELS_PATH
-from orchestrator.llm.client import ChatClient, GuardedClient, RunStop, SupportsChat
-from orchestrator.llm.errors import (
+from orchestrator.llm import (
+    DEFAULT_MODELS_PATH,
     APIStatusError,
     CallTimeBudgetError,
+    ChatClient,
     ContextOverflowError,
+    GuardedClient,
     LLMError,
     LLMTimeoutError,
     ResponseTooLargeError,
     RetryExhaustedError,
     RunInterruptedError,
+    RunStop,
+    SupportsChat,
 )
-from orchestrator.loop.context_window import fit_documents
-from orchestrator.loop.corpus_mode import CorpusRun, run_corpus_task
-from orchestrator.loop.driver import LoopResult, Progress, run_loop
-from orchestrator.loop.trace import Trace
-from orchestrator.records.report import HttpLimits, InterruptRecord, RunLimits, RunReport
-from orchestrator.records.task import RunConfig, Task, TaskError, validate_task
-from orchestrator.report.build import BackendFailure, build_report, set_wall_clock, write_report
-from orchestrator.report.outdir import locked_out_dir
-from orchestrator.report.progress import LiveProgress
+from orchestrator.loop import (
+    CorpusRun,
+    LoopResult,
+    Progress,
+    Trace,
+    fit_documents,
+    run_corpus_task,
+    run_loop,
+)
+from orchestrator.records import (
+    HttpLimits,
+    InterruptRecord,
+    RunConfig,
+    RunLimits,
+    RunReport,
+    Task,
+    TaskError,
+    validate_task,
+)
+from orchestrator.report import (
+    BackendFailure,
+    LiveProgress,
+    build_report,
+    locked_out_dir,
+    set_wall_clock,
+    write_report,
+)
 
 OTEL_VARIABLE = "LOGIC_GRAPH_OTEL"
 """Set to ``otlp`` or a file path, each run's OpenTelemetry spans go there (report/otel.py,

@@ -187,6 +187,59 @@ def test_the_walk_sees_the_arrows_it_should(arrows: list[Arrow]) -> None:
     assert len(source_files(ROOT)) > 60
 
 
+ROOMS = ("llm", "reply", "records", "checks", "loop", "report", "api", "cli", "run")
+"""orchestrator's rooms (its subpackages, then the top-level modules ``api`` and ``run``),
+lowest first, as docs/architecture.md lists them: a room imports only rooms before it."""
+
+
+def room(module: str) -> str:
+    """``orchestrator.loop.stages.merge`` -> ``loop``; the package itself is ``orchestrator``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def rooms_out_of_order(root: Path) -> list[str]:
+    """Each import between two of orchestrator's rooms that does not point to a lower room."""
+    rank = {name: i for i, name in enumerate(ROOMS)}
+    found = []
+    for path in sorted((root / "orchestrator").rglob("*.py")):
+        for src, dst, line in imports_of(path, root):
+            if top(dst) != "orchestrator" or room(dst) == room(src) or room(dst) == "orchestrator":
+                continue
+            if rank.get(room(dst), len(ROOMS)) >= rank.get(room(src), -1):
+                found.append(f"{src} -> {dst} (line {line})")
+    return sorted(set(found))
+
+
+def test_orchestrator_rooms_import_only_lower_rooms() -> None:
+    assert rooms_out_of_order(ROOT) == []
+
+
+def test_every_orchestrator_room_is_ranked_and_has_a_public_surface() -> None:
+    rooms = {p.name for p in (ROOT / "orchestrator").iterdir() if (p / "__init__.py").exists()}
+    assert rooms == set(ROOMS) - {"api", "run"}
+    for name in sorted(rooms):
+        init = (ROOT / "orchestrator" / name / "__init__.py").read_text()
+        assert "__all__" in init, name
+
+
+def test_the_room_rule_catches_an_upward_import(tmp_path: Path) -> None:
+    files = {
+        "orchestrator/__init__.py": "",
+        "orchestrator/llm/__init__.py": "",
+        "orchestrator/llm/client.py": "from orchestrator.loop.driver import run_loop\n",
+        "orchestrator/loop/__init__.py": "",
+        "orchestrator/loop/driver.py": "from orchestrator.llm.client import x\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert rooms_out_of_order(tmp_path) == [
+        "orchestrator.llm.client -> orchestrator.loop.driver (line 1)",
+        "orchestrator.llm.client -> orchestrator.loop.driver.run_loop (line 1)",
+    ]
+
+
 def corpus_modules_loaded_by(module: str) -> list[str]:
     code = f"import {module}, sys; print(*sorted(m for m in sys.modules if m.startswith('corpus')))"
     done = subprocess.run(

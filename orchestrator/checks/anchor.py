@@ -19,7 +19,7 @@ the store:
   shown for an answer is never an unrelated sentence that happened to come first (each run's
   own sentence is kept in the record). A run with no usable answer keeps a run-scoped
   conclusion that can never be chosen.
-* **the answer** is cut to a short value when it is long (:func:`orchestrator.checks.answers.
+* **the answer** is cut to a short value when it is long (:func:`orchestrator.reply.answers.
   shorten_answer`); one that cannot be cut counts as no answer, a compliance failure noted in
   ``leniencies`` as ``answer:too_long`` (``answer:cut`` when the cut worked).
 * **nodes that restate the question** (a question, or the question's own words in its own
@@ -47,7 +47,9 @@ from corpus.evidence import Evidence
 from graph_server.citation import anchor_citation
 from graph_server.dedup import same_claim
 from graph_server.similarity import NEGATIONS, claim_key, normalize
-from orchestrator.checks.answers import (
+from orchestrator.checks.question import subject_terms, terms
+from orchestrator.reply import GUESSED_CONCLUSIONS
+from orchestrator.reply.answers import (
     ANSWER_SHORT,
     NO,
     YES,
@@ -56,8 +58,6 @@ from orchestrator.checks.answers import (
     normalise_text,
     shorten_answer,
 )
-from orchestrator.checks.question import subject_terms, terms
-from orchestrator.reply.parse import GUESSED_CONCLUSIONS
 
 ANSWER_PREFIX = "answer:"
 
@@ -161,7 +161,7 @@ def _answered(
     graph: Mapping[str, Any], evidence: Evidence, category: frozenset[str]
 ) -> AnchoredRun:
     """A new :class:`AnchoredRun` holding the run's short answer, its key (folding the
-    question's ``category``: :func:`orchestrator.checks.answers.asked_category`), the graph's
+    question's ``category``: :func:`orchestrator.reply.answers.asked_category`), the graph's
     leniencies and whether its conclusion was guessed; a long answer cut short (or dropped)
     is noted. Pure."""
     own_claim = next(

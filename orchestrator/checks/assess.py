@@ -42,7 +42,6 @@ from typing import Any
 
 from graph_server import arguments, semantics
 from graph_server.store import GraphStore
-from orchestrator.checks.answers import UNANSWERABLE, is_entity, preferred_spelling
 from orchestrator.checks.chain import (
     ChainContext,
     FailedLink,
@@ -50,7 +49,8 @@ from orchestrator.checks.chain import (
     failed_links,
     without_links,
 )
-from orchestrator.records.loop import AnswerRecord
+from orchestrator.records import AnswerRecord
+from orchestrator.reply.answers import UNANSWERABLE, is_entity, preferred_spelling
 
 _INTERROGATION_RUN = re.compile(r"^r\d+$")
 
@@ -174,7 +174,7 @@ def assess(
     ``nodes`` maps id -> node (as :meth:`GraphStore.get_graph` exports it) and must be
     current. ``answers`` maps a conclusion id to ``{"key", "answers": [{"answer", ...}]}`` (the
     runs' short answers); ``evidence_texts`` are the evidence spans under
-    :func:`orchestrator.checks.answers.normalise_text`, where entity answers are looked up. With a
+    :func:`orchestrator.reply.answers.normalise_text`, where entity answers are looked up. With a
     ``chain`` context each candidate's links are checked (:func:`orchestrator.checks.chain.
     failed_links`) and its widths count only the links that pass. Cost: one
     surviving-claims pass plus, per live candidate, one support-width and one disputed-nodes

@@ -36,7 +36,6 @@ import networkx as nx
 from rapidfuzz import fuzz
 
 from graph_server.similarity import claim_key
-from orchestrator.checks.answers import NO, UNANSWERABLE, YES, is_entity, normalise_text
 from orchestrator.checks.arithmetic import false_equation
 from orchestrator.checks.question import (
     asked,
@@ -51,6 +50,7 @@ from orchestrator.checks.question import (
     terms,
     unaccented,
 )
+from orchestrator.reply.answers import NO, UNANSWERABLE, YES, is_entity, normalise_text
 
 NO_BRIDGE = "no_bridge"
 LOOK_ALIKE = "look_alike"
@@ -389,7 +389,7 @@ def without_links(graph: Mapping[str, Any], links: Iterable[FailedLink]) -> nx.M
 
 
 def answer_follows(key: str, argument: Sequence[str], stated: Sequence[str] = ()) -> bool:
-    """Whether answer ``key`` (:func:`orchestrator.checks.answers.answer_key`) is carried by the
+    """Whether answer ``key`` (:func:`orchestrator.reply.answers.answer_key`) is carried by the
     ``argument`` claims: a name must occur in one of them; a number must occur in one, or be
     the value of an operation written in an argument claim or in ``stated`` (the runs'
     conclusion sentences) whose operands all occur in the argument. Yes/no and refusals are

@@ -29,7 +29,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from decimal import Decimal, InvalidOperation
 
-from orchestrator.checks.answers import answer_key, asked_category, normalise_text
 from orchestrator.checks.question import (
     asked,
     compared_options,
@@ -38,6 +37,7 @@ from orchestrator.checks.question import (
     subject_terms,
     terms,
 )
+from orchestrator.reply.answers import answer_key, asked_category, normalise_text
 
 REFERENCE = re.compile(r"#\s?(\d+)")
 _WORDS = re.compile(r"[^\W_]+")

@@ -16,7 +16,7 @@ import unicodedata
 
 from graph_server.citation import name_words
 from graph_server.similarity import AUXILIARIES, STOPWORDS, claim_key, collapse_initialisms
-from orchestrator.checks.answers import asked_category
+from orchestrator.reply.answers import asked_category
 
 _COMPARATIVES = frozenset(
     [

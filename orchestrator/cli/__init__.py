@@ -6,6 +6,6 @@
 - :mod:`.interrupt`: Ctrl-C and SIGTERM finish the report, then exit.
 """
 
-from orchestrator.cli.main import main
+from orchestrator.cli import ask, interrupt, main, run, view
 
-__all__ = ["main"]
+__all__ = ["ask", "interrupt", "main", "run", "view"]

@@ -24,8 +24,14 @@ from orchestrator.cli.run import (
     fail,
     print_report_json,
 )
-from orchestrator.records.report import RunReport
-from orchestrator.records.task import MAX_DOCUMENTS, MAX_TASK_CHARS, Task, TaskError, validate_task
+from orchestrator.records import (
+    MAX_DOCUMENTS,
+    MAX_TASK_CHARS,
+    RunReport,
+    Task,
+    TaskError,
+    validate_task,
+)
 
 __all__ = ["build_parser", "main"]
 

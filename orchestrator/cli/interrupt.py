@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-from orchestrator.llm.client import RunStop
+from orchestrator.llm import RunStop
 
 EXIT_INTERRUPTED = 130
 """The exit code of an interrupted run: 128 + SIGINT, what shells report for Ctrl-C."""

@@ -144,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code (see the module docstring)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["serve"]:
-        from orchestrator.llm.local import serve_main  # the model machinery only when serving
+        from orchestrator.llm import serve_main  # the model machinery only when serving
 
         return serve_main(argv[1:])
     if argv[:1] == ["view"]:

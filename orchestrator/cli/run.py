@@ -43,14 +43,20 @@ from orchestrator.api import (
     run_task,
 )
 from orchestrator.cli.interrupt import EXIT_INTERRUPTED, stop_on_signals
-from orchestrator.llm.client import RunStop
-from orchestrator.llm.errors import BackendUnusableError
-from orchestrator.loop.corpus_mode import check_corpus
-from orchestrator.records.reasons import RefusalReason
-from orchestrator.records.report import RunReport
-from orchestrator.records.task import DIVERSITY, HOPS, RunConfig, Task, TaskError, load_task
-from orchestrator.reply.schemas import SHAPES
-from orchestrator.report.progress import LiveProgress
+from orchestrator.llm import BackendUnusableError, RunStop
+from orchestrator.loop import check_corpus
+from orchestrator.records import (
+    DIVERSITY,
+    HOPS,
+    RefusalReason,
+    RunConfig,
+    RunReport,
+    Task,
+    TaskError,
+    load_task,
+)
+from orchestrator.reply import SHAPES
+from orchestrator.report import LiveProgress
 
 __all__ = [
     "DEFAULT_BUDGET_SECONDS",
@@ -281,7 +287,7 @@ def execute(
         return fail(EXIT_USAGE, f"--out {str(out_dir)!r} exists and is not a folder")
     # Imported here: the backend pulls in the local-model machinery, which --help and input
     # errors do not need.
-    from orchestrator.llm.local import LocalModelError
+    from orchestrator.llm import LocalModelError
 
     progress = None if args.quiet else LiveProgress()
     deadline = None if budget_seconds is None else started + budget_seconds
@@ -409,7 +415,7 @@ def _run(
     wall-clock budget ends at ``deadline`` (``time.monotonic()``), whatever start-up took.
     Raises what :func:`orchestrator.llm.backend.open_backend` and
     :func:`orchestrator.api.run_task` raise."""
-    from orchestrator.llm.backend import open_backend
+    from orchestrator.llm import open_backend
 
     with open_backend(
         model,

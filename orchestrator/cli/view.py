@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from graph_server.html_files import ViewError, export_html, is_export, is_state, state_html
-from orchestrator.records.report import RunReport
-from orchestrator.report.html import evidence_from_task_file, render_report_html
+from orchestrator.records import RunReport
+from orchestrator.report import evidence_from_task_file, render_report_html
 
 EXIT_OK, EXIT_FAILED = 0, 1
 

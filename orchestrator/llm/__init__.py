@@ -13,3 +13,64 @@ about graphs, questions or reports:
   ``logic-graph serve``;
 - :mod:`.testing`: scripted clients and a fake server for tests.
 """
+
+from orchestrator.llm._pricing import DEFAULT_MODELS_PATH
+from orchestrator.llm.backend import open_backend
+from orchestrator.llm.chat import ChatMiddleware, ChatRequest, ChatSeam
+from orchestrator.llm.client import (
+    DEFAULT_MAX_TOKENS,
+    ChatClient,
+    ChatResult,
+    CostLedger,
+    GuardedClient,
+    PricingTable,
+    RunStop,
+    SupportsChat,
+)
+from orchestrator.llm.errors import (
+    APIStatusError,
+    BackendUnusableError,
+    CallTimeBudgetError,
+    ContextOverflowError,
+    LLMError,
+    LLMTimeoutError,
+    ResponseTooLargeError,
+    RetryExhaustedError,
+    RunInterruptedError,
+    UnexpectedClientError,
+)
+from orchestrator.llm.local import LocalModelError, serve_main
+from orchestrator.llm.local_models import default_cache_dir, is_local_model
+from orchestrator.llm.probe import MAX_CONTEXT_TOKENS, MIN_CONTEXT_TOKENS
+
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "DEFAULT_MODELS_PATH",
+    "MAX_CONTEXT_TOKENS",
+    "MIN_CONTEXT_TOKENS",
+    "APIStatusError",
+    "BackendUnusableError",
+    "CallTimeBudgetError",
+    "ChatClient",
+    "ChatMiddleware",
+    "ChatRequest",
+    "ChatResult",
+    "ChatSeam",
+    "ContextOverflowError",
+    "CostLedger",
+    "GuardedClient",
+    "LLMError",
+    "LLMTimeoutError",
+    "LocalModelError",
+    "PricingTable",
+    "ResponseTooLargeError",
+    "RetryExhaustedError",
+    "RunInterruptedError",
+    "RunStop",
+    "SupportsChat",
+    "UnexpectedClientError",
+    "default_cache_dir",
+    "is_local_model",
+    "open_backend",
+    "serve_main",
+]

@@ -12,9 +12,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.llm.client import ChatResult, SupportsChat
-from orchestrator.llm.errors import LLMError, UnexpectedClientError
-from orchestrator.records.loop import CallRecord
+from orchestrator.llm import ChatResult, LLMError, SupportsChat, UnexpectedClientError
+from orchestrator.records import CallRecord
 
 
 @dataclass(frozen=True)

@@ -29,9 +29,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from corpus.evidence import build_evidence
-from orchestrator.llm.client import DEFAULT_MAX_TOKENS
-from orchestrator.records.report import ContextRecord
-from orchestrator.records.task import RunConfig, TaskError
+from orchestrator.llm import DEFAULT_MAX_TOKENS
+from orchestrator.records import ContextRecord, RunConfig, TaskError
 from orchestrator.reply import prompts
 
 log = logging.getLogger(__name__)

@@ -46,22 +46,23 @@ from corpus.index import CorpusIndexError, index_info
 from corpus.retrieval import MAX_VARIANTS, Hit, query_terms, retrieve
 from graph_server.citation import name_words
 from graph_server.similarity import STOPWORDS
-from orchestrator.llm.client import SupportsChat
-from orchestrator.llm.errors import ContextOverflowError
+from orchestrator.llm import ContextOverflowError, SupportsChat
 from orchestrator.loop.calls import CallSpec, make_call
 from orchestrator.loop.context_window import evidence_room, pack
 from orchestrator.loop.driver import LoopResult, Progress, run_loop
 from orchestrator.loop.trace import Trace
-from orchestrator.records.loop import CallRecord
-from orchestrator.records.reasons import RefusalReason
-from orchestrator.records.report import (
+from orchestrator.records import (
+    CallRecord,
     Compliance,
     GivenSource,
     HitSummary,
+    RefusalReason,
     RetrievalRound,
     RewriteRecord,
+    RunConfig,
+    Task,
+    TaskError,
 )
-from orchestrator.records.task import RunConfig, Task, TaskError
 from orchestrator.reply import parse, prompts, schemas
 
 GAP_REFUSALS = frozenset(

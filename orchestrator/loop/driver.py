@@ -53,8 +53,8 @@ from typing import Any
 
 from corpus.evidence import Evidence
 from graph_server.store import GraphStore
-from orchestrator.checks.assess import Assessment, Candidate
-from orchestrator.llm.client import SupportsChat
+from orchestrator.checks import Assessment, Candidate
+from orchestrator.llm import SupportsChat
 from orchestrator.loop.policy import Stop, decide, stop_rule
 from orchestrator.loop.stages.context import (
     GRAPH_ID,
@@ -70,7 +70,7 @@ from orchestrator.loop.stages.leave_out import leave_argument_out
 from orchestrator.loop.stages.merge import Ingested, ingest_run, merge_pass, settle_attacks
 from orchestrator.loop.stages.verify import verification_round
 from orchestrator.loop.trace import Trace
-from orchestrator.records.loop import (
+from orchestrator.records import (
     AnswerRecord,
     AttackRecord,
     CallRecord,
@@ -79,10 +79,11 @@ from orchestrator.records.loop import (
     LeaveOutRecord,
     MergeRecord,
     PhaseRecord,
+    RunConfig,
     RunRecord,
+    Task,
     VerificationRecord,
 )
-from orchestrator.records.task import RunConfig, Task
 from orchestrator.reply import prompts
 
 __all__ = ["GRAPH_ID", "MAX_PARALLEL_CALLS", "LoopResult", "Progress", "decide", "run_loop"]

@@ -13,8 +13,8 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-from orchestrator.checks.assess import Assessment, Candidate
-from orchestrator.records.reasons import RefusalReason, StopReason
+from orchestrator.checks import Assessment, Candidate
+from orchestrator.records import RefusalReason, StopReason
 
 CONFIRMED_CONFIDENCE = 0.9
 """A claim a majority of verifiers supported gets at least this confidence."""

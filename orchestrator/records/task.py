@@ -12,8 +12,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from orchestrator.llm.probe import MAX_CONTEXT_TOKENS, MIN_CONTEXT_TOKENS
-from orchestrator.reply.schemas import SHAPES
+from orchestrator.llm import MAX_CONTEXT_TOKENS, MIN_CONTEXT_TOKENS
+from orchestrator.reply import SHAPES
 
 DIVERSITY: tuple[str, ...] = ("sample", "shuffle")
 """``RunConfig.diversity``: what makes the runs after the first differ."""

@@ -64,7 +64,7 @@ def read_source(value: Any, where: str, errors: list[str]) -> str | None:
 
 def read_answer(obj: dict[str, Any], errors: list[str]) -> str | None:
     """The reply's answer, whitespace collapsed; None (noted) when missing or unusable. A long
-    answer is kept here (up to a claim's length): :func:`orchestrator.checks.answers.shorten_answer`
+    answer is kept here (up to a claim's length): :func:`orchestrator.reply.answers.shorten_answer`
     cuts it to its short value once the evidence is at hand."""
     raw = obj.get("answer")
     if isinstance(raw, int | float) and not isinstance(raw, bool):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from graph_server.validation import NODE_TYPES, RELATIONS
-from orchestrator.checks.answers import NO, UNANSWERABLE, YES, answer_key, normalise_text
+from orchestrator.reply.answers import NO, UNANSWERABLE, YES, answer_key, normalise_text
 from orchestrator.reply.fields import (
     CONCLUSION_ANSWER_NODE,
     CONCLUSION_BUILT,

@@ -39,7 +39,7 @@ from typing import Any
 
 import json_repair
 
-from orchestrator.llm.errors import LLMError
+from orchestrator.llm import LLMError
 from orchestrator.reply.chain_shape import normalise_chain
 from orchestrator.reply.compliance import OUTCOMES, ComplianceTally
 from orchestrator.reply.fields import (

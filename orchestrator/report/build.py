@@ -19,12 +19,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from corpus.evidence import Evidence
-from orchestrator.checks.assess import Candidate
-from orchestrator.loop.driver import LoopResult
-from orchestrator.records.loop import CallRecord
-from orchestrator.records.reasons import RefusalReason
-from orchestrator.records.report import (
+from orchestrator.checks import Candidate
+from orchestrator.loop import LoopResult
+from orchestrator.records import (
     AccountingPart,
+    CallRecord,
     CandidateRecord,
     ChosenRecord,
     ClaimRef,
@@ -34,6 +33,7 @@ from orchestrator.records.report import (
     GivenRecord,
     InterruptPart,
     Limits,
+    RefusalReason,
     Retrieval,
     RunLimits,
     RunReport,
@@ -46,7 +46,7 @@ from orchestrator.report.html import render_report_html
 from orchestrator.report.markdown import render_markdown
 
 if TYPE_CHECKING:
-    from orchestrator.loop.corpus_mode import CorpusRun
+    from orchestrator.loop import CorpusRun
 
 REPORT_VERSION = 2
 BUDGET_COUNTS = (

@@ -18,7 +18,7 @@ from graph_server.html_view import Cell, Document, Items, NodeLink, Page, Sectio
 from graph_server.html_view import render_page as _render
 from graph_server.mermaid import node_state
 from graph_server.svg_graph import RefusedLink
-from orchestrator.records.report import RunReport
+from orchestrator.records import RunReport
 
 CITED_ONLY = (
     "report.json holds only the cited sentences, so only they are shown; a page written by "

@@ -9,7 +9,7 @@ same page.
 from __future__ import annotations
 
 from graph_server import mermaid
-from orchestrator.records.report import Limits, Retrieval, RunReport
+from orchestrator.records import Limits, Retrieval, RunReport
 
 
 def render_markdown(report: RunReport) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from orchestrator.records.task import TaskError
+from orchestrator.records import TaskError
 
 try:
     import fcntl

@@ -13,8 +13,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from orchestrator.llm.client import GuardedClient
-from orchestrator.records.task import RunConfig
+from orchestrator.llm import GuardedClient
+from orchestrator.records import RunConfig
 
 TICK_S = 15.0
 """How often live progress reports the calls still running (a local call can take minutes)."""

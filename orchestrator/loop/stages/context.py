@@ -12,17 +12,14 @@ from typing import Any
 
 from corpus.evidence import Evidence, build_evidence
 from graph_server.store import GraphStore
-from orchestrator.checks.answers import normalise_text
-from orchestrator.checks.assess import engine
-from orchestrator.checks.chain import ChainContext
-from orchestrator.llm.client import SupportsChat
+from orchestrator.checks import ChainContext, engine
+from orchestrator.llm import SupportsChat
 from orchestrator.loop.budget import CallBudget
 from orchestrator.loop.calls import CallOutcome, CallSpec, make_call
 from orchestrator.loop.policy import call_seed
 from orchestrator.loop.trace import Trace
-from orchestrator.records.loop import CallRecord, PhaseRecord, RunRecord
-from orchestrator.records.task import RunConfig, Task
-from orchestrator.reply import parse
+from orchestrator.records import CallRecord, PhaseRecord, RunConfig, RunRecord, Task
+from orchestrator.reply import normalise_text, parse
 
 GRAPH_ID = "task"
 

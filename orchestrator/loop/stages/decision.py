@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.checks.assess import Assessment, Candidate, assess, engine
+from orchestrator.checks import Assessment, Candidate, assess, engine
 from orchestrator.loop.stages.context import GRAPH_ID, LoopContext
-from orchestrator.records.loop import AnswerRecord
+from orchestrator.records import AnswerRecord
 
 
 @dataclass(frozen=True)

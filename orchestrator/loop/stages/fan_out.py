@@ -16,7 +16,7 @@ from typing import Any
 from corpus.evidence import Evidence, shuffled_order
 from orchestrator.loop.calls import CallSpec
 from orchestrator.loop.stages.context import MAX_PARALLEL_CALLS, LoopContext, run_record
-from orchestrator.records.loop import CallRecord, RunRecord
+from orchestrator.records import CallRecord, RunRecord
 from orchestrator.reply import parse, prompts, schemas
 
 Ingest = Callable[[RunRecord], None]

@@ -15,13 +15,12 @@ from dataclasses import replace
 from typing import Any
 
 from corpus.evidence import Evidence
+from orchestrator.checks import decompose
 from orchestrator.checks import hops as rules
-from orchestrator.checks.decompose import decompose
 from orchestrator.loop.calls import CallSpec
 from orchestrator.loop.stages.context import LoopContext, run_record
-from orchestrator.records.loop import HopsRecord, RunRecord
-from orchestrator.reply import parse, prompts, schemas
-from orchestrator.reply.chain_shape import normalise_chain
+from orchestrator.records import HopsRecord, RunRecord
+from orchestrator.reply import normalise_chain, parse, prompts, schemas
 
 MAX_TOKENS_PLAN = 256
 MAX_TOKENS_LOOKUP = 128

@@ -13,10 +13,10 @@ sentences it still sees unchanged.
 from __future__ import annotations
 
 from corpus.evidence import Evidence
-from orchestrator.checks.assess import Candidate
+from orchestrator.checks import Candidate
 from orchestrator.loop.stages.context import LoopContext
 from orchestrator.loop.stages.fan_out import interrogate
-from orchestrator.records.loop import LeaveOutRecord, RunRecord
+from orchestrator.records import LeaveOutRecord, RunRecord
 
 
 def argument_sentences(candidate: Candidate, evidence: Evidence) -> frozenset[str]:

@@ -12,18 +12,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestrator.checks.anchor import ANSWER_PREFIX, AnchoredRun, anchor_run
-from orchestrator.checks.answers import UNANSWERABLE
-from orchestrator.checks.assess import engine
+from orchestrator.checks import ANSWER_PREFIX, AnchoredRun, anchor_run, engine
 from orchestrator.loop.policy import attack_counts
 from orchestrator.loop.stages.context import GRAPH_ID, LoopContext, run_number
-from orchestrator.records.loop import (
+from orchestrator.records import (
     AnswerRecord,
     AttackRecord,
     ContradictionRecord,
     MergeRecord,
     RunRecord,
 )
+from orchestrator.reply import UNANSWERABLE
 
 
 @dataclass

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
-from orchestrator.checks.assess import Assessment, engine
+from orchestrator.checks import Assessment, engine
 from orchestrator.loop.calls import CallSpec
 from orchestrator.loop.policy import (
     CONFIRMED_CONFIDENCE,
@@ -23,7 +23,7 @@ from orchestrator.loop.policy import (
     verdict_outcome,
 )
 from orchestrator.loop.stages.context import GRAPH_ID, MAX_PARALLEL_CALLS, LoopContext
-from orchestrator.records.loop import VerificationRecord, VoteRecord
+from orchestrator.records import VerificationRecord, VoteRecord
 from orchestrator.reply import parse, prompts, schemas
 
 

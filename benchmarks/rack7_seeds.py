@@ -38,9 +38,9 @@ from orchestrator.api import (  # noqa: E402
     model_shape,
     run_task,
 )
-from orchestrator.backend import open_backend  # noqa: E402
-from orchestrator.report_types import RunReport  # noqa: E402
-from orchestrator.task import RunConfig, load_task  # noqa: E402
+from orchestrator.llm.backend import open_backend  # noqa: E402
+from orchestrator.records.report import RunReport  # noqa: E402
+from orchestrator.records.task import RunConfig, load_task  # noqa: E402
 
 SUBJECT = "x9"
 DECISIVE_SPAN = "D2.1"

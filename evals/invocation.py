@@ -12,7 +12,7 @@ from typing import Any
 from evals.arms import ArmSettings, prompt_version
 from evals.results import EvalError
 from orchestrator.api import RunConfig
-from orchestrator.task import DIVERSITY, HOPS
+from orchestrator.records import DIVERSITY, HOPS
 
 
 def add_more_calls_options(parser: argparse.ArgumentParser, *, overrides: bool) -> None:
@@ -41,7 +41,7 @@ def add_more_calls_options(parser: argparse.ArgumentParser, *, overrides: bool) 
         "--hops",
         choices=HOPS,
         default=None if overrides else "off",
-        help="arm 6: ask hop by hop (orchestrator.hops) never, on failure, or always",
+        help="arm 6: ask hop by hop (orchestrator.checks.hops) never, on failure, or always",
     )
 
 

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from orchestrator.local_models import default_cache_dir
+from orchestrator.llm import default_cache_dir
 
 # Calls one item costs in each baseline arm (arm 5: reason, compress, check).
 FIXED_CALLS = {1: 1, 2: 2, 3: 2, 4: 1, 5: 3}

@@ -37,8 +37,7 @@ from evals.metering import CappedClient, CostCap
 from evals.progress import Tally
 from evals.results import EvalError, latest_rows, now, read_rows, write_meta
 from evals.summary import write_summary
-from orchestrator.backend import open_backend
-from orchestrator.local_models import is_local_model
+from orchestrator.llm import is_local_model, open_backend
 
 REPLAY_FILE = "replay.json"
 

@@ -28,7 +28,7 @@ from evals.plots import PLOT_NAME, RISK_PLOT_NAME, write_plot, write_risk_covera
 from evals.results import run_arms
 from evals.score import ABSTAINED, CORRECT, NO_ANSWER, WRONG, row_outcome
 from evals.summary_html import render_summary_html
-from orchestrator.local_models import is_local_model
+from orchestrator.llm import is_local_model
 
 # The width strata of arm 6 (G4); widths above the last bucket join it.
 WIDTH_BUCKETS = ("0", "1", "2", "3+")

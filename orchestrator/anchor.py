@@ -51,11 +51,13 @@ from orchestrator.answers import (
     ANSWER_SHORT,
     NO,
     YES,
+    answer_clauses,
     answer_key,
     asked_category,
     normalise_text,
     shorten_answer,
 )
+from orchestrator.chain import asserted_parts
 from orchestrator.parse import GUESSED_CONCLUSIONS
 from orchestrator.question import subject_terms, terms
 
@@ -334,4 +336,7 @@ def states_answer(sentence: str, key: str, subject: frozenset[str]) -> bool:
         return False
     if key in (YES, NO):
         return bool(claim_key(sentence).tokens & NEGATIONS) == (key == NO)
+    clauses = answer_clauses(key)
+    if clauses:  # in any order, each asserted (not in a quotation)
+        return set(clauses) <= set(asserted_parts(sentence))
     return f" {key} " in f" {normalise_text(sentence)} "

@@ -15,7 +15,8 @@ and carries no flag. Flags:
   found it (:data:`orchestrator.parse.GUESSED_CONCLUSIONS`): such runs count toward run
   support, but cannot ground an answer by themselves;
 * ``answer_not_on_argument`` (with a chain context): a name or number answer that no claim of
-  its counted arguments holds or computes (:func:`orchestrator.chain.answer_follows`).
+  its counted arguments holds or computes, or a compound answer with a clause that its
+  argument does not reach (:func:`orchestrator.chain.answer_follows`).
 
 Candidates are ranked by
 

@@ -19,7 +19,10 @@ the links between claims of the merged graph, with no model involved (docs/orche
 
 A flagged link stays in the graph and in the report; it only stops counting toward width
 (:func:`without_links`). :func:`answer_follows` checks that a candidate's answer occurs in a
-claim of its argument, or is recomputed from an operation one of them states.
+claim of its argument, or is recomputed from an operation one of them states; a compound answer
+("X is a knight, and Y is a knave") clause by clause, where a clause counts only when a claim
+asserts it, not when it stands in a quotation or a report of what someone said
+(:func:`clauses_follow`, :func:`asserted_parts`).
 
 All functions are pure and deterministic.
 """

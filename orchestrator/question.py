@@ -287,8 +287,9 @@ def relation_terms(question: str) -> frozenset[str]:
     """What a question asks about its names, in :func:`terms` form: its words but its names
     and numbers (:func:`subject_terms`), the options it lists after a ``:``, the question
     words and the kind of thing asked for. "Which town was settled earlier, Marrgard or
-    Zarnmere?" -> ``{"settl", "earlier"}`` (stemmed). Empty for a question without names,
-    whose subject already holds all its words. O(len(question))."""
+    Zarnmere?" -> ``{"settl", "earlier"}`` (stemmed); "In which town was the inventor of the
+    velldrum born?" -> ``{"inventor", "born"}``. Empty for a question with neither names nor a
+    lower-case description, whose subject already holds all its words. O(len(question))."""
     proper = asked(question)
     listed = terms(proper.rsplit(":", 1)[1]) if ":" in proper else frozenset()
     return terms(proper) - subject_terms(question) - listed - _QUESTION_WORDS - _asked_for(question)

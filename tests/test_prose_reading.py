@@ -14,7 +14,7 @@ from corpus.evidence import build_evidence
 from corpus.reference import document_subject, looks_like_person, opening_reference, title_line
 from graph_server.citation import check_citation
 from orchestrator.chain import ARGUMENT_OFF_SUBJECT, LOOK_ALIKE, ChainContext, failed_links
-from orchestrator.question import subject_terms
+from orchestrator.question import relation_terms, subject_terms
 
 MILL = (
     "Title: Harrow Mill\nThe Harrow Mill is a watermill on the Wend River. "
@@ -216,6 +216,7 @@ def test_a_question_naming_its_subject_only_by_a_description_has_that_descriptio
     """From prose-0004's replay: without a capitalised name, the subject fell back to the
     question's content words, and "born" let a look-alike's birthplace through."""
     assert subject_terms(VELLDRUM) == {"velldrum"}
+    assert relation_terms(VELLDRUM) == {"inventor", "born"}  # what it asks of the velldrum
     assert subject_terms("Who built the ship of the dresselute?") == {"dresselute"}
     comparison = (
         "Who was born earlier: the inventor of the quarzither or the inventor of the silpipe?"

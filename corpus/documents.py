@@ -268,7 +268,8 @@ def search_evidence(
     >>> tmp = tempfile.TemporaryDirectory()
     >>> docs, index = Path(tmp.name, "docs"), Path(tmp.name, "docs.sqlite")
     >>> docs.mkdir()
-    >>> _ = (docs / "guide.md").write_text("Rack 7 stands in the north hall. The hall has two feeds.")
+    >>> text = "Rack 7 stands in the north hall. The hall has two feeds."
+    >>> _ = (docs / "guide.md").write_text(text)
     >>> _ = ingest(docs, index, dense=False)
     >>> (hit,) = search_evidence(index, "which hall is rack 7 in", k=1)["hits"]
     >>> [(span["id"], span["start"], span["end"]) for span in hit["spans"]]

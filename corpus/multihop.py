@@ -9,12 +9,16 @@ A plan is a list of sub-questions in which ``#k`` stands for the answer of sub-q
 earlier hop names.
 
 :func:`retrieve_plan` retrieves each sub-question on its own (keyword, dense when available,
-and the entity graph when asked), with each ``#k`` replaced by **hop k's bridge**: the names
-(:func:`corpus.entities.extract_entities`) of the sentence of hop k's best chunk that shares
-most words with hop k's query, less the names the query itself holds
-(:func:`bridge_names`; no model). The answer is the fusion of the question's own rankings
-(weighing ``question_weight``) with every hop's fused ranking, and the question's own best
-hits are kept as :func:`corpus.retrieval.retrieve` keeps them.
+fused by RRF), with each ``#k`` replaced by **hop k's bridge**: from each of hop k's
+:data:`BRIDGE_HITS` best chunks, the first new name (:func:`corpus.entities.extract_entities`)
+of its sentence that shares most relation words with hop k's query (:func:`bridge_names`;
+no model). A sub-question that refers to a hop with two bridge names runs once per name, and
+its rankings are interleaved (alternatives, not votes); with ``entities`` > 0, each query
+also gets the entity-graph ranking of the bridge names it was filled with, as a third list.
+The answer interleaves the hops' rankings and the question's own (first of each, then
+second of each, ...): an RRF sum over them would lift the chunks that many hops rank in the
+middle above each hop's best (measured: docs/results/multihop-retrieval.md). The question's
+own best hits are kept as :func:`corpus.retrieval.retrieve` keeps them.
 """
 
 from __future__ import annotations
@@ -257,7 +261,6 @@ def retrieve_plan(
     *,
     dense: bool | Embedder = True,
     entities: float = 0.0,
-    question_weight: float = 1.0,
     keep: int = KEEP_OWN,
     depth: int = DEFAULT_DEPTH,
     guard: QueryGuard | None = None,
@@ -273,9 +276,8 @@ def retrieve_plan(
     dense: as for :func:`corpus.retrieval.retrieve`.
     entities: weight of each hop's entity-graph ranking (seeded with the hop's best chunks
         and the bridge names it was filled with), 0 for none.
-    question_weight: weight of the question's own rankings in the final fusion; each hop's
-        fused ranking weighs 1.
-    keep: how many of the question's own best hits stay in the top ``k`` (at most ``k``).
+    keep: how many of the question's own best hits stay in the top ``k`` (at most
+        ``k // 2``, :func:`corpus.retrieval.keep_own`).
     depth: length of each single ranking (raised to ``4 * k``).
     guard: the time limit and cancellation check for every query.
 
@@ -299,7 +301,6 @@ def retrieve_plan(
     if k < 1:
         raise ValueError(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
     check_weight("entities", entities)
-    check_weight("question_weight", question_weight)
     guard = guard if guard is not None else QueryGuard()
     with open_index(index_path, guard) as conn:
         searcher = Searcher(conn, index_path, max(depth, 4 * k), dense, guard)
@@ -325,7 +326,7 @@ def retrieve_plan(
         question_ranking = [c for c, _ in rrf_fuse(own.all)]
         order = interleave([*(hop.chunk_ids for hop in hops), question_ranking])
         final = [(chunk, 1.0 / rank) for rank, chunk in enumerate(order, 1)]
-        kept, dropped = keep_own(final, [c for c, _ in rrf_fuse(own.all)][: min(keep, k)], k)
+        kept, dropped = keep_own(final, question_ranking[:keep], k)
         hits = searcher.load_hits(kept, searched, graphs)
     return PlanRetrieval(
         hits=tuple(hits),

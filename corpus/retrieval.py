@@ -154,14 +154,15 @@ def rrf_fuse(
 def keep_own(
     fused: Sequence[tuple[str, float]], own: Sequence[str], k: int
 ) -> tuple[list[tuple[str, float]], list[Dropped]]:
-    """The top ``k`` of ``fused`` with every id of ``own`` (the question's own best hits)
-    among them: an ``own`` id that the other rankings pushed below ``k`` takes the place of
-    the lowest fused id that is not in ``own``; the result keeps the fused order.
+    """The top ``k`` of ``fused`` with the ids of ``own`` (the question's own best hits)
+    among them, at most half of ``k``: an ``own`` id that the other rankings pushed below
+    ``k`` takes the place of the lowest fused id that is not in ``own``; the result keeps
+    the fused order. Half, so that the other rankings always keep room.
 
     Parameters
     ----------
     fused: ``(id, score)`` pairs, best first (:func:`rrf_fuse`).
-    own: the ids that must stay, at most ``k`` of them.
+    own: the ids that should stay, best first; the first ``k // 2`` are kept.
     k: how many to keep.
 
     Returns
@@ -170,12 +171,12 @@ def keep_own(
 
     Examples
     --------
-    >>> kept, dropped = keep_own([("a", 3.0), ("b", 2.0), ("c", 1.0)], ["c"], 2)
+    >>> kept, dropped = keep_own([("a", 3.0), ("b", 2.0), ("c", 1.0), ("d", 0.5)], ["d"], 2)
     >>> [chunk for chunk, _ in kept], dropped[0].chunk_id, dropped[0].kept_for
-    (['a', 'c'], 'b', 'c')
+    (['a', 'd'], 'b', 'd')
     """
     rank = {chunk: number for number, (chunk, _) in enumerate(fused, 1)}
-    must = [chunk for chunk in dict.fromkeys(own) if chunk in rank][:k]
+    must = [chunk for chunk in dict.fromkeys(own) if chunk in rank][: k // 2]
     missing = [chunk for chunk in must if rank[chunk] > k]
     top = [chunk for chunk, _ in fused[:k]]
     others = [chunk for chunk in top if chunk not in must]
@@ -298,8 +299,8 @@ def retrieve(
     the entity-graph ranking (:func:`corpus.entities.entity_ranking`, seeded with the
     :data:`ENTITY_SEEDS` best fused chunks) in a second fusion, 0 for none; ``keep``: how
     many of the question's own best hits (its keyword and dense rankings fused) stay in the
-    top ``k`` whatever the variants rank (0 to :data:`MAX_K`, at most ``k`` apply; the chunks
-    they displace are listed in :attr:`Retrieval.dropped`).
+    top ``k`` whatever the variants rank (0 to :data:`MAX_K`, at most ``k // 2`` apply; the
+    chunks they displace are listed in :attr:`Retrieval.dropped`).
     Output: a :class:`Retrieval`. Raises ValueError naming a bad argument and
     :class:`~corpus.index.CorpusIndexError` for an unusable index, malformed
     dense vectors, or a query the guard stopped.
@@ -316,7 +317,7 @@ def retrieve(
         own = searcher.rankings(queries[0])
         lists = [own, *(searcher.rankings(query) for query in queries[1:])]
         fused, graph = searcher.fuse(lists, entities=entities)
-        kept, dropped = keep_own(fused, [c for c, _ in rrf_fuse(own.all)][: min(keep, k)], k)
+        kept, dropped = keep_own(fused, [c for c, _ in rrf_fuse(own.all)][:keep], k)
         hits = searcher.load_hits(kept, lists, [graph])
     return Retrieval(
         hits=tuple(hits),

@@ -154,12 +154,13 @@ def check_plan(question: str, plan: Sequence[str]) -> list[str]:
 
 
 def bridge_names(query: str, text: str) -> list[str]:
-    """The name ``text`` gives in answer to ``query``, as written in ``text``: the first name
-    that ``query`` does not hold (one sharing no word with the names of ``query`` first: not
-    "Rookcombe Works" for a question about "Rookcombe Foundry") in the sentence whose
-    relation words (its words outside its names, compared on their first
-    :data:`STEM_CHARS` letters) share most with those of ``query``; the next best sentence
-    when that one holds no new name; ``[]`` when none does.
+    """The name ``text`` gives in answer to ``query``, as written in ``text``, ``[]`` when it
+    holds no name that ``query`` does not. Among the new names, the first by: a name holding
+    a relation word of ``query`` ("Naren River" for "Which river ..."); then the name's
+    sentence sharing the most relation words with ``query`` (words outside the names,
+    compared on their first :data:`STEM_CHARS` letters); then a name sharing no word with the
+    names of ``query`` (not "Rookcombe Works" for a question about "Rookcombe Foundry");
+    then the earliest.
 
     Examples
     --------
@@ -172,17 +173,19 @@ def bridge_names(query: str, text: str) -> list[str]:
     """
     wanted = _relation_stems(query)
     known = set(names_in(query))
-    sentences = [text[start:end] for start, end in split_sentences(text)]
-    order = sorted(
-        range(len(sentences)), key=lambda i: (-len(_relation_stems(sentences[i]) & wanted), i)
-    )
     known_words = {word for name in known for word in name.split()}
-    for index in order:
-        new = [n for n in _names_as_written(sentences[index]) if entity_key(n) not in known]
-        unlike = [n for n in new if not set(entity_key(n).split()) & known_words]
-        if new:
-            return (unlike or new)[:1]
-    return []
+    candidates: list[tuple[int, int, int, int, int, str]] = []
+    for number, (start, end) in enumerate(split_sentences(text)):
+        sentence = text[start:end]
+        overlap = len(_relation_stems(sentence) & wanted)
+        for position, name in enumerate(_names_as_written(sentence)):
+            key = entity_key(name)
+            if key in known:
+                continue
+            typed = bool(_stems(key) & wanted)  # "Which river ..." -> "Naren River"
+            alike = bool(set(key.split()) & known_words)
+            candidates.append((-typed, -overlap, alike, number, position, name))
+    return [min(candidates)[-1]] if candidates else []
 
 
 def _relation_stems(text: str) -> set[str]:

@@ -14,7 +14,8 @@ Public API (see docs/corpus.md)::
 
 Modules: :mod:`.readers` (files to pages of text), :mod:`.chunking` (pages to chunks),
 :mod:`.index` (the SQLite file and the ingest), :mod:`.embed` (optional dense vectors),
-:mod:`.retrieval` (BM25 + dense, fused by RRF), :mod:`.documents` (hits as task documents).
+:mod:`.retrieval` (BM25 + dense, fused by RRF), :mod:`.entities` (the entity graph),
+:mod:`.multihop` (sub-question retrieval), :mod:`.documents` (hits as task documents).
 The ``logic-graph ingest`` / ``search`` / ``info`` command is :mod:`orchestrator.cli`.
 
 The names above are loaded on first use, so importing one submodule (``corpus.words``,
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
         index_info,
         ingest_directory,
     )
+    from corpus.multihop import PlanError, PlanRetrieval, check_plan, retrieve_plan
     from corpus.readers import Page, ReadError, read_pages
     from corpus.retrieval import Hit, Retrieval, retrieve, rrf_fuse, search
 
@@ -60,10 +62,13 @@ __all__ = [
     "IndexInfo",
     "IngestReport",
     "Page",
+    "PlanError",
+    "PlanRetrieval",
     "Progress",
     "ReadError",
     "Retrieval",
     "SpanSource",
+    "check_plan",
     "chunk_id",
     "chunk_page",
     "hits_to_evidence",
@@ -71,6 +76,7 @@ __all__ = [
     "ingest",
     "read_pages",
     "retrieve",
+    "retrieve_plan",
     "rrf_fuse",
     "search",
     "search_evidence",
@@ -97,6 +103,10 @@ _LAZY: dict[str, tuple[str, str]] = {
     "index_info": ("index", "index_info"),
     "ingest": ("index", "ingest_directory"),
     "ingest_directory": ("index", "ingest_directory"),
+    "PlanError": ("multihop", "PlanError"),
+    "PlanRetrieval": ("multihop", "PlanRetrieval"),
+    "check_plan": ("multihop", "check_plan"),
+    "retrieve_plan": ("multihop", "retrieve_plan"),
     "Page": ("readers", "Page"),
     "ReadError": ("readers", "ReadError"),
     "read_pages": ("readers", "read_pages"),

@@ -14,7 +14,8 @@ Public API (see docs/corpus.md)::
 
 Modules: :mod:`.readers` (files to pages of text), :mod:`.chunking` (pages to chunks),
 :mod:`.index` (the SQLite file and the ingest), :mod:`.embed` (optional dense vectors),
-:mod:`.retrieval` (BM25 + dense, fused by RRF), :mod:`.documents` (hits as task documents).
+:mod:`.retrieval` (BM25 + dense, fused by RRF), :mod:`.entities` (the entity graph),
+:mod:`.multihop` (sub-question retrieval), :mod:`.documents` (hits as task documents).
 The ``logic-graph ingest`` / ``search`` / ``info`` command is :mod:`orchestrator.cli.main`.
 
 The names above are loaded on first use, so importing one submodule (``corpus.words``,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from corpus.index import ingest_directory as ingest
     from corpus.index_ingest import Progress
     from corpus.index_scan import FileProblem
+    from corpus.multihop import PlanError, PlanRetrieval, check_plan, retrieve_plan
     from corpus.readers import Page, ReadError, read_pages
     from corpus.retrieval import Hit, Retrieval, retrieve, rrf_fuse, search
 
@@ -56,10 +58,13 @@ __all__ = [
     "IndexInfo",
     "IngestReport",
     "Page",
+    "PlanError",
+    "PlanRetrieval",
     "Progress",
     "ReadError",
     "Retrieval",
     "SpanSource",
+    "check_plan",
     "chunk_id",
     "chunk_page",
     "hits_to_evidence",
@@ -67,6 +72,7 @@ __all__ = [
     "ingest",
     "read_pages",
     "retrieve",
+    "retrieve_plan",
     "rrf_fuse",
     "search",
     "search_evidence",

@@ -4,8 +4,11 @@ Everything that sends a request to a model or serves one lives here, and nothing
 about graphs, questions or reports:
 
 - :mod:`.chat`: the one chat seam (request type, client base class, middleware);
-- :mod:`.client` with :mod:`._transport`, :mod:`._request`, :mod:`._response`, :mod:`._guard`,
-  :mod:`._ledger`: the OpenAI-compatible client, its retries, watchdog and cost ledger;
+- :mod:`.client`: the OpenAI-compatible client and its retries, over :mod:`._settings` (its
+  settings, checked), :mod:`._keys` (which key goes where), :mod:`._transport` (HTTP with a
+  watchdog), :mod:`._places` (the concurrency cap), :mod:`._request`, :mod:`._response`,
+  :mod:`._unusable` (failures no retry mends), :mod:`._probes` (preflight, server software),
+  :mod:`._guard` (a run's limits) and :mod:`._ledger` (the cost ledger);
 - :mod:`.errors`: the typed exception tree;
 - :mod:`._pricing`: per-token prices from models.json;
 - :mod:`.backend`: a model name turned into a ready client; :mod:`.probe`: the server's window;

@@ -12,8 +12,9 @@ about graphs, questions or reports:
 - :mod:`.errors`: the typed exception tree;
 - :mod:`._pricing`: per-token prices from models.json;
 - :mod:`.backend`: a model name turned into a ready client; :mod:`.probe`: the server's window;
-- :mod:`.local`, :mod:`.local_models`, :mod:`.serve_front`: the built-in llama.cpp models and
-  ``logic-graph serve``;
+- the built-in llama.cpp models: :mod:`.local_models` (what they are), :mod:`._local_file`
+  (their GGUF file, assembled and verified), :mod:`._local_threads` (the cores they get),
+  :mod:`.local` (the server and ``logic-graph serve``), :mod:`.serve_front` (its public port);
 - :mod:`.testing`: scripted clients and a fake server for tests.
 """
 

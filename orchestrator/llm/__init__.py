@@ -7,7 +7,7 @@ about graphs, questions or reports:
 - :mod:`.client`: the OpenAI-compatible client and its retries, over :mod:`._settings` (its
   settings, checked), :mod:`._keys` (which key goes where), :mod:`._transport` (HTTP with a
   watchdog), :mod:`._places` (the concurrency cap), :mod:`._request`, :mod:`._response`,
-  :mod:`._unusable` (failures no retry mends), :mod:`._probes` (preflight, server software),
+  :mod:`._unusable` (failures no retry mends), :mod:`._probes` (the models route: preflight, server software),
   :mod:`._guard` (a run's limits) and :mod:`._ledger` (the cost ledger);
 - :mod:`.errors`: the typed exception tree;
 - :mod:`._pricing`: per-token prices from models.json;

@@ -43,12 +43,13 @@ from typing import Any, NoReturn
 
 import requests
 
-from orchestrator.llm import _keys, _probes
+from orchestrator.llm import _keys
 from orchestrator.llm._guard import GuardedClient, RunStop
 from orchestrator.llm._keys import ENV_API_KEY, is_openrouter_url
 from orchestrator.llm._ledger import ChatResult, CostLedger
 from orchestrator.llm._places import Places
 from orchestrator.llm._pricing import PricingTable
+from orchestrator.llm._probes import ModelsRoute
 from orchestrator.llm._request import build_payload
 from orchestrator.llm._response import parse_retry_after, read_completion
 from orchestrator.llm._settings import (
@@ -338,26 +339,14 @@ class ChatClient(ChatSeam):
         missing = self._missing_key()
         if missing is not None:
             raise missing
-        _probes.check_reachable(
-            self.base_url,
-            session=self._session(),
-            headers=self._headers(),
-            redact=self._redact,
-            timeout_s=timeout_s,
-        )
+        self._models_route().check_reachable(timeout_s)
 
     def model_owners(self, *, timeout_s: float = 10.0) -> list[str]:
         """The ``owned_by`` values of ``GET <base_url>/models`` (llama.cpp says ``llamacpp``,
         vLLM ``vllm``), or [] when the server does not answer that usefully within
         ``timeout_s`` (the whole answer: a server that drips it is cut off). Reads at most
         1 MB, so a huge or endless catalog cannot hold the caller."""
-        return _probes.model_owners(
-            self.base_url,
-            session=self._session(),
-            headers=self._headers(),
-            redact=self._redact,
-            timeout_s=timeout_s,
-        )
+        return self._models_route().model_owners(timeout_s)
 
     # -- internals ---------------------------------------------------------------------------
 
@@ -371,6 +360,9 @@ class ChatClient(ChatSeam):
         """``error`` restated as a :class:`BackendUnusableError` when it means no call to this
         backend can succeed, else None."""
         return unusable(error, self.base_url, model, openrouter=self.is_openrouter)
+
+    def _models_route(self) -> ModelsRoute:
+        return ModelsRoute(self.base_url, self._session(), self._headers(), self._redact)
 
     def _session(self) -> requests.Session:
         session: requests.Session | None = getattr(self._local, "session", None)

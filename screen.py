@@ -53,7 +53,7 @@ from evals.grounding import (
     summarise,
 )
 from evals.grounding_tables import summary_markdown, summary_table, usd
-from orchestrator.llm import CostLedger, LLMError, open_backend
+from orchestrator.llm import CostLedger, LLMError, SupportsChat, open_backend
 
 REPO = Path(__file__).resolve().parent
 DEFAULT_ITEMS = REPO / "items.jsonl"
@@ -297,57 +297,85 @@ def screen_model(
             if not budget.allows(worst):
                 print(f"[{spec.id}] stopping: the --max-cost budget is used up", file=sys.stderr)
                 break
-            row = _row_start(spec, item)
-            try:
-                result = backend.client.chat(
-                    backend.model,
-                    screen_messages(item),
-                    temperature=0.0,
-                    max_tokens=max_tokens,
-                    role="screen",
-                    tags={"item_id": item.id},
-                )
-            except LLMError as exc:
-                cost = _call_cost_of_failure(backend.client.ledger, exc)
-                budget.spend(cost, worst)
-                row.update(
-                    answer=None,
-                    grade=None,
-                    reason=None,
-                    error=f"{type(exc).__name__}: {exc}",
-                    cost_usd=cost,
-                    attempts=exc.attempts,
-                )
-                append_result(results_path, row)
-                consecutive += 1
-                print(f"[{spec.id}] {item.id}: call failed: {exc}", file=sys.stderr)
-                if consecutive >= MAX_CONSECUTIVE_FAILURES:
-                    print(
-                        f"[{spec.id}] giving up after {consecutive} failed calls in a row",
-                        file=sys.stderr,
-                    )
-                    break
+            if _screen_item(
+                backend.client,
+                backend.model,
+                spec,
+                item,
+                max_tokens=max_tokens,
+                worst=worst,
+                budget=budget,
+                results_path=results_path,
+            ):
+                consecutive = 0
+                answered += 1
                 continue
-            consecutive = 0
-            answered += 1
-            budget.spend(result.cost_usd, worst)
-            grade = grade_answer(item, result.text)
-            row.update(
-                answer=result.text,
-                grade=grade.grade,
-                reason=grade.reason,
-                error=None,
-                prompt_tokens=result.prompt_tokens,
-                completion_tokens=result.completion_tokens,
-                cost_usd=result.cost_usd,
-                cost_source=result.cost_source,
-                latency_s=round(result.latency_s, 3),
-                attempts=result.attempts,
-                finish_reason=result.finish_reason,
-            )
-            append_result(results_path, row)
-            print(f"[{spec.id}] {item.id}: {grade.grade} ({result.latency_s:.1f}s)")
+            consecutive += 1
+            if consecutive >= MAX_CONSECUTIVE_FAILURES:
+                print(
+                    f"[{spec.id}] giving up after {consecutive} failed calls in a row",
+                    file=sys.stderr,
+                )
+                break
     return len(items) - answered
+
+
+def _screen_item(
+    client: SupportsChat,
+    model: str,
+    spec: ModelSpec,
+    item: Item,
+    *,
+    max_tokens: int,
+    worst: float | None,
+    budget: Budget,
+    results_path: Path,
+) -> bool:
+    """One call of `model` (served for `spec`) on `item`: charge `budget` (`worst`, the call's
+    worst case, when its cost is unreported), grade the answer, append the row and say how it
+    went. True when the call answered."""
+    row = _row_start(spec, item)
+    try:
+        result = client.chat(
+            model,
+            screen_messages(item),
+            temperature=0.0,
+            max_tokens=max_tokens,
+            role="screen",
+            tags={"item_id": item.id},
+        )
+    except LLMError as exc:
+        cost = _call_cost_of_failure(client.ledger, exc)
+        budget.spend(cost, worst)
+        row.update(
+            answer=None,
+            grade=None,
+            reason=None,
+            error=f"{type(exc).__name__}: {exc}",
+            cost_usd=cost,
+            attempts=exc.attempts,
+        )
+        append_result(results_path, row)
+        print(f"[{spec.id}] {item.id}: call failed: {exc}", file=sys.stderr)
+        return False
+    budget.spend(result.cost_usd, worst)
+    grade = grade_answer(item, result.text)
+    row.update(
+        answer=result.text,
+        grade=grade.grade,
+        reason=grade.reason,
+        error=None,
+        prompt_tokens=result.prompt_tokens,
+        completion_tokens=result.completion_tokens,
+        cost_usd=result.cost_usd,
+        cost_source=result.cost_source,
+        latency_s=round(result.latency_s, 3),
+        attempts=result.attempts,
+        finish_reason=result.finish_reason,
+    )
+    append_result(results_path, row)
+    print(f"[{spec.id}] {item.id}: {grade.grade} ({result.latency_s:.1f}s)")
+    return True
 
 
 # ---- summary --------------------------------------------------------------------------------
@@ -514,26 +542,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.out.exists() and not args.out.is_dir():
         raise ScreenError(f"--out {args.out} exists and is not a directory")
     results_path = args.out / RESULTS_NAME
-    rows, warnings = read_results(results_path)
-    for warning in warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    done = answered_keys(rows)
-    pending = {s.id: [it for it in items if (s.id, it.id, item_sha(it)) not in done] for s in specs}
-    skipped = sum(len(items) - len(todo) for todo in pending.values())
-    if skipped:
-        print(f"resuming: {skipped} (model, item) pairs already answered in {results_path}")
-
-    total, unpriced = print_estimate(specs, pending, args.max_tokens)
-    if unpriced and not args.allow_unknown_cost:
-        raise ScreenError(
-            f"no price known for {', '.join(unpriced)}, so the worst case cannot be bounded; "
-            "add pricing to the models file or pass --allow-unknown-cost"
-        )
-    if total > args.max_cost:
-        raise ScreenError(
-            f"refusing to start: worst-case cost {usd(total)} exceeds --max-cost "
-            f"{usd(args.max_cost)} (lower --limit or --max-tokens, or raise --max-cost)"
-        )
+    pending = _pending(specs, items, results_path)
+    _refuse_over_cost(specs, pending, args)
     if args.dry_run:
         print("dry run: no calls made, no files written")
         return 0
@@ -551,6 +561,54 @@ def _run(args: argparse.Namespace) -> int:
                 budget=budget,
             )
 
+    summaries = _write_summary(specs, items, results_path, args)
+    if unanswered:
+        print(f"{unanswered} item calls are still unanswered; re-run to retry them")
+    ok = unanswered == 0
+    if args.set_default:
+        ok = set_default(summaries, config, specs, args.models_file) and ok
+    return 0 if ok else 1
+
+
+def _pending(
+    specs: Sequence[ModelSpec], items: Sequence[Item], results_path: Path
+) -> dict[str, list[Item]]:
+    """The items each model still has to answer: those without a successful row in
+    `results_path` for the same item text (a re-run resumes; it says how many it skips)."""
+    rows, warnings = read_results(results_path)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    done = answered_keys(rows)
+    pending = {s.id: [it for it in items if (s.id, it.id, item_sha(it)) not in done] for s in specs}
+    skipped = sum(len(items) - len(todo) for todo in pending.values())
+    if skipped:
+        print(f"resuming: {skipped} (model, item) pairs already answered in {results_path}")
+    return pending
+
+
+def _refuse_over_cost(
+    specs: Sequence[ModelSpec], pending: dict[str, list[Item]], args: argparse.Namespace
+) -> None:
+    """Print the worst-case estimate; ScreenError when a model has no price (unless
+    --allow-unknown-cost) or the priced total exceeds --max-cost."""
+    total, unpriced = print_estimate(specs, pending, args.max_tokens)
+    if unpriced and not args.allow_unknown_cost:
+        raise ScreenError(
+            f"no price known for {', '.join(unpriced)}, so the worst case cannot be bounded; "
+            "add pricing to the models file or pass --allow-unknown-cost"
+        )
+    if total > args.max_cost:
+        raise ScreenError(
+            f"refusing to start: worst-case cost {usd(total)} exceeds --max-cost "
+            f"{usd(args.max_cost)} (lower --limit or --max-tokens, or raise --max-cost)"
+        )
+
+
+def _write_summary(
+    specs: Sequence[ModelSpec], items: Sequence[Item], results_path: Path, args: argparse.Namespace
+) -> list[ModelSummary]:
+    """Each model's summary over every row of `results_path`: printed as a table and written
+    to summary.md under --out."""
     rows, _ = read_results(results_path)
     summaries = [summarise(s.id, items, rows, price_per_token=s.price_per_token) for s in specs]
     print(summary_table(summaries))
@@ -563,12 +621,7 @@ def _run(args: argparse.Namespace) -> int:
         encoding="utf-8",
     )
     print(f"wrote {summary_path}")
-    if unanswered:
-        print(f"{unanswered} item calls are still unanswered; re-run to retry them")
-    ok = unanswered == 0
-    if args.set_default:
-        ok = set_default(summaries, config, specs, args.models_file) and ok
-    return 0 if ok else 1
+    return summaries
 
 
 if __name__ == "__main__":

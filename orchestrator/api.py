@@ -122,47 +122,71 @@ def run_task(
     start = time.perf_counter()
     guard = GuardedClient(client, budget_s=budget_seconds, stop=stop, started=budget_started)
     trace_path = out_dir / "trace.jsonl" if out_dir is not None else None
-    live = None
-    if isinstance(progress, LiveProgress):
-        live = progress.watch(guard, config, corpus=checked.corpus is not None)
     lock = locked_out_dir(out_dir) if out_dir is not None else contextlib.nullcontext()
-    with lock, Trace(trace_path) as trace, live or contextlib.nullcontext():
+    with lock, Trace(trace_path) as trace, _watched(progress, guard, config, checked):
         result, corpus_run = _answer(checked, guard, model, config, trace, progress)
-        if guard.unusable is not None and guard.succeeded == 0:
-            trace.event("backend_unusable", kind=guard.unusable.kind, error=str(guard.unusable))
-            raise guard.unusable.fresh()
-        built = time.perf_counter()
-        # An interrupted run's unanswered calls are the interrupt's doing, not the backend's.
-        failure = None if guard.interrupted else _backend_failed(guard, result)
-        if failure is not None:
-            trace.event("backend_failed", error=failure.reason)
-        report = build_report(
-            result,
-            wall_s=built - start,
-            trace_file=trace_path.name if trace_path is not None else None,
-            context=context,
-            limits=_limits(client, config, guard),
-            corpus=corpus_run,
-            backend_failure=failure,
-        )
-        report["timing"]["local_s"]["report"] = round(time.perf_counter() - built, 6)
-        if guard.interrupted:
-            mark_interrupted(report, stop.reason if stop is not None else None)
-            trace.event("interrupted", **report["interrupted"])
-        set_wall_clock(report, time.perf_counter() - start)
-        trace.event(
-            "report",
-            refused=report["refused"],
-            refusal_reason=report["refusal_reason"],
-            stop_reason=report["stop_reason"],
-            calls=report["totals"]["calls"],
-            wall_s=report["timing"]["wall_s"],
+        limits = _limits(client, config, guard)
+        report = _report(
+            result, corpus_run, guard, trace, started=start, limits=limits, context=context
         )
         if out_dir is not None:  # still under the folder's lock
             write_report(report, out_dir, evidence=result.evidence)
         events = trace.events()
     if spans is not None:
         spans(report, events)
+    return report
+
+
+def _watched(
+    progress: Progress | None, guard: GuardedClient, config: RunConfig, task: Task
+) -> contextlib.AbstractContextManager[object]:
+    """Live progress following ``guard``'s calls while the run works, when ``progress`` is a
+    :class:`LiveProgress`; else nothing."""
+    if isinstance(progress, LiveProgress):
+        return progress.watch(guard, config, corpus=task.corpus is not None)
+    return contextlib.nullcontext()
+
+
+def _report(
+    result: LoopResult,
+    corpus_run: CorpusRun | None,
+    guard: GuardedClient,
+    trace: Trace,
+    *,
+    started: float,
+    limits: RunLimits,
+    context: dict[str, Any] | None,
+) -> RunReport:
+    """The report of the finished (or interrupted) run begun at ``started`` (a
+    ``time.perf_counter()`` time), under ``limits``: the backend failure it blames, if any,
+    its interruption and its timing; a ``report`` event in the trace."""
+    built = time.perf_counter()
+    # An interrupted run's unanswered calls are the interrupt's doing, not the backend's.
+    failure = None if guard.interrupted else _backend_failed(guard, result)
+    if failure is not None:
+        trace.event("backend_failed", error=failure.reason)
+    report = build_report(
+        result,
+        wall_s=built - started,
+        trace_file=trace.path.name if trace.path is not None else None,
+        context=context,
+        limits=limits,
+        corpus=corpus_run,
+        backend_failure=failure,
+    )
+    report["timing"]["local_s"]["report"] = round(time.perf_counter() - built, 6)
+    if guard.interrupted:
+        mark_interrupted(report, guard.stop.reason if guard.stop is not None else None)
+        trace.event("interrupted", **report["interrupted"])
+    set_wall_clock(report, time.perf_counter() - started)
+    trace.event(
+        "report",
+        refused=report["refused"],
+        refusal_reason=report["refusal_reason"],
+        stop_reason=report["stop_reason"],
+        calls=report["totals"]["calls"],
+        wall_s=report["timing"]["wall_s"],
+    )
     return report
 
 
@@ -227,16 +251,22 @@ def _answer(
     progress: Progress | None,
 ) -> tuple[LoopResult, CorpusRun | None]:
     """Run the loop, or the retrieval rounds of a corpus task: the (last) loop's result and
-    the corpus run, if any."""
+    the corpus run, if any. Raises :class:`BackendUnusableError` when the backend could not
+    be used before any call succeeded."""
+    corpus_run = None
     if task.corpus is None:
         result = run_loop(
             task, client=client, model=model, config=config, trace=trace, progress=progress
         )
-        return result, None
-    corpus_run = run_corpus_task(
-        task, client=client, model=model, config=config, trace=trace, progress=progress
-    )
-    return corpus_run.result, corpus_run
+    else:
+        corpus_run = run_corpus_task(
+            task, client=client, model=model, config=config, trace=trace, progress=progress
+        )
+        result = corpus_run.result
+    if client.unusable is not None and client.succeeded == 0:
+        trace.event("backend_unusable", kind=client.unusable.kind, error=str(client.unusable))
+        raise client.unusable.fresh()
+    return result, corpus_run
 
 
 def _limits(client: SupportsChat, config: RunConfig, guard: GuardedClient) -> RunLimits:

@@ -4,13 +4,17 @@ Everything that sends a request to a model or serves one lives here, and nothing
 about graphs, questions or reports:
 
 - :mod:`.chat`: the one chat seam (request type, client base class, middleware);
-- :mod:`.client` with :mod:`._transport`, :mod:`._request`, :mod:`._response`, :mod:`._guard`,
-  :mod:`._ledger`: the OpenAI-compatible client, its retries, watchdog and cost ledger;
+- :mod:`.client`: the OpenAI-compatible client and its retries, over :mod:`._settings` (its
+  settings, checked), :mod:`._keys` (which key goes where), :mod:`._transport` (HTTP with a
+  watchdog), :mod:`._places` (the concurrency cap), :mod:`._request`, :mod:`._response`,
+  :mod:`._unusable` (failures no retry mends), :mod:`._probes` (the models route: preflight, server software),
+  :mod:`._guard` (a run's limits) and :mod:`._ledger` (the cost ledger);
 - :mod:`.errors`: the typed exception tree;
 - :mod:`._pricing`: per-token prices from models.json;
 - :mod:`.backend`: a model name turned into a ready client; :mod:`.probe`: the server's window;
-- :mod:`.local`, :mod:`.local_models`, :mod:`.serve_front`: the built-in llama.cpp models and
-  ``logic-graph serve``;
+- the built-in llama.cpp models: :mod:`.local_models` (what they are), :mod:`._local_file`
+  (their GGUF file, assembled and verified), :mod:`._local_threads` (the cores they get),
+  :mod:`.local` (the server and ``logic-graph serve``), :mod:`.serve_front` (its public port);
 - :mod:`.testing`: scripted clients and a fake server for tests.
 """
 

@@ -22,6 +22,7 @@ from orchestrator.records.loop import (
 from orchestrator.records.reasons import RefusalReason, StopReason
 from orchestrator.records.report import (
     AccountingPart,
+    AssessmentPart,
     CandidateRecord,
     ChosenRecord,
     ClaimRef,
@@ -37,6 +38,7 @@ from orchestrator.records.report import (
     InterruptPart,
     InterruptRecord,
     Limits,
+    OutcomePart,
     Retrieval,
     RetrievalRound,
     RewriteRecord,
@@ -65,6 +67,7 @@ __all__ = [
     "MAX_TASK_CHARS",
     "AccountingPart",
     "AnswerRecord",
+    "AssessmentPart",
     "AttackRecord",
     "CallRecord",
     "CandidateRecord",
@@ -86,6 +89,7 @@ __all__ = [
     "LeaveOutRecord",
     "Limits",
     "MergeRecord",
+    "OutcomePart",
     "PhaseRecord",
     "RefusalReason",
     "Retrieval",

@@ -212,6 +212,31 @@ class Timing(TypedDict):
     local_s: dict[str, float]
 
 
+class OutcomePart(TypedDict):
+    """The outcome first: the headline, the question, the answer or the refusal, in words."""
+
+    headline: str
+    question: str
+    expected_answer: str | None
+    answer: str | None
+    conclusion: str | None
+    refused: bool
+    refusal_reason: str | None
+    statement: str
+
+
+class AssessmentPart(TypedDict):
+    """What the assessment of the merged graph found: the chosen answer's support, every
+    candidate, the surviving claims, the labels, the claims refuted and the disputes left."""
+
+    chosen: ChosenRecord
+    candidates: list[CandidateRecord]
+    surviving_claims: list[ClaimRef]
+    labels: dict[str, list[str]]
+    killed: list[KilledRecord]
+    remaining_disputes: Disputes
+
+
 class StopPart(TypedDict):
     """Why the loop ended."""
 
@@ -324,24 +349,10 @@ class InterruptPart(TypedDict):
     interrupted: NotRequired[InterruptRecord]
 
 
-class RunReport(StopPart, AccountingPart, CorpusPart, InterruptPart):
+class RunReport(OutcomePart, StopPart, AssessmentPart, AccountingPart, CorpusPart, InterruptPart):
     """report.json: the outcome first, then the evidence, the graph, the costs and settings."""
 
     report_version: int
-    headline: str
-    question: str
-    expected_answer: str | None
-    answer: str | None
-    conclusion: str | None
-    refused: bool
-    refusal_reason: str | None
-    statement: str
-    chosen: ChosenRecord
-    candidates: list[CandidateRecord]
-    surviving_claims: list[ClaimRef]
-    labels: dict[str, list[str]]
-    killed: list[KilledRecord]
-    remaining_disputes: Disputes
     verifications: list[VerificationRecord]
     hops: HopsRecord | None
     """The hop-by-hop interrogation, when it ran (``config.hops``); else None."""

@@ -360,9 +360,9 @@ def test_invalid_numeric_arguments_are_rejected_by_the_parser(argv: list[str]) -
 
 def test_the_shipped_models_file_is_valid_and_its_default_is_listed() -> None:
     config = screen.load_models_config(screen.DEFAULT_MODELS_FILE)
-    ids = [m["id"] for m in config["models"]]
+    ids = config.ids()
     assert len(ids) == len(set(ids))
-    assert config["default_model"] in ids
+    assert config.default_model in ids
     assert {"local", "local-1.5b", "local-tiny"} <= set(ids)
     for spec in screen.resolve_models(ids, config, None, screen.DEFAULT_MODELS_FILE):
         assert spec.price_per_token is not None, spec.id

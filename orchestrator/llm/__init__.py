@@ -7,14 +7,14 @@ about graphs, questions or reports:
 - :mod:`.client` with :mod:`._transport`, :mod:`._request`, :mod:`._response`, :mod:`._guard`,
   :mod:`._ledger`: the OpenAI-compatible client, its retries, watchdog and cost ledger;
 - :mod:`.errors`: the typed exception tree;
-- :mod:`._pricing`: per-token prices from models.json;
+- :mod:`.models_file`: models.json, read once into typed records;
+- :mod:`._pricing`: per-token prices (from models.json or a catalog);
 - :mod:`.backend`: a model name turned into a ready client; :mod:`.probe`: the server's window;
 - :mod:`.local`, :mod:`.local_models`, :mod:`.serve_front`: the built-in llama.cpp models and
   ``logic-graph serve``;
 - :mod:`.testing`: scripted clients and a fake server for tests.
 """
 
-from orchestrator.llm._pricing import DEFAULT_MODELS_PATH
 from orchestrator.llm.backend import open_backend
 from orchestrator.llm.chat import ChatMiddleware, ChatRequest, ChatSeam
 from orchestrator.llm.client import (
@@ -41,6 +41,16 @@ from orchestrator.llm.errors import (
 )
 from orchestrator.llm.local import LocalModelError, serve_main
 from orchestrator.llm.local_models import default_cache_dir, is_local_model
+from orchestrator.llm.models_file import (
+    DEFAULT_MODELS_PATH,
+    JsonObject,
+    ModelEntry,
+    ModelsFile,
+    ModelsFileError,
+    SamplingSettings,
+    read_models_file,
+    sampling_settings,
+)
 from orchestrator.llm.probe import MAX_CONTEXT_TOKENS, MIN_CONTEXT_TOKENS
 
 __all__ = [
@@ -59,18 +69,25 @@ __all__ = [
     "ContextOverflowError",
     "CostLedger",
     "GuardedClient",
+    "JsonObject",
     "LLMError",
     "LLMTimeoutError",
     "LocalModelError",
+    "ModelEntry",
+    "ModelsFile",
+    "ModelsFileError",
     "PricingTable",
     "ResponseTooLargeError",
     "RetryExhaustedError",
     "RunInterruptedError",
     "RunStop",
+    "SamplingSettings",
     "SupportsChat",
     "UnexpectedClientError",
     "default_cache_dir",
     "is_local_model",
     "open_backend",
+    "read_models_file",
+    "sampling_settings",
     "serve_main",
 ]

@@ -54,11 +54,14 @@ from evals.grounding import (
 )
 from evals.grounding_tables import summary_markdown, summary_table, usd
 from orchestrator.llm import (
+    CHARS_PER_TOKEN,
+    MESSAGE_OVERHEAD_TOKENS,
     CostLedger,
     LLMError,
     ModelsFile,
     ModelsFileError,
     open_backend,
+    prompt_tokens,
     read_models_file,
 )
 
@@ -69,11 +72,6 @@ DEFAULT_OUT = Path("runs") / "screen"
 RESULTS_NAME = "results.jsonl"
 SUMMARY_NAME = "summary.md"
 
-# Prompt tokens are estimated from characters. English runs near 4 characters per token for
-# the tokenizers we target; dividing by 3 (and adding per-message overhead) over-estimates on
-# purpose, so the worst case stays an upper bound for ordinary text.
-CHARS_PER_TOKEN = 3.0
-TOKENS_PER_MESSAGE = 8
 MAX_TOKENS_LIMIT = 4096
 # The client already retries each call; this many failed calls in a row means the model (or
 # its server) is not answering at all, and further calls would only burn time and budget.
@@ -159,18 +157,11 @@ def resolve_models(
 # ---- cost estimate --------------------------------------------------------------------------
 
 
-def estimate_prompt_tokens(messages: Sequence[dict[str, str]]) -> int:
-    """Conservative prompt-token estimate: ceil(characters / 3) + 8 per message."""
-    return sum(
-        math.ceil(len(m["content"]) / CHARS_PER_TOKEN) + TOKENS_PER_MESSAGE for m in messages
-    )
-
-
 def worst_case_call_cost(spec: ModelSpec, item: Item, max_tokens: int) -> float | None:
     """Upper bound on one call's cost: estimated prompt tokens and a full max_tokens answer."""
     if spec.prompt_price is None or spec.completion_price is None:
         return None
-    prompt = estimate_prompt_tokens(screen_messages(item))
+    prompt = prompt_tokens(screen_messages(item))
     return prompt * spec.prompt_price + max_tokens * spec.completion_price
 
 
@@ -468,14 +459,14 @@ def print_estimate(
 ) -> tuple[float, list[str]]:
     """Print the worst-case estimate; return (total for priced models, ids with no price)."""
     print(
-        f"Worst-case cost before any call (prompt tokens ~ characters/{CHARS_PER_TOKEN:g} + "
-        f"{TOKENS_PER_MESSAGE} per message; every answer {max_tokens} tokens):"
+        f"Worst-case cost before any call (prompt tokens ~ characters/{CHARS_PER_TOKEN} + "
+        f"{MESSAGE_OVERHEAD_TOKENS} per message; every answer {max_tokens} tokens):"
     )
     total = 0.0
     unpriced: list[str] = []
     for spec in specs:
         todo = pending[spec.id]
-        prompt = sum(estimate_prompt_tokens(screen_messages(it)) for it in todo)
+        prompt = sum(prompt_tokens(screen_messages(it)) for it in todo)
         costs = [worst_case_call_cost(spec, it, max_tokens) for it in todo]
         if todo and any(c is None for c in costs):
             unpriced.append(spec.id)

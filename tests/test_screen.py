@@ -272,7 +272,7 @@ def test_the_estimate_is_priced_from_estimated_prompt_tokens_and_max_tokens() ->
     spec = screen.ModelSpec("m", None, False, 1e-6, 3e-6, listed=True)
     item = ITEMS[0]
     chars = sum(len(m["content"]) for m in screen.screen_messages(item))
-    prompt = screen.estimate_prompt_tokens(screen.screen_messages(item))
+    prompt = screen.prompt_tokens(screen.screen_messages(item))
     assert prompt >= chars / 3 + 16
     assert screen.worst_case_call_cost(spec, item, 100) == pytest.approx(prompt * 1e-6 + 3e-4)
     unpriced = screen.ModelSpec("m", "http://x", False, None, None, listed=False)

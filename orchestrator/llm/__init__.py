@@ -9,6 +9,7 @@ about graphs, questions or reports:
 - :mod:`.errors`: the typed exception tree;
 - :mod:`.models_file`: models.json, read once into typed records;
 - :mod:`._pricing`: per-token prices (from models.json or a catalog);
+- :mod:`.tokens`: the one token estimate (and the hard bound a cost cap needs);
 - :mod:`.backend`: a model name turned into a ready client; :mod:`.probe`: the server's window;
 - :mod:`.local`, :mod:`.local_models`, :mod:`.serve_front`: the built-in llama.cpp models and
   ``logic-graph serve``;
@@ -52,11 +53,19 @@ from orchestrator.llm.models_file import (
     sampling_settings,
 )
 from orchestrator.llm.probe import MAX_CONTEXT_TOKENS, MIN_CONTEXT_TOKENS
+from orchestrator.llm.tokens import (
+    CHARS_PER_TOKEN,
+    MESSAGE_OVERHEAD_TOKENS,
+    estimate_tokens,
+    prompt_tokens,
+)
 
 __all__ = [
+    "CHARS_PER_TOKEN",
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_MODELS_PATH",
     "MAX_CONTEXT_TOKENS",
+    "MESSAGE_OVERHEAD_TOKENS",
     "MIN_CONTEXT_TOKENS",
     "APIStatusError",
     "BackendUnusableError",
@@ -85,8 +94,10 @@ __all__ = [
     "SupportsChat",
     "UnexpectedClientError",
     "default_cache_dir",
+    "estimate_tokens",
     "is_local_model",
     "open_backend",
+    "prompt_tokens",
     "read_models_file",
     "sampling_settings",
     "serve_main",

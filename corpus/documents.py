@@ -19,9 +19,9 @@ from typing import Any
 from corpus.evidence import Evidence, build_evidence
 from corpus.index import CorpusIndexError, QueryGuard
 from corpus.index_pin import PinnedIndex, pin_inside
+from corpus.limits import MAX_SEARCH_K
 from corpus.retrieval import Hit, retrieve
 
-MAX_SEARCH_K = 50
 MAX_SEARCH_QUERY_CHARS = 1000
 MAX_INDEX_PATH_CHARS = 4096
 """Longer ``index`` arguments are refused before the file system sees them (Linux PATH_MAX)."""

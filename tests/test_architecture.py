@@ -252,10 +252,15 @@ def test_the_corpus_package_loads_only_what_is_imported() -> None:
     """``corpus/__init__`` imports nothing up front: the graph server (its stopwords) and the
     loop (citation spans and how a sentence reads) do not load the index, the readers or
     retrieval."""
-    assert corpus_modules_loaded_by("graph_server.server") == ["corpus", "corpus.words"]
+    assert corpus_modules_loaded_by("graph_server.server") == [
+        "corpus",
+        "corpus.limits",
+        "corpus.words",
+    ]
     assert corpus_modules_loaded_by("orchestrator.loop.driver") == [
         "corpus",
         "corpus.evidence",
+        "corpus.limits",
         "corpus.reference",
         "corpus.words",
     ]

@@ -45,6 +45,8 @@ from orchestrator.records.report import (
     StopPart,
     Timing,
     Totals,
+    given_source,
+    hit_summary,
 )
 from orchestrator.records.task import (
     DIVERSITY,
@@ -103,6 +105,8 @@ __all__ = [
     "Totals",
     "VerificationRecord",
     "VoteRecord",
+    "given_source",
+    "hit_summary",
     "load_task",
     "validate_task",
 ]

@@ -55,7 +55,24 @@ CREATE TABLE chunk_bits (chunk INTEGER PRIMARY KEY, bits BLOB NOT NULL);
 
 
 class CorpusIndexError(Exception):
-    """The index file cannot be used (not a corpus index, another schema, locked, corrupt)."""
+    """The index file cannot be used (not a corpus index, another schema, locked, corrupt).
+
+    The message says which and why, in one line.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from corpus import CorpusIndexError, search
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     notes = Path(tmp, "notes.sqlite")
+    ...     _ = notes.write_text("not a database")
+    ...     try:
+    ...         search(notes, "rack 7")
+    ...     except CorpusIndexError as error:
+    ...         print(str(error).split(": ")[-1])
+    file is not a database
+    """
 
 
 def read_meta(conn: sqlite3.Connection) -> dict[str, str]:

@@ -53,7 +53,42 @@ _TERM = re.compile(r"[^\W_]+")
 
 @dataclass(frozen=True)
 class Hit:
-    """One retrieved chunk."""
+    """One retrieved chunk.
+
+    Parameters
+    ----------
+    chunk_id : str
+        ``<relative path>#p<page>c<number>``: stable across re-ingests of an unchanged file.
+    path : str
+        The file, relative to the ingested folder.
+    page, start, end : int
+        The 1-based page, and the character offsets of the chunk in its text.
+    section : str
+        The heading trail above the chunk (``""``: none).
+    version : str or None
+        The version the file's name carries (``guide-v2.md``: ``"2"``), if any.
+    text : str
+        The chunk's text.
+    score : float
+        The fused RRF score (higher is better).
+    keyword_rank, dense_rank : int or None
+        The chunk's best rank in any keyword or dense ranking (1 = top), None if in none.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from corpus import ingest, search
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> docs, index = Path(tmp.name, "docs"), Path(tmp.name, "docs.sqlite")
+    >>> docs.mkdir()
+    >>> _ = (docs / "guide-v2.md").write_text("# Site\\n\\nRack 7 stands in the north hall.")
+    >>> _ = ingest(docs, index, dense=False)
+    >>> (hit,) = search(index, "rack 7", k=1, dense=False)
+    >>> hit.chunk_id, hit.section, hit.version, hit.keyword_rank, hit.dense_rank
+    ('guide-v2.md#p1c1', 'Site', '2', 1, None)
+    >>> tmp.cleanup()
+    """
 
     chunk_id: str
     """``<relative path>#p<page>c<number>``: stable across re-ingests of an unchanged file."""
@@ -76,7 +111,26 @@ class Hit:
 
 @dataclass(frozen=True)
 class Retrieval:
-    """The result of :func:`retrieve`: hits best first, and how they were found."""
+    """The result of :func:`retrieve`: hits best first, and how they were found.
+
+    Parameters
+    ----------
+    hits : tuple of Hit
+        The chunks, best first.
+    queries : tuple of str
+        The queries actually run (the question first, duplicates and blanks dropped).
+    dense_used : bool
+        Whether dense rankings were fused in.
+    dense_note : str
+        Why dense retrieval was not used, or ``""``.
+
+    Examples
+    --------
+    >>> from corpus import Retrieval
+    >>> found = Retrieval((), ("where is rack 7",), False, "dense retrieval was turned off")
+    >>> found.hits, found.dense_used
+    ((), False)
+    """
 
     hits: tuple[Hit, ...]
     queries: tuple[str, ...]
@@ -98,10 +152,35 @@ def query_terms(query: str) -> list[str]:
 
 
 def rrf_fuse(rankings: Sequence[Sequence[str]], *, k: int = RRF_K) -> list[tuple[str, float]]:
-    """Reciprocal rank fusion of ``rankings`` (each a list of ids, best first; an id seen
-    twice in one ranking counts at its first place). Returns ``(id, score)`` pairs, best
-    first: score descending, then best single rank ascending, then id ascending.
-    Cost: O(total length * log)."""
+    """Reciprocal rank fusion: an id scores ``1 / (k + rank)`` in each ranking it is in.
+
+    Cost: O(total length * log).
+
+    Parameters
+    ----------
+    rankings : sequence of sequence of str
+        Each a list of ids, best first; an id seen twice in one ranking counts at its first
+        place.
+    k : int, optional
+        The rank offset (default :data:`RRF_K`, 60), 0 or more.
+
+    Returns
+    -------
+    list of (str, float)
+        ``(id, score)`` pairs, best first: score descending, then best single rank
+        ascending, then id ascending.
+
+    Raises
+    ------
+    ValueError
+        When ``k`` is not a non-negative integer.
+
+    Examples
+    --------
+    >>> from corpus import rrf_fuse
+    >>> rrf_fuse([["a", "b"], ["b", "c"]], k=0)
+    [('b', 1.5), ('a', 1.0), ('c', 0.5)]
+    """
     if isinstance(k, bool) or not isinstance(k, int) or k < 0:
         raise ValueError(f"k must be a non-negative integer, got {k!r}")
     scores: dict[str, float] = {}
@@ -204,19 +283,61 @@ def retrieve(
 ) -> Retrieval:
     """The top ``k`` chunks for ``question`` and up to :data:`MAX_VARIANTS` ``variants``.
 
-    Inputs: an ingested index; the raw question (always searched); query variants (blank
-    ones and repeats are dropped, so an unusable rewrite falls back to the question alone);
-    ``k`` (1 to :data:`MAX_K`); ``dense``: True to add dense rankings when the index and the
-    extras allow (queries embedded with the backend the index was built with, whatever
-    ``$LOGIC_GRAPH_EMBEDDER`` says), False for keyword-only, or the :class:`Embedder` the
-    index was built with;
-    ``depth``: length of each single ranking (raised to ``4 * k`` when smaller); ``guard``:
-    the time limit and cancellation check for every query of this retrieval (default:
-    :data:`~corpus.index.QUERY_TIME_LIMIT_S`, no cancellation).
-    Output: a :class:`Retrieval`. Raises ValueError naming a bad argument and
-    :class:`~corpus.index.CorpusIndexError` for an unusable index, malformed
-    dense vectors, or a query the guard stopped.
-    Cost: one FTS5 query per query plus, with dense, one embedding and one vector scan each.
+    Each query is ranked by keywords (BM25) and, when the index and the extras allow, by
+    dense vectors; the rankings are fused by :func:`rrf_fuse`. Cost: one FTS5 query per
+    query plus, with dense, one embedding and one vector scan each.
+
+    Parameters
+    ----------
+    index_path : Path, str or PinnedIndex
+        An ingested index.
+    question : str
+        The raw question (always searched).
+    variants : sequence of str, optional
+        Query variants; blank ones and repeats are dropped, so an unusable rewrite falls
+        back to the question alone.
+    k : int, optional
+        How many chunks, 1 to :data:`MAX_K` (default 8).
+    dense : bool or Embedder, optional
+        True (default) to add dense rankings when the index and the extras allow (queries
+        embedded with the backend the index was built with, whatever
+        ``$LOGIC_GRAPH_EMBEDDER`` says), False for keyword-only, or the :class:`Embedder`
+        the index was built with.
+    depth : int, optional
+        Length of each single ranking (raised to ``4 * k`` when smaller).
+    guard : QueryGuard, optional
+        The time limit and cancellation check for every query of this retrieval (default:
+        :data:`~corpus.index.QUERY_TIME_LIMIT_S`, no cancellation).
+
+    Returns
+    -------
+    Retrieval
+        The hits, best first, the queries run and whether dense rankings were used.
+
+    Raises
+    ------
+    ValueError
+        Naming a bad argument.
+    CorpusIndexError
+        For an unusable index, malformed dense vectors, or a query the guard stopped.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from corpus import ingest, retrieve
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> docs, index = Path(tmp.name, "docs"), Path(tmp.name, "docs.sqlite")
+    >>> docs.mkdir()
+    >>> _ = (docs / "guide.md").write_text("Rack 7 stands in the north hall.")
+    >>> _ = (docs / "moves.md").write_text("Rack 9 moved to the south hall in May.")
+    >>> _ = ingest(docs, index, dense=False)
+    >>> found = retrieve(index, "Where is rack 7?", ["rack 7 hall", " "], k=2, dense=False)
+    >>> found.queries
+    ('Where is rack 7?', 'rack 7 hall')
+    >>> [hit.path for hit in found.hits]
+    ['guide.md', 'moves.md']
+    >>> tmp.cleanup()
     """
     queries = _validate(question, variants, k, dense, depth)
     depth = max(depth, 4 * k)
@@ -248,7 +369,47 @@ def retrieve(
 def search(
     index_path: Path | str, query: str, k: int = 8, *, dense: bool | Embedder = True
 ) -> list[Hit]:
-    """The top ``k`` chunks for one ``query`` (hybrid when available, see :func:`retrieve`)."""
+    """The top ``k`` chunks for one query (hybrid when available, see :func:`retrieve`).
+
+    Parameters
+    ----------
+    index_path : Path or str
+        An ingested index.
+    query : str
+        The text to search for.
+    k : int, optional
+        How many chunks, 1 to :data:`MAX_K` (default 8).
+    dense : bool or Embedder, optional
+        As for :func:`retrieve`.
+
+    Returns
+    -------
+    list of Hit
+        The chunks, best first.
+
+    Raises
+    ------
+    ValueError, CorpusIndexError
+        As :func:`retrieve` does.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from corpus import ingest, search
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> docs, index = Path(tmp.name, "docs"), Path(tmp.name, "docs.sqlite")
+    >>> docs.mkdir()
+    >>> _ = (docs / "guide.md").write_text("Rack 7 stands in the north hall.")
+    >>> _ = ingest(docs, index, dense=False)
+    >>> [hit.text for hit in search(index, "north hall", k=3, dense=False)]
+    ['Rack 7 stands in the north hall.']
+    >>> search(index, "  ")
+    Traceback (most recent call last):
+    ...
+    ValueError: question must be a non-empty string, got '  '
+    >>> tmp.cleanup()
+    """
     return list(retrieve(index_path, query, (), k, dense=dense).hits)
 
 

@@ -11,7 +11,7 @@ the store:
   by fuzzy text, and a given can only ever say what its document says. A given that fails
   stays in the graph as an ``assumption`` under its run-scoped id, with the reason recorded.
 * **the conclusion** is stored under its *answer*: id ``answer:<key>`` where ``key`` is
-  :func:`.answers.answer_key` of the run's short answer, with ``source`` set to the
+  :func:`~orchestrator.reply.answers.answer_key` of the run's answer, with ``source`` set to the
   same id so that no fuzzy merge can join two different answers. Runs that give the same
   answer share the node, so its ``run_ids`` are the runs that really gave it. Its claim is the
   first run's sentence when that sentence states the answer about the question's subject
@@ -47,12 +47,14 @@ from corpus.evidence import Evidence
 from graph_server.citation import anchor_citation
 from graph_server.dedup import same_claim
 from graph_server.similarity import NEGATIONS, claim_key, normalize
+from orchestrator.checks.chain import asserted_parts
 from orchestrator.checks.question import subject_terms, terms
 from orchestrator.reply import GUESSED_CONCLUSIONS
 from orchestrator.reply.answers import (
     ANSWER_SHORT,
     NO,
     YES,
+    answer_clauses,
     answer_key,
     asked_category,
     normalise_text,
@@ -334,4 +336,7 @@ def states_answer(sentence: str, key: str, subject: frozenset[str]) -> bool:
         return False
     if key in (YES, NO):
         return bool(claim_key(sentence).tokens & NEGATIONS) == (key == NO)
+    clauses = answer_clauses(key)
+    if clauses:  # in any order, each asserted (not in a quotation)
+        return set(clauses) <= set(asserted_parts(sentence))
     return f" {key} " in f" {normalise_text(sentence)} "

@@ -15,7 +15,8 @@ and carries no flag. Flags:
   found it (:data:`orchestrator.reply.parse.GUESSED_CONCLUSIONS`): such runs count toward run
   support, but cannot ground an answer by themselves;
 * ``answer_not_on_argument`` (with a chain context): a name or number answer that no claim of
-  its counted arguments holds or computes (:func:`orchestrator.checks.chain.answer_follows`).
+  its counted arguments holds or computes, or a compound answer with a clause that its
+  argument does not reach (:func:`orchestrator.checks.chain.answer_follows`).
 
 Candidates are ranked by
 
@@ -49,8 +50,9 @@ from orchestrator.checks.chain import (
     failed_links,
     without_links,
 )
+from orchestrator.checks.question import terms
 from orchestrator.records import AnswerRecord
-from orchestrator.reply.answers import UNANSWERABLE, is_entity, preferred_spelling
+from orchestrator.reply.answers import UNANSWERABLE, answer_clauses, is_entity, preferred_spelling
 
 _INTERROGATION_RUN = re.compile(r"^r\d+$")
 
@@ -389,11 +391,22 @@ def answer_flags(key: str, evidence_texts: Sequence[str] | None) -> tuple[str, .
         return ("answer_missing",)
     if key == UNANSWERABLE:
         return ("answer_unanswerable",)
-    if evidence_texts is not None and is_entity(key):
-        padded = f" {key} "
-        if not any(padded in f" {text} " for text in evidence_texts):
-            return ("answer_not_in_evidence",)
+    if evidence_texts is not None and is_entity(key) and not _in_evidence(key, evidence_texts):
+        return ("answer_not_in_evidence",)
     return ()
+
+
+def _in_evidence(key: str, evidence_texts: Sequence[str]) -> bool:
+    """Whether the evidence holds entity answer ``key``: as a phrase, or for a compound answer
+    (:func:`orchestrator.reply.answers.answer_clauses`) the words of each clause, wherever they
+    stand ("Aiden is a sinner" brings in nothing when the evidence names Aiden and sinners).
+    O(total length)."""
+    clauses = answer_clauses(key)
+    if clauses:
+        held = frozenset().union(*(terms(text) for text in evidence_texts))
+        return all(terms(clause) <= held for clause in clauses)
+    padded = f" {key} "
+    return any(padded in f" {text} " for text in evidence_texts)
 
 
 def _anchored_given(nodes: Mapping[str, Mapping[str, Any]], node_id: str) -> bool:

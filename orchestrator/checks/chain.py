@@ -19,7 +19,10 @@ the links between claims of the merged graph, with no model involved (docs/orche
 
 A flagged link stays in the graph and in the report; it only stops counting toward width
 (:func:`without_links`). :func:`answer_follows` checks that a candidate's answer occurs in a
-claim of its argument, or is recomputed from an operation one of them states.
+claim of its argument, or is recomputed from an operation one of them states; a compound answer
+("X is a knight, and Y is a knave") clause by clause, where a clause counts only when a claim
+asserts it, not when it stands in a quotation or a report of what someone said
+(:func:`clauses_follow`, :func:`asserted_parts`).
 
 All functions are pure and deterministic.
 """
@@ -50,7 +53,15 @@ from orchestrator.checks.question import (
     terms,
     unaccented,
 )
-from orchestrator.reply.answers import NO, UNANSWERABLE, YES, is_entity, normalise_text
+from orchestrator.reply.answers import (
+    NO,
+    UNANSWERABLE,
+    YES,
+    answer_clauses,
+    clause_sides,
+    is_entity,
+    normalise_text,
+)
 
 NO_BRIDGE = "no_bridge"
 LOOK_ALIKE = "look_alike"
@@ -89,6 +100,25 @@ _OPERATION = re.compile(
 _STEP = re.compile(
     rf"\s*(divided by|multiplied by|plus|minus|times|[+\-*/x×÷])\s*({_NUMBER})", re.IGNORECASE
 )
+_QUOTATION = re.compile(r'"[^"]*"|“[^”]*”|‘[^’]*’|(?<!\w)\'[^\']*\'(?!\w)')
+_STRAY_QUOTE = re.compile(r'["“”‘]')
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_REPORTS = re.compile(
+    r"\b(?:sa(?:y|ys|id|ying)|stat(?:e|es|ed|ing|ement|ements)|claim\w*|t(?:ell|ells|old|elling)"
+    r"|assert\w*|declar\w*|not(?:e|es|ed|ing)|remark\w*|mention\w*|comment\w*|express\w*"
+    r"|put it|according|words?|repl(?:y|ies|ied)|insist\w*|argu\w*|explain\w*|exclaim\w*"
+    r"|suggest\w*|think\w*|thought|believ\w*|wr(?:ote|ites?|itten))\b",
+    re.IGNORECASE,
+)
+"""Words that make a sentence report what someone says or thinks."""
+_SUPPOSES = re.compile(
+    r"\b(?:if|unless|whether|suppos\w*|assum\w*|or|either|neither|nor|not|never|no|cannot"
+    r"|\w+n['’]t|false that|untrue that)\b",
+    re.IGNORECASE,
+)
+"""Words that make a sentence suppose, offer alternatives or deny."""
+_PARTS = re.compile(r"[;,]|\b(?:and|but|so|because|since|therefore|thus|hence)\b", re.IGNORECASE)
+"""Where a sentence joins the facts it asserts."""
 
 
 @dataclass(frozen=True)
@@ -396,6 +426,9 @@ def answer_follows(key: str, argument: Sequence[str], stated: Sequence[str] = ()
     not looked up (True)."""
     if not key or not (is_entity(key) or re.fullmatch(_NUMBER, key)):
         return True
+    clauses = answer_clauses(key)
+    if clauses:
+        return clauses_follow(clauses, argument, stated)
     padded = [f" {normalise_text(claim)} " for claim in argument]
     if any(f" {key} " in text for text in padded):
         return True
@@ -408,6 +441,41 @@ def answer_follows(key: str, argument: Sequence[str], stated: Sequence[str] = ()
             if value == target and all(claim_key(o).numbers[0] in known for o in operands):
                 return True
     return False
+
+
+def clauses_follow(clauses: Sequence[str], argument: Sequence[str], stated: Sequence[str]) -> bool:
+    """Whether every clause of a compound answer (:func:`orchestrator.reply.answers.answer_clauses`)
+    is reached by the ``argument`` claims: a claim, or a run's conclusion sentence in
+    ``stated``, asserts the clause (:func:`asserted_parts`: not inside a quotation, a report of
+    what someone said, a supposition, an alternative or a denial), and a claim of the argument
+    names the clause's subject. "Logan told you that Aiden is a sinner" names Aiden and holds
+    the words "Aiden is a sinner", but asserts nothing about him. O(total length)."""
+    said = {part for text in [*argument, *stated] for part in asserted_parts(text)}
+    named = [terms(claim) for claim in argument]
+    for clause in clauses:
+        subject = terms(clause_sides(clause)[0])
+        if clause not in said or not any(subject <= found for found in named):
+            return False
+    return True
+
+
+def asserted_parts(text: str) -> list[str]:
+    """The facts ``text`` asserts, each folded as an answer is (:func:`orchestrator.reply.answers.
+    normalise_text`): its sentences with every quotation cut out (an unclosed one runs to the
+    end of its sentence), split at commas, semicolons and joining words (and, but, so,
+    because, since, therefore, thus, hence). A sentence that reports what someone says or
+    thinks (said, claimed, told, according to, in X's words ...), supposes (if, unless,
+    assume), offers alternatives (or, either) or denies (not, never, n't) asserts nothing.
+    "Aiden is a sinner, and Logan is a saint" -> ``["aiden is sinner", "logan is saint"]``;
+    'Aiden asserted: "Logan is a saint"' -> ``[]``. A lexical reading, deliberately strict: a
+    fact it misses only leaves an answer ungrounded. O(len(text))."""
+    found: list[str] = []
+    for sentence in _SENTENCE_END.split(_QUOTATION.sub(" ", text)):
+        sentence = _STRAY_QUOTE.split(sentence)[0]
+        if _REPORTS.search(sentence) or _SUPPOSES.search(sentence):
+            continue
+        found += [normalise_text(part) for part in _PARTS.split(sentence)]
+    return [part for part in found if part]
 
 
 # -- helpers --------------------------------------------------------------------------------

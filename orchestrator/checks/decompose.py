@@ -25,14 +25,15 @@ from __future__ import annotations
 
 import re
 
-from orchestrator.checks.question import asked
+from orchestrator.checks.question import DESCRIPTIONS, asked
 
 MAX_LOOKUPS = 4
-_OBJECT = r"(?:the\s+)?(?:#\d+|[A-Z][\w'’.&-]*(?:\s+[A-Z][\w'’.&-]*)*|[a-z][\w-]*)"
-_DESCRIPTIONS = (
-    (re.compile(rf"\bthe (\w+) (?:that|which|who) (\w+) ({_OBJECT})"), "Which {n} {v} {x}?"),
-    (re.compile(rf"\bthe (\w+) (\w+ed) by ({_OBJECT})"), "Which {n} is {v} by {x}?"),
-    (re.compile(rf"\bthe (\w+) of ({_OBJECT})"), "Who or what is the {n} of {x}?"),
+_DESCRIPTIONS = tuple(
+    zip(
+        DESCRIPTIONS,
+        ("Which {n} {v} {x}?", "Which {n} is {v} by {x}?", "Who or what is the {n} of {x}?"),
+        strict=True,
+    )
 )
 _WHERE = re.compile(r"\bthe (\w+) where (.+?) (was|is|were|are) (\w+)$")
 _COMPARISON = re.compile(

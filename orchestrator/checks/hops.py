@@ -37,7 +37,7 @@ from orchestrator.checks.question import (
     subject_terms,
     terms,
 )
-from orchestrator.reply.answers import answer_key, asked_category, normalise_text
+from orchestrator.reply import answer_key, asked_category, normalise_text
 
 REFERENCE = re.compile(r"#\s?(\d+)")
 _WORDS = re.compile(r"[^\W_]+")

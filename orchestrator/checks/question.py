@@ -16,7 +16,7 @@ import unicodedata
 
 from graph_server.citation import name_words
 from graph_server.similarity import AUXILIARIES, STOPWORDS, claim_key, collapse_initialisms
-from orchestrator.reply.answers import asked_category
+from orchestrator.reply import asked_category
 
 _COMPARATIVES = frozenset(
     [
@@ -161,10 +161,23 @@ def offered(question: str) -> frozenset[str]:
     return terms(listed) if listed else frozenset()
 
 
+_OBJECT = r"(?:the\s+)?(?:#\d+|[A-Z][\w'’.&-]*(?:\s+[A-Z][\w'’.&-]*)*|[a-z][\w-]*)"
+DESCRIPTIONS = (
+    re.compile(rf"\bthe (\w+) (?:that|which|who) (\w+) ({_OBJECT})"),
+    re.compile(rf"\bthe (\w+) (\w+ed) by ({_OBJECT})"),
+    re.compile(rf"\bthe (\w+) of ({_OBJECT})"),
+)
+"""The definite descriptions a question nests, each ending on its object (the last group): "the
+company that built X", "the river crossed by X", "the founder of X". The object is a name, a
+lower-case word (after an optional "the") or a ``#k`` (:mod:`orchestrator.checks.decompose`)."""
+
+
 def subject_terms(question: str) -> frozenset[str]:
     """What an argument must reach: the question's names and numbers (in :func:`terms`
-    form), or, for a question with neither, its content words but the kind of thing it asks
-    for (:func:`_asked_for`). Only the question proper
+    form); for a question with neither, the objects of its descriptions that are lower-case
+    ones ("the velldrum" in "In which town was the inventor of the velldrum born?":
+    :func:`described_objects`), else its content words but the kind of thing it asks for
+    (:func:`_asked_for`). Only the question proper
     counts (:func:`asked`): a sentence-initial word of a format instruction ("Answer with the
     name only", "Respond only with ...") looks like a name, but no evidence mentions it."""
     question = asked(question)
@@ -174,7 +187,21 @@ def subject_terms(question: str) -> frozenset[str]:
         if word.casefold() not in STOPWORDS | AUXILIARIES | FILLERS | _QUESTION_WORDS
     )
     found = terms(named) | frozenset(claim_key(question).numbers)
+    if not found:
+        found = terms(" ".join(described_objects(question)))
     return found or (terms(question) - _QUESTION_WORDS - _asked_for(question))
+
+
+def described_objects(question: str) -> list[str]:
+    """The objects of the descriptions of ``question`` (:data:`DESCRIPTIONS`) that are
+    lower-case definite descriptions, in order: "the velldrum" for "In which town was the
+    inventor of the velldrum born?"; both instruments for "Who was born earlier: the inventor
+    of the quarzither or the inventor of the silpipe?". An object is the end of its
+    description, so it holds no other. Objects that are names, ``#k`` or a word without "the"
+    ("the statements that no reptiles ..." describes no thing) are left out. O(len(question))."""
+    matches = [match for pattern in DESCRIPTIONS for match in pattern.finditer(question)]
+    objects = [match.groups()[-1] for match in sorted(matches, key=lambda match: match.start())]
+    return [found for found in objects if re.fullmatch(r"the\s+[a-z][\w-]*", found)]
 
 
 _QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”')
@@ -260,8 +287,9 @@ def relation_terms(question: str) -> frozenset[str]:
     """What a question asks about its names, in :func:`terms` form: its words but its names
     and numbers (:func:`subject_terms`), the options it lists after a ``:``, the question
     words and the kind of thing asked for. "Which town was settled earlier, Marrgard or
-    Zarnmere?" -> ``{"settl", "earlier"}`` (stemmed). Empty for a question without names,
-    whose subject already holds all its words. O(len(question))."""
+    Zarnmere?" -> ``{"settl", "earlier"}`` (stemmed); "In which town was the inventor of the
+    velldrum born?" -> ``{"inventor", "born"}``. Empty for a question with neither names nor a
+    lower-case description, whose subject already holds all its words. O(len(question))."""
     proper = asked(question)
     listed = terms(proper.rsplit(":", 1)[1]) if ":" in proper else frozenset()
     return terms(proper) - subject_terms(question) - listed - _QUESTION_WORDS - _asked_for(question)

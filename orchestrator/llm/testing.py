@@ -344,13 +344,17 @@ class _RequestHandler(BaseHTTPRequestHandler):
         )
         self.owner._record(request)
         try:
-            self._answer(self.owner._reply_for(request))
+            reply = self.owner._reply_for(request)
+            if reply.delay_s > 0:
+                self.owner._wait(reply.delay_s)
         finally:
+            # In flight until its answer starts to go out: a client that has read the answer
+            # may send its next request at once, and that one must not count as overlapping
+            # the few lines this handler runs after the write.
             self.owner._done()
+        self._answer(reply)
 
     def _answer(self, reply: FakeReply) -> None:
-        if reply.delay_s > 0:
-            self.owner._wait(reply.delay_s)
         if reply.drop_connection:
             self.close_connection = True
             self.connection.shutdown(socket.SHUT_RDWR)

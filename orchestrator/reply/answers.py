@@ -109,6 +109,18 @@ _COORDINATED = re.compile(r"\s*[;,]?\s+(?:and|but|while|whereas)\s+|\s*;\s*", re
 """Where an answer joins clauses or items ("X is a hero, and Y is a villain")."""
 _NOT_NAMES = frozenset({"i", "it", "this", "that", "he", "she", "they", "we", "yes", "no"})
 """Capitalised words that name nothing (a clause may open on them)."""
+_CLAUSE_JOINS = re.compile(
+    r"\s*[;,]\s*(?:(?:and|but|while|whereas)\s+)?|\s+(?:and|but|while|whereas)\s+", re.IGNORECASE
+)
+"""Where a compound answer joins its clauses ("X is a knight, Y is a knave, and Z is ...")."""
+_CLAUSE = re.compile(
+    r"^(?P<who>[^\W\d_][\w'-]*(?: [^\W\d_][\w'-]*){0,2})"
+    r" (?:is|are|was|were) (?P<what>[\w'-]+(?: [\w'-]+){0,2})$"
+)
+"""One clause of a compound answer under :func:`_canonical_words`: a subject of at most three
+words, a copula and a predicate of at most three ("aiden is sinner")."""
+_UNDECIDED = frozenset({"or", "not", "no", "either", "neither", "nor", "if", "maybe", "unknown"})
+"""Predicate words that leave a clause undecided ("a sinner or a saint")."""
 
 
 _ASKED_FOR = re.compile(r"\b(?:which|what|whose)\s+([^\W\d_]+)", flags=re.IGNORECASE)
@@ -130,6 +142,39 @@ def preferred_spelling(spellings: Sequence[str]) -> str:
     return next(s for s in frequent if len(answer_key(s)) == longest)
 
 
+def answer_clauses(answer: str) -> tuple[str, ...]:
+    """The clauses of a compound answer, each folded as an answer is ("Aiden is a sinner" ->
+    ``"aiden is sinner"``), sorted, or ``()`` when ``answer`` is not one. A compound answer is
+    two or more parts joined by commas, semicolons, "and" or "but", each of them a clause: a subject
+    that is no pronoun, "is" (are, was, were) and a predicate that decides something ("Jack is
+    a sage/fool" or "a sinner or a saint" decides nothing). "Aiden is a sinner, and Logan is a
+    saint" and "Logan is a saint and Aiden is a sinner" have the same clauses; "Tamsin Ossick
+    and Kestrel Morvick" has none. Works on a key as well as on the answer it came from.
+    O(len(answer))."""
+    parts = [part for part in _CLAUSE_JOINS.split(answer.strip().rstrip(".!")) if part.strip()]
+    if len(parts) < 2 or "/" in answer:
+        return ()
+    clauses = []
+    for part in parts:
+        clause = _canonical_words(_clean(part))
+        match = _CLAUSE.match(clause)
+        if match is None or match["who"].split()[0] in _NOT_NAMES:
+            return ()
+        if set(match["what"].split()) & _UNDECIDED:
+            return ()
+        clauses.append(clause)
+    return tuple(sorted(clauses))
+
+
+def clause_sides(clause: str) -> tuple[str, str]:
+    """(subject, predicate) of one clause of :func:`answer_clauses` ("aiden is sinner" ->
+    ``("aiden", "sinner")``). O(len(clause))."""
+    match = _CLAUSE.match(clause)
+    if match is None:
+        raise ValueError(f"not a clause: {clause!r}")
+    return match["who"], match["what"]
+
+
 def answer_key(answer: object, category: Collection[str] = ()) -> str:
     """The cluster key of a short answer ("" for no answer at all); ``category``
     (:func:`asked_category` of the question) names words dropped from its end when more
@@ -145,6 +190,9 @@ def answer_key(answer: object, category: Collection[str] = ()) -> str:
         return NO
     if is_refusal(text):
         return UNANSWERABLE
+    clauses = answer_clauses(answer)
+    if clauses:  # "Logan is a saint, Aiden is a sinner" is "Aiden is a sinner and Logan ..."
+        return " and ".join(clauses)
     words = _canonical_words(text).split()
     # "In Quelheim" answers "In which town ...?" just as "Quelheim" does.
     if len(words) > 1 and words[0] in _LEADING_PREPOSITIONS:
@@ -247,6 +295,8 @@ def shorten_answer(
     words = answer.split()
     if len(words) <= MAX_SHORT_WORDS or answer_key(answer) in (YES, NO, UNANSWERABLE):
         return answer, ANSWER_SHORT
+    if answer_clauses(answer):
+        return answer, ANSWER_SHORT  # a list of short facts, each checked on its own
     first = _clean(words[0])
     if first in (YES, NO):
         return first, ANSWER_CUT

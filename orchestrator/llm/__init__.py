@@ -40,11 +40,11 @@ from orchestrator.llm.errors import (
     RunInterruptedError,
     UnexpectedClientError,
 )
+from orchestrator.llm.json_object import JsonObject
 from orchestrator.llm.local import LocalModelError, serve_main
 from orchestrator.llm.local_models import default_cache_dir, is_local_model
 from orchestrator.llm.models_file import (
     DEFAULT_MODELS_PATH,
-    JsonObject,
     ModelEntry,
     ModelsFile,
     ModelsFileError,

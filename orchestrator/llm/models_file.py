@@ -20,11 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
-DEFAULT_MODELS_PATH = Path(__file__).resolve().parents[2] / "models.json"
+from orchestrator.llm.json_object import JsonObject
 
-JsonObject = dict[str, Any]
-"""A free-form JSON object (a parsed file, a JSON Schema, an HTTP body): the one name for
-data whose shape no record describes."""
+DEFAULT_MODELS_PATH = Path(__file__).resolve().parents[2] / "models.json"
 
 
 class ModelsFileError(ValueError):

@@ -28,6 +28,7 @@ from typing import Any
 from orchestrator.llm._ledger import ChatResult, CostLedger
 from orchestrator.llm.chat import ChatRequest, ChatSeam
 from orchestrator.llm.errors import LLMError
+from orchestrator.llm.json_object import JsonObject
 
 __all__ = [
     "FakeOpenAIServer",
@@ -47,7 +48,7 @@ def completion_body(
     cost: float | None = None,
     model: str = "fake-model",
     finish_reason: str | None = "stop",
-) -> dict[str, Any]:
+) -> JsonObject:
     """A chat-completions response body whose first choice says ``text``.
 
     ``usage`` carries only the fields that are not None (and is left out when all are), so a
@@ -62,7 +63,7 @@ def completion_body(
         )
         if value is not None
     }
-    body: dict[str, Any] = {
+    body: JsonObject = {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "model": model,
@@ -96,7 +97,7 @@ class FakeReply:
     """
 
     status: int = 200
-    body: dict[str, Any] | list[Any] | str | None = None
+    body: JsonObject | list[Any] | str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
     drop_connection: bool = False
@@ -115,7 +116,7 @@ class FakeRequest:
     body: str
 
 
-Handler = Callable[[dict[str, Any], dict[str, str]], "FakeReply | dict[str, Any] | str"]
+Handler = Callable[[JsonObject, dict[str, str]], "FakeReply | JsonObject | str"]
 
 
 class FakeOpenAIServer:
@@ -146,8 +147,8 @@ class FakeOpenAIServer:
         self,
         handler: Handler | Sequence[object] | None = None,
         *,
-        catalog: dict[str, Any] | FakeReply | None = None,
-        routes: dict[str, Any] | None = None,
+        catalog: JsonObject | FakeReply | None = None,
+        routes: JsonObject | None = None,
         seconds_per_token: float = 0.0,
     ) -> None:
         if not seconds_per_token >= 0:
@@ -188,7 +189,7 @@ class FakeOpenAIServer:
         with self._lock:
             return list(self._requests)
 
-    def chat_requests(self) -> list[dict[str, Any]]:
+    def chat_requests(self) -> list[JsonObject]:
         """The JSON bodies of the chat-completions requests received so far."""
         return [r.json for r in self.requests if r.path.endswith("/chat/completions")]
 
@@ -237,7 +238,7 @@ class FakeOpenAIServer:
                 self.handler_errors.append(exc)
             return FakeReply(status=500, body={"error": {"message": f"handler raised {exc!r}"}})
 
-    def _next_answer(self, request: FakeRequest) -> FakeReply | dict[str, Any] | str:
+    def _next_answer(self, request: FakeRequest) -> FakeReply | JsonObject | str:
         handler = self._handler
         if handler is None:
             return "OK"
@@ -264,7 +265,7 @@ def _as_route_reply(answer: Any) -> FakeReply:
     return answer if isinstance(answer, FakeReply) else FakeReply(body=answer)
 
 
-def _as_reply(answer: FakeReply | dict[str, Any] | str) -> FakeReply:
+def _as_reply(answer: FakeReply | JsonObject | str) -> FakeReply:
     if isinstance(answer, FakeReply):
         return answer
     if isinstance(answer, str):
@@ -296,7 +297,7 @@ def _generated(reply: FakeReply, max_tokens: object, seconds_per_token: float) -
     return replace(reply, body=new_body, delay_s=reply.delay_s + seconds_per_token * len(sent))
 
 
-def _default_body(status: int) -> dict[str, Any]:
+def _default_body(status: int) -> JsonObject:
     if 200 <= status < 300:
         return completion_body("OK")
     return {"error": {"message": f"fake error {status}", "code": status}}
@@ -426,7 +427,7 @@ class ScriptExhaustedError(AssertionError):
     """
 
 
-Script = Callable[[str, list[dict[str, Any]], dict[str, Any]], "str | BaseException"]
+Script = Callable[[str, list[dict[str, Any]], JsonObject], "str | BaseException"]
 
 
 class ScriptedClient(ChatSeam):
@@ -459,10 +460,10 @@ class ScriptedClient(ChatSeam):
         self.cost_per_call = cost_per_call
         self.latency_s = latency_s
         self._lock = threading.Lock()
-        self._calls: list[dict[str, Any]] = []
+        self._calls: list[JsonObject] = []
 
     @property
-    def calls(self) -> list[dict[str, Any]]:
+    def calls(self) -> list[JsonObject]:
         """A copy of every call received so far, in arrival order."""
         with self._lock:
             return list(self._calls)
@@ -516,7 +517,7 @@ class ScriptedClient(ChatSeam):
         return replace(result, call_id=call_id)
 
     def _answer(
-        self, position: int, model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]
+        self, position: int, model: str, messages: list[dict[str, Any]], kwargs: JsonObject
     ) -> str | BaseException:
         if callable(self._script):
             return self._script(model, messages, kwargs)

@@ -38,7 +38,6 @@ the run being resumed).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import threading
 import time
@@ -79,6 +78,7 @@ from evals.results import (
 )
 from evals.summary import write_summary
 from orchestrator.api import RunConfig, model_shape
+from orchestrator.api import default_model as api_default_model
 from orchestrator.llm import (
     BackendUnusableError,
     LLMError,
@@ -215,15 +215,11 @@ def load_selected(dataset: str, fmt: str | None, limit: int | None) -> list[dict
 
 
 def default_model(models_file: Path) -> str:
-    """``default_model`` of the models file."""
+    """``default_model`` of the models file (:func:`orchestrator.api.default_model`)."""
     try:
-        data = json.loads(models_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise EvalError(f"cannot read models file {models_file}: {exc}") from exc
-    model = data.get("default_model") if isinstance(data, dict) else None
-    if not isinstance(model, str) or not model:
-        raise EvalError(f"{models_file} has no default_model; pass --model")
-    return model
+        return api_default_model(models_file)
+    except ValueError as exc:
+        raise EvalError(str(exc)) from exc
 
 
 def model_prices(model: str, models_file: Path) -> tuple[float, float] | None:

@@ -22,6 +22,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
+from corpus.limits import MAX_SEARCH_K as MAX_SEARCH_K
 from graph_server.views import SUPER_SOURCE
 
 # The single source of the store's enums and defaults: the store, the MCP tool schemas
@@ -35,8 +36,6 @@ DEFAULT_RATIO_THRESHOLD = 0.85
 """Character-similarity score (0..1) at or above which two claims count as duplicates."""
 DEFAULT_SEARCH_K = 5
 """Chunks ``search_evidence`` returns when no ``k`` is given."""
-MAX_SEARCH_K = 50
-"""Most chunks one ``search_evidence`` call may ask for (the corpus layer enforces it)."""
 MAX_SEARCH_QUERY_CHARS = 1_000
 """Longest ``search_evidence`` query (the corpus layer enforces it)."""
 NODE_KEYS = ("id", "claim", "type", "confidence", "run_ids", "source")

@@ -12,7 +12,6 @@ call in here; nothing here parses arguments or prints.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import time
 from collections.abc import Callable
@@ -20,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.llm import (
-    DEFAULT_MODELS_PATH,
     APIStatusError,
     CallTimeBudgetError,
     ChatClient,
@@ -28,11 +26,16 @@ from orchestrator.llm import (
     GuardedClient,
     LLMError,
     LLMTimeoutError,
+    ModelEntry,
+    ModelsFile,
+    ModelsFileError,
     ResponseTooLargeError,
     RetryExhaustedError,
     RunInterruptedError,
     RunStop,
+    SamplingSettings,
     SupportsChat,
+    read_models_file,
 )
 from orchestrator.loop import (
     CorpusRun,
@@ -296,57 +299,47 @@ def _limits(client: SupportsChat, config: RunConfig, guard: GuardedClient) -> Ru
     }
 
 
-def default_model(models_path: Path = DEFAULT_MODELS_PATH) -> str:
-    """``default_model`` from models.json; raises :class:`TaskError` when it is missing."""
-    try:
-        data = json.loads(models_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise TaskError(f"no --model given and {models_path} cannot be read: {exc}") from exc
-    model = data.get("default_model") if isinstance(data, dict) else None
-    if not isinstance(model, str) or not model.strip():
-        raise TaskError(f"no --model given and {models_path} has no 'default_model'")
-    return model
+def default_model(models_path: Path | None = None) -> str:
+    """``default_model`` from models.json (default: the repository's); raises
+    :class:`TaskError` when the file cannot be read or names no default."""
+    models = _models_file(models_path)
+    if models.default_model is None:
+        raise TaskError(f"no --model given and {models.path} has no 'default_model'")
+    return models.default_model
 
 
-def model_shape(model: str, models_path: Path = DEFAULT_MODELS_PATH) -> str:
-    """The ``interrogation_shape`` models.json sets for ``model``; ``graph`` when the file, the
-    model or the setting is missing (an unknown value fails in :class:`RunConfig`)."""
-    shape = _model_entry(model, models_path).get("interrogation_shape", "graph")
-    return shape if isinstance(shape, str) else repr(shape)
+def model_shape(model: str, models_path: Path | None = None) -> str:
+    """The ``interrogation_shape`` models.json sets for ``model``; ``graph`` when the model
+    or the setting is missing (an unknown value fails in :class:`RunConfig`)."""
+    return _model_entry(model, models_path).interrogation_shape or "graph"
 
 
-def model_greedy_first(model: str, models_path: Path = DEFAULT_MODELS_PATH) -> bool:
+def model_greedy_first(model: str, models_path: Path | None = None) -> bool:
     """The ``greedy_first`` models.json sets for ``model`` (run ``r1`` at temperature 0, see
-    :class:`RunConfig`); False when the file, the model or the setting is missing, and for
-    any value but ``true``."""
-    return _model_entry(model, models_path).get("greedy_first") is True
+    :class:`RunConfig`); False when the model or the setting is missing."""
+    return _model_entry(model, models_path).greedy_first is True
 
 
-SAMPLING_SETTINGS = ("n", "temperature", "budget_calls")
-"""The :class:`RunConfig` fields a models.json entry may set for its model: how many runs, at
-which temperature, within how many calls, chosen per model from measurements
-(docs/results/verdicts-small-models.md: the 1.5B is most accurate as one greedy run)."""
+def model_sampling(model: str, models_path: Path | None = None) -> SamplingSettings:
+    """The sampling settings models.json sets for ``model`` (:class:`SamplingSettings`),
+    only those present (empty when the model is missing). :class:`RunConfig` checks their
+    values, naming the field."""
+    return _model_entry(model, models_path).sampling()
 
 
-def model_sampling(model: str, models_path: Path = DEFAULT_MODELS_PATH) -> dict[str, Any]:
-    """The :data:`SAMPLING_SETTINGS` that models.json sets for ``model``, by field name; only
-    those present (empty when the file or the model is missing). Values are passed on as
-    written: :class:`RunConfig` refuses a bad one, naming the field."""
-    entry = _model_entry(model, models_path)
-    return {name: entry[name] for name in SAMPLING_SETTINGS if name in entry}
-
-
-def _model_entry(model: str, models_path: Path) -> dict[str, Any]:
-    """The models.json entry for ``model``; empty when the file or the entry is missing."""
+def _models_file(models_path: Path | None) -> ModelsFile:
+    """models.json read once (:func:`read_models_file`); its error becomes a
+    :class:`TaskError` (refused before any call)."""
     try:
-        data = json.loads(models_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return {}
-    entries = data.get("models") if isinstance(data, dict) else None
-    for entry in entries if isinstance(entries, list) else []:
-        if isinstance(entry, dict) and entry.get("id") == model:
-            return entry
-    return {}
+        return read_models_file(models_path)
+    except ModelsFileError as exc:
+        raise TaskError(str(exc)) from exc
+
+
+def _model_entry(model: str, models_path: Path | None) -> ModelEntry:
+    """The models.json entry for ``model``; one without settings when the file does not
+    list it."""
+    return _models_file(models_path).entry(model) or ModelEntry(model)
 
 
 def _backend_failed(guard: GuardedClient, result: LoopResult) -> BackendFailure | None:

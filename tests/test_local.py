@@ -540,7 +540,7 @@ def test_models_json_sets_timeout_retries_concurrency_and_structured_output(
 def test_a_models_json_setting_of_the_wrong_type_names_the_key_and_model(tmp_path: Path) -> None:
     models = _models_file(tmp_path, [{"id": "acme/m1", "concurrency": "many"}])
     with (
-        pytest.raises(ValueError, match="concurrency of 'acme/m1' must be a int"),
+        pytest.raises(ValueError, match="concurrency of 'acme/m1' must be an integer"),
         open_backend("acme/m1", models_path=models, preflight=False),
     ):
         pass
@@ -617,7 +617,7 @@ def test_models_json_local_entry_that_is_not_built_in_is_rejected(tmp_path: Path
 
 def test_unreadable_models_file_and_blank_model_name_are_rejected(tmp_path: Path) -> None:
     with (
-        pytest.raises(ValueError, match="cannot read the models file"),
+        pytest.raises(ValueError, match="does not exist"),
         open_backend("acme/m1", models_path=tmp_path / "missing.json"),
     ):
         pass

@@ -39,7 +39,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import requests
 
@@ -80,6 +80,7 @@ from orchestrator.llm.errors import (
     RunInterruptedError,
     UnexpectedClientError,
 )
+from orchestrator.llm.json_object import JsonObject
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -264,7 +265,7 @@ class ChatClient(ChatSeam):
         return replace(result, call_id=call_id)
 
     def _with_retries(
-        self, request: ChatRequest, payload: dict[str, Any], start: float, deadline: float | None
+        self, request: ChatRequest, payload: JsonObject, start: float, deadline: float | None
     ) -> ChatResult:
         """Attempts until one answers (its result counts the attempts and transport failures)
         or the call must give up (:meth:`_give_up` records and raises)."""
@@ -380,7 +381,7 @@ class ChatClient(ChatSeam):
         return _keys.redact(text, self.__key)
 
     def _attempt_in_turn(
-        self, model: str, payload: dict[str, Any], deadline: float | None
+        self, model: str, payload: JsonObject, deadline: float | None
     ) -> ChatResult:
         """One attempt, once a place under ``max_concurrency`` is free; the wait counts
         against the call's deadline, never against the attempt's own limit. Nothing is sent
@@ -402,7 +403,7 @@ class ChatClient(ChatSeam):
             return self.timeout_s
         return min(self.timeout_s, max(deadline - self._clock(), 0.001))
 
-    def _attempt(self, model: str, payload: dict[str, Any], limit_s: float) -> ChatResult:
+    def _attempt(self, model: str, payload: JsonObject, limit_s: float) -> ChatResult:
         """One HTTP attempt, whole answer within ``limit_s``; returns a result (latency and
         attempts filled in later) or raises."""
         url = self.base_url + "/chat/completions"

@@ -25,7 +25,7 @@ UNDETERMINED_CONFIDENCE = 0.5
 class Stop(NamedTuple):
     """Why the loop ended: a :class:`~orchestrator.records.reasons.StopReason` and a sentence."""
 
-    reason: str
+    reason: StopReason
     detail: str
 
 

@@ -47,6 +47,8 @@ from orchestrator.records.report import (
     StopPart,
     Timing,
     Totals,
+    given_source,
+    hit_summary,
 )
 from orchestrator.records.task import (
     DIVERSITY,
@@ -107,6 +109,8 @@ __all__ = [
     "Totals",
     "VerificationRecord",
     "VoteRecord",
+    "given_source",
+    "hit_summary",
     "load_task",
     "validate_task",
 ]

@@ -10,7 +10,7 @@ once its loop ran. Field meanings are documented in docs/orchestrator.md.
 
 from __future__ import annotations
 
-from typing import Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from orchestrator.records.loop import (
     AttackRecord,
@@ -24,6 +24,10 @@ from orchestrator.records.loop import (
     RunRecord,
     VerificationRecord,
 )
+
+if TYPE_CHECKING:  # the corpus's retrieval and index modules load only in a corpus run
+    from corpus.documents import SpanSource
+    from corpus.retrieval import Hit
 
 Compliance = dict[str, dict[str, Any]]
 """Reply-parsing outcomes per model (``ComplianceTally.to_dict``, :mod:`..reply.compliance`)."""
@@ -106,7 +110,9 @@ class Disputes(TypedDict):
 
 
 class GivenSource(TypedDict):
-    """Where a corpus run's cited sentence lives (``citation_of`` of the corpus mode)."""
+    """Where a corpus run's cited sentence lives: a view of :class:`corpus.retrieval.Hit`
+    (the one record of a retrieved chunk), with the sentence's offsets in the chunk's page
+    and a one-line citation. Built only by :func:`given_source`."""
 
     chunk_id: str
     path: str
@@ -266,7 +272,9 @@ class RewriteRecord(TypedDict):
 
 
 class HitSummary(TypedDict):
-    """One retrieved chunk as a round records it."""
+    """One retrieved chunk as a round records it: a view of :class:`corpus.retrieval.Hit`
+    (the one record of a retrieved chunk; ``search_evidence`` answers another view of it,
+    :class:`corpus.documents.ChunkView`). Built only by :func:`hit_summary`."""
 
     chunk_id: str
     path: str
@@ -374,3 +382,30 @@ class RunReport(OutcomePart, StopPart, AssessmentPart, AccountingPart, CorpusPar
     timing: Timing
     graph: dict[str, Any]
     trace_file: str | None
+
+
+def hit_summary(hit: Hit) -> HitSummary:
+    """``hit`` as a retrieval round records it (see :class:`HitSummary`)."""
+    return {
+        "chunk_id": hit.chunk_id,
+        "path": hit.path,
+        "page": hit.page,
+        "score": round(hit.score, 6),
+        "keyword_rank": hit.keyword_rank,
+        "dense_rank": hit.dense_rank,
+    }
+
+
+def given_source(source: SpanSource) -> GivenSource:
+    """Where the sentence ``source`` locates lives (see :class:`GivenSource`)."""
+    hit = source.hit
+    return {
+        "chunk_id": hit.chunk_id,
+        "path": hit.path,
+        "page": hit.page,
+        "start": source.start,
+        "end": source.end,
+        "section": hit.section,
+        "version": hit.version,
+        "citation": source.citation(),
+    }

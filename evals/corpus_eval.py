@@ -35,8 +35,8 @@ from typing import Any
 
 import corpus
 from evals.datasets.loaders import item_to_task, load_dataset
+from evals.metrics import abstention_metrics
 from evals.score import is_answerable, outcome, score
-from evals.summary import abstention_metrics
 from orchestrator.api import RunConfig, run_task
 from orchestrator.client import SupportsChat
 from orchestrator.report_types import RunReport

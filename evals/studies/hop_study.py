@@ -38,8 +38,7 @@ from evals.results import ArmRows, ResultRow, latest_rows, raw_path, read_rows
 from evals.score import ABSTAINED, CORRECT, WRONG, row_outcome
 from evals.stats import paired_bootstrap
 
-ROOT = REPO
-DEFAULT_BANK = ROOT / "evals" / "banks" / "prose-local-1.5b-chain-greedy-hops"
+DEFAULT_BANK = REPO / "evals" / "banks" / "prose-local-1.5b-chain-greedy-hops"
 
 
 def rows(folder: Path, arm: int) -> ArmRows:
@@ -82,7 +81,7 @@ def replay_before(banks: Sequence[Path], out: Path, code: Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("banks", nargs="*", type=Path, default=[DEFAULT_BANK])
-    parser.add_argument("--out", type=Path, default=ROOT / "runs" / "hop-study")
+    parser.add_argument("--out", type=Path, default=REPO / "runs" / "hop-study")
     parser.add_argument("--before", type=Path, help="a checkout of the checks before (18cd15e)")
     args = parser.parse_args(argv)
     with_hops = replay_into(args.banks, args.out / "with-hops", arms=(1, 6, 7))

@@ -1,8 +1,8 @@
 """The README main job on several seeds: does the built-in model answer rack-7, and cite?
 
-    python benchmarks/rack7_seeds.py                      # seeds 1-5, --model local
-    python benchmarks/rack7_seeds.py --seeds 1,2 --model local-1.5b --out runs/rack7-seeds
-    python benchmarks/rack7_seeds.py --replay runs/rack7-seeds/bank.jsonl   # today's code, no model
+    python -m evals.studies.rack7_seeds                      # seeds 1-5, --model local
+    python -m evals.studies.rack7_seeds --seeds 1,2 --model local-1.5b --out runs/rack7-seeds
+    python -m evals.studies.rack7_seeds --replay runs/rack7-seeds/bank.jsonl  # no model
 
 Runs ``examples/rack7.json`` with the README's defaults (N=6, k=2, 20 calls) once per seed
 on one model server and prints one row per seed: the headline, how many runs gave which
@@ -22,25 +22,22 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from evals.bank import Bank, RecordingClient, ReplayClient  # noqa: E402
-from orchestrator.api import (  # noqa: E402
+from evals.bank import Bank, RecordingClient, ReplayClient
+from evals.options import REPO
+from orchestrator.api import (
     model_greedy_first,
     model_sampling,
     model_shape,
     run_task,
 )
-from orchestrator.backend import open_backend  # noqa: E402
-from orchestrator.report_types import RunReport  # noqa: E402
-from orchestrator.task import RunConfig, load_task  # noqa: E402
+from orchestrator.backend import open_backend
+from orchestrator.report_types import RunReport
+from orchestrator.task import RunConfig, load_task
 
 SUBJECT = "x9"
 DECISIVE_SPAN = "D2.1"
@@ -69,7 +66,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="local")
     parser.add_argument("--seeds", default="1,2,3,4,5")
-    parser.add_argument("--task", type=Path, default=ROOT / "examples" / "rack7.json")
+    parser.add_argument("--task", type=Path, default=REPO / "examples" / "rack7.json")
     parser.add_argument("--out", type=Path, default=Path("runs") / "rack7-seeds")
     parser.add_argument(
         "--replay", type=Path, help="a bank.jsonl of an earlier run: replay it, no model"

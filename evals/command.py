@@ -64,7 +64,7 @@ def _replay(args: argparse.Namespace, prog: str) -> int:
     """``eval replay``: replay the banks, then print summary.md."""
 
     def body() -> int:
-        outcome = replay(flags.replay_options(args))
+        outcome = replay(flags.replay_options(args)).run
         print(outcome.summary)
         return outcome.status
 

@@ -26,14 +26,14 @@ RECORD = RecordOptions(model="", sets=(), items=0)
 
 
 def run_flags(parser: argparse.ArgumentParser) -> None:
-    """``eval run``'s flags: the data set, arms, model, cost cap, folder and arm settings."""
+    """``eval run``'s flags: the data set and arms, then `_model_flags` and `_arm_flags`."""
     parser.add_argument("--dataset", required=True, help="math, multihop, or a path to a file")
     parser.add_argument(
         "--format", choices=sorted(FORMATS), help="format of a --dataset file (default: detect)"
     )
     parser.add_argument(
         "--arms",
-        default="1,2,3,4,5,6,7",
+        default=",".join(map(str, RUN.arms)),
         help="comma-separated arm numbers (arm 7 matches arm 6's calls per item)",
     )
     parser.add_argument("--limit", type=int, help="use only the first N items")
@@ -43,6 +43,12 @@ def run_flags(parser: argparse.ArgumentParser) -> None:
         default=RUN.skip,
         help="leave out the first N of those items (e.g. ones whose arms another run holds)",
     )
+    _model_flags(parser)
+    _arm_flags(parser)
+
+
+def _model_flags(parser: argparse.ArgumentParser) -> None:
+    """The model, its endpoint and prices, the cost cap and the results folder."""
     parser.add_argument("--model", help="model id (default: default_model of the models file)")
     parser.add_argument("--base-url", help="OpenAI-compatible endpoint for the model")
     parser.add_argument("--models-file", type=Path, default=RUN.models_file)
@@ -60,6 +66,10 @@ def run_flags(parser: argparse.ArgumentParser) -> None:
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--out", type=Path, help="results directory (re-use it to resume)")
     where.add_argument("--resume", metavar="RUNSTAMP", help="resume evals/results/RUNSTAMP")
+
+
+def _arm_flags(parser: argparse.ArgumentParser) -> None:
+    """The arms' settings: completion cap, temperatures, seed and arm 6's interrogations."""
     parser.add_argument(
         "--max-tokens", type=int, default=RUN.max_tokens, help="completion cap per call (all arms)"
     )

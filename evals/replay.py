@@ -36,8 +36,8 @@ from evals.invocation import arm_settings, check_arms, check_numbers, fingerprin
 from evals.metering import CappedClient, CostCap
 from evals.options import ReplayOptions, RunOptions
 from evals.progress import Tally
-from evals.results import ArmRows, latest_rows, now, read_rows, run_arms, write_meta
-from evals.run import load_selected
+from evals.results import latest_rows, now, read_rows, run_arms, write_meta
+from evals.run import RunOutcome, load_selected
 from evals.summary import write_summary
 from orchestrator.backend import open_backend
 from orchestrator.chat import ChatSeam
@@ -52,22 +52,12 @@ class ReplayError(Exception):
 
 @dataclass(frozen=True)
 class ReplayOutcome:
-    """What a replay left: its folder, the calls replayed, made live and unavailable
-    (``calls``), the items, why it stopped early, its failed rows, every arm's rows and the
-    summary.md it wrote."""
+    """What a replay left: the evaluation it made (its folder, rows and summary.md), the
+    calls replayed, made live and unavailable, and the items replayed."""
 
-    out: Path
+    run: RunOutcome
     calls: dict[str, Any]
     items: int
-    stopped: str | None
-    failed: int
-    rows: dict[int, ArmRows]
-    summary: str
-
-    @property
-    def status(self) -> int:
-        """The command's exit status: 0 done, 1 stopped early or failed rows."""
-        return 1 if self.stopped or self.failed else 0
 
 
 def bank_config(bank: Path) -> dict[str, Any]:
@@ -229,7 +219,9 @@ def replay(options: ReplayOptions) -> ReplayOutcome:
         file=sys.stderr,
     )
     summary = write_summary(out)["markdown"]
-    return ReplayOutcome(out, counts, len(items), stopped, failed, run_arms(out), summary)
+    return ReplayOutcome(
+        RunOutcome(out, stopped, failed, run_arms(out), summary), counts, len(items)
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -21,44 +21,49 @@ def _share(value: float | None) -> str:
     return share(value, missing="n/a")
 
 
+def _pair_lines(pairs: Mapping[str, Any]) -> list[str]:
+    """Arm 6 against each other arm: the intervals and McNemar table, a verdict per pair."""
+    lines = [
+        "| pair | items | accuracy diff, pp [95% CI] | net per item diff, x100 [95% CI] "
+        "| McNemar (6 only / other only) | p |",
+        "|---|---:|---|---|---|---:|",
+    ]
+    for name, p in pairs.items():
+        m = p["mcnemar"]
+        lines.append(
+            f"| arm {name.replace('-', ' vs arm ')} | {p['items']} "
+            f"| {_interval(p['accuracy_diff'])} | {_interval(p['net_diff'])} "
+            f"| {m['only_a']} / {m['only_b']} | {m['p']:.3g} |"
+        )
+    lines.append("")
+    for name, p in pairs.items():
+        other = name.split("-")[1]
+        verdicts = []
+        for measure in ("accuracy", "net"):
+            diff = p[f"{measure}_diff"]["diff"]
+            if diff is None:
+                verdicts.append(f"{measure}: no common items")
+            elif p["distinguishable"][measure]:
+                side = "above" if diff > 0 else "below"
+                verdicts.append(f"{measure}: arm 6 is {side} arm {other} (CI excludes 0)")
+            else:
+                verdicts.append(f"{measure}: not distinguishable from zero (the CI includes 0)")
+        lines.append(f"- Arm 6 vs arm {other}: " + "; ".join(verdicts) + ".")
+    return [
+        *lines,
+        "",
+        "Intervals: paired percentile bootstrap over items (10,000 resamples, seed 0). "
+        "Net per item: right answers minus wrong answers, per item. McNemar: exact "
+        "two-sided binomial test on the items exactly one arm got right.",
+        "",
+    ]
+
+
 def render_statistics(stats: Mapping[str, Any]) -> str:
     """The *Statistics* section of summary.md."""
     lines = ["## Statistics", ""]
-    pairs = stats["pairs"]
-    if pairs:
-        lines += [
-            "| pair | items | accuracy diff, pp [95% CI] | net per item diff, x100 [95% CI] "
-            "| McNemar (6 only / other only) | p |",
-            "|---|---:|---|---|---|---:|",
-        ]
-        for name, p in pairs.items():
-            m = p["mcnemar"]
-            lines.append(
-                f"| arm {name.replace('-', ' vs arm ')} | {p['items']} "
-                f"| {_interval(p['accuracy_diff'])} | {_interval(p['net_diff'])} "
-                f"| {m['only_a']} / {m['only_b']} | {m['p']:.3g} |"
-            )
-        lines.append("")
-        for name, p in pairs.items():
-            other = name.split("-")[1]
-            verdicts = []
-            for measure in ("accuracy", "net"):
-                diff = p[f"{measure}_diff"]["diff"]
-                if diff is None:
-                    verdicts.append(f"{measure}: no common items")
-                elif p["distinguishable"][measure]:
-                    side = "above" if diff > 0 else "below"
-                    verdicts.append(f"{measure}: arm 6 is {side} arm {other} (CI excludes 0)")
-                else:
-                    verdicts.append(f"{measure}: not distinguishable from zero (the CI includes 0)")
-            lines.append(f"- Arm 6 vs arm {other}: " + "; ".join(verdicts) + ".")
-        lines += [
-            "",
-            "Intervals: paired percentile bootstrap over items (10,000 resamples, seed 0). "
-            "Net per item: right answers minus wrong answers, per item. McNemar: exact "
-            "two-sided binomial test on the items exactly one arm got right.",
-            "",
-        ]
+    if stats["pairs"]:
+        lines += _pair_lines(stats["pairs"])
     lines += [
         "| arm | AURC (lower is better) | answered | max coverage |",
         "|---|---:|---:|---:|",

@@ -62,7 +62,8 @@ def acceptance_problems(report: RunReport) -> list[str]:
     return problems
 
 
-def main() -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The study's flags."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="local")
     parser.add_argument("--seeds", default="1,2,3,4,5")
@@ -74,7 +75,23 @@ def main() -> int:
     parser.add_argument(
         "--shape", choices=("graph", "chain"), help="interrogation shape (default: the model's)"
     )
-    args = parser.parse_args()
+    return parser
+
+
+def print_rule(failures: dict[int, list[str]]) -> None:
+    """The seeds that break the main-job rule, and the rule's reading."""
+    broken = {seed: problems for seed, problems in failures.items() if problems}
+    for seed, problems in sorted(broken.items()):
+        print(f"seed {seed} breaks the main-job rule: {'; '.join(problems)}")
+    print(
+        "main-job rule (every argument names x9, width <= 2, conclusion names x9): "
+        + ("met on every answered seed" if not broken else f"broken on {len(broken)} seed(s)")
+    )
+
+
+def main() -> int:
+    """Run (or replay) the seeds and print one row each, then the main-job rule."""
+    args = build_parser().parse_args()
     task = load_task(args.task)
     seeds = [int(s) for s in args.seeds.split(",")]
     print("| seed | outcome | answers by run | width | givens (span) | rejected citations | s |")
@@ -122,13 +139,7 @@ def main() -> int:
                 flush=True,
             )
     print(f"\nanswered yes: {yes} of {len(seeds)} seeds; every given cites a span: {all_cited}")
-    broken = {seed: problems for seed, problems in failures.items() if problems}
-    for seed, problems in sorted(broken.items()):
-        print(f"seed {seed} breaks the main-job rule: {'; '.join(problems)}")
-    print(
-        "main-job rule (every argument names x9, width <= 2, conclusion names x9): "
-        + ("met on every answered seed" if not broken else f"broken on {len(broken)} seed(s)")
-    )
+    print_rule(failures)
     if args.replay:
         counts = replay.counts
         print(

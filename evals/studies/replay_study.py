@@ -103,7 +103,7 @@ def replay_setting(
     except (ReplayError, EvalError) as exc:
         print(f"evals.replay: {exc}", file=sys.stderr)
         return "(replay refused, see stderr) | | | | "
-    return study_cells(outcome.rows, int(outcome.calls["unavailable"]))
+    return study_cells(outcome.run.rows, int(outcome.calls["unavailable"]))
 
 
 def replay_sets(args: argparse.Namespace, settings: dict[str, Setting]) -> Replayed:

@@ -8,7 +8,7 @@ Usage::
                      [--allow-unknown-cost]
 
 One call per item per model, temperature 0, through the project's own client and backends
-(:func:`orchestrator.backend.open_backend`), so ``--models local`` runs the built-in llama.cpp
+(:func:`orchestrator.llm.backend.open_backend`), so ``--models local`` runs the built-in llama.cpp
 model by the same path as an OpenRouter model. Grading and the default-model rule live in
 :mod:`evals.grounding`; this module does the command line, the cost guard, the calls and the
 files. Details: docs/screen.md.
@@ -53,8 +53,7 @@ from evals.grounding import (
     summarise,
 )
 from evals.grounding_tables import summary_markdown, summary_table, usd
-from orchestrator.backend import open_backend
-from orchestrator.client import CostLedger, LLMError
+from orchestrator.llm import CostLedger, LLMError, open_backend
 
 REPO = Path(__file__).resolve().parent
 DEFAULT_ITEMS = REPO / "items.jsonl"

@@ -15,7 +15,7 @@ Public API (see docs/corpus.md)::
 Modules: :mod:`.readers` (files to pages of text), :mod:`.chunking` (pages to chunks),
 :mod:`.index` (the SQLite file and the ingest), :mod:`.embed` (optional dense vectors),
 :mod:`.retrieval` (BM25 + dense, fused by RRF), :mod:`.documents` (hits as task documents).
-The ``logic-graph ingest`` / ``search`` / ``info`` command is :mod:`orchestrator.cli`.
+The ``logic-graph ingest`` / ``search`` / ``info`` command is :mod:`orchestrator.cli.main`.
 
 The names above are loaded on first use, so importing one submodule (``corpus.words``,
 ``corpus.evidence``) does not load the others.

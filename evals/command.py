@@ -37,7 +37,7 @@ from evals.reporting import render_flips, render_goal_table
 from evals.results import EvalError
 from evals.run import evaluate
 from evals.summary import combined_table, write_summary
-from orchestrator.errors import BackendUnusableError
+from orchestrator.llm import BackendUnusableError
 
 Handler = Callable[[argparse.Namespace, str], int]
 """A subcommand: its parsed flags and the name its errors go under -> its exit status."""

@@ -38,8 +38,8 @@ from evals.datasets.loaders import item_to_task, load_dataset
 from evals.metrics import abstention_metrics
 from evals.score import is_answerable, outcome, score
 from orchestrator.api import RunConfig, run_task
-from orchestrator.client import SupportsChat
-from orchestrator.report_types import RunReport
+from orchestrator.llm import SupportsChat
+from orchestrator.records import RunReport
 
 RECALL_AT = (1, 3, 5, 8, 10, 20)
 MODES = ("inline", "corpus")
@@ -353,7 +353,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = _read_rows(results)
     if not args.retrieval_only:
         from orchestrator.api import default_model
-        from orchestrator.backend import open_backend
+        from orchestrator.llm import open_backend
 
         model = args.model or default_model()
         meta["model"] = model

@@ -21,8 +21,7 @@ from evals.metering import CappedClient, CostCapReached
 from evals.progress import Tally
 from evals.results import ResultRow, append_jsonl, raw_path, result_row
 from orchestrator.api import RunConfig
-from orchestrator.client import LLMError
-from orchestrator.errors import BackendUnusableError
+from orchestrator.llm import BackendUnusableError, LLMError
 
 ORCHESTRATOR, SELF_CONSISTENCY = 6, 7
 # A server that fails this many (arm, item) pairs in a row is down; stop instead of burning on.

@@ -19,7 +19,7 @@ from evals.options import (
     from_flags,
 )
 from evals.run import FORMATS
-from orchestrator.task import DIVERSITY, HOPS
+from orchestrator.records import DIVERSITY, HOPS
 
 RUN = RunOptions(dataset="")
 RECORD = RecordOptions(model="", sets=(), items=0)
@@ -152,7 +152,7 @@ def more_calls_flags(parser: argparse.ArgumentParser, *, overrides: bool) -> Non
         "--hops",
         choices=HOPS,
         default=None if overrides else RUN.hops,
-        help="arm 6: ask hop by hop (orchestrator.hops) never, on failure, or always",
+        help="arm 6: ask hop by hop (orchestrator.checks.hops) never, on failure, or always",
     )
 
 

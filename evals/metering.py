@@ -24,8 +24,7 @@ import threading
 from dataclasses import replace
 from typing import Any
 
-from orchestrator.chat import ChatMiddleware, ChatRequest, ChatSeam
-from orchestrator.client import ChatResult, CostLedger, LLMError
+from orchestrator.llm import ChatMiddleware, ChatRequest, ChatResult, ChatSeam, CostLedger, LLMError
 
 # Chat templates add a few special tokens per message (role markers, separators).
 TOKENS_PER_MESSAGE = 16

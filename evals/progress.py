@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.results import ArmRows, ResultRow
-from orchestrator.local_models import default_cache_dir
+from orchestrator.llm import default_cache_dir
 
 # Calls one item costs in each baseline arm (arm 5: reason, compress, check).
 FIXED_CALLS = {1: 1, 2: 2, 3: 2, 4: 1, 5: 3}

@@ -27,7 +27,7 @@ replies from the graph bank named beside as well, so both halves replay together
 taking as many samples as arm 6 made calls at ``--temp`` (``evals.run --sample-temp``). It
 is how the items after a decision are recorded cheaply enough to test it. ``--greedy --hops``
 records that setting with hop-by-hop interrogation when the chain fails
-(:mod:`orchestrator.hops`: a plan and up to four lookups, 6 calls at most) into
+(:mod:`orchestrator.checks.hops`: a plan and up to four lookups, 6 calls at most) into
 ``<set>-<model>[-chain]-greedy-hops/``; replayed with ``--hops off --budget-calls 3`` it gives
 the greedy setting back.
 
@@ -45,7 +45,7 @@ from typing import TextIO
 from evals.options import RecordOptions, RunOptions
 from evals.results import EvalError
 from evals.run import RunOutcome, evaluate
-from orchestrator.errors import BackendUnusableError
+from orchestrator.llm import BackendUnusableError
 
 
 @dataclass(frozen=True)

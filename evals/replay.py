@@ -39,9 +39,7 @@ from evals.progress import Tally
 from evals.results import latest_rows, now, read_rows, run_arms, write_meta
 from evals.run import RunOutcome, load_selected
 from evals.summary import write_summary
-from orchestrator.backend import open_backend
-from orchestrator.chat import ChatSeam
-from orchestrator.local_models import is_local_model
+from orchestrator.llm import ChatSeam, is_local_model, open_backend
 
 REPLAY_FILE = "replay.json"
 

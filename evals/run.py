@@ -14,7 +14,7 @@ on that item), so a run cut short (cost cap, Ctrl-C) leaves the arms with compar
 Before the first call the run prints an estimate (items x most calls per item x the seconds per
 call measured on earlier runs of a local model); each finished item prints a progress line with
 the elapsed time and an ETA at the pace so far.
-All calls go through one client from `orchestrator.backend.open_backend` (``--model local``
+All calls go through one client from `orchestrator.llm.backend.open_backend` (``--model local``
 starts the built-in llama.cpp model, cost 0), wrapped in the run's cost cap.
 
 Output directory (default ``evals/results/<runstamp>/``):
@@ -75,10 +75,14 @@ from evals.results import (
 )
 from evals.summary import write_summary
 from orchestrator.api import model_shape
-from orchestrator.backend import Backend, open_backend
-from orchestrator.client import LLMError, PricingTable
-from orchestrator.errors import BackendUnusableError
-from orchestrator.local_models import is_local_model
+from orchestrator.llm import (
+    BackendUnusableError,
+    LLMError,
+    PricingTable,
+    is_local_model,
+    open_backend,
+)
+from orchestrator.llm.backend import Backend
 
 RESULTS_ROOT = Path(__file__).resolve().parent / "results"
 FORMATS: dict[str, Callable[..., list[dict[str, Any]]]] = {

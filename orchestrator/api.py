@@ -1,11 +1,11 @@
 """Answer one task with the full system: the library entry point.
 
-:func:`run_task` runs the control loop of :mod:`orchestrator.loop` (or, for a corpus task,
-the retrieval rounds of :mod:`orchestrator.corpus_mode` around it) behind a
-:class:`orchestrator.client.GuardedClient`, and builds the report of
-:mod:`orchestrator.report`. :func:`default_model`, :func:`model_shape`,
+:func:`run_task` runs the control loop of :mod:`orchestrator.loop.driver` (or, for a corpus task,
+the retrieval rounds of :mod:`orchestrator.loop.corpus_mode` around it) behind a
+:class:`orchestrator.llm.client.GuardedClient`, and builds the report of
+:mod:`orchestrator.report.build`. :func:`default_model`, :func:`model_shape`,
 :func:`model_greedy_first` and :func:`model_sampling` read models.json.
-The command line (:mod:`orchestrator.run`) and the evaluation harness (:mod:`evals`) both
+The command line (:mod:`orchestrator.cli.run`) and the evaluation harness (:mod:`evals`) both
 call in here; nothing here parses arguments or prints.
 """
 
@@ -19,30 +19,51 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from orchestrator._pricing import DEFAULT_MODELS_PATH
-from orchestrator.client import ChatClient, GuardedClient, RunStop, SupportsChat
-from orchestrator.context import fit_documents
-from orchestrator.corpus_mode import CorpusRun, run_corpus_task
-from orchestrator.errors import (
+from orchestrator.llm import (
+    DEFAULT_MODELS_PATH,
     APIStatusError,
     CallTimeBudgetError,
+    ChatClient,
     ContextOverflowError,
+    GuardedClient,
     LLMError,
     LLMTimeoutError,
     ResponseTooLargeError,
     RetryExhaustedError,
     RunInterruptedError,
+    RunStop,
+    SupportsChat,
 )
-from orchestrator.live_progress import LiveProgress
-from orchestrator.loop import LoopResult, Progress, run_loop
-from orchestrator.outdir import locked_out_dir
-from orchestrator.report import BackendFailure, build_report, set_wall_clock, write_report
-from orchestrator.report_types import HttpLimits, InterruptRecord, RunLimits, RunReport
-from orchestrator.task import RunConfig, Task, TaskError, validate_task
-from orchestrator.trace import Trace
+from orchestrator.loop import (
+    CorpusRun,
+    LoopResult,
+    Progress,
+    Trace,
+    fit_documents,
+    run_corpus_task,
+    run_loop,
+)
+from orchestrator.records import (
+    HttpLimits,
+    InterruptRecord,
+    RunConfig,
+    RunLimits,
+    RunReport,
+    Task,
+    TaskError,
+    validate_task,
+)
+from orchestrator.report import (
+    BackendFailure,
+    LiveProgress,
+    build_report,
+    locked_out_dir,
+    set_wall_clock,
+    write_report,
+)
 
 OTEL_VARIABLE = "LOGIC_GRAPH_OTEL"
-"""Set to ``otlp`` or a file path, each run's OpenTelemetry spans go there (orchestrator/otel.py,
+"""Set to ``otlp`` or a file path, each run's OpenTelemetry spans go there (report/otel.py,
 the ``otel`` extra)."""
 
 __all__ = [
@@ -73,7 +94,7 @@ def run_task(
 ) -> RunReport:
     """Answer ``task`` (``{"question", "documents" or "corpus", "expected_answer"?}``) and
     return the report. A corpus task is answered in retrieval rounds
-    (:mod:`orchestrator.corpus_mode`) and its report gains ``retrieval``.
+    (:mod:`orchestrator.loop.corpus_mode`) and its report gains ``retrieval``.
 
     ``client`` is anything with ``ChatClient.chat``'s signature (a ChatClient, a
     ScriptedClient); ``config`` defaults to :class:`RunConfig()`; with ``out_dir``,
@@ -90,7 +111,7 @@ def run_task(
     and gains ``interrupted`` (see :func:`mark_interrupted`).
 
     Raises :class:`TaskError` for an invalid task or a corpus that cannot be searched, before
-    any call is made (:class:`orchestrator.outdir.OutDirInUseError` when another run writes
+    any call is made (:class:`orchestrator.report.outdir.OutDirInUseError` when another run writes
     into ``out_dir``), and :class:`BackendUnusableError` when the backend refused or could not
     be reached (no key, DNS, connection refused, 401, 402, 404) before any call succeeded:
     after the first such failure no further request is sent. If calls had succeeded first, the
@@ -152,7 +173,7 @@ def _span_exporter() -> Callable[[RunReport, list[dict[str, Any]]], None] | None
     if not target:
         return None
     try:
-        from orchestrator.otel import export_run
+        from orchestrator.report.otel import export_run
     except ImportError as exc:
         raise TaskError(
             f"{OTEL_VARIABLE} is set but the otel extra is missing ({exc}); "

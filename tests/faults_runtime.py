@@ -38,9 +38,9 @@ sys.path.insert(0, str(ROOT))
 
 from canned_runs import GOOD  # noqa: E402
 
-from orchestrator.local import _check_port_free  # noqa: E402
-from orchestrator.serve_front import ServeFront  # noqa: E402
-from orchestrator.testing import FakeOpenAIServer, FakeReply, completion_body  # noqa: E402
+from orchestrator.llm.local import _check_port_free  # noqa: E402
+from orchestrator.llm.serve_front import ServeFront  # noqa: E402
+from orchestrator.llm.testing import FakeOpenAIServer, FakeReply, completion_body  # noqa: E402
 
 TASK = ROOT / "examples" / "rack7.json"
 REPORT_WITHIN_S = 5.0

@@ -45,8 +45,8 @@ from corpus_fixtures import corpus_script, write_corpus  # noqa: E402
 
 import corpus  # noqa: E402
 from orchestrator.api import RunConfig, run_task  # noqa: E402
-from orchestrator.errors import APIStatusError  # noqa: E402
-from orchestrator.testing import ScriptedClient  # noqa: E402
+from orchestrator.llm.errors import APIStatusError  # noqa: E402
+from orchestrator.llm.testing import ScriptedClient  # noqa: E402
 
 MIXED = six_runs(r2=PARAPHRASE, r3=MALFORMED, r4=SALVAGEABLE, r5=CONTRADICTING)
 

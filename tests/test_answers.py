@@ -6,7 +6,7 @@ import pytest
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
-from orchestrator.answers import (
+from orchestrator.reply.answers import (
     UNANSWERABLE,
     answer_key,
     asked_category,

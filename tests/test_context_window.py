@@ -14,21 +14,21 @@ from corpus_fixtures import write_corpus
 
 import corpus
 from orchestrator.api import run_task
-from orchestrator.backend import open_backend
-from orchestrator.client import ChatClient
-from orchestrator.context import (
+from orchestrator.cli.run import main
+from orchestrator.llm.backend import open_backend
+from orchestrator.llm.client import ChatClient
+from orchestrator.llm.errors import APIStatusError, ContextOverflowError, status_error
+from orchestrator.llm.probe import probe_context_tokens
+from orchestrator.llm.testing import FakeOpenAIServer, FakeReply, ScriptedClient
+from orchestrator.loop.context_window import (
     MIN_REPLY_TOKENS,
     base_tokens,
     document_tokens,
     messages_tokens,
-    probe_context_tokens,
 )
-from orchestrator.errors import APIStatusError, ContextOverflowError, status_error
-from orchestrator.reasons import RefusalReason
-from orchestrator.report_md import render_markdown
-from orchestrator.run import main
-from orchestrator.task import RunConfig, TaskError
-from orchestrator.testing import FakeOpenAIServer, FakeReply, ScriptedClient
+from orchestrator.records.reasons import RefusalReason
+from orchestrator.records.task import RunConfig, TaskError
+from orchestrator.report.markdown import render_markdown
 
 QUESTION = "Which release added the git switch command?"
 ANSWER_SENTENCE = "Git 2.23 added the git switch command."

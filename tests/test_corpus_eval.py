@@ -22,8 +22,8 @@ from evals.corpus_eval import (
     write_pool,
 )
 from orchestrator.api import RunConfig
-from orchestrator.corpus_mode import interleave_new
-from orchestrator.testing import ScriptedClient
+from orchestrator.llm.testing import ScriptedClient
+from orchestrator.loop.corpus_mode import interleave_new
 
 
 def item(item_id: str, documents: list[str], supporting: list[str], **extra: Any) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import pytest
 from reporting_fixture import write_runs
 
 from evals import command, goal
-from orchestrator import cli
+from orchestrator.cli import main as cli
 
 ROOT = Path(__file__).resolve().parent.parent
 EVAL = EntryPoint(name="eval", value="evals.command:COMMAND", group=cli.COMMAND_GROUP)

@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 
-from orchestrator import backend as backend_module
-from orchestrator import local
-from orchestrator.backend import open_backend
-from orchestrator.client import CostLedger
-from orchestrator.local import (
+from orchestrator.llm import backend as backend_module
+from orchestrator.llm import local
+from orchestrator.llm.backend import open_backend
+from orchestrator.llm.client import CostLedger
+from orchestrator.llm.local import (
     LocalModelError,
     LocalModelServer,
     chunk_paths,
@@ -31,8 +31,13 @@ from orchestrator.local import (
     ensure_model_file,
     get_spec,
 )
-from orchestrator.local_models import LOCAL_MODELS, ChunkSource, LocalModelSpec, default_cache_dir
-from orchestrator.testing import FakeOpenAIServer, completion_body
+from orchestrator.llm.local_models import (
+    LOCAL_MODELS,
+    ChunkSource,
+    LocalModelSpec,
+    default_cache_dir,
+)
+from orchestrator.llm.testing import FakeOpenAIServer, completion_body
 
 CHUNKS = [b"GGUF" + b"a" * 1000, b"b" * 777, b"c" * 1]
 
@@ -381,7 +386,8 @@ def test_llama_cpp_refusing_the_file_gives_the_verify_command(
 ) -> None:
     monkeypatch.setattr(local, "_import_xllamacpp", lambda: _fake_llama("", [], fail=True))
     monkeypatch.setattr(local, "ensure_model_file", lambda spec, **_: tmp_path / "m.gguf")
-    with pytest.raises(LocalModelError, match=r"orchestrator\.local prepare local-tiny --verify"):
+    needed = r"orchestrator\.llm\.local prepare local-tiny --verify"
+    with pytest.raises(LocalModelError, match=needed):
         LocalModelServer("local-tiny", n_threads=1).start()
 
 

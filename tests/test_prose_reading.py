@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from corpus.evidence import build_evidence
 from corpus.reference import document_subject, looks_like_person, opening_reference, title_line
 from graph_server.citation import check_citation
-from orchestrator.chain import LOOK_ALIKE, ChainContext, failed_links
-from orchestrator.question import subject_terms
+from orchestrator.checks.chain import LOOK_ALIKE, ChainContext, failed_links
+from orchestrator.checks.question import subject_terms
 
 MILL = (
     "Title: Harrow Mill\nThe Harrow Mill is a watermill on the Wend River. "
@@ -194,14 +194,14 @@ def test_a_lower_case_title_named_again_by_the_first_sentence_is_a_title() -> No
 
 
 def test_a_bracket_ends_a_run_of_names_so_a_reading_names_two_mentions_not_one() -> None:
-    from orchestrator.chain import evidence_names
-    from orchestrator.question import name_runs
+    from orchestrator.checks.chain import evidence_names
+    from orchestrator.checks.question import name_runs
 
     reading = "Korelm (Odile Korelm) was born in Thorvford."
     assert "korelm odile korelm" not in name_runs(reading)
     assert {"korelm", "odile korelm", "thorvford"} <= set(name_runs(reading))
     # The hop chain's step "Odile Korelm" bridges to that reading with no look-alike.
     names = evidence_names([reading, "Odile Korelm was a craftsman."])
-    from orchestrator.chain import _link_problem
+    from orchestrator.checks.chain import _link_problem
 
     assert _link_problem("Odile Korelm", reading, names) is None

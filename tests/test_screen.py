@@ -22,7 +22,7 @@ from evals.grounding import (
     load_items,
     summarise,
 )
-from orchestrator.testing import FakeOpenAIServer, FakeReply, completion_body
+from orchestrator.llm.testing import FakeOpenAIServer, FakeReply, completion_body
 
 ITEMS = load_items(screen.DEFAULT_ITEMS)
 BY_QUESTION = {it.question: it for it in ITEMS}

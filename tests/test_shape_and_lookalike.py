@@ -10,11 +10,11 @@ import pytest
 from canned_runs import RACK7_TASK, Script, always
 
 from orchestrator.api import RunConfig, model_greedy_first, model_sampling, model_shape, run_task
-from orchestrator.report_md import render_markdown
-from orchestrator.run import _settings, build_parser
-from orchestrator.schemas import chain_response_format
-from orchestrator.task import load_task
-from orchestrator.testing import ScriptedClient
+from orchestrator.cli.run import _settings, build_parser
+from orchestrator.llm.testing import ScriptedClient
+from orchestrator.records.task import load_task
+from orchestrator.reply.schemas import chain_response_format
+from orchestrator.report.markdown import render_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 LOOKALIKE: dict[str, Any] = json.loads((ROOT / "examples" / "lookalike.json").read_text())

@@ -9,7 +9,7 @@ from typing import Any
 from evals.metrics import G2_MARGIN_PP
 from evals.reporting.cells import number, share, table, usd
 from evals.reporting.statistics import render_statistics
-from orchestrator.local_models import is_local_model
+from orchestrator.llm import is_local_model
 
 
 def _cost_per_correct(m: Mapping[str, Any]) -> str:

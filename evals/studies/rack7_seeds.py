@@ -35,9 +35,8 @@ from orchestrator.api import (
     model_shape,
     run_task,
 )
-from orchestrator.backend import open_backend
-from orchestrator.report_types import RunReport
-from orchestrator.task import RunConfig, load_task
+from orchestrator.llm import open_backend
+from orchestrator.records import RunConfig, RunReport, load_task
 
 SUBJECT = "x9"
 DECISIVE_SPAN = "D2.1"

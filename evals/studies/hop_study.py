@@ -1,6 +1,6 @@
 """The pre-registered hop study (docs/results/hops.md), replayed from a ``-greedy-hops`` bank.
 
-    python benchmarks/hop_study.py [BANK ...] [--out runs/hop-study] [--before DIR]
+    python -m evals.studies.hop_study [BANK ...] [--out runs/hop-study] [--before DIR]
 
 Each BANK (default: ``evals/banks/prose-local-1.5b-chain-greedy-hops``) was recorded with
 ``evals.record --greedy --hops``: per item the greedy chain, the hops when it failed, one plain
@@ -23,72 +23,71 @@ No model is started.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
-import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from evals import goal
+from evals.options import REPO, ReplayOptions
+from evals.replay import replay
+from evals.reporting import render_goal_table
+from evals.results import ArmRows, ResultRow, latest_rows, raw_path, read_rows
+from evals.score import ABSTAINED, CORRECT, WRONG, row_outcome
+from evals.stats import paired_bootstrap
 
-from evals import goal, replay  # noqa: E402
-from evals.score import ABSTAINED, CORRECT, WRONG, row_outcome  # noqa: E402
-from evals.stats import paired_bootstrap  # noqa: E402
-
-DEFAULT_BANK = ROOT / "evals" / "banks" / "prose-local-1.5b-chain-greedy-hops"
+DEFAULT_BANK = REPO / "evals" / "banks" / "prose-local-1.5b-chain-greedy-hops"
 
 
-def rows(folder: Path, arm: int) -> dict[str, dict[str, Any]]:
+def rows(folder: Path, arm: int) -> ArmRows:
     """Item id -> result row of ``arm`` in a replay folder."""
-    path = folder / "raw" / f"arm{arm}.jsonl"
-    found: dict[str, dict[str, Any]] = {}
-    for line in path.read_text(encoding="utf-8").splitlines() if path.is_file() else []:
-        if line.strip():
-            row = json.loads(line)
-            found[str(row["id"])] = row
-    return found
+    return latest_rows(read_rows(raw_path(folder, arm)))
 
 
-def outcome(row: dict[str, Any]) -> str:
+def outcome(row: ResultRow) -> str:
     """Right, wrong or abstained, an abstention on an unanswerable item being right."""
     result = row_outcome(row)
     return CORRECT if result == ABSTAINED and row.get("answerable") is False else result
 
 
-def tally(found: dict[str, dict[str, Any]]) -> str:
+def tally(found: ArmRows) -> str:
     """``right / wrong / abstained (right per wrong)``."""
     counts = [sum(outcome(r) == o for r in found.values()) for o in (CORRECT, WRONG, ABSTAINED)]
     ratio = f"{counts[0] / counts[1]:.2f}" if counts[1] else "n/a"
     return f"{counts[0]} / {counts[1]} / {counts[2]} ({ratio} right per wrong)"
 
 
-def replay_into(banks: list[Path], out: Path, flags: list[str], code: Path = ROOT) -> Path:
-    """Replay ``banks`` offline into ``out`` (emptied first) with ``flags``, in the checkout
-    ``code`` (another checkout runs as its own process, so its modules are its own)."""
+def replay_into(banks: Sequence[Path], out: Path, **overrides: Any) -> Path:
+    """Replay ``banks`` offline into ``out`` (emptied first) with ``overrides`` of the first
+    bank's settings (`ReplayOptions` fields)."""
     shutil.rmtree(out, ignore_errors=True)
-    argv = [*map(str, banks), "--out", str(out), "--offline", *flags]
-    if code == ROOT:
-        with contextlib.redirect_stdout(io.StringIO()):
-            replay.main(argv)
-    else:
-        command = [sys.executable, "-m", "evals.replay", *argv]
-        subprocess.run(command, cwd=code, check=True, capture_output=True)
+    replay(ReplayOptions(banks=tuple(banks), out=out, **overrides))
+    return out
+
+
+def replay_before(banks: Sequence[Path], out: Path, code: Path) -> Path:
+    """Arm 6 replayed within three calls by another checkout ``code``, as its own process
+    (so its modules are its own): the checks before knew no hops, so this is the chain
+    alone."""
+    shutil.rmtree(out, ignore_errors=True)
+    argv = [*map(str, banks), "--out", str(out), "--offline", "--arms", "6", "--budget-calls", "3"]
+    command = [sys.executable, "-m", "evals.replay", *argv]
+    subprocess.run(command, cwd=code, check=True, capture_output=True)
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("banks", nargs="*", type=Path, default=[DEFAULT_BANK])
-    parser.add_argument("--out", type=Path, default=ROOT / "runs" / "hop-study")
+    parser.add_argument("--out", type=Path, default=REPO / "runs" / "hop-study")
     parser.add_argument("--before", type=Path, help="a checkout of the checks before (18cd15e)")
     args = parser.parse_args(argv)
-    with_hops = replay_into(args.banks, args.out / "with-hops", ["--arms", "1,6,7"])
-    off = ["--arms", "6", "--hops", "off", "--budget-calls", "3"]
-    without = replay_into(args.banks, args.out / "without-hops", off)
+    with_hops = replay_into(args.banks, args.out / "with-hops", arms=(1, 6, 7))
+    without = replay_into(
+        args.banks, args.out / "without-hops", arms=(6,), hops="off", budget_calls=3
+    )
     a6, plain, sc = rows(with_hops, 6), rows(with_hops, 1), rows(with_hops, 7)
     base = rows(without, 6)
     items = sorted(set(a6) & set(base))
@@ -113,12 +112,10 @@ def main(argv: list[str] | None = None) -> int:
         kept = sum(row_outcome(a6[i]) == ABSTAINED for i in unanswerable)
         print(f"abstention on unanswerable items with hops: {kept} of {len(unanswerable)}")
     if args.before is not None:
-        # The checks before know no hops: with three calls they replay the chain alone.
-        old = ["--arms", "6", "--budget-calls", "3"]
-        before = replay_into(args.banks, args.out / "before-reading", old, code=args.before)
+        before = replay_before(args.banks, args.out / "before-reading", args.before)
         print(f"arm 6 without hops, checks before the prose reading: {tally(rows(before, 6))}")
     print()
-    print(goal.render(goal.goal_table(goal.pool([with_hops]))))
+    print(render_goal_table(goal.goal_table(goal.pool([with_hops]))))
     return 0
 
 

@@ -1,6 +1,6 @@
 """Regenerate the report.html screenshots in docs/images/ (shown in README.md and docs/report.md).
 
-Run ``python benchmarks/report_screenshots.py`` (needs Debian's ``chromium``). For each scripted
+Run ``python tests/report_screenshots.py`` (needs Debian's ``chromium``). For each scripted
 report of ``tests/report_pages.py`` (rack-7, a refusal, a corpus run, an answer of width 2) it
 opens report.html in headless Chromium at 1400x1000, clicks the first given the answer's
 argument uses (else the first given), and saves the window as ``docs/images/report-<name>.png``;

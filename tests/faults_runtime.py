@@ -1,6 +1,6 @@
 """Figures for the run-time faults of issue 35 (#4, #5, #11), against the fake server on 127.0.0.1.
 
-    python benchmarks/faults_runtime.py [--trials 10]
+    python tests/faults_runtime.py [--trials 10]
 
 Prints:
 

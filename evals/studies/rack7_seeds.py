@@ -1,8 +1,8 @@
 """The README main job on several seeds: does the built-in model answer rack-7, and cite?
 
-    python benchmarks/rack7_seeds.py                      # seeds 1-5, --model local
-    python benchmarks/rack7_seeds.py --seeds 1,2 --model local-1.5b --out runs/rack7-seeds
-    python benchmarks/rack7_seeds.py --replay runs/rack7-seeds/bank.jsonl   # today's code, no model
+    python -m evals.studies.rack7_seeds                      # seeds 1-5, --model local
+    python -m evals.studies.rack7_seeds --seeds 1,2 --model local-1.5b --out runs/rack7-seeds
+    python -m evals.studies.rack7_seeds --replay runs/rack7-seeds/bank.jsonl  # no model
 
 Runs ``examples/rack7.json`` with the README's defaults (N=6, k=2, 20 calls) once per seed
 on one model server and prints one row per seed: the headline, how many runs gave which
@@ -22,25 +22,21 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from evals.bank import Bank, RecordingClient, ReplayClient  # noqa: E402
-from orchestrator.api import (  # noqa: E402
+from evals.bank import Bank, RecordingClient, ReplayClient
+from evals.options import REPO
+from orchestrator.api import (
     model_greedy_first,
     model_sampling,
     model_shape,
     run_task,
 )
-from orchestrator.llm.backend import open_backend  # noqa: E402
-from orchestrator.records.report import RunReport  # noqa: E402
-from orchestrator.records.task import RunConfig, load_task  # noqa: E402
+from orchestrator.llm import open_backend
+from orchestrator.records import RunConfig, RunReport, load_task
 
 SUBJECT = "x9"
 DECISIVE_SPAN = "D2.1"
@@ -65,11 +61,12 @@ def acceptance_problems(report: RunReport) -> list[str]:
     return problems
 
 
-def main() -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The study's flags."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="local")
     parser.add_argument("--seeds", default="1,2,3,4,5")
-    parser.add_argument("--task", type=Path, default=ROOT / "examples" / "rack7.json")
+    parser.add_argument("--task", type=Path, default=REPO / "examples" / "rack7.json")
     parser.add_argument("--out", type=Path, default=Path("runs") / "rack7-seeds")
     parser.add_argument(
         "--replay", type=Path, help="a bank.jsonl of an earlier run: replay it, no model"
@@ -77,7 +74,23 @@ def main() -> int:
     parser.add_argument(
         "--shape", choices=("graph", "chain"), help="interrogation shape (default: the model's)"
     )
-    args = parser.parse_args()
+    return parser
+
+
+def print_rule(failures: dict[int, list[str]]) -> None:
+    """The seeds that break the main-job rule, and the rule's reading."""
+    broken = {seed: problems for seed, problems in failures.items() if problems}
+    for seed, problems in sorted(broken.items()):
+        print(f"seed {seed} breaks the main-job rule: {'; '.join(problems)}")
+    print(
+        "main-job rule (every argument names x9, width <= 2, conclusion names x9): "
+        + ("met on every answered seed" if not broken else f"broken on {len(broken)} seed(s)")
+    )
+
+
+def main() -> int:
+    """Run (or replay) the seeds and print one row each, then the main-job rule."""
+    args = build_parser().parse_args()
     task = load_task(args.task)
     seeds = [int(s) for s in args.seeds.split(",")]
     print("| seed | outcome | answers by run | width | givens (span) | rejected citations | s |")
@@ -125,13 +138,7 @@ def main() -> int:
                 flush=True,
             )
     print(f"\nanswered yes: {yes} of {len(seeds)} seeds; every given cites a span: {all_cited}")
-    broken = {seed: problems for seed, problems in failures.items() if problems}
-    for seed, problems in sorted(broken.items()):
-        print(f"seed {seed} breaks the main-job rule: {'; '.join(problems)}")
-    print(
-        "main-job rule (every argument names x9, width <= 2, conclusion names x9): "
-        + ("met on every answered seed" if not broken else f"broken on {len(broken)} seed(s)")
-    )
+    print_rule(failures)
     if args.replay:
         counts = replay.counts
         print(

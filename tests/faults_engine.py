@@ -18,7 +18,7 @@ Prints, one line each:
   (they would stay) from allocator fragmentation (it goes).
 
 RSS comes from /proc (Linux). ``benchmarks/bench_faults.py`` calls :func:`main`; ``run``
-takes any ``report`` callable for the lines. Usage: ``python benchmarks/faults_engine.py``.
+takes any ``report`` callable for the lines. Usage: ``python tests/faults_engine.py``.
 """
 
 from __future__ import annotations

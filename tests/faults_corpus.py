@@ -1,7 +1,7 @@
 """Issue 35, corpus items: what hostile inputs cost an ingest, and whether a search under
 index roots can be sent outside them.
 
-    python benchmarks/faults_corpus.py [--mb 4] [--trials 300]
+    python tests/faults_corpus.py [--mb 4] [--trials 300]
 
 Prints, for each kind of input (normal prose as the baseline; text of blank lines;
 Markdown of headings, and of headings on every other line; text of words that are all

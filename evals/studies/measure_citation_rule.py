@@ -13,30 +13,27 @@ candidate threshold the script prints how many intended citations pass (want: al
 many wrong ones pass (want: none), for token containment (the rule in
 :mod:`orchestrator.citation`) and for rapidfuzz's ``partial_ratio`` as the alternative.
 
-    python benchmarks/measure_citation_rule.py evals/results/<runstamp> --dataset multihop
+    python -m evals.studies.measure_citation_rule evals/results/<runstamp> --dataset multihop
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 from rapidfuzz import fuzz
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from corpus.evidence import Evidence, Span, build_evidence  # noqa: E402
-from evals.datasets.loaders import load_items  # noqa: E402
-from graph_server.citation import (  # noqa: E402
+from corpus.evidence import Evidence, Span, build_evidence
+from evals.datasets.loaders import load_items
+from evals.options import REPO
+from graph_server.citation import (
     QUOTE_MISMATCH,
     check_citation,
     containment,
 )
-from graph_server.similarity import CITATION_MARKER, claim_key, normalize  # noqa: E402
+from graph_server.similarity import CITATION_MARKER, claim_key, normalize
 
 CONTAINMENT_THRESHOLDS = (0.5, 0.6, 0.67, 0.75, 0.8, 0.9, 1.0)
 PARTIAL_RATIO_THRESHOLDS = (60, 70, 80, 90)
@@ -81,7 +78,7 @@ def main() -> int:
     parser.add_argument("runs", nargs="+", type=Path, help="evals results folder(s)")
     parser.add_argument("--dataset", default="multihop", help="shipped set name or file path")
     args = parser.parse_args()
-    shipped = ROOT / "evals" / "datasets" / f"{args.dataset}.jsonl"
+    shipped = REPO / "evals" / "datasets" / f"{args.dataset}.jsonl"
     path = shipped if shipped.is_file() else Path(args.dataset)
     items = {str(item["id"]): item for item in load_items(path)}
     intended: list[tuple[float, float]] = []

@@ -1,15 +1,15 @@
-"""Byte-for-byte check of the reports the scripted rack-7 runs produce (issue 21).
+"""The 15 scenario reports, the safety net of every refactor (issue 21).
 
 Runs the scripted runs of ``tests/canned_runs.py`` (and two corpus tasks) through
 :func:`orchestrator.api.run_task` with fixed seeds, writes each run's report.json and report.md
-into a folder, masks what legitimately differs between two runs (every ``*_s`` field,
-timestamps, durations), and prints one SHA-256 per file plus one for every request sent (model,
-messages, kwargs: what a reply bank keys on). Save the output before a refactor and diff it
-after::
+into a folder, and masks what legitimately differs between two runs (every ``*_s`` field,
+timestamps, durations). ``tests/test_scenario_reports.py`` compares each masked report byte
+for byte with ``tests/fixtures/scenario_reports/<name>.json`` and ``.md``, and the SHA-256 of
+every request sent (model, messages, kwargs: what a reply bank keys on) with ``requests.txt``
+there. When a change is meant to change a report, rewrite the expected files and review
+their diff::
 
-    python benchmarks/check_reports.py --out /tmp/reports > before.txt
-    ...
-    python benchmarks/check_reports.py --out /tmp/reports2 | diff before.txt -
+    python tests/scenario_reports.py --write
 """
 
 from __future__ import annotations
@@ -20,12 +20,13 @@ import json
 import re
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT))
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
 
 from canned_runs import (  # noqa: E402
     CONTRADICTING,
@@ -93,6 +94,7 @@ def scenarios() -> dict[str, tuple[Any, RunConfig]]:
 
 
 def _corpus_script(rewrite: str, answer: bool) -> Any:
+    """The corpus scenarios' script."""
     # Its own conclusions, so the hashes stay those recorded before the script was shared.
     return corpus_script(rewrite, answer=answer, hall="In hall B.", unanswerable="Not named.")
 
@@ -115,14 +117,17 @@ def mask(value: Any, key: str = "") -> Any:
 
 
 def mask_markdown(text: str, out: Path) -> str:
+    """report.md with ``out`` as ``<out>`` and timestamps and durations masked."""
     return _DURATION.sub("<dur>", _TIME.sub("<time>", text.replace(str(out), "<out>")))
 
 
 def digest(data: str) -> str:
+    """The first 16 hex digits of the SHA-256 of ``data``."""
     return hashlib.sha256(data.encode()).hexdigest()[:16]
 
 
 def requests_digest(client: ScriptedClient) -> str:
+    """The digest of every request the client was sent, in a fixed order."""
     sent = sorted(
         json.dumps(
             {"model": c["model"], "messages": c["messages"], "kwargs": c["kwargs"]},
@@ -134,30 +139,40 @@ def requests_digest(client: ScriptedClient) -> str:
     return digest("\n".join(sent))
 
 
-def check(name: str, client: ScriptedClient, task: Any, config: RunConfig, out: Path) -> None:
-    folder = out / name
+EXPECTED = HERE / "fixtures" / "scenario_reports"
+REQUESTS_FILE = EXPECTED / "requests.txt"
+
+
+@dataclass(frozen=True)
+class Masked:
+    """One scenario's masked report.json and report.md, and the digest of its requests."""
+
+    json: str
+    markdown: str
+    requests: str
+
+
+def run_scenario(client: ScriptedClient, task: Any, config: RunConfig, folder: Path) -> Masked:
+    """Run one scenario into ``folder`` and mask its report (paths under ``folder.parent``
+    become ``<out>``)."""
+    out = folder.parent
     folder.mkdir(parents=True, exist_ok=True)
     run_task(task, client=client, model="scripted", config=config, out_dir=folder)
     report = json.loads((folder / "report.json").read_text())
     masked = json.dumps(mask(report), indent=1, sort_keys=True).replace(str(out), "<out>")
-    (folder / "report.masked.json").write_text(masked)
-    md = mask_markdown((folder / "report.md").read_text(), out)
-    (folder / "report.masked.md").write_text(md)
-    print(f"{name:22} json {digest(masked)}  md {digest(md)}  requests {requests_digest(client)}")
+    markdown = mask_markdown((folder / "report.md").read_text(), out)
+    return Masked(masked, markdown, requests_digest(client))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path(tempfile.mkdtemp(prefix="reports-")))
-    args = parser.parse_args()
-    for name, (script, config) in scenarios().items():
-        check(name, ScriptedClient(script, cost_per_call=0.001), RACK7_TASK, config, args.out)
-    index = args.out / "corpus" / "index.sqlite"
+def corpus_runs(out: Path) -> dict[str, tuple[Any, Any, RunConfig]]:
+    """The two corpus scenarios: name -> (script, task, config), over an index ingested once
+    under ``out``."""
+    index = out / "corpus" / "index.sqlite"
     if not index.exists():
-        assert corpus.ingest(write_corpus(args.out / "corpus" / "docs"), index, dense=False).ok
+        assert corpus.ingest(write_corpus(out / "corpus" / "docs"), index, dense=False).ok
     question = {"question": "Which hall is rack 7 in?", "corpus": str(index)}
     mayor = {"question": "Who is the mayor of the Quelheim site?", "corpus": str(index)}
-    corpus_runs = {
+    return {
         "corpus_answer": (
             _corpus_script('{"queries": ["rack 7 hall", "Quelheim site"]}', True),
             question,
@@ -169,8 +184,47 @@ def main() -> None:
             RunConfig(n=2, k=1, budget_calls=20, seed=1, retrieval_k=1, max_retrieval_rounds=3),
         ),
     }
-    for name, (script, task, config) in corpus_runs.items():
-        check(name, ScriptedClient(script, cost_per_call=0.001), task, config, args.out)
+
+
+NAMES = (*scenarios(), "corpus_answer", "corpus_refused")
+"""Every scenario, in the order the expected requests file lists them."""
+
+
+def run_named(name: str, out: Path) -> Masked:
+    """Run the scenario ``name`` into ``out/name``."""
+    if name in ("corpus_answer", "corpus_refused"):
+        script, task, config = corpus_runs(out)[name]
+    else:
+        (script, config), task = scenarios()[name], RACK7_TASK
+    return run_scenario(ScriptedClient(script, cost_per_call=0.001), task, config, out / name)
+
+
+def expected_requests() -> dict[str, str]:
+    """Scenario name -> the digest of its requests, from ``requests.txt``."""
+    lines = REQUESTS_FILE.read_text(encoding="utf-8").splitlines()
+    return dict(line.split(" ", 1) for line in lines if line.strip())
+
+
+def write_expected(out: Path) -> None:
+    """Rewrite every expected file from today's code."""
+    digests = []
+    for name in NAMES:
+        masked = run_named(name, out)
+        (EXPECTED / f"{name}.json").write_text(masked.json)
+        (EXPECTED / f"{name}.md").write_text(masked.markdown)
+        digests.append(f"{name} {masked.requests}\n")
+    REQUESTS_FILE.write_text("".join(digests), encoding="utf-8")
+
+
+def main() -> None:
+    """``--write``: rewrite the expected files (review their diff before committing)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", action="store_true", help="rewrite the expected files")
+    parser.add_argument("--out", type=Path, default=Path(tempfile.mkdtemp(prefix="reports-")))
+    args = parser.parse_args()
+    if not args.write:
+        parser.error("nothing to do: the check is tests/test_scenario_reports.py; pass --write")
+    write_expected(args.out)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,16 @@ import importlib
 import pytest
 from docstrings import defined_in, doctests, failures, undocumented
 
-NAMES = ("arguments", "betweenness", "checks", "disputes", "mermaid", "semantics", "views")
+NAMES = (
+    "arguments",
+    "betweenness",
+    "checks",
+    "disputes",
+    "mermaid",
+    "semantics",
+    "similarity",
+    "views",
+)
 MODULES = [importlib.import_module(f"graph_server.{name}") for name in NAMES]
 TESTS = doctests(MODULES)
 

@@ -14,6 +14,7 @@ NAMES = (
     "arguments",
     "betweenness",
     "checks",
+    "citation",
     "disputes",
     "mermaid",
     "semantics",

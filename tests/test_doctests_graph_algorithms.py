@@ -13,6 +13,7 @@ from docstrings import defined_in, doctests, failures, undocumented
 NAMES = (
     "arguments",
     "betweenness",
+    "candidates",
     "checks",
     "citation",
     "disputes",

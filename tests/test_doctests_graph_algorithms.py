@@ -16,6 +16,7 @@ NAMES = (
     "candidates",
     "checks",
     "citation",
+    "dedup",
     "disputes",
     "mermaid",
     "semantics",

@@ -18,6 +18,7 @@ NAMES = (
     "citation",
     "dedup",
     "disputes",
+    "layout",
     "mermaid",
     "semantics",
     "similarity",

@@ -22,6 +22,7 @@ NAMES = (
     "mermaid",
     "semantics",
     "similarity",
+    "validation",
     "views",
 )
 MODULES = [importlib.import_module(f"graph_server.{name}") for name in NAMES]

@@ -22,6 +22,7 @@ NAMES = (
     "mermaid",
     "semantics",
     "similarity",
+    "svg_graph",
     "validation",
     "views",
 )

@@ -18,6 +18,7 @@ NAMES = (
     "citation",
     "dedup",
     "disputes",
+    "html_view",
     "layout",
     "mermaid",
     "semantics",

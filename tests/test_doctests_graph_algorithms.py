@@ -18,6 +18,7 @@ NAMES = (
     "citation",
     "dedup",
     "disputes",
+    "graph_page",
     "html_view",
     "layout",
     "mermaid",

@@ -19,6 +19,7 @@ NAMES = (
     "dedup",
     "disputes",
     "graph_page",
+    "html_files",
     "html_view",
     "layout",
     "mermaid",

@@ -1,6 +1,6 @@
-"""graph_server's algorithm modules are documented in the networkx style: each public
-function and class has Examples, run here as doctests, and says what it takes, gives and
-raises. (The store, the server and the tools have their own doctest runner.)"""
+"""graph_server's algorithm, validation and page modules are documented in the networkx style:
+each public function and class has Examples, run here as doctests, and says what it takes,
+gives and raises. (The store, the server and the tools have their own doctest runner.)"""
 
 from __future__ import annotations
 
@@ -17,7 +17,9 @@ NAMES = (
     "checks",
     "citation",
     "dedup",
+    "demo",
     "disputes",
+    "fixture",
     "graph_page",
     "html_files",
     "html_view",

@@ -13,12 +13,14 @@ from evals.arms import ArmSettings, prompt_version
 from evals.results import EvalError
 from orchestrator.api import RunConfig
 from orchestrator.records import DIVERSITY, HOPS
+from orchestrator.reply import LAYOUTS
 
 
 def add_more_calls_options(parser: argparse.ArgumentParser, *, overrides: bool) -> None:
     """The flags that say how arm 6 spends calls past its first run (issue 32): ``--diversity``,
-    ``--leave-out``, ``--adaptive``, ``--hops``. With ``overrides`` (a replay) they default to
-    None / off, so that a bank's own settings stand unless a flag is given."""
+    ``--leave-out``, ``--adaptive``, ``--hops``; and where its prompts put the evidence
+    (issue 37): ``--prompt-layout``. With ``overrides`` (a replay) they default to None / off,
+    so that a bank's own settings stand unless a flag is given."""
     parser.add_argument(
         "--diversity",
         choices=DIVERSITY,
@@ -36,6 +38,13 @@ def add_more_calls_options(parser: argparse.ArgumentParser, *, overrides: bool) 
         action="store_true",
         help="arm 6: the first interrogation alone, the others only when it gives no grounded "
         "answer",
+    )
+    parser.add_argument(
+        "--prompt-layout",
+        choices=LAYOUTS,
+        default=None if overrides else "classic",
+        help="arm 6: the evidence after each role's instructions (classic, as every committed "
+        "bank was recorded) or first, shared by all of an item's calls (evidence_first)",
     )
     parser.add_argument(
         "--hops",
@@ -79,6 +88,8 @@ def fingerprint(args: argparse.Namespace, model: str, arms: list[int]) -> dict[s
         recorded["settings"]["leave_out"] = True
     if getattr(args, "diversity", "sample") != "sample":
         recorded["settings"]["diversity"] = args.diversity
+    if getattr(args, "prompt_layout", "classic") != "classic":
+        recorded["settings"]["prompt_layout"] = args.prompt_layout
     sample_temp = sample_temperature(args)
     if sample_temp != args.temp:
         recorded["settings"]["sample_temp"] = sample_temp
@@ -113,6 +124,7 @@ def arm_settings(args: argparse.Namespace, out: Path, structured_default: bool) 
             adaptive=getattr(args, "adaptive", False),
             diversity=getattr(args, "diversity", "sample"),
             leave_out=getattr(args, "leave_out", False),
+            prompt_layout=getattr(args, "prompt_layout", "classic"),
         ),
         artifacts_dir=out,
         sample_temperature=sample_temperature(args),

@@ -147,6 +147,7 @@ def replay_namespace(config: dict[str, Any], args: argparse.Namespace) -> argpar
         adaptive=args.adaptive or bool(settings.get("adaptive", False)),
         diversity=args.diversity or settings.get("diversity", "sample"),
         leave_out=args.leave_out or bool(settings.get("leave_out", False)),
+        prompt_layout=args.prompt_layout or settings.get("prompt_layout", "classic"),
         jobs=1,
         max_cost=0.0,
     )

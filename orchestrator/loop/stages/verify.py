@@ -76,7 +76,9 @@ def verify_call(ctx: LoopContext, round_no: int, node_id: str, j: int) -> VoteRe
             step=f"round_{round_no}",
             role="verification",
             subject=node_id,
-            messages=prompts.verification_messages(ctx.evidence, claim),
+            messages=prompts.verification_messages(
+                ctx.evidence, claim, layout=ctx.config.prompt_layout
+            ),
             response_format=response_format,
             max_tokens=ctx.config.max_tokens_verification,
             seed=ctx.seed("verification", round_no, node_id, j),

@@ -41,8 +41,8 @@ from typing import Any
 import corpus
 from corpus.multihop import retrieve_plan
 from evals.datasets.loaders import item_to_task, load_dataset
+from evals.metrics import abstention_metrics
 from evals.score import is_answerable, outcome, score
-from evals.summary import abstention_metrics
 from orchestrator.api import RunConfig, run_task
 from orchestrator.checks import decompose
 from orchestrator.llm import SupportsChat

@@ -43,7 +43,7 @@ from orchestrator.api import (
     run_task,
 )
 from orchestrator.cli.interrupt import EXIT_INTERRUPTED, stop_on_signals
-from orchestrator.llm import BackendUnusableError, RunStop
+from orchestrator.llm import BackendUnusableError, RunStop, sampling_settings
 from orchestrator.loop import check_corpus
 from orchestrator.records import (
     DIVERSITY,
@@ -382,10 +382,8 @@ def _settings(args: argparse.Namespace, task: Task, task_file: str | None) -> tu
     if task.corpus is not None:
         check_corpus(task.corpus)
     model = args.model or default_model()
-    given = {"n": args.n, "temperature": args.temp, "budget_calls": args.budget_calls}
-    sampling = model_sampling(model) | {k: v for k, v in given.items() if v is not None}
     config = RunConfig(
-        **sampling,
+        **(model_sampling(model) | sampling_settings(args.n, args.temp, args.budget_calls)),
         k=args.k,
         require_k=args.require_k,
         interrogation_shape=args.shape or model_shape(model),

@@ -18,6 +18,7 @@ from typing import Any
 import requests
 
 from orchestrator.llm.errors import LLMError, MalformedResponseError, status_error
+from orchestrator.llm.json_object import JsonObject
 
 _EXCERPT_CHARS = 300
 
@@ -107,7 +108,7 @@ def read_completion(
             )
         )
     raw_usage = body.get("usage")
-    usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
+    usage: JsonObject = raw_usage if isinstance(raw_usage, dict) else {}
     details = usage.get("prompt_tokens_details")
     return Completion(
         text=content,

@@ -55,13 +55,14 @@ from orchestrator.records import (
     CallRecord,
     Compliance,
     GivenSource,
-    HitSummary,
     RefusalReason,
     RetrievalRound,
     RewriteRecord,
     RunConfig,
     Task,
     TaskError,
+    given_source,
+    hit_summary,
 )
 from orchestrator.reply import parse, prompts, schemas
 
@@ -256,7 +257,7 @@ def _retrieve_round(
         "queries": [query for f in found for query in f.queries],
         "dense_used": all(f.dense_used for f in found),
         "dense_note": next((f.dense_note for f in found if f.dense_note), ""),
-        "hits": [_hit_summary(hit) for hit in new],
+        "hits": [hit_summary(hit) for hit in new],
     }
     return new, round_info
 
@@ -466,19 +467,7 @@ def citation_of(evidence: CorpusEvidence, span_id: str | None) -> GivenSource | 
     """Where a cited span lives: chunk id, file, page, offsets in the page, section, version
     and a one-line citation; None for an id that is not a span of ``evidence``."""
     source = evidence.locate(span_id)
-    if source is None:
-        return None
-    hit = source.hit
-    return {
-        "chunk_id": hit.chunk_id,
-        "path": hit.path,
-        "page": hit.page,
-        "start": source.start,
-        "end": source.end,
-        "section": hit.section,
-        "version": hit.version,
-        "citation": source.citation(),
-    }
+    return given_source(source) if source is not None else None
 
 
 def _announce(progress: Progress | None, text: str, round_no: int) -> None:
@@ -512,14 +501,3 @@ def _whole_run(
         )
 
     return shifted
-
-
-def _hit_summary(hit: Hit) -> HitSummary:
-    return {
-        "chunk_id": hit.chunk_id,
-        "path": hit.path,
-        "page": hit.page,
-        "score": round(hit.score, 6),
-        "keyword_rank": hit.keyword_rank,
-        "dense_rank": hit.dense_rank,
-    }

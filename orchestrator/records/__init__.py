@@ -22,6 +22,7 @@ from orchestrator.records.loop import (
 from orchestrator.records.reasons import RefusalReason, StopReason
 from orchestrator.records.report import (
     AccountingPart,
+    AssessmentPart,
     CandidateRecord,
     ChosenRecord,
     ClaimRef,
@@ -37,6 +38,7 @@ from orchestrator.records.report import (
     InterruptPart,
     InterruptRecord,
     Limits,
+    OutcomePart,
     Retrieval,
     RetrievalRound,
     RewriteRecord,
@@ -45,6 +47,8 @@ from orchestrator.records.report import (
     StopPart,
     Timing,
     Totals,
+    given_source,
+    hit_summary,
 )
 from orchestrator.records.task import (
     DIVERSITY,
@@ -65,6 +69,7 @@ __all__ = [
     "MAX_TASK_CHARS",
     "AccountingPart",
     "AnswerRecord",
+    "AssessmentPart",
     "AttackRecord",
     "CallRecord",
     "CandidateRecord",
@@ -86,6 +91,7 @@ __all__ = [
     "LeaveOutRecord",
     "Limits",
     "MergeRecord",
+    "OutcomePart",
     "PhaseRecord",
     "RefusalReason",
     "Retrieval",
@@ -103,6 +109,8 @@ __all__ = [
     "Totals",
     "VerificationRecord",
     "VoteRecord",
+    "given_source",
+    "hit_summary",
     "load_task",
     "validate_task",
 ]

@@ -20,6 +20,7 @@ from evals.options import (
 )
 from evals.run import FORMATS
 from orchestrator.records import DIVERSITY, HOPS
+from orchestrator.reply import LAYOUTS
 
 RUN = RunOptions(dataset="")
 RECORD = RecordOptions(model="", sets=(), items=0)
@@ -128,8 +129,9 @@ def _arm_flags(parser: argparse.ArgumentParser) -> None:
 
 def more_calls_flags(parser: argparse.ArgumentParser, *, overrides: bool) -> None:
     """The flags that say how arm 6 spends calls past its first run (issue 32): ``--diversity``,
-    ``--leave-out``, ``--adaptive``, ``--hops``. With ``overrides`` (a replay) they default to
-    None / off, so that a bank's own settings stand unless a flag is given."""
+    ``--leave-out``, ``--adaptive``, ``--hops``; and where its prompts put the evidence
+    (issue 37): ``--prompt-layout``. With ``overrides`` (a replay) they default to None / off,
+    so that a bank's own settings stand unless a flag is given."""
     parser.add_argument(
         "--diversity",
         choices=DIVERSITY,
@@ -153,6 +155,13 @@ def more_calls_flags(parser: argparse.ArgumentParser, *, overrides: bool) -> Non
         choices=HOPS,
         default=None if overrides else RUN.hops,
         help="arm 6: ask hop by hop (orchestrator.checks.hops) never, on failure, or always",
+    )
+    parser.add_argument(
+        "--prompt-layout",
+        choices=LAYOUTS,
+        default=None if overrides else RUN.prompt_layout,
+        help="arm 6: the evidence after each role's instructions (classic, as every committed "
+        "bank was recorded) or first, shared by all of an item's calls (evidence_first)",
     )
 
 

@@ -50,6 +50,8 @@ def fingerprint(args: RunOptions, model: str) -> dict[str, Any]:
         recorded["settings"]["leave_out"] = True
     if args.diversity != "sample":
         recorded["settings"]["diversity"] = args.diversity
+    if args.prompt_layout != "classic":
+        recorded["settings"]["prompt_layout"] = args.prompt_layout
     sample_temp = sample_temperature(args)
     if sample_temp != args.temp:
         recorded["settings"]["sample_temp"] = sample_temp
@@ -83,6 +85,7 @@ def arm_settings(args: RunOptions, out: Path, structured_default: bool) -> ArmSe
             adaptive=args.adaptive,
             diversity=args.diversity,
             leave_out=args.leave_out,
+            prompt_layout=args.prompt_layout,
         ),
         artifacts_dir=out,
         sample_temperature=sample_temperature(args),

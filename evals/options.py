@@ -33,7 +33,8 @@ class RunOptions:
     width, calls per item and temperature; ``sample_temp``: arm 7's temperature when it
     differs from ``temp``; ``shape``: arm 6's interrogation shape (None: the model's own);
     ``diversity``, ``leave_out``, ``adaptive``, ``hops``: how arm 6 spends calls past its
-    first run; ``jobs``: items at a time against a server backend.
+    first run; ``prompt_layout``: where arm 6's prompts put the evidence; ``jobs``: items at
+    a time against a server backend.
     """
 
     dataset: str
@@ -65,6 +66,7 @@ class RunOptions:
     leave_out: bool = False
     adaptive: bool = False
     hops: str = "off"
+    prompt_layout: str = "classic"
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,7 @@ class ReplayOptions:
     leave_out: bool = False
     adaptive: bool = False
     hops: str | None = None
+    prompt_layout: str | None = None
     backend: str | None = None
     base_url: str | None = None
     models_file: Path = DEFAULT_MODELS_FILE

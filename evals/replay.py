@@ -129,6 +129,7 @@ def replay_run_options(config: dict[str, Any], options: ReplayOptions) -> RunOpt
         adaptive=options.adaptive or bool(settings.get("adaptive", False)),
         diversity=options.diversity or settings.get("diversity", "sample"),
         leave_out=options.leave_out or bool(settings.get("leave_out", False)),
+        prompt_layout=options.prompt_layout or settings.get("prompt_layout", "classic"),
         jobs=1,
         max_cost=0.0,
     )

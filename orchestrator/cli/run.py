@@ -55,7 +55,7 @@ from orchestrator.records import (
     TaskError,
     load_task,
 )
-from orchestrator.reply import SHAPES
+from orchestrator.reply import LAYOUTS, SHAPES
 from orchestrator.report import LiveProgress
 
 __all__ = [
@@ -204,6 +204,14 @@ def _add_output_flags(parser: argparse.ArgumentParser) -> None:
         default="sample",
         help="what makes the runs after the first differ: sampling at --temp, or greedy runs "
         "that each see the documents in another order",
+    )
+    parser.add_argument(
+        "--prompt-layout",
+        choices=LAYOUTS,
+        default="classic",
+        help="where the evidence sits in each prompt: after each role's instructions "
+        "(classic), or first, so that a server's prompt cache serves it to every call of the "
+        "task (evidence_first)",
     )
     parser.add_argument(
         "--leave-out",
@@ -388,6 +396,7 @@ def _settings(args: argparse.Namespace, task: Task, task_file: str | None) -> tu
         adaptive=args.adaptive,
         diversity=args.diversity,
         leave_out=args.leave_out,
+        prompt_layout=args.prompt_layout,
         retrieval_k=args.retrieval_k,
         max_retrieval_rounds=args.max_retrieval_rounds,
         context_tokens=args.context_tokens,

@@ -431,6 +431,7 @@ class ChatClient(ChatSeam):
             model=model,
             prompt_tokens=reply.prompt_tokens,
             completion_tokens=reply.completion_tokens,
+            cached_tokens=reply.cached_tokens,
             cost_usd=cost,
             cost_source=source,
             latency_s=0.0,

@@ -73,7 +73,9 @@ def base_tokens(question: str, config: RunConfig) -> int:
     think-first turn when there is one (its reply travels in the second call's prompt)."""
     empty = build_evidence(())
     if config.interrogation_shape == "chain":
-        messages = prompts.chain_messages(empty, question, think_first=config.think_first)
+        messages = prompts.chain_messages(
+            empty, question, think_first=config.think_first, layout=config.prompt_layout
+        )
     else:
         messages = prompts.interrogation_messages(
             empty,
@@ -81,6 +83,7 @@ def base_tokens(question: str, config: RunConfig) -> int:
             config.k,
             max_nodes=config.max_nodes,
             think_first=config.think_first,
+            layout=config.prompt_layout,
         )
     if config.think_first:
         messages = prompts.commit_messages(messages, "-")

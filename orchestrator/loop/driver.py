@@ -167,7 +167,7 @@ def run_loop(
         model=model,
         config=config.to_dict(),
         documents=len(task.documents),
-        prompt_versions=dict(prompts.PROMPT_VERSIONS),
+        prompt_versions=prompts.prompt_versions(config.prompt_layout),
     )
     ingested = Ingested()
     runs = _interrogate(ctx, ingested)

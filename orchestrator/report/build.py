@@ -84,7 +84,7 @@ def build_report(
         "merges": result.merges,
         "contradictions_created": result.contradictions_created,
         **accounting_part(result, corpus, limits, backend_failure),
-        "prompt_versions": dict(prompts.PROMPT_VERSIONS),
+        "prompt_versions": prompts.prompt_versions(result.config.prompt_layout),
         "model": result.model,
         "config": config.to_dict(),
         "context": dict(context or {}),

@@ -14,18 +14,22 @@ def completion_body(
     cost: float | None = None,
     model: str = "fake-model",
     finish_reason: str | None = "stop",
+    cached_tokens: int | None = None,
 ) -> dict[str, Any]:
     """A chat-completions response body whose first choice says ``text``.
 
     ``usage`` carries only the fields that are not None (and is left out when all are), so a
-    test can model servers that report tokens, tokens plus cost, or nothing.
+    test can model servers that report tokens, tokens plus cost, or nothing; ``cached_tokens``
+    goes in ``usage.prompt_tokens_details``, as llama.cpp and OpenAI report a prompt-cache hit.
     """
+    details = None if cached_tokens is None else {"cached_tokens": cached_tokens}
     usage = {
         key: value
         for key, value in (
             ("prompt_tokens", prompt_tokens),
             ("completion_tokens", completion_tokens),
             ("cost", cost),
+            ("prompt_tokens_details", details),
         )
         if value is not None
     }

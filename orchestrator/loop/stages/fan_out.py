@@ -89,7 +89,11 @@ def interrogation(ctx: LoopContext, index: int, shown: Evidence | None = None) -
         order, temperature = shuffled_order(len(ctx.inputs.task.documents), index), 0.0
     if config.interrogation_shape == "chain":
         messages = prompts.chain_messages(
-            evidence, ctx.inputs.task.question, think_first=config.think_first, order=order
+            evidence,
+            ctx.inputs.task.question,
+            think_first=config.think_first,
+            order=order,
+            layout=config.prompt_layout,
         )
         shape_format = schemas.chain_response_format(evidence.ids)
     else:
@@ -100,6 +104,7 @@ def interrogation(ctx: LoopContext, index: int, shown: Evidence | None = None) -
             max_nodes=config.max_nodes,
             think_first=config.think_first,
             order=order,
+            layout=config.prompt_layout,
         )
         shape_format = schemas.interrogation_response_format(
             config.max_nodes, config.max_edges, span_ids=evidence.ids

@@ -140,7 +140,7 @@ def _ask(
     """One lookup call (already reserved) against the ``shown`` evidence, judged."""
     structured = ctx.inputs.config.structured_output
     shape = schemas.lookup_response_format(shown.ids) if structured else None
-    messages = prompts.lookup_messages(shown, asked)
+    messages = prompts.lookup_messages(shown, asked, layout=ctx.inputs.config.prompt_layout)
     outcome = ctx.call(_spec(run_id, "lookup", messages, shape, MAX_TOKENS_LOOKUP, ctx, number))
     record["calls"] += 1
     hop = _judge(ctx, number, planned, asked, outcome.text, answers, outcome.error)

@@ -80,7 +80,9 @@ def verify_call(ctx: LoopContext, round_no: int, node_id: str, claim: str, j: in
             step=f"round_{round_no}",
             role="verification",
             subject=node_id,
-            messages=prompts.verification_messages(ctx.inputs.evidence, claim),
+            messages=prompts.verification_messages(
+                ctx.inputs.evidence, claim, layout=ctx.inputs.config.prompt_layout
+            ),
             response_format=response_format,
             max_tokens=ctx.inputs.config.max_tokens_verification,
             seed=ctx.seed("verification", round_no, node_id, j),

@@ -149,7 +149,7 @@ def run_loop(
     ``config.budget_calls`` logical calls. Model failures and bad replies are recorded, not
     raised, and so is any exception a client's ``chat`` raises (wrapped in
     :class:`orchestrator.errors.UnexpectedClientError`); programming errors of the loop itself
-    (and :class:`orchestrator.assess.EngineError`) propagate."""
+    (and :class:`graph_server.errors.StoreError`) propagate."""
     ctx = LoopContext(task, client, model, config, trace, progress, store=GraphStore())
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     trace.event(

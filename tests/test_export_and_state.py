@@ -35,13 +35,13 @@ def fixture_store() -> GraphStore:
     for run_id, nodes, edges in RUNS:
         store.assert_graph(GRAPH, nodes, edges, run_id=run_id)
     restated = {"id": "B2", "claim": "Server x9 is listed in the rack 7 survey.", "type": "given"}
-    assert store.assert_graph(GRAPH, [restated], run_id="r3")["auto_merged"] == [["B", "B2"]]
+    assert store.assert_graph(GRAPH, [restated], run_id="r3").auto_merged == [["B", "B2"]]
     store.add_evidence(GRAPH, [SPAN])
     cited = store.assert_graph(
         GRAPH, [CITING], [{"src": "M", "dst": CONCLUSION, "relation": "supports"}]
     )
-    assert cited["rejected"] == [] and cited["citations"][0]["ok"]
-    assert store.mark_refuted(GRAPH, "D", "survey column misread")["ok"]
+    assert cited.rejected == [] and cited.citations[0].ok
+    assert store.mark_refuted(GRAPH, "D", "survey column misread").ok
     return store
 
 
@@ -57,7 +57,7 @@ def all_checks(store: GraphStore, graph_id: str) -> dict[str, Any]:
 
 def without_merge_history(graph: dict[str, Any]) -> dict[str, Any]:
     nodes = [
-        {k: v for k, v in n.items() if k not in ("aliases", "merged_ids")} for n in graph["nodes"]
+        {k: v for k, v in n.items() if k not in ("aliases", "merged_ids")} for n in graph.nodes
     ]
     return {**graph, "nodes": nodes}
 
@@ -65,40 +65,40 @@ def without_merge_history(graph: dict[str, Any]) -> dict[str, Any]:
 def test_json_export_replayed_into_a_fresh_store_gives_the_same_graph_and_checks() -> None:
     store = fixture_store()
     exported = store.export_graph(GRAPH, "json")
-    assert exported["format"] == "json" and exported["graph_id"] == GRAPH
-    graph = json.loads(json.dumps(exported["graph"]))  # what a client gets over the wire
+    assert exported.format == "json" and exported.graph_id == GRAPH
+    graph = json.loads(json.dumps(exported.graph))  # what a client gets over the wire
 
     fresh = GraphStore()
-    replay = fresh.assert_graph("copy", graph["nodes"], graph["edges"], dedup=False)
+    replay = fresh.assert_graph("copy", graph.nodes, graph.edges, dedup=False)
     assert replay["rejected"] == [] and "error" not in replay
-    assert fresh.add_evidence("copy", graph["evidence"])["rejected"] == []
-    for refuted in graph["refuted"]:
-        assert fresh.mark_refuted("copy", refuted["id"], refuted["reason"])["ok"]
+    assert fresh.add_evidence("copy", graph.evidence).rejected == []
+    for refuted in graph.refuted:
+        assert fresh.mark_refuted("copy", refuted.id, refuted.reason).ok
 
     assert all_checks(fresh, "copy") == all_checks(store, GRAPH)
     original = without_merge_history(store.get_graph(GRAPH))
     assert without_merge_history(fresh.get_graph("copy")) == {**original, "graph_id": "copy"}
-    assert fresh.export_graph("copy", "json")["graph"] == exported["graph"]
+    assert fresh.export_graph("copy", "json").graph == exported.graph
 
 
 def test_graphml_export_reads_back_into_networkx_with_every_claim_and_link() -> None:
     store = fixture_store()
-    content = store.export_graph(GRAPH, "graphml")["content"]
+    content = store.export_graph(GRAPH, "graphml").content
     parsed = nx.parse_graphml(content, force_multigraph=True)
     graph = store.get_graph(GRAPH)
 
-    assert sorted(parsed.nodes) == [node["id"] for node in graph["nodes"]]
-    assert parsed.number_of_edges() == len(graph["edges"])
-    assert parsed.nodes["D"]["refuted"] is True
-    assert parsed.nodes["D"]["refute_reason"] == "survey column misread"
-    assert parsed.nodes["M"]["source"] == "D1.1"
-    relations = sorted(data["relation"] for _, _, data in parsed.edges(data=True))
-    assert relations == sorted(edge["relation"] for edge in graph["edges"])
+    assert sorted(parsed.nodes) == [node.id for node in graph.nodes]
+    assert parsed.number_of_edges() == len(graph.edges)
+    assert parsed.nodes["D"].refuted is True
+    assert parsed.nodes["D"].refute_reason == "survey column misread"
+    assert parsed.nodes["M"].source == "D1.1"
+    relations = sorted(data.relation for _, _, data in parsed.edges(data=True))
+    assert relations == sorted(edge.relation for edge in graph.edges)
 
 
 def test_mermaid_export_is_a_flowchart_with_one_line_per_claim_and_link() -> None:
     store = fixture_store()
-    content = store.export_graph(GRAPH, "mermaid")["content"]
+    content = store.export_graph(GRAPH, "mermaid").content
     graph = store.get_graph(GRAPH)
 
     assert content.startswith("flowchart TD")
@@ -106,7 +106,7 @@ def test_mermaid_export_is_a_flowchart_with_one_line_per_claim_and_link() -> Non
     links = [
         line for line in content.splitlines() if "-->" in line or "--x" in line or "-.->" in line
     ]
-    assert len(links) == len(graph["edges"])
+    assert len(links) == len(graph.edges)
     assert "class " in content and "refuted" in content
 
 
@@ -129,7 +129,7 @@ def test_export_graph_refuses_an_unknown_format_or_graph_naming_the_field() -> N
 def test_a_state_dump_restores_every_graph_with_its_merge_history_and_evidence() -> None:
     store = fixture_store()
     store.assert_graph("second", [{"id": "x", "claim": "x holds", "type": "conclusion"}])
-    dumped = json.loads(json.dumps(store.dump_state()))
+    dumped = store.dump_state().model_dump(mode="json", by_alias=True)
 
     restored = GraphStore()
     restored.restore_state(dumped)
@@ -137,12 +137,12 @@ def test_a_state_dump_restores_every_graph_with_its_merge_history_and_evidence()
     assert restored.dump_state() == store.dump_state()
     assert restored.list_graphs() == store.list_graphs()
     assert all_checks(restored, GRAPH) == all_checks(store, GRAPH)
-    merged = next(node for node in store.get_graph(GRAPH)["nodes"] if node["merged_ids"])
+    merged = next(node for node in store.get_graph(GRAPH).nodes if node.merged_ids)
     # A merged id still resolves to the node it was merged into.
     again = restored.assert_graph(
-        GRAPH, [], [{"src": merged["merged_ids"][0], "dst": "Z", "relation": "supports"}]
+        GRAPH, [], [{"src": merged.merged_ids[0], "dst": "Z", "relation": "supports"}]
     )
-    assert again["accepted_edges"] == [[merged["id"], "Z", "supports"]]
+    assert again.accepted_edges == [[merged.id, "Z", "supports"]]
 
 
 def test_a_state_dump_over_the_memory_budget_is_refused_naming_the_limit() -> None:
@@ -179,7 +179,7 @@ def test_a_saved_state_file_loads_back_into_an_equal_store(tmp_path: Path) -> No
     state = StateFile(tmp_path / "state.json")
     state.save(store)
     saved = json.loads((tmp_path / "state.json").read_text(encoding="utf-8"))
-    assert saved["format"] == STATE_FORMAT
+    assert saved.format == STATE_FORMAT
     assert [p.name for p in tmp_path.iterdir()] == ["state.json"]  # no temporary left behind
 
     restored = GraphStore()
@@ -209,7 +209,7 @@ def test_graphs_survive_kill_9_of_a_server_with_a_state_file(tmp_path: Path) -> 
         second.start()
         assert second.call("get_graph", {"graph_id": GRAPH}) == before
         width = second.call("support_width", {"graph_id": GRAPH, "conclusion_id": CONCLUSION})
-        assert width["disjoint_paths"] == 1
+        assert width.disjoint_paths == 1
     finally:
         second.kill()
 

@@ -44,7 +44,7 @@ def test_a_given_that_restates_its_span_stays_a_given(store: GraphStore) -> None
             "detail": "restates D1.1",
         }
     ]
-    assert store.get_graph("g")["nodes"][0]["type"] == "given"
+    assert store.get_graph("g").nodes[0].type == "given"
 
 
 @pytest.mark.parametrize(
@@ -63,20 +63,20 @@ def test_a_given_that_fails_its_citation_is_kept_as_an_assumption_with_the_reaso
     reply = store.assert_graph("g", [node])
     assert reply["accepted_nodes"] == ["a"]
     [check] = reply["citations"]
-    assert (check["ok"], check["reason"]) == (False, reason)
-    assert store.get_graph("g")["nodes"][0]["type"] == "assumption"
+    assert (check.ok, check.reason) == (False, reason)
+    assert store.get_graph("g").nodes[0].type == "assumption"
 
 
 def test_without_registered_evidence_givens_are_taken_as_sent() -> None:
     store = GraphStore()
     reply = store.assert_graph("g", [given("a", "Anything at all.", None)])
     assert reply["citations"] == []
-    assert store.get_graph("g")["nodes"][0]["type"] == "given"
+    assert store.get_graph("g").nodes[0].type == "given"
 
 
 def test_other_node_types_are_never_checked(store: GraphStore) -> None:
     node = {"id": "c", "claim": "She was born inland.", "type": "conclusion"}
-    assert store.assert_graph("g", [node])["citations"] == []
+    assert store.assert_graph("g", [node]).citations == []
 
 
 def test_spans_are_added_once_and_a_changed_text_is_refused(store: GraphStore) -> None:
@@ -102,10 +102,10 @@ def test_spans_are_added_once_and_a_changed_text_is_refused(store: GraphStore) -
 
 def test_span_text_counts_against_the_memory_budget_and_is_freed_with_the_graph() -> None:
     store = GraphStore(limits=StoreLimits(max_claim_bytes=60))
-    assert store.add_evidence("g", SPANS[:1])["spans"] == 1
-    assert store.claim_bytes == len(SPANS[0]["text"])
+    assert store.add_evidence("g", SPANS[:1]).spans == 1
+    assert store.claim_bytes == len(SPANS[0].text)
     refused = store.add_evidence("h", SPANS[1:] * 1 + [{"id": "x", "text": "y" * 40}])
     assert refused["error"].startswith("memory budget exceeded")
-    assert [g["graph_id"] for g in store.list_graphs()["graphs"]] == ["g"]  # h left no trace
+    assert [g.graph_id for g in store.list_graphs().graphs] == ["g"]  # h left no trace
     store.delete_graph("g")
     assert store.claim_bytes == 0

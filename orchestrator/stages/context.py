@@ -14,7 +14,6 @@ from corpus.evidence import Evidence, build_evidence
 from graph_server.store import GraphStore
 from orchestrator import parse
 from orchestrator.answers import normalise_text
-from orchestrator.assess import engine
 from orchestrator.budget import CallBudget
 from orchestrator.calls import CallOutcome, CallSpec, make_call
 from orchestrator.chain import ChainContext
@@ -118,12 +117,12 @@ class LoopContext:
         return call_seed(self.config.seed, *parts)
 
     def has_graph(self) -> bool:
-        return any(g["graph_id"] == GRAPH_ID for g in self.store.list_graphs()["graphs"])
+        return any(g.graph_id == GRAPH_ID for g in self.store.list_graphs().graphs)
 
     def refresh_nodes(self) -> None:
         if self.has_graph():
-            graph = engine(self.store.get_graph(GRAPH_ID))
-            self.nodes = {node["id"]: node for node in graph["nodes"]}
+            graph = self.store.get_graph(GRAPH_ID)
+            self.nodes = {node.id: node.model_dump() for node in graph.nodes}
 
 
 def run_record(run_id: str, outcome: str, errors: list[str]) -> RunRecord:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.assess import Assessment, Candidate, assess, engine
+from orchestrator.assess import Assessment, Candidate, assess
 from orchestrator.records import AnswerRecord
 from orchestrator.stages.context import GRAPH_ID, LoopContext
 
@@ -43,12 +43,14 @@ def decision_details(
     the graph (an empty one when no run reached the store)."""
     with ctx.timed("details"):
         structure = {
-            c.node_id: engine(ctx.store.check_structure(GRAPH_ID, c.node_id))
+            c.node_id: ctx.store.check_structure(GRAPH_ID, c.node_id).model_dump()
             for c in current.candidates
         }
-        critical = engine(ctx.store.critical_links(GRAPH_ID, chosen.node_id)) if chosen else None
+        critical = (
+            ctx.store.critical_links(GRAPH_ID, chosen.node_id).model_dump() if chosen else None
+        )
         graph = (
-            engine(ctx.store.get_graph(GRAPH_ID))
+            ctx.store.get_graph(GRAPH_ID).model_dump()
             if has_graph
             else {"graph_id": GRAPH_ID, "nodes": [], "edges": []}
         )

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from graph_server.errors import StoreError
 from orchestrator.anchor import ANSWER_PREFIX, AnchoredRun, anchor_run
 from orchestrator.answers import UNANSWERABLE
-from orchestrator.assess import engine
 from orchestrator.policy import attack_counts
 from orchestrator.records import (
     AnswerRecord,
@@ -63,32 +63,34 @@ def ingest_run(ctx: LoopContext, ingested: Ingested, run: RunRecord) -> None:
     run["leniencies"] = anchored.leniencies
     edges = [e for e in anchored.edges if e["relation"] != "attacks"]
     ingested.held_attacks += [(run_id, e) for e in anchored.edges if e["relation"] == "attacks"]
-    result = ctx.store.assert_graph(GRAPH_ID, anchored.nodes, edges, run_id=run_id)
-    if "error" in result:
-        run["errors"].append(f"store rejected the run: {result['error']}")
-        ctx.trace.event("ingest", run_id=run_id, error=result["error"])
+    try:
+        result = ctx.store.assert_graph(GRAPH_ID, anchored.nodes, edges, run_id=run_id)
+    except StoreError as refused:
+        run["errors"].append(f"store rejected the run: {refused}")
+        ctx.trace.event("ingest", run_id=run_id, error=str(refused))
         return
     for node in anchored.nodes:
         ctx.claims.setdefault(node["id"], node["claim"])
-    accepted = set(result["accepted_nodes"])
+    accepted = set(result.accepted_nodes)
     run["ingested"] = bool(accepted)
     run["conclusion_node"] = anchored.conclusion if anchored.conclusion in accepted else None
     if run["conclusion_node"] is not None:
         _note_answer(ingested, run_id, anchored)
-    run["accepted_nodes"] = len(result["accepted_nodes"])
-    run["accepted_edges"] = len(result["accepted_edges"])
-    run["rejected"] = result["rejected"]
+    rejected = [item.model_dump() for item in result.rejected]
+    run["accepted_nodes"] = len(result.accepted_nodes)
+    run["accepted_edges"] = len(result.accepted_edges)
+    run["rejected"] = rejected
     note_merges(
-        ctx, ingested, f"ingest {run_id}", result["auto_merged"], result["contradictions_created"]
+        ctx, ingested, f"ingest {run_id}", result.auto_merged, result.contradictions_created
     )
     ctx.trace.event(
         "ingest",
         run_id=run_id,
-        accepted_nodes=len(result["accepted_nodes"]),
-        accepted_edges=len(result["accepted_edges"]),
-        rejected=result["rejected"],
-        auto_merged=result["auto_merged"],
-        contradictions_created=result["contradictions_created"],
+        accepted_nodes=len(result.accepted_nodes),
+        accepted_edges=len(result.accepted_edges),
+        rejected=rejected,
+        auto_merged=result.auto_merged,
+        contradictions_created=result.contradictions_created,
         citations=[[c["node"], c["span"], c["reason"]] for c in anchored.citations],
     )
 
@@ -148,14 +150,14 @@ def merge_pass(ctx: LoopContext, ingested: Ingested) -> MergePass:
     ``ingested``."""
     with ctx.timed("merge"):
         has_graph = ctx.has_graph()
-        merged = engine(ctx.store.merge_duplicates(GRAPH_ID)) if has_graph else None
+        merged = ctx.store.merge_duplicates(GRAPH_ID) if has_graph else None
         ctx.refresh_nodes()
     if merged:
-        note_merges(ctx, ingested, "merge pass", merged["merges"], merged["contradictions_created"])
+        note_merges(ctx, ingested, "merge pass", merged.merges, merged.contradictions_created)
     return MergePass(
         has_graph,
-        merged["merges"] if merged else [],
-        merged["contradictions_created"] if merged else [],
+        merged.merges if merged else [],
+        merged.contradictions_created if merged else [],
     )
 
 
@@ -164,9 +166,9 @@ def settle_attacks(ctx: LoopContext, ingested: Ingested, usable_runs: int) -> No
     goes into ``ingested.attacks``."""
     if not ingested.held_attacks or not ctx.has_graph():
         return
-    graph = engine(ctx.store.get_graph(GRAPH_ID))
-    current = {node["id"]: node for node in graph["nodes"]}
-    resolve = {old: node["id"] for node in graph["nodes"] for old in node["merged_ids"]}
+    graph = ctx.store.get_graph(GRAPH_ID)
+    current = {node.id: node.model_dump() for node in graph.nodes}
+    resolve = {old: node.id for node in graph.nodes for old in node.merged_ids}
     drawn_by: dict[tuple[str, str], set[str]] = {}
     for run_id, edge in ingested.held_attacks:
         src, dst = (resolve.get(end, end) for end in (edge["src"], edge["dst"]))
@@ -193,7 +195,7 @@ def settle_attacks(ctx: LoopContext, ingested: Ingested, usable_runs: int) -> No
         if counted:
             for run_id in sorted(runs, key=run_number):
                 edge = {"src": src, "dst": dst, "relation": "attacks", "confidence": 1.0}
-                engine(ctx.store.assert_graph(GRAPH_ID, [], [edge], run_id=run_id))
+                ctx.store.assert_graph(GRAPH_ID, [], [edge], run_id=run_id)
     ctx.refresh_nodes()
     ctx.trace.event("attacks", attacks=ingested.attacks)
 

@@ -13,7 +13,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 from orchestrator import parse, prompts, schemas
-from orchestrator.assess import Assessment, engine
+from orchestrator.assess import Assessment
 from orchestrator.calls import CallSpec
 from orchestrator.policy import (
     CONFIRMED_CONFIDENCE,
@@ -141,21 +141,21 @@ def apply_verdict(
         reason = refutation_reason(tally["refuted"], m, round_no, first)
         # No conclusion_id: the next assessment recomputes every candidate's width anyway,
         # so asking the store for a before/after width here would only repeat that work.
-        engine(ctx.store.mark_refuted(GRAPH_ID, node_id, reason[:1900]))
+        ctx.store.mark_refuted(GRAPH_ID, node_id, reason[:1900])
         node["refuted"], node["refute_reason"] = True, reason[:1900]
         entry["outcome"], entry["action"] = "refuted", f"mark_refuted({node_id})"
     elif outcome == "confirmed":
         run_id = f"v{round_no}.{slot}"
         new = max(old, CONFIRMED_CONFIDENCE)
-        result = engine(ctx.store.update_node(GRAPH_ID, node_id, confidence=new, run_id=run_id))
-        ctx.nodes[node_id] = result["node"]
+        result = ctx.store.update_node(GRAPH_ID, node_id, confidence=new, run_id=run_id)
+        ctx.nodes[node_id] = result.node.model_dump()
         entry["confidence_after"] = new
         entry["outcome"] = "confirmed"
         entry["action"] = f"confidence {old:g} -> {new:g}, provenance {run_id}"
     elif outcome == "not_determinable":
         new = min(old, UNDETERMINED_CONFIDENCE)
-        result = engine(ctx.store.update_node(GRAPH_ID, node_id, confidence=new))
-        ctx.nodes[node_id] = result["node"]
+        result = ctx.store.update_node(GRAPH_ID, node_id, confidence=new)
+        ctx.nodes[node_id] = result.node.model_dump()
         entry["confidence_after"] = new
         entry["outcome"] = "not_determinable"
         entry["action"] = f"confidence {old:g} -> {new:g}"

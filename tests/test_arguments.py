@@ -27,6 +27,7 @@ from graph_server.arguments import (
     premise_sets,
 )
 from graph_server.fixture import CONCLUSION, RUNS
+from graph_server.errors import NotFound
 from graph_server.store import GraphStore
 
 GID = "g"
@@ -213,7 +214,8 @@ def test_an_empty_argument_cannot_be_hit() -> None:
 def test_an_unknown_conclusion_is_an_error_naming_it() -> None:
     store = store_with(("r1", [SENTENCES[0]], []))
 
-    assert "conclusion_id 'Q'" in store.argument_width(GID, "Q")["error"]
+    with pytest.raises(NotFound, match="conclusion_id 'Q'"):
+        store.argument_width(GID, "Q")
 
 
 # ------------------------------------------------------------ property cross-check

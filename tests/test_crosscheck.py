@@ -599,7 +599,7 @@ def test_merge_duplicates_is_idempotent_and_respects_guards(payload: dict[str, A
     refuted = {o.node_id for o in outcomes if o.get("ok")}
     store.merge_duplicates(GID)
     settled = store.get_graph(GID)
-    assert store.merge_duplicates(GID) == {
+    assert store.merge_duplicates(GID).model_dump(by_alias=True) == {
         "merges": [],
         "contradictions_created": [],
         "contradictions_withheld": [],

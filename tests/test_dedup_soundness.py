@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from graph_server.dedup import _must_stay_apart
 from graph_server.similarity import claim_key, differ_by_substitution, is_variant, tokenize
+from graph_server.errors import InvalidInput
 from graph_server.store import GraphStore
 
 DIFFERENT_THINGS = [
@@ -52,7 +53,7 @@ def test_claims_about_different_things_neither_merge_nor_attack(a: str, b: str) 
     store = GraphStore()
     store.assert_graph("g", [{"id": "a", "claim": a, "type": "given"}], run_id="r1")
     store.assert_graph("g", [{"id": "b", "claim": b, "type": "given"}], dedup=False)
-    assert store.merge_duplicates("g") == {
+    assert store.merge_duplicates("g").model_dump(by_alias=True) == {
         "merges": [],
         "contradictions_created": [],
         "contradictions_withheld": [],
@@ -120,7 +121,8 @@ def test_dedup_false_ingests_without_merging_and_a_bad_flag_is_named() -> None:
         "g", [{"id": "b", "claim": "x9 runs linux.", "type": "given"}], dedup=False
     )
     assert result.auto_merged == [] and len(store.get_graph("g").nodes) == 2
-    assert "dedup must be true or false" in store.assert_graph("g", [], dedup="no")["error"]
+    with pytest.raises(InvalidInput, match="dedup must be true or false"):
+        store.assert_graph("g", [], dedup="no")
 
 
 def test_a_typo_variant_needs_a_long_word_its_first_letters_and_one_edit() -> None:
@@ -144,8 +146,9 @@ def test_dedup_takes_a_bool_or_its_json_spelling(flag: object, merged: int) -> N
 
 @pytest.mark.parametrize("flag", ["no", 1, 0, None, "yes", ""])
 def test_any_other_dedup_value_is_refused_naming_the_field(flag: object) -> None:
-    result = GraphStore().assert_graph("g", [], dedup=flag)
-    assert result["error"].startswith("dedup must be true or false")
+    with pytest.raises(InvalidInput, match="^dedup must be true or false") as refused:
+        GraphStore().assert_graph("g", [], dedup=flag)
+    assert refused.value.field == "dedup"
 
 
 def test_dedup_false_creates_no_contradiction_and_merge_duplicates_catches_up() -> None:

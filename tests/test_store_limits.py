@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from graph_server.fixture import CONCLUSION, RUNS
+from graph_server.errors import Cancelled, LimitExceeded
 from graph_server.store import GraphStore
 from graph_server.validation import StoreLimits, normalise_id
 
@@ -81,12 +82,13 @@ def test_a_cancelled_ingest_leaves_the_graph_exactly_as_it_was(fire_at: int) -> 
         {**RUNS[0][2][0], "confidence": 1.0},
         {"src": "n1", "dst": "n2", "relation": "supports"},
     ]
-    result = store.assert_graph("rack7", nodes, edges, run_id="r9", cancel=cancel)
+    with pytest.raises(Cancelled) as refused:
+        store.assert_graph("rack7", nodes, edges, run_id="r9", cancel=cancel)
 
-    assert result == {
-        "error": "cancelled: assert_graph stopped before its commit point; nothing from this "
+    assert str(refused.value) == (
+        "cancelled: assert_graph stopped before its commit point; nothing from this "
         "call was applied and the graph is as it was"
-    }
+    )
     assert store.get_graph("rack7") == before and store.list_graphs() == listed
     # The same call without a cancel applies in full, merge included.
     applied = store.assert_graph("rack7", nodes, edges, run_id="r9")
@@ -95,8 +97,8 @@ def test_a_cancelled_ingest_leaves_the_graph_exactly_as_it_was(fire_at: int) -> 
 
 def test_a_cancelled_first_ingest_leaves_no_graph_behind() -> None:
     store = GraphStore()
-    result = store.assert_graph("new", _claims("n", 10), cancel=lambda: True)
-    assert result["error"].startswith("cancelled")
+    with pytest.raises(Cancelled):
+        store.assert_graph("new", _claims("n", 10), cancel=lambda: True)
     assert store.list_graphs().graphs == [] and store.claim_bytes == 0
 
 
@@ -107,7 +109,8 @@ def test_a_cancelled_merge_pass_changes_nothing() -> None:
         "g", [{"id": "x", "claim": "a gauge 1 reads 3 bar.", "type": "given"}], dedup=False
     )
     before = store.get_graph("g")
-    assert store.merge_duplicates("g", cancel=lambda: True)["error"].startswith("cancelled")
+    with pytest.raises(Cancelled):
+        store.merge_duplicates("g", cancel=lambda: True)
     assert store.get_graph("g") == before
     assert store.merge_duplicates("g").merges == [["a1", "x"]]
 
@@ -118,9 +121,10 @@ def test_the_memory_budget_refuses_a_call_whole_and_names_the_limit() -> None:
     used = store.claim_bytes
     assert first.rejected == [] and 0 < used <= 1_000
 
-    over = store.assert_graph("b", _claims("b", 40))
-    assert "memory budget exceeded" in over["error"] and "max_claim_bytes" in over["error"]
-    assert "nothing from this call was applied" in over["error"]
+    with pytest.raises(LimitExceeded) as over:
+        store.assert_graph("b", _claims("b", 40))
+    assert "memory budget exceeded" in str(over.value) and over.value.limit == "max_claim_bytes"
+    assert "nothing from this call was applied" in str(over.value)
     assert store.claim_bytes == used and [g.graph_id for g in store.list_graphs().graphs] == [
         "a"
     ]

@@ -26,8 +26,8 @@ from graph_server.arguments import (
     min_hitting_set,
     premise_sets,
 )
-from graph_server.fixture import CONCLUSION, RUNS
 from graph_server.errors import NotFound
+from graph_server.fixture import CONCLUSION, RUNS
 from graph_server.store import GraphStore
 
 GID = "g"

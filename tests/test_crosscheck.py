@@ -44,6 +44,7 @@ from strategies import (
     reproducible,
 )
 
+from graph_server.errors import StoreError
 from graph_server.similarity import (
     claim_key,
     differ_by_substitution,
@@ -326,8 +327,8 @@ def test_mark_refuted_reports_widths_before_and_after(case: GraphCase) -> None:
 @given(argument_graphs())
 def test_min_cut_has_width_size_and_really_disconnects_the_conclusion(case: GraphCase) -> None:
     store = build(case)
-    cut = store.critical_links(GID, case.conclusion)["min_cut_nodes"]
-    width = store.support_width(GID, case.conclusion)["disjoint_paths"]
+    cut = store.critical_links(GID, case.conclusion).min_cut_nodes
+    width = store.support_width(GID, case.conclusion).disjoint_paths
     assert len(cut) == width == oracle_width(case)
     assert cut == sorted(set(cut))
     assert "__S__" not in cut and case.conclusion not in cut
@@ -338,7 +339,7 @@ def test_min_cut_has_width_size_and_really_disconnects_the_conclusion(case: Grap
 @GRAPH_SETTINGS
 @given(argument_graphs())
 def test_bridge_edges_equal_brute_force_edge_removal(case: GraphCase) -> None:
-    bridges = build(case).critical_links(GID, case.conclusion)["bridge_edges"]
+    bridges = build(case).critical_links(GID, case.conclusion).bridge_edges
     expected = []
     if conclusion_reachable(case):
         alive = live(case)
@@ -354,7 +355,7 @@ def test_bridge_edges_equal_brute_force_edge_removal(case: GraphCase) -> None:
 @GRAPH_SETTINGS
 @given(argument_graphs())
 def test_ranked_betweenness_equals_shortest_path_enumeration(case: GraphCase) -> None:
-    ranked = build(case).critical_links(GID, case.conclusion)["ranked"]
+    ranked = [link.model_dump() for link in build(case).critical_links(GID, case.conclusion).ranked]
     alive = live(case)
     pairs = support_units(case, alive)
     sources = evidence_sources(case)
@@ -376,14 +377,14 @@ def test_ranked_betweenness_equals_shortest_path_enumeration(case: GraphCase) ->
     downstream = closure(sources, pairs)
     upstream = {n for n in alive if case.conclusion in closure([n], pairs)}
     on_evidence_paths = {(s, d) for s, d in pairs if s in downstream and d in upstream}
-    assert {tuple(r.edge) for r in ranked} == on_evidence_paths
+    assert {tuple(r["edge"]) for r in ranked} == on_evidence_paths
     units = {n.id: n.units for n in case.nodes}
     for row in ranked:
-        src, dst = row.edge
-        assert row.betweenness == pytest.approx(expected.get((src, dst), 0.0), abs=1e-6)
+        src, dst = row["edge"]
+        assert row["betweenness"] == pytest.approx(expected.get((src, dst), 0.0), abs=1e-6)
         weakest = min(pairs[(src, dst)], units[src], units[dst]) / CONFIDENCE_STEPS
-        assert row.min_confidence_on_edge == pytest.approx(weakest)
-    keys = [(r.min_confidence_on_edge, -r.betweenness, r.edge) for r in ranked]
+        assert row["min_confidence_on_edge"] == pytest.approx(weakest)
+    keys = [(r["min_confidence_on_edge"], -r["betweenness"], r["edge"]) for r in ranked]
     assert keys == sorted(keys), "ranked is not least-confident-first, then most central"
 
 
@@ -395,7 +396,7 @@ def test_ranked_betweenness_equals_shortest_path_enumeration(case: GraphCase) ->
 def test_grounded_labelling_equals_naive_fixpoint_and_formal_argumentation(
     case: GraphCase,
 ) -> None:
-    result = build(case).surviving_claims(GID)
+    result = build(case).surviving_claims(GID).model_dump(by_alias=True)
     engine = {n: label for label in ("in", "out", "undecided") for n in result[label]}
     assert engine == naive_grounded(case)
     assert engine == package_grounded(case)
@@ -451,7 +452,7 @@ def test_check_structure_fields_equal_brute_force(case: GraphCase) -> None:
     alive = live(case)
     live_givens = [n for n in alive if types[n] == "given"]
     reach = closure(live_givens, support_units(case, alive))
-    assert result["unreachable_conclusion"] == (case.conclusion not in reach)
+    assert result.unreachable_conclusion == (case.conclusion not in reach)
     assert result.refuted_but_feeding == sorted(
         r for r in case.refuted if r != case.conclusion and case.conclusion in closure([r], pairs)
     )
@@ -497,7 +498,7 @@ def test_disputed_nodes_equal_their_definition(case: GraphCase) -> None:
     leaned_on = on_path | {case.conclusion}
     attackers = {a for a, t in attacks if t in leaned_on and a in alive}
     runs = {n.id: len(n.run_ids) for n in case.nodes}
-    assert result.isolated_load_bearing == [
+    assert [claim.model_dump() for claim in result.isolated_load_bearing] == [
         {"id": n, "run_count": 1, "on_path": n in on_path}
         for n in sorted((on_path | attackers) - {case.conclusion})
         if runs[n] == 1
@@ -555,6 +556,14 @@ def dedup_payloads(draw: st.DrawFn) -> dict[str, Any]:
     }
 
 
+def refute(store: GraphStore, node_id: str) -> dict[str, Any]:
+    """``mark_refuted``'s answer as JSON, or the error it raised."""
+    try:
+        return store.mark_refuted(GID, node_id, "refuted in test").model_dump()
+    except StoreError as refused:
+        return {"error": str(refused)}
+
+
 def replay(payload: dict[str, Any], shuffle_seed: int | None) -> tuple[GraphStore, list[Any]]:
     """Ingest the batches (optionally shuffled), refuting between them; return the outcomes."""
     rng = random.Random(shuffle_seed)
@@ -566,7 +575,6 @@ def replay(payload: dict[str, Any], shuffle_seed: int | None) -> tuple[GraphStor
             rng.shuffle(nodes)
             rng.shuffle(edges)
         result = store.assert_graph(GID, nodes, edges)
-        assert "error" not in result, result
         outcomes.append(
             {
                 "accepted_nodes": sorted(result.accepted_nodes),
@@ -577,7 +585,7 @@ def replay(payload: dict[str, Any], shuffle_seed: int | None) -> tuple[GraphStor
             }
         )
         if index == 0:
-            outcomes += [store.mark_refuted(GID, n, "refuted in test") for n in payload["refute"]]
+            outcomes += [refute(store, n) for n in payload["refute"]]
     return store, outcomes
 
 
@@ -596,7 +604,7 @@ def test_dedup_is_independent_of_input_order(payload: dict[str, Any]) -> None:
 @given(dedup_payloads())
 def test_merge_duplicates_is_idempotent_and_respects_guards(payload: dict[str, Any]) -> None:
     store, outcomes = replay(payload, shuffle_seed=None)
-    refuted = {o.node_id for o in outcomes if o.get("ok")}
+    refuted = {o["node_id"] for o in outcomes if o.get("ok")}
     store.merge_duplicates(GID)
     settled = store.get_graph(GID)
     assert store.merge_duplicates(GID).model_dump(by_alias=True) == {
@@ -615,8 +623,8 @@ def test_merge_duplicates_is_idempotent_and_respects_guards(payload: dict[str, A
         # ... and no two of its wordings fill one slot differently (the slot guard).
         assert not any(differ_by_substitution(a.content, b.content) for a in keys for b in keys)
         members = [sent[m] for m in [node.id, *node.merged_ids]]
-        assert len({m.type == "conclusion" for m in members}) == 1, node
-        sources = {m.source for m in members} - {None}
+        assert len({m["type"] == "conclusion" for m in members}) == 1, node
+        sources = {m["source"] for m in members} - {None}
         assert len(sources) <= 1 and node.source == next(iter(sources), None), node
         if refuted & {node.id, *node.merged_ids}:
             assert node.refuted, f"refuted claim merged into live node {node['id']}"

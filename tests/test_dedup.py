@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from graph_server.dedup import same_claim
-from graph_server.similarity import claim_key, is_similar, normalize
 from graph_server.errors import InvalidInput
+from graph_server.similarity import claim_key, is_similar, normalize
 from graph_server.store import GraphStore
 
 

@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from graph_server.dedup import _must_stay_apart
-from graph_server.similarity import claim_key, differ_by_substitution, is_variant, tokenize
 from graph_server.errors import InvalidInput
+from graph_server.similarity import claim_key, differ_by_substitution, is_variant, tokenize
 from graph_server.store import GraphStore
 
 DIFFERENT_THINGS = [
@@ -146,7 +146,7 @@ def test_dedup_takes_a_bool_or_its_json_spelling(flag: object, merged: int) -> N
 
 @pytest.mark.parametrize("flag", ["no", 1, 0, None, "yes", ""])
 def test_any_other_dedup_value_is_refused_naming_the_field(flag: object) -> None:
-    with pytest.raises(InvalidInput, match="^dedup must be true or false") as refused:
+    with pytest.raises(InvalidInput, match=r"^dedup must be true or false") as refused:
         GraphStore().assert_graph("g", [], dedup=flag)
     assert refused.value.field == "dedup"
 

@@ -13,9 +13,11 @@ import networkx as nx
 import pytest
 from raw_server import REPO_ROOT, SERVER_COMMAND, RawServer
 
+from graph_server.errors import InvalidInput, NotFound
 from graph_server.fixture import CONCLUSION, RUNS
 from graph_server.server import dispatch
 from graph_server.state import STATE_FORMAT, StateFile, StateFileError
+from graph_server.records import GetGraphAnswer
 from graph_server.store import GraphStore
 from graph_server.validation import StoreLimits
 
@@ -55,11 +57,9 @@ def all_checks(store: GraphStore, graph_id: str) -> dict[str, Any]:
     }
 
 
-def without_merge_history(graph: dict[str, Any]) -> dict[str, Any]:
-    nodes = [
-        {k: v for k, v in n.items() if k not in ("aliases", "merged_ids")} for n in graph.nodes
-    ]
-    return {**graph, "nodes": nodes}
+def without_merge_history(graph: GetGraphAnswer) -> dict[str, Any]:
+    nodes = [n.model_dump(exclude={"aliases", "merged_ids"}) for n in graph.nodes]
+    return {**graph.model_dump(), "nodes": nodes}
 
 
 def test_json_export_replayed_into_a_fresh_store_gives_the_same_graph_and_checks() -> None:
@@ -69,11 +69,11 @@ def test_json_export_replayed_into_a_fresh_store_gives_the_same_graph_and_checks
     graph = json.loads(json.dumps(exported.graph))  # what a client gets over the wire
 
     fresh = GraphStore()
-    replay = fresh.assert_graph("copy", graph.nodes, graph.edges, dedup=False)
-    assert replay["rejected"] == [] and "error" not in replay
-    assert fresh.add_evidence("copy", graph.evidence).rejected == []
-    for refuted in graph.refuted:
-        assert fresh.mark_refuted("copy", refuted.id, refuted.reason).ok
+    replay = fresh.assert_graph("copy", graph["nodes"], graph["edges"], dedup=False)
+    assert replay.rejected == []
+    assert fresh.add_evidence("copy", graph["evidence"]).rejected == []
+    for refuted in graph["refuted"]:
+        assert fresh.mark_refuted("copy", refuted["id"], refuted["reason"]).ok
 
     assert all_checks(fresh, "copy") == all_checks(store, GRAPH)
     original = without_merge_history(store.get_graph(GRAPH))
@@ -89,10 +89,10 @@ def test_graphml_export_reads_back_into_networkx_with_every_claim_and_link() -> 
 
     assert sorted(parsed.nodes) == [node.id for node in graph.nodes]
     assert parsed.number_of_edges() == len(graph.edges)
-    assert parsed.nodes["D"].refuted is True
-    assert parsed.nodes["D"].refute_reason == "survey column misread"
-    assert parsed.nodes["M"].source == "D1.1"
-    relations = sorted(data.relation for _, _, data in parsed.edges(data=True))
+    assert parsed.nodes["D"]["refuted"] is True
+    assert parsed.nodes["D"]["refute_reason"] == "survey column misread"
+    assert parsed.nodes["M"]["source"] == "D1.1"
+    relations = sorted(data["relation"] for _, _, data in parsed.edges(data=True))
     assert relations == sorted(edge.relation for edge in graph.edges)
 
 
@@ -117,10 +117,10 @@ def test_export_is_deterministic() -> None:
 
 def test_export_graph_refuses_an_unknown_format_or_graph_naming_the_field() -> None:
     store = fixture_store()
-    assert (
-        "format must be one of graphml, json, mermaid" in store.export_graph(GRAPH, "dot")["error"]
-    )
-    assert "graph_id 'nope' not found" in store.export_graph("nope", "json")["error"]
+    with pytest.raises(InvalidInput, match="format must be one of graphml, json, mermaid"):
+        store.export_graph(GRAPH, "dot")
+    with pytest.raises(NotFound, match="graph_id 'nope' not found"):
+        store.export_graph("nope", "json")
     assert dispatch(store, "export_graph", {"graph_id": GRAPH}) == {
         "error": "format is required for export_graph"
     }
@@ -129,7 +129,7 @@ def test_export_graph_refuses_an_unknown_format_or_graph_naming_the_field() -> N
 def test_a_state_dump_restores_every_graph_with_its_merge_history_and_evidence() -> None:
     store = fixture_store()
     store.assert_graph("second", [{"id": "x", "claim": "x holds", "type": "conclusion"}])
-    dumped = store.dump_state().model_dump(mode="json", by_alias=True)
+    dumped = [graph.model_dump(mode="json") for graph in store.dump_state()]
 
     restored = GraphStore()
     restored.restore_state(dumped)
@@ -146,9 +146,9 @@ def test_a_state_dump_restores_every_graph_with_its_merge_history_and_evidence()
 
 
 def test_a_state_dump_over_the_memory_budget_is_refused_naming_the_limit() -> None:
-    dumped = fixture_store().dump_state()
+    dumped = [graph.model_dump() for graph in fixture_store().dump_state()]
     small = GraphStore(limits=StoreLimits(max_claim_bytes=100))
-    with pytest.raises(ValueError, match=r"graphs\.0 \('rack7'\): memory budget exceeded"):
+    with pytest.raises(InvalidInput, match=r"graphs\.0 \('rack7'\): memory budget exceeded"):
         small.restore_state(dumped)
 
 
@@ -179,7 +179,7 @@ def test_a_saved_state_file_loads_back_into_an_equal_store(tmp_path: Path) -> No
     state = StateFile(tmp_path / "state.json")
     state.save(store)
     saved = json.loads((tmp_path / "state.json").read_text(encoding="utf-8"))
-    assert saved.format == STATE_FORMAT
+    assert saved["format"] == STATE_FORMAT
     assert [p.name for p in tmp_path.iterdir()] == ["state.json"]  # no temporary left behind
 
     restored = GraphStore()
@@ -209,7 +209,7 @@ def test_graphs_survive_kill_9_of_a_server_with_a_state_file(tmp_path: Path) -> 
         second.start()
         assert second.call("get_graph", {"graph_id": GRAPH}) == before
         width = second.call("support_width", {"graph_id": GRAPH, "conclusion_id": CONCLUSION})
-        assert width.disjoint_paths == 1
+        assert width["disjoint_paths"] == 1
     finally:
         second.kill()
 

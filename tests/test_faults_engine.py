@@ -25,6 +25,7 @@ from strategies import reproducible
 
 from graph_server import state as state_module
 from graph_server.dedup import _guard_pairs
+from graph_server.errors import Cancelled, LimitExceeded, NotFound
 from graph_server.server import _dispatch_and_save
 from graph_server.similarity import ClaimKey, claim_key
 from graph_server.state import MAX_STATE_BYTES, StateFile, StateFileError, encode
@@ -47,7 +48,9 @@ def test_templated_claims_differing_in_one_number_make_no_attack_edges() -> None
     store = GraphStore()
     result = store.assert_graph("g", templated(200))
     assert result.contradictions_created == []
-    assert store.list_graphs().graphs == [{"graph_id": "g", "nodes": 200, "edges": 0}]
+    assert store.list_graphs().model_dump()["graphs"] == [
+        {"graph_id": "g", "nodes": 200, "edges": 0}
+    ]
     [withheld] = result.contradictions_withheld
     assert withheld.size == 200 and withheld.pairs == 200 * 199 // 2
     assert "max_rival_claims (32)" in withheld.reason
@@ -288,7 +291,7 @@ def test_a_version_1_state_file_without_checksum_still_loads(tmp_path: Path) -> 
     store = GraphStore()
     assert StateFile(path).load_into(store) == 1
     saved = json.loads(path.read_text(encoding="utf-8"))
-    assert store.dump_state() == saved.graphs
+    assert [graph.model_dump() for graph in store.dump_state()] == saved["graphs"]
 
 
 def test_a_store_too_big_for_its_state_file_is_not_written_and_the_old_file_stays(
@@ -335,7 +338,8 @@ def test_an_assert_graph_whose_every_node_is_rejected_creates_no_graph() -> None
     assert store.list_graphs().graphs == []
     refused = store.add_evidence("h", [{"id": "D1.1"}])
     assert len(refused.rejected) == 1 and store.list_graphs().graphs == []
-    assert "graph_id 'g' not found" in store.get_graph("g")["error"]
+    with pytest.raises(NotFound, match="graph_id 'g' not found"):
+        store.get_graph("g")
 
 
 def test_an_empty_graph_in_an_older_state_file_is_skipped_on_load(tmp_path: Path) -> None:
@@ -369,7 +373,7 @@ def test_requests_with_a_float_boolean_null_object_or_array_id_get_invalid_reque
         server.send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {}})
         server.send_call(5, "list_graphs", {})
         answer = server.answer_to(5)
-    assert answer.result["structuredContent"].graphs == []  # none of them ran
+    assert answer["result"]["structuredContent"]["graphs"] == []  # none of them ran
 
 
 # ------------------------------------------------------------------ 10. GraphML export
@@ -408,13 +412,13 @@ def test_graphml_with_control_characters_parses_and_keeps_edges_apart() -> None:
     kept = "\t\n\r"  # what XML 1.0 can carry; the rest became U+FFFD
     expected = "".join(c if c in kept else "\ufffd" for c in ODD_CLAIM[:31]) + ODD_CLAIM[31:]
     expected = expected.replace("\ufffe\uffff", "\ufffd\ufffd")
-    assert parsed.nodes.a.claim == expected
-    assert parsed.nodes.b.claim == 'the "cron" job\truns\non x9'
-    assert parsed.nodes.b.refuted is True and parsed.nodes.a.refuted is False
-    assert parsed.nodes.b.refute_reason == "bad\ufffdreason"
-    relations = sorted(data.relation for _, _, data in parsed.edges(data=True))
+    assert parsed.nodes["a"]["claim"] == expected
+    assert parsed.nodes["b"]["claim"] == 'the "cron" job\truns\non x9'
+    assert parsed.nodes["b"]["refuted"] is True and parsed.nodes["a"]["refuted"] is False
+    assert parsed.nodes["b"]["refute_reason"] == "bad\ufffdreason"
+    relations = sorted(data["relation"] for _, _, data in parsed.edges(data=True))
     assert relations == ["assumes", "attacks", "supports"]
-    assert parsed.edges["a", "b", "e1"].run_ids == "r1"
+    assert parsed.edges["a", "b", "e1"]["run_ids"] == "r1"
 
 
 # ------------------------------------------------------------------ 12. large graphs
@@ -438,7 +442,7 @@ def chain_store(steps: int, limits: StoreLimits | None = None) -> GraphStore:
 
 
 def test_argument_width_on_a_chain_deeper_than_the_search_depth_is_capped_not_a_crash() -> None:
-    deep = chain_store(1_500).argument_width("G", "c")
+    deep = chain_store(1_500).argument_width("G", "c").model_dump()
     assert deep == {
         "width": 0,
         "arguments": [],
@@ -453,11 +457,14 @@ def test_argument_width_on_a_chain_deeper_than_the_search_depth_is_capped_not_a_
 
 def test_argument_width_past_its_time_limit_ends_with_an_error_naming_the_limit() -> None:
     store = chain_store(5, StoreLimits(max_request_seconds=0.0))
-    error = store.argument_width("G", "c")["error"]
+    with pytest.raises(LimitExceeded) as refused:
+        store.argument_width("G", "c")
+    error = str(refused.value)
+    assert refused.value.limit == "max_request_seconds"
     assert "argument_width stopped after 0 s" in error
     assert "max_request_seconds" in error and "7 claims and 6 links" in error
 
 
 def test_a_cancelled_argument_width_says_so() -> None:
-    error = chain_store(5).argument_width("G", "c", cancel=lambda: True)["error"]
-    assert error.startswith("cancelled: argument_width stopped")
+    with pytest.raises(Cancelled, match=r"^cancelled: argument_width stopped"):
+        chain_store(5).argument_width("G", "c", cancel=lambda: True)

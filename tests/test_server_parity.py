@@ -21,9 +21,9 @@ import pytest
 from mcp import Client
 from raw_server import raw_server
 
+from graph_server.errors import StoreError
 from graph_server.fixture import CONCLUSION, RUNS
 from graph_server.server import build_server, dispatch
-from graph_server.errors import StoreError
 from graph_server.store import GraphStore
 
 GRAPHS = ["g", " g", "g\u200b", "h", 7]

@@ -42,7 +42,7 @@ def test_merge_duplicates_tool_without_thresholds_uses_the_stores_own() -> None:
     store = strict_store()
     answer = dispatch(store, "merge_duplicates", {"graph_id": "g", "jaccard_threshold": None})
     assert answer == {"merges": [], "contradictions_created": [], "contradictions_withheld": []}
-    with pytest.raises(InvalidInput, match="^jaccard_threshold") as refused:
+    with pytest.raises(InvalidInput, match=r"^jaccard_threshold") as refused:
         GraphStore().merge_duplicates("nope", 1.5)
     assert refused.value.field == "jaccard_threshold"
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from graph_server.fixture import CONCLUSION, RUNS
 from graph_server.errors import InvalidInput, LimitExceeded, NotFound, StoreError
+from graph_server.fixture import CONCLUSION, RUNS
 from graph_server.store import GraphStore
 from graph_server.validation import StoreLimits
 

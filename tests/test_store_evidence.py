@@ -98,7 +98,7 @@ def test_spans_are_added_once_and_a_changed_text_is_refused(store: GraphStore) -
     assert reasons["spans.3"] == "text must be a non-empty string, got ''"
     assert reasons["spans.4"].startswith("unknown key 'page' in span")
     assert reasons["spans.5"].startswith("span must be an object")
-    with pytest.raises(InvalidInput, match="^spans must be a list, got 'D1.1'$"):
+    with pytest.raises(InvalidInput, match=r"^spans must be a list, got 'D1.1'$"):
         store.add_evidence("g", "D1.1")
 
 
@@ -106,7 +106,7 @@ def test_span_text_counts_against_the_memory_budget_and_is_freed_with_the_graph(
     store = GraphStore(limits=StoreLimits(max_claim_bytes=60))
     assert store.add_evidence("g", SPANS[:1]).spans == 1
     assert store.claim_bytes == len(SPANS[0]["text"])
-    with pytest.raises(LimitExceeded, match="^memory budget exceeded"):
+    with pytest.raises(LimitExceeded, match=r"^memory budget exceeded"):
         store.add_evidence("h", SPANS[1:] * 1 + [{"id": "x", "text": "y" * 40}])
     assert [g.graph_id for g in store.list_graphs().graphs] == ["g"]  # h left no trace
     store.delete_graph("g")

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graph_server.fixture import CONCLUSION, RUNS
 from graph_server.errors import Cancelled, LimitExceeded
+from graph_server.fixture import CONCLUSION, RUNS
 from graph_server.store import GraphStore
 from graph_server.validation import StoreLimits, normalise_id
 
@@ -125,9 +125,7 @@ def test_the_memory_budget_refuses_a_call_whole_and_names_the_limit() -> None:
         store.assert_graph("b", _claims("b", 40))
     assert "memory budget exceeded" in str(over.value) and over.value.limit == "max_claim_bytes"
     assert "nothing from this call was applied" in str(over.value)
-    assert store.claim_bytes == used and [g.graph_id for g in store.list_graphs().graphs] == [
-        "a"
-    ]
+    assert store.claim_bytes == used and [g.graph_id for g in store.list_graphs().graphs] == ["a"]
 
     # Re-asserting what is stored costs nothing; deleting gives the budget back.
     assert store.assert_graph("a", _claims("a", 20)).rejected == []

@@ -15,9 +15,9 @@ from raw_server import REPO_ROOT, SERVER_COMMAND, RawServer
 
 from graph_server.errors import InvalidInput, NotFound
 from graph_server.fixture import CONCLUSION, RUNS
+from graph_server.records import GetGraphAnswer
 from graph_server.server import dispatch
 from graph_server.state import STATE_FORMAT, StateFile, StateFileError
-from graph_server.records import GetGraphAnswer
 from graph_server.store import GraphStore
 from graph_server.validation import StoreLimits
 

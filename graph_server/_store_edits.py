@@ -23,8 +23,6 @@ from graph_server.records import (
 )
 from graph_server.validation import check_confidence, check_text
 
-_NO_VALUE = "missing value"
-
 
 class StoreEdits(StoreReads):
     """The store's edits of single claims and whole graphs (see
@@ -137,7 +135,7 @@ class StoreEdits(StoreReads):
                 "confidence", "update_node needs confidence, run_id or both; got neither"
             )
         checked = None if confidence is None else check_confidence("confidence", confidence)
-        value = None if checked is None else required("confidence", checked, _NO_VALUE)
+        value = None if checked is None else required("confidence", checked)
         run = self._optional_id("run_id", run_id)
         with self._locked(graph_id) as (name, state):
             node = self._node(state, name, node_id, "node_id")

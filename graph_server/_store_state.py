@@ -30,7 +30,9 @@ _SAMPLE_IDS = 8
 """Claim ids a ``contradictions_withheld`` entry names (its ``size`` says how many in all)."""
 
 
-def required(field_name: str, parsed: tuple[T | None, str | None], missing: str) -> T:
+def required(
+    field_name: str, parsed: tuple[T | None, str | None], missing: str = "missing value"
+) -> T:
     """The value of a ``(value, problem)`` check, or :class:`InvalidInput` with the problem.
 
     ``missing`` is the message when there is neither value nor problem. O(1).

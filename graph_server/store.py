@@ -64,8 +64,6 @@ from graph_server.validation import check_confidence, check_flag, shown
 
 __all__ = ["CancelCheck", "GraphStore"]
 
-_NO_VALUE = "missing value"
-
 
 class GraphStore(StoreEdits):
     """Thread-safe store of argument graphs keyed by caller-supplied ``graph_id``.
@@ -158,7 +156,7 @@ class GraphStore(StoreEdits):
         'nodes.2'
         """
         run = self._optional_id("run_id", run_id)
-        dedup_flag = required("dedup", check_flag("dedup", dedup), _NO_VALUE)
+        dedup_flag = required("dedup", check_flag("dedup", dedup))
         items = check_list("nodes", nodes)
         links = check_list("edges", [] if edges is None else edges)
         check_count("nodes + edges", len(items) + len(links), self.limits.max_items_per_call)
@@ -302,10 +300,8 @@ class GraphStore(StoreEdits):
         """
         jaccard = self.jaccard_threshold if jaccard_threshold is None else jaccard_threshold
         ratio = self.ratio_threshold if ratio_threshold is None else ratio_threshold
-        jaccard = required(
-            "jaccard_threshold", check_confidence("jaccard_threshold", jaccard), _NO_VALUE
-        )
-        ratio = required("ratio_threshold", check_confidence("ratio_threshold", ratio), _NO_VALUE)
+        jaccard = required("jaccard_threshold", check_confidence("jaccard_threshold", jaccard))
+        ratio = required("ratio_threshold", check_confidence("ratio_threshold", ratio))
         checkpoint = checkpoint_for(cancel)
         with self._locked(graph_id) as (_, state):
             try:

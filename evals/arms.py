@@ -35,10 +35,10 @@ from evals.datasets import item_to_task
 from evals.metering import CallRecorder
 from evals.score import normalize_answer
 from evals.vote import ABSTAIN, TIE, majority_vote
-from orchestrator import prompts as orchestrator_prompts
-from orchestrator.answers import UNANSWERABLE, asked_category
 from orchestrator.api import RunConfig, run_task
-from orchestrator.client import SupportsChat
+from orchestrator.llm import SupportsChat
+from orchestrator.reply import UNANSWERABLE, asked_category
+from orchestrator.reply import prompts as orchestrator_prompts
 
 
 @dataclass(frozen=True)

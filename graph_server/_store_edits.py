@@ -26,7 +26,14 @@ from graph_server.validation import check_confidence, check_text
 
 class StoreEdits(StoreReads):
     """The store's edits of single claims and whole graphs (see
-    :class:`graph_server.store.GraphStore`)."""
+    :class:`graph_server.store.GraphStore`).
+
+    Examples
+    --------
+    >>> from graph_server.store import GraphStore
+    >>> issubclass(GraphStore, StoreEdits)
+    True
+    """
 
     def mark_refuted(
         self,

@@ -34,7 +34,14 @@ from graph_server.validation import EXPORT_FORMATS, shown
 
 
 class StoreReads(StoreBase):
-    """The store's read-only calls (see :class:`graph_server.store.GraphStore`)."""
+    """The store's read-only calls (see :class:`graph_server.store.GraphStore`).
+
+    Examples
+    --------
+    >>> from graph_server.store import GraphStore
+    >>> issubclass(GraphStore, StoreReads)
+    True
+    """
 
     def check_structure(
         self, graph_id: GraphId, conclusion_id: ConclusionId

@@ -86,6 +86,16 @@ RUNS: list[tuple[str, list[dict[str, Any]], list[dict[str, Any]]]] = [
 def rack7_store(graph_id: str = "rack7") -> GraphStore:
     """A fresh store holding the fixture's two runs under ``graph_id`` (for examples).
 
+    Parameters
+    ----------
+    graph_id : str, optional
+        The id the fixture is stored under.
+
+    Returns
+    -------
+    GraphStore
+        A store holding that one graph: the runs r1 and r2, asserted with dedup.
+
     Examples
     --------
     >>> rack7_store().list_graphs().graphs[0].nodes

@@ -13,17 +13,17 @@ from corpus_fixtures import RACK_SENTENCE, corpus_script, span_of, write_corpus
 
 import corpus
 from orchestrator.api import RunConfig, run_task
-from orchestrator.corpus_mode import (
+from orchestrator.cli.run import main
+from orchestrator.llm.testing import ScriptedClient
+from orchestrator.loop.corpus_mode import (
     END_ANSWERED,
     END_MAX_ROUNDS,
     END_NO_NEW_EVIDENCE,
     parse_queries,
 )
-from orchestrator.reasons import RefusalReason
-from orchestrator.report_md import render_markdown
-from orchestrator.run import main
-from orchestrator.task import TaskError, load_task, validate_task
-from orchestrator.testing import ScriptedClient
+from orchestrator.records.reasons import RefusalReason
+from orchestrator.records.task import TaskError, load_task, validate_task
+from orchestrator.report.markdown import render_markdown
 
 
 @pytest.fixture(scope="module")

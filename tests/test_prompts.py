@@ -7,7 +7,7 @@ import re
 import pytest
 
 from corpus.evidence import build_evidence
-from orchestrator.prompts import (
+from orchestrator.reply.prompts import (
     PROMPT_VERSIONS,
     commit_messages,
     interrogation_messages,

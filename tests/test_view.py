@@ -11,8 +11,8 @@ from report_pages import rack7
 from test_export_and_state import GRAPH, SPAN, fixture_store
 
 from graph_server.state import StateFile
-from orchestrator.cli import main
-from orchestrator.report_html import CITED_ONLY
+from orchestrator.cli.main import main
+from orchestrator.report.html import CITED_ONLY
 
 
 def test_export_graph_html_draws_every_node_and_marks_the_cited_sentence() -> None:

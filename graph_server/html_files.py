@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from graph_server._store_persist import assert_batches, refuse_failures
+from graph_server.errors import StoreError
 from graph_server.state import STATE_FORMAT, StateFile, StateFileError
 from graph_server.store import GraphStore
 
@@ -129,15 +130,13 @@ def export_html(data: dict[str, Any], default_id: str) -> str:
     try:
         # The export's own replay order: nodes and edges, then evidence, then refutations.
         for nodes, edges in assert_batches(graph["nodes"], graph["edges"], step):
-            refuse_failures(store.assert_graph(graph_id, nodes, edges, dedup=False))
+            refuse_failures(store.assert_graph(graph_id, nodes, edges, dedup=False).rejected)
         spans = list(graph["evidence"])
         for start in range(0, len(spans), step):
-            refuse_failures(store.add_evidence(graph_id, spans[start : start + step]))
+            refuse_failures(store.add_evidence(graph_id, spans[start : start + step]).rejected)
         for item in graph["refuted"]:
-            answer = store.mark_refuted(graph_id, item["id"], item["reason"])
-            if "error" in answer:
-                raise ValueError(answer["error"])
-    except (KeyError, TypeError, ValueError) as exc:
+            store.mark_refuted(graph_id, item["id"], item["reason"])
+    except (KeyError, TypeError, ValueError, StoreError) as exc:
         raise ViewError(f"the export does not load into a graph store: {exc}") from None
     return _html(store, graph_id)
 
@@ -181,7 +180,7 @@ def state_html(path: Path, graph_id: str | None) -> tuple[str, str]:
         StateFile(path).load_into(store)
     except StateFileError as exc:
         raise ViewError(str(exc)) from None
-    ids = [item["graph_id"] for item in store.list_graphs()["graphs"]]
+    ids = [item.graph_id for item in store.list_graphs().graphs]
     if graph_id is None:
         if len(ids) != 1:
             raise ViewError(
@@ -195,7 +194,8 @@ def state_html(path: Path, graph_id: str | None) -> tuple[str, str]:
 
 
 def _html(store: GraphStore, graph_id: str) -> str:
-    answer = store.export_graph(graph_id, "html")
-    if "error" in answer:
-        raise ViewError(answer["error"])
-    return str(answer["content"])
+    try:
+        answer = store.export_graph(graph_id, "html")
+    except StoreError as exc:
+        raise ViewError(str(exc)) from None
+    return str(answer.content)

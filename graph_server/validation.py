@@ -38,6 +38,8 @@ DEFAULT_SEARCH_K = 5
 """Chunks ``search_evidence`` returns when no ``k`` is given."""
 MAX_SEARCH_QUERY_CHARS = 1_000
 """Longest ``search_evidence`` query (the corpus layer enforces it)."""
+EXPORT_FORMATS = ("graphml", "json", "mermaid", "html")
+"""What ``export_graph`` writes (graph_server.export)."""
 NODE_KEYS = ("id", "claim", "type", "confidence", "run_ids", "source")
 EDGE_KEYS = ("src", "dst", "from", "to", "relation", "confidence", "run_ids")
 SPAN_KEYS = ("id", "text")

@@ -180,7 +180,7 @@ def test_the_walk_sees_the_arrows_it_should(arrows: list[Arrow]) -> None:
     """A walker that read nothing would pass the rules: it must see known arrows."""
     pairs = {(src, dst) for src, dst, _ in arrows}
     assert ("orchestrator.loop.stages.context", "graph_server.store") in pairs  # top-level
-    assert ("graph_server.server", "corpus.documents") in pairs  # inside a function
+    assert ("graph_server.tools", "corpus.documents") in pairs  # inside a function
     assert ("orchestrator.loop.driver", "corpus.evidence") in pairs
     assert ("evals.arms", "orchestrator.api") in pairs
     assert ("screen", "evals.grounding") in pairs

@@ -9,7 +9,7 @@
 """
 
 from orchestrator.checks.anchor import ANSWER_PREFIX, AnchoredRun, anchor_run
-from orchestrator.checks.assess import Assessment, Candidate, assess, engine
+from orchestrator.checks.assess import Assessment, Candidate, assess
 from orchestrator.checks.chain import ChainContext
 from orchestrator.checks.decompose import decompose
 
@@ -22,5 +22,4 @@ __all__ = [
     "anchor_run",
     "assess",
     "decompose",
-    "engine",
 ]

@@ -57,17 +57,6 @@ from orchestrator.reply.answers import UNANSWERABLE, answer_clauses, is_entity, 
 _INTERROGATION_RUN = re.compile(r"^r\d+$")
 
 
-class EngineError(RuntimeError):
-    """The graph store answered with an error where the loop's own ids should be valid."""
-
-
-def engine(payload: dict[str, Any]) -> dict[str, Any]:
-    """Return a store payload, or raise :class:`EngineError` with the store's message."""
-    if "error" in payload:
-        raise EngineError(payload["error"])
-    return payload
-
-
 @dataclass(frozen=True)
 class Candidate:
     """One candidate answer (a conclusion node after the merge) and its support."""
@@ -186,7 +175,7 @@ def assess(
         return Assessment((), {"in": [], "out": [], "undecided": [], "surviving": []}, (), ())
     if chain is not None:
         nodes = chain.read(nodes)  # the checks read "It (Harrow Mill) was ..." for "It was ..."
-    labels = engine(store.surviving_claims(graph_id))
+    labels = store.surviving_claims(graph_id).model_dump(by_alias=True)
     surviving = set(labels["surviving"])
     measure = _Measure(store, graph_id, nodes, chain)
     candidates = [
@@ -235,11 +224,11 @@ class _Measure:
         if self.nodes[node_id]["refuted"]:
             return width, found, failed
         store, graph_id, nodes, chain = self.store, self.graph_id, self.nodes, self.chain
-        width = engine(store.support_width(graph_id, node_id))
-        found = engine(store.argument_width(graph_id, node_id))
+        width = store.support_width(graph_id, node_id).model_dump()
+        found = store.argument_width(graph_id, node_id).model_dump()
         if chain is None or not width["paths"]:
             return width, found, failed  # no chain check asked for, or nothing to check
-        self.export = self.export or engine(store.get_graph(graph_id))
+        self.export = self.export or store.get_graph(graph_id).model_dump()
         edges = self.export["edges"]
         failed = failed_links(nodes, edges, node_id, chain.subject, chain.names, chain.paired)
         counted = without_links(self.export, failed)
@@ -319,13 +308,13 @@ def _disputes(
     pairs: list[tuple[str, str]] = []
     isolated: list[dict[str, Any]] = []
     for candidate in (c for c in candidates if not c.refuted):
-        disputes = engine(store.disputed_nodes(graph_id, candidate.node_id))
-        pairs = [(a, b) for a, b in disputes["contradiction_pairs"]]
+        disputes = store.disputed_nodes(graph_id, candidate.node_id)
+        pairs = [(a, b) for a, b in disputes.contradiction_pairs]
         ordered = sorted(
-            (d for d in disputes["isolated_load_bearing"] if not _anchored_given(nodes, d["id"])),
-            key=lambda d: (not d["on_path"], d["id"]),
+            (d for d in disputes.isolated_load_bearing if not _anchored_given(nodes, d.id)),
+            key=lambda d: (not d.on_path, d.id),
         )
-        isolated += [{**item, "candidate": candidate.node_id} for item in ordered]
+        isolated += [{**item.model_dump(), "candidate": candidate.node_id} for item in ordered]
     seen: set[str] = set()
     unique_isolated = []
     for item in isolated:

@@ -154,7 +154,7 @@ def run_loop(
     ``config.budget_calls`` logical calls. Model failures and bad replies are recorded, not
     raised, and so is any exception a client's ``chat`` raises (wrapped in
     :class:`orchestrator.llm.errors.UnexpectedClientError`); programming errors of the loop itself
-    (and :class:`orchestrator.checks.assess.EngineError`) propagate."""
+    (and :class:`graph_server.errors.StoreError`) propagate."""
     ctx = LoopContext(
         RunInputs.of(task, model, config),
         Caller(client, CallBudget(config.budget_calls), progress),

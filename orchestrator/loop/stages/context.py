@@ -14,7 +14,7 @@ from typing import Any
 
 from corpus.evidence import Evidence, build_evidence
 from graph_server.store import GraphStore
-from orchestrator.checks import ChainContext, engine
+from orchestrator.checks import ChainContext
 from orchestrator.llm import SupportsChat
 from orchestrator.loop.budget import CallBudget
 from orchestrator.loop.calls import CallOutcome, CallSpec, make_call
@@ -91,13 +91,13 @@ class GraphState:
 
     def has_graph(self) -> bool:
         """Whether any run reached the store yet."""
-        return any(g["graph_id"] == GRAPH_ID for g in self.store.list_graphs()["graphs"])
+        return any(g.graph_id == GRAPH_ID for g in self.store.list_graphs().graphs)
 
     def nodes(self) -> dict[str, dict[str, Any]]:
         """The graph's nodes as the store has them now, by id (none before any run)."""
         if not self.has_graph():
             return {}
-        return {node["id"]: node for node in engine(self.store.get_graph(GRAPH_ID))["nodes"]}
+        return {node.id: node.model_dump() for node in self.store.get_graph(GRAPH_ID).nodes}
 
 
 @dataclass

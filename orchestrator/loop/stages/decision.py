@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.checks import Assessment, Candidate, assess, engine
+from orchestrator.checks import Assessment, Candidate, assess
 from orchestrator.loop.stages.context import GRAPH_ID, LoopContext
 from orchestrator.records import AnswerRecord
 
@@ -48,14 +48,16 @@ def decision_details(
     the graph (an empty one when no run reached the store)."""
     with ctx.timed("details"):
         structure = {
-            c.node_id: engine(ctx.graph.store.check_structure(GRAPH_ID, c.node_id))
+            c.node_id: ctx.graph.store.check_structure(GRAPH_ID, c.node_id).model_dump()
             for c in current.candidates
         }
         critical = (
-            engine(ctx.graph.store.critical_links(GRAPH_ID, chosen.node_id)) if chosen else None
+            ctx.graph.store.critical_links(GRAPH_ID, chosen.node_id).model_dump()
+            if chosen
+            else None
         )
         graph = (
-            engine(ctx.graph.store.get_graph(GRAPH_ID))
+            ctx.graph.store.get_graph(GRAPH_ID).model_dump()
             if has_graph
             else {"graph_id": GRAPH_ID, "nodes": [], "edges": []}
         )

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestrator.checks import ANSWER_PREFIX, AnchoredRun, anchor_run, engine
+from graph_server.errors import StoreError
+from orchestrator.checks import ANSWER_PREFIX, AnchoredRun, anchor_run
 from orchestrator.loop.policy import attack_counts
 from orchestrator.loop.stages.context import GRAPH_ID, LoopContext
 from orchestrator.loop.stages.runs import note_ingest, run_number, take_graph
@@ -60,26 +61,28 @@ def ingest_run(ctx: LoopContext, ingested: Ingested, run: RunRecord) -> None:
     ingested.citations += anchored.citations
     edges = [e for e in anchored.edges if e["relation"] != "attacks"]
     ingested.held_attacks += [(run_id, e) for e in anchored.edges if e["relation"] == "attacks"]
-    result = ctx.graph.store.assert_graph(GRAPH_ID, anchored.nodes, edges, run_id=run_id)
-    note_ingest(run, anchored, result)
-    if "error" in result:
-        ctx.trace.event("ingest", run_id=run_id, error=result["error"])
+    try:
+        result = ctx.graph.store.assert_graph(GRAPH_ID, anchored.nodes, edges, run_id=run_id)
+    except StoreError as refused:
+        note_ingest(run, anchored, refused)
+        ctx.trace.event("ingest", run_id=run_id, error=str(refused))
         return
+    note_ingest(run, anchored, result)
     for node in anchored.nodes:
         ctx.graph.claims.setdefault(node["id"], node["claim"])
     if run["conclusion_node"] is not None:
         _note_answer(ingested, run_id, anchored)
     note_merges(
-        ctx, ingested, f"ingest {run_id}", result["auto_merged"], result["contradictions_created"]
+        ctx, ingested, f"ingest {run_id}", result.auto_merged, result.contradictions_created
     )
     ctx.trace.event(
         "ingest",
         run_id=run_id,
-        accepted_nodes=len(result["accepted_nodes"]),
-        accepted_edges=len(result["accepted_edges"]),
-        rejected=result["rejected"],
-        auto_merged=result["auto_merged"],
-        contradictions_created=result["contradictions_created"],
+        accepted_nodes=len(result.accepted_nodes),
+        accepted_edges=len(result.accepted_edges),
+        rejected=run["rejected"],
+        auto_merged=result.auto_merged,
+        contradictions_created=result.contradictions_created,
         citations=[[c["node"], c["span"], c["reason"]] for c in anchored.citations],
     )
 
@@ -139,13 +142,13 @@ def merge_pass(ctx: LoopContext, ingested: Ingested) -> MergePass:
     ``ingested``."""
     with ctx.timed("merge"):
         has_graph = ctx.graph.has_graph()
-        merged = engine(ctx.graph.store.merge_duplicates(GRAPH_ID)) if has_graph else None
+        merged = ctx.graph.store.merge_duplicates(GRAPH_ID) if has_graph else None
     if merged:
-        note_merges(ctx, ingested, "merge pass", merged["merges"], merged["contradictions_created"])
+        note_merges(ctx, ingested, "merge pass", merged.merges, merged.contradictions_created)
     return MergePass(
         has_graph,
-        merged["merges"] if merged else [],
-        merged["contradictions_created"] if merged else [],
+        merged.merges if merged else [],
+        merged.contradictions_created if merged else [],
     )
 
 
@@ -154,9 +157,9 @@ def settle_attacks(ctx: LoopContext, ingested: Ingested, usable_runs: int) -> No
     goes into ``ingested.attacks``."""
     if not ingested.held_attacks or not ctx.graph.has_graph():
         return
-    graph = engine(ctx.graph.store.get_graph(GRAPH_ID))
-    current = {node["id"]: node for node in graph["nodes"]}
-    resolve = {old: node["id"] for node in graph["nodes"] for old in node["merged_ids"]}
+    graph = ctx.graph.store.get_graph(GRAPH_ID)
+    current = {node.id: node.model_dump() for node in graph.nodes}
+    resolve = {old: node.id for node in graph.nodes for old in node.merged_ids}
     drawn_by: dict[tuple[str, str], set[str]] = {}
     for run_id, edge in ingested.held_attacks:
         src, dst = (resolve.get(end, end) for end in (edge["src"], edge["dst"]))
@@ -183,7 +186,7 @@ def settle_attacks(ctx: LoopContext, ingested: Ingested, usable_runs: int) -> No
         if counted:
             for run_id in sorted(runs, key=run_number):
                 edge = {"src": src, "dst": dst, "relation": "attacks", "confidence": 1.0}
-                engine(ctx.graph.store.assert_graph(GRAPH_ID, [], [edge], run_id=run_id))
+                ctx.graph.store.assert_graph(GRAPH_ID, [], [edge], run_id=run_id)
     ctx.trace.event("attacks", attacks=ingested.attacks)
 
 

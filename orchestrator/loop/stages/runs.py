@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from graph_server.errors import StoreError
+from graph_server.records import AssertGraphAnswer
 from orchestrator.checks import AnchoredRun
 from orchestrator.records import RunRecord
 
@@ -45,22 +47,24 @@ def take_graph(run: RunRecord) -> dict[str, Any] | None:
     return run.pop("graph", None)
 
 
-def note_ingest(run: RunRecord, anchored: AnchoredRun, kept: dict[str, Any]) -> None:
+def note_ingest(
+    run: RunRecord, anchored: AnchoredRun, kept: AssertGraphAnswer | StoreError
+) -> None:
     """What ingesting ``run`` established: its anchored answer, then what the store kept of
-    it (``kept``: the store's answer to ``assert_graph``; an error answer rejects the run)."""
+    it (``kept``: the store's answer to ``assert_graph``; the error it raised rejects the run)."""
     run["errors"] += anchored.notes
     run["answer"], run["answer_key"] = anchored.answer, anchored.answer_key
     run["conclusion_claim"] = anchored.conclusion_claim
     run["leniencies"] = anchored.leniencies
-    if "error" in kept:
-        run["errors"].append(f"store rejected the run: {kept['error']}")
+    if isinstance(kept, StoreError):
+        run["errors"].append(f"store rejected the run: {kept}")
         return
-    accepted = set(kept["accepted_nodes"])
+    accepted = set(kept.accepted_nodes)
     run["ingested"] = bool(accepted)
     run["conclusion_node"] = anchored.conclusion if anchored.conclusion in accepted else None
-    run["accepted_nodes"] = len(kept["accepted_nodes"])
-    run["accepted_edges"] = len(kept["accepted_edges"])
-    run["rejected"] = kept["rejected"]
+    run["accepted_nodes"] = len(kept.accepted_nodes)
+    run["accepted_edges"] = len(kept.accepted_edges)
+    run["rejected"] = [item.model_dump() for item in kept.rejected]
 
 
 def run_number(run_id: str) -> int:

@@ -13,7 +13,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from orchestrator.checks import Assessment, engine
+from orchestrator.checks import Assessment
 from orchestrator.loop.calls import CallSpec
 from orchestrator.loop.policy import (
     CONFIRMED_CONFIDENCE,
@@ -148,18 +148,18 @@ def apply_verdict(
         reason = refutation_reason(tally["refuted"], m, round_no, first)
         # No conclusion_id: the next assessment recomputes every candidate's width anyway,
         # so asking the store for a before/after width here would only repeat that work.
-        engine(ctx.graph.store.mark_refuted(GRAPH_ID, node_id, reason[:1900]))
+        ctx.graph.store.mark_refuted(GRAPH_ID, node_id, reason[:1900])
         entry["outcome"], entry["action"] = "refuted", f"mark_refuted({node_id})"
     elif outcome == "confirmed":
         run_id = f"v{round_no}.{slot}"
         new = max(old, CONFIRMED_CONFIDENCE)
-        engine(ctx.graph.store.update_node(GRAPH_ID, node_id, confidence=new, run_id=run_id))
+        ctx.graph.store.update_node(GRAPH_ID, node_id, confidence=new, run_id=run_id)
         entry["confidence_after"] = new
         entry["outcome"] = "confirmed"
         entry["action"] = f"confidence {old:g} -> {new:g}, provenance {run_id}"
     elif outcome == "not_determinable":
         new = min(old, UNDETERMINED_CONFIDENCE)
-        engine(ctx.graph.store.update_node(GRAPH_ID, node_id, confidence=new))
+        ctx.graph.store.update_node(GRAPH_ID, node_id, confidence=new)
         entry["confidence_after"] = new
         entry["outcome"] = "not_determinable"
         entry["action"] = f"confidence {old:g} -> {new:g}"

@@ -1,27 +1,32 @@
-"""Typed definitions of the MCP tools' arguments and answers (pydantic models).
+"""The records the store takes and returns, defined once (pydantic models).
 
-The tool schemas in ``tools/list`` are generated from these models by
-:func:`graph_server.tools.render_schema`; nothing here validates a call (the store
-does that, so library and MCP callers are refused alike). Enums and defaults come from
-:mod:`graph_server.validation`. Values that depend on the store a server runs on (its
-:class:`~graph_server.validation.StoreLimits` and duplicate thresholds) are written as
-``$name`` placeholders, in descriptions and in the ``maxLength`` of ids and texts, and
-filled in when the schema is rendered.
+:class:`graph_server.store.GraphStore` returns the answer records below (``GetGraphAnswer``,
+``AssertGraphAnswer``, ...), and its signatures name the argument types below
+(``GraphId``, ``Nodes``, ...). The MCP server derives each tool's JSON Schemas from those
+same signatures (:func:`graph_server.tools.arguments_model`), so a tool's schema, the store's
+Python types and the JSON a client receives (``record.model_dump(mode="json")``) are one
+definition. Nothing here validates a call: the store does that, so library and MCP callers
+are refused alike. Enums and defaults come from :mod:`graph_server.validation`. Values that
+depend on the store a server runs on (its :class:`~graph_server.validation.StoreLimits` and
+duplicate thresholds) are written as ``$name`` placeholders, in descriptions and in the
+``maxLength`` of ids and texts, and filled in when the schema is rendered.
 
-Argument models forbid unknown keys (``additionalProperties: false``); answer models
-list every key the store returns, all required, and allow more.
+Item models (:class:`NodeIn`, ...) forbid unknown keys (``additionalProperties: false``);
+answer records list every key the store returns, all required, and are frozen.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from graph_server import export
 from graph_server.validation import (
     DEFAULT_CONFIDENCE,
     DEFAULT_SEARCH_K,
+    EXPORT_FORMATS,
     MAX_SEARCH_K,
     NODE_TYPES,
     RELATIONS,
@@ -53,7 +58,7 @@ class _Arguments(BaseModel):
 
 
 class _Answer(BaseModel):
-    pass
+    model_config = ConfigDict(frozen=True, populate_by_name=True)
 
 
 # ------------------------------------------------------------------ argument parts
@@ -122,7 +127,7 @@ class SpanIn(_Arguments):
     text: str = Field(description="The sentence the span holds.")
 
 
-# ------------------------------------------------------------------ tool arguments
+# ------------------------------------------------------------------ store arguments
 
 _GRAPH_ID = "Name of the graph to work on, e.g. 'cron-question'; yours to choose. " + ID_RULE
 _NODE_ID = "Id of a node in this graph. " + ID_RULE
@@ -132,99 +137,99 @@ _CONCLUSION_ID = (
 )
 
 
-class NoArguments(_Arguments):
-    """A tool that takes no arguments."""
+@dataclass(frozen=True)
+class Wire:
+    """What a store argument is on the wire, where its Python type says what library callers
+    pass: ``nodes`` are mappings in Python, :class:`NodeIn` objects in the tool's schema."""
+
+    shape: Any
 
 
-class GraphArguments(_Arguments):
-    """A tool that works on one whole graph."""
+Items = Sequence[Mapping[str, Any]]
+"""Nodes, edges or spans as library callers pass them (the store validates each)."""
 
-    graph_id: Id = Field(description=_GRAPH_ID)
-
-
-class ConclusionArguments(GraphArguments):
-    """A check of the argument for one conclusion."""
-
-    conclusion_id: Id = Field(description=_CONCLUSION_ID)
-
-
-class AssertGraphArguments(GraphArguments):
-    nodes: list[NodeIn] = Field(
-        description="Claims to add (same id and claim again: run ids merge)."
-    )
-    edges: list[EdgeIn] | None = Field(
-        None,
+GraphId = Annotated[Id, Field(description=_GRAPH_ID)]
+NodeId = Annotated[Id, Field(description=_NODE_ID)]
+ConclusionId = Annotated[Id, Field(description=_CONCLUSION_ID)]
+Nodes = Annotated[
+    Items,
+    Wire(list[NodeIn]),
+    Field(description="Claims to add (same id and claim again: run ids merge)."),
+]
+Edges = Annotated[
+    Items | None,
+    Wire(list[EdgeIn] | None),
+    Field(
         description="Links to add; both endpoints must exist once this call's nodes are "
-        "in. Optional.",
-    )
-    run_id: Id | None = Field(
-        None, description="Tag for every node and edge here that names no run_ids. Optional."
-    )
-    dedup: bool = Field(
-        True,
+        "in. Optional."
+    ),
+]
+Spans = Annotated[Items, Wire(list[SpanIn]), Field(description="Evidence sentences to register.")]
+RunTag = Annotated[
+    Id | None,
+    Field(description="Tag for every node and edge here that names no run_ids. Optional."),
+]
+Dedup = Annotated[
+    bool,
+    Field(
         description="Merge new claims into existing duplicates and link contradictions "
-        "(default true). False stores every node as sent; merge_duplicates can run later.",
-    )
+        "(default true). False stores every node as sent; merge_duplicates can run later."
+    ),
+]
 
 
 def _threshold(score: str, name: str) -> Any:
     """An optional similarity threshold, described by the ``score`` it bounds; its default is
     the store's setting ``name``."""
     return Field(
-        None,
         description=f"{score} (0..1, default ${name}) at or above which two claims count as "
         "the same. Higher merges less.",
     )
 
 
-class MergeDuplicatesArguments(GraphArguments):
-    jaccard_threshold: Threshold | None = _threshold("Word-overlap score", "jaccard_threshold")
-    ratio_threshold: Threshold | None = _threshold("Character-similarity score", "ratio_threshold")
-
-
-class MarkRefutedArguments(GraphArguments):
-    node_id: Id = Field(description=_NODE_ID)
-    reason: str = Field(
+JaccardThreshold = Annotated[
+    Threshold | None, _threshold("Word-overlap score", "jaccard_threshold")
+]
+RatioThreshold = Annotated[
+    Threshold | None, _threshold("Character-similarity score", "ratio_threshold")
+]
+Reason = Annotated[
+    str,
+    Field(
         min_length=1,
         json_schema_extra={"maxLength": "$max_reason_chars"},
         description="Why the claim is false, in one sentence (at most $max_reason_chars "
         "characters).",
-    )
-    conclusion_id: Id | None = Field(
-        None,
+    ),
+]
+WidthConclusion = Annotated[
+    Id | None,
+    Field(
         description="Conclusion whose support width to report before and after. Optional "
-        "when the graph has exactly one node of type 'conclusion'.",
-    )
-
-
-class UpdateNodeArguments(GraphArguments):
-    node_id: Id = Field(description=_NODE_ID)
-    confidence: Confidence | None = Field(
-        None, description="New confidence, 0.0 to 1.0; replaces the current one."
-    )
-    run_id: Id | None = Field(None, description="Run id to add to the claim's provenance.")
-
-
-class ExportGraphArguments(GraphArguments):
-    format: str = Field(
-        json_schema_extra={"enum": list(export.FORMATS)},
+        "when the graph has exactly one node of type 'conclusion'."
+    ),
+]
+NewConfidence = Annotated[
+    Confidence | None, Field(description="New confidence, 0.0 to 1.0; replaces the current one.")
+]
+VerifierRun = Annotated[Id | None, Field(description="Run id to add to the claim's provenance.")]
+ExportFormat = Annotated[
+    str,
+    Field(
+        json_schema_extra={"enum": list(EXPORT_FORMATS)},
         description="json, graphml, mermaid or html.",
-    )
-
-
-class AddEvidenceArguments(GraphArguments):
-    spans: list[SpanIn] = Field(description="Evidence sentences to register.")
-
-
-class SearchEvidenceArguments(_Arguments):
-    index: str = Field(description="Path of the index file.")
-    query: str = Field(description="What to look for (any text).")
-    k: int = Field(
-        DEFAULT_SEARCH_K,
+    ),
+]
+IndexPath = Annotated[str, Field(description="Path of the index file.")]
+Query = Annotated[str, Field(description="What to look for (any text).")]
+SearchK = Annotated[
+    int,
+    Field(
         ge=1,
         le=MAX_SEARCH_K,
         description=f"How many chunks to return (default {DEFAULT_SEARCH_K}).",
-    )
+    ),
+]
 
 
 # ------------------------------------------------------------------ answer parts
@@ -389,9 +394,18 @@ class GetGraphAnswer(_Answer):
     edges: list[EdgeOut]
 
 
+class StoredGraph(GetGraphAnswer):
+    """One graph in full as ``dump_state`` writes it: the snapshot, the registered evidence
+    (id -> text) and the merge history (merged id -> kept id, merged id -> its claim)."""
+
+    evidence: dict[str, str]
+    merged_into: dict[str, str]
+    merged_claim: dict[str, str]
+
+
 class ExportGraphAnswer(_Answer):
     graph_id: str
-    format: str = Field(json_schema_extra={"enum": list(export.FORMATS)})
+    format: str = Field(json_schema_extra={"enum": list(EXPORT_FORMATS)})
     graph: dict[str, Any] | None
     content: str | None
 

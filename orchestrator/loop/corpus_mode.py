@@ -3,14 +3,17 @@
 A task that names an index in ``corpus`` instead of carrying ``documents`` is answered in
 rounds (at most ``config.max_retrieval_rounds``), all within one call budget:
 
-1. **Rewrite** (one call, ``query_rewrite/v1``): the question becomes up to three keyword
-   queries. An unusable reply (failed call, no JSON, no strings) falls back to the question
-   alone; the report says which happened.
-2. **Retrieve** the top ``config.retrieval_k`` chunks (in later rounds, the top
-   ``retrieval_k`` chunks not retrieved before) for the question and the queries
-   (:func:`corpus.retrieve`: BM25, plus dense vectors when installed, fused by
-   RRF). Each chunk becomes one document, so ``D2.3`` is sentence 3 of the second chunk, and
-   :meth:`~corpus.CorpusEvidence.locate` traces it to file, page and offsets.
+1. **Rewrite** (one call, ``query_rewrite/v1``, :mod:`.corpus_calls`): the question becomes
+   up to three keyword queries. An unusable reply (failed call, no JSON, no strings) falls
+   back to the question alone; the report says which happened. With ``config.hyde``, one
+   more call writes a hypothetical answer passage for the dense rankings of round 1.
+2. **Retrieve** (:mod:`.corpus_search`) the top ``config.retrieval_k`` chunks: in round 1
+   for the question and the queries, hop by hop when the question has a grammar plan and
+   ``config.subquestions`` is on; in later rounds the top ``retrieval_k`` chunks not
+   retrieved before. With a reranker (``config.rerank``), twice as many are drawn and the
+   reranker's top ``retrieval_k`` kept. Each chunk becomes one document, so ``D2.3`` is
+   sentence 3 of the second chunk, and :meth:`~corpus.CorpusEvidence.locate` traces it to
+   file, page and offsets. Each round records the chunks it dropped and why.
 3. **Answer** with :func:`orchestrator.loop.driver.run_loop` on those documents and the calls left.
    With ``config.context_tokens`` known, only the chunks that fit the window are shown, best
    first (:func:`_fit_round`, :func:`.context_window.pack`); each round records what it
@@ -18,12 +21,13 @@ rounds (at most ``config.max_retrieval_rounds``), all within one call budget:
    (``context_overflow``) and reported as a backend failure by :mod:`orchestrator.cli.run`.
 4. **Close the gap**: when the loop refused for lack of support (``no_grounded_conclusion``,
    ``runs_found_no_answer``, ``candidates_tied``, ``no_evidence``) and rounds and calls are
-   left, the next round searches for what was missing (:func:`gap_queries`: the new names each
-   cited sentence leads to, question words no retrieved chunk contains, claims no cited
-   sentence supports, disputed claims). Each gap query is searched on its own and their
-   unseen chunks are taken in turn (:func:`interleave_new`), ``retrieval_k`` at most; they
-   are appended after the earlier ones, so earlier span ids keep their meaning, and the loop
-   runs again on all of them. No new chunk ends the rounds.
+   left, the next round searches for what was missing
+   (:func:`~.corpus_search.gap_queries`: the new names each cited sentence leads to,
+   question words no retrieved chunk contains, claims no cited sentence supports, disputed
+   claims). Each gap query is searched on its own and their unseen chunks are taken in turn
+   (:func:`~.corpus_search.interleave_new`), ``retrieval_k`` at most; they are appended after
+   the earlier ones, so earlier span ids keep their meaning, and the loop runs again on all
+   of them. No new chunk ends the rounds.
 
 A run that still lacks support after its last round is refused with
 ``refusal_reason: insufficient_evidence``; the last loop's own reason is kept in

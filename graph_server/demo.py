@@ -16,7 +16,27 @@ from graph_server.store import GraphStore
 
 
 def run_demo(graph_id: str = "rack7") -> dict[str, Any]:
-    """Every store call of the fixture walk-through, keyed by step name."""
+    """Every store call of the fixture walk-through, in a fresh store, keyed by step name.
+
+    Parameters
+    ----------
+    graph_id : str, optional
+        The id the fixture is stored under.
+
+    Returns
+    -------
+    dict
+        Each step's name (the store call, with what it was called on in brackets) -> the
+        call's answer, in the order the calls ran.
+
+    Examples
+    --------
+    >>> steps = run_demo()
+    >>> list(steps)[:3], len(steps)
+    (['assert_graph[r1]', 'assert_graph[r2]', 'merge_duplicates'], 13)
+    >>> steps["mark_refuted[D]"]["width_before"], steps["mark_refuted[D]"]["width_after"]
+    (2, 1)
+    """
     store = GraphStore()
     steps: dict[str, Any] = {}
     for run_id, nodes, edges in RUNS:
@@ -36,7 +56,25 @@ def run_demo(graph_id: str = "rack7") -> dict[str, Any]:
 
 
 def explain(steps: dict[str, Any]) -> str:
-    """The walk-through in words: each step, what it found, and why it matters."""
+    """The walk-through in words: each step, what it found, and why it matters.
+
+    Parameters
+    ----------
+    steps : dict
+        What :func:`run_demo` returned.
+
+    Returns
+    -------
+    str
+        One paragraph per step, blank lines between them.
+
+    Examples
+    --------
+    >>> print(explain(run_demo()))
+    The rack-7 fixture: can server x9 take the nightly cron job? ...
+    support_width: 2 independent lines of support, A -> C -> E -> Z; D -> Z ...
+    Raw answers of every call: --json.
+    """
     width = steps["support_width"]
     cut = steps["critical_links"]
     labels = steps["surviving_claims"]
@@ -82,6 +120,24 @@ def explain(steps: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m graph_server.demo``: print the walk-through, or with ``--json`` every raw
+    answer.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The command-line arguments (default: ``sys.argv[1:]``).
+
+    Examples
+    --------
+    >>> main(["--json"])
+    {
+      "assert_graph[r1]": {
+    ...
+    >>> main([])
+    The rack-7 fixture: ...
+    Raw answers of every call: --json.
+    """
     parser = argparse.ArgumentParser(
         prog="python -m graph_server.demo",
         description="Walk the rack-7 fixture through every graph check (no model, no network).",

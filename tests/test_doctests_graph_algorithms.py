@@ -1,6 +1,6 @@
-"""graph_server's algorithm modules are documented in the networkx style: each public
-function and class has Examples, run here as doctests, and says what it takes, gives and
-raises. (The store, the server and the tools have their own doctest runner.)"""
+"""graph_server's algorithm, validation and page modules are documented in the networkx style:
+each public function and class has Examples, run here as doctests, and says what it takes,
+gives and raises. (The store, the server and the tools have their own doctest runner.)"""
 
 from __future__ import annotations
 
@@ -10,7 +10,27 @@ import importlib
 import pytest
 from docstrings import defined_in, doctests, failures, undocumented
 
-NAMES = ("betweenness", "checks", "disputes", "mermaid", "semantics", "views")
+NAMES = (
+    "arguments",
+    "betweenness",
+    "candidates",
+    "checks",
+    "citation",
+    "dedup",
+    "demo",
+    "disputes",
+    "fixture",
+    "graph_page",
+    "html_files",
+    "html_view",
+    "layout",
+    "mermaid",
+    "semantics",
+    "similarity",
+    "svg_graph",
+    "validation",
+    "views",
+)
 MODULES = [importlib.import_module(f"graph_server.{name}") for name in NAMES]
 TESTS = doctests(MODULES)
 

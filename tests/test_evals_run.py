@@ -13,7 +13,7 @@ import pytest
 from corpus.evidence import build_evidence
 from evals import run as evals_run
 from evals.datasets import BUILTIN, load_dataset
-from evals.summary import arm_metrics, g2_reading, width_strata
+from evals.metrics import arm_metrics, g2_reading, width_strata
 from evals.summary import main as summary_main
 from orchestrator.llm.testing import FakeOpenAIServer, FakeReply, completion_body
 

@@ -2,7 +2,7 @@
 
 Each test reproduces one defect the fault pass found, at a size that runs in well under a
 second; the figures at full size (2,000 claims over MCP, 100 random state files, the big
-graph) are printed by ``benchmarks/faults_engine.py``.
+graph) are printed by ``tests/faults_engine.py``.
 """
 
 from __future__ import annotations

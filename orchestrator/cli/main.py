@@ -9,6 +9,7 @@
         [--subquestions on|off] [--entity-weight W] [--reranker PATH]
     logic-graph info --index PATH
     logic-graph view PATH [--out FILE] [--graph ID] [--open]   (orchestrator/cli/view.py)
+    logic-graph eval run|record|replay|compare|goal|summary ...   (evals/command.py)
 
 ``ask`` and ``serve`` have their own flags and exit codes (``logic-graph ask --help``:
 :mod:`.ask`; ``logic-graph serve --help``: :func:`orchestrator.llm.local.serve_main`).
@@ -16,6 +17,10 @@ Exit codes of the index commands: 0 success; 1 some files failed (the rest was i
 committed) or the index could not be used; 2 bad arguments (a missing folder, a bad number, an
 index path that is a folder). Progress goes to stderr (a redrawn bar on a terminal, a line per
 10% otherwise); results go to stdout.
+
+Installed packages add command groups through the ``logic_graph.commands`` entry point
+group: the evaluation harness adds ``eval`` (its own flags and exit codes:
+``logic-graph eval --help``), so this package lists and runs it without importing it.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import asdict
+from importlib.metadata import EntryPoint, entry_points
 from typing import ClassVar, TextIO
 
 from corpus.chunking import DEFAULT_MAX_CHARS, MAX_MAX_CHARS, MIN_MAX_CHARS
@@ -36,6 +42,7 @@ from corpus.retrieval import MAX_K, MAX_VARIANTS
 from orchestrator.cli.stage_flags import add_stage_flags, stage_settings
 from orchestrator.records import RunConfig
 
+COMMAND_GROUP = "logic_graph.commands"
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -85,6 +92,12 @@ class ProgressBar:
         if self._open_line:
             self.stream.write("\n")
             self._open_line = False
+
+
+def added_commands() -> dict[str, EntryPoint]:
+    """Name -> entry point of the command groups installed packages add (``eval``). Each
+    loads to an object with ``help`` and ``main(argv) -> int``; nothing is imported here."""
+    return {point.name: point for point in entry_points(group=COMMAND_GROUP)}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -142,6 +155,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser(
         "view", help="write the HTML page of a report.json, export or state file (view --help)"
     )
+    for name in added_commands():
+        commands.add_parser(name, help=f"added by an installed package ({name} --help)")
     return parser
 
 
@@ -160,6 +175,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from orchestrator.cli.ask import main as ask_main  # the whole loop only when asking
 
         return ask_main(argv[1:])
+    added = added_commands()
+    if argv[:1] and argv[0] in added:
+        return int(added[argv[0]].load().main(argv[1:]))
     args = build_parser().parse_args(argv)
     try:
         if args.command == "ingest":

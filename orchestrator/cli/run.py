@@ -44,7 +44,7 @@ from orchestrator.api import (
 )
 from orchestrator.cli.interrupt import EXIT_INTERRUPTED, stop_on_signals
 from orchestrator.cli.stage_flags import add_stage_flags, stage_settings
-from orchestrator.llm import BackendUnusableError, RunStop
+from orchestrator.llm import BackendUnusableError, RunStop, sampling_settings
 from orchestrator.loop import check_corpus
 from orchestrator.records import (
     DIVERSITY,
@@ -56,7 +56,7 @@ from orchestrator.records import (
     TaskError,
     load_task,
 )
-from orchestrator.reply import SHAPES
+from orchestrator.reply import LAYOUTS, SHAPES
 from orchestrator.report import LiveProgress
 
 __all__ = [
@@ -205,6 +205,14 @@ def _add_output_flags(parser: argparse.ArgumentParser) -> None:
         default="sample",
         help="what makes the runs after the first differ: sampling at --temp, or greedy runs "
         "that each see the documents in another order",
+    )
+    parser.add_argument(
+        "--prompt-layout",
+        choices=LAYOUTS,
+        default="classic",
+        help="where the evidence sits in each prompt: after each role's instructions "
+        "(classic), or first, so that a server's prompt cache serves it to every call of the "
+        "task (evidence_first)",
     )
     parser.add_argument(
         "--leave-out",
@@ -376,10 +384,8 @@ def _settings(args: argparse.Namespace, task: Task, task_file: str | None) -> tu
     if task.corpus is not None:
         check_corpus(task.corpus)
     model = args.model or default_model()
-    given = {"n": args.n, "temperature": args.temp, "budget_calls": args.budget_calls}
-    sampling = model_sampling(model) | {k: v for k, v in given.items() if v is not None}
     config = RunConfig(
-        **sampling,
+        **(model_sampling(model) | sampling_settings(args.n, args.temp, args.budget_calls)),
         k=args.k,
         require_k=args.require_k,
         interrogation_shape=args.shape or model_shape(model),
@@ -392,6 +398,7 @@ def _settings(args: argparse.Namespace, task: Task, task_file: str | None) -> tu
         adaptive=args.adaptive,
         diversity=args.diversity,
         leave_out=args.leave_out,
+        prompt_layout=args.prompt_layout,
         retrieval_k=args.retrieval_k,
         max_retrieval_rounds=args.max_retrieval_rounds,
         context_tokens=args.context_tokens,

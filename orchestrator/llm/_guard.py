@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from orchestrator.llm._ledger import ChatResult
 from orchestrator.llm._request import require
@@ -22,6 +22,7 @@ from orchestrator.llm.errors import (
     LLMError,
     RunInterruptedError,
 )
+from orchestrator.llm.json_object import JsonObject
 
 
 class RunStop:
@@ -217,7 +218,7 @@ class GuardedClient(ChatMiddleware):
         reason = self.stop.reason if self.stop is not None else None
         return reason or "stop requested"
 
-    def _refuse(self, error: LLMError, role: str, model: str, tags: dict[str, Any]) -> NoReturn:
+    def _refuse(self, error: LLMError, role: str, model: str, tags: JsonObject) -> NoReturn:
         error.call_id = self.ledger.record_failure(role, model, error, latency_s=0.0, **tags)
         with self._lock:
             self.last_error = error

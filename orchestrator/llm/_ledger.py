@@ -63,6 +63,8 @@ class ChatResult:
     finish_reason: str | None
     transport_failures: int = 0
     call_id: int | None = None
+    cached_tokens: int | None = None
+    """Of ``prompt_tokens``, those the server read from its prompt cache (None: not said)."""
 
 
 class CostLedger:
@@ -84,6 +86,7 @@ class CostLedger:
                 "model": result.model,
                 "ok": True,
                 "prompt_tokens": result.prompt_tokens,
+                "cached_tokens": result.cached_tokens,
                 "completion_tokens": result.completion_tokens,
                 "cost_usd": result.cost_usd,
                 "cost_source": result.cost_source,
@@ -114,6 +117,7 @@ class CostLedger:
                 "model": model,
                 "ok": False,
                 "prompt_tokens": None,
+                "cached_tokens": None,
                 "completion_tokens": None,
                 "cost_usd": None if abandoned else 0.0,
                 "cost_source": "unknown" if abandoned else "error_response",

@@ -13,36 +13,15 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import requests
 
+from orchestrator.llm.models_file import ModelsFile, price_pair, read_models_file, usd_per_token
+
 log = logging.getLogger("orchestrator.llm.client")
-
-DEFAULT_MODELS_PATH = Path(__file__).resolve().parents[2] / "models.json"
-
-
-def _price(value: object) -> float | None:
-    """A per-token price as a finite, non-negative float, or None if it is not one.
-
-    Catalogs write prices as decimal strings; OpenRouter uses "-1" for routers whose price
-    depends on the model they pick, which is not a price we can charge against.
-    """
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        number = float(value)
-    elif isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            return None
-    else:
-        return None
-    return number if math.isfinite(number) and number >= 0 else None
 
 
 class PricingTable:
@@ -53,7 +32,7 @@ class PricingTable:
         for model, pair in (prices or {}).items():
             if not isinstance(model, str) or not model:
                 raise ValueError(f"pricing: model id must be a non-empty string, got {model!r}")
-            if len(pair) != 2 or any(_price(p) is None for p in pair):
+            if len(pair) != 2 or any(usd_per_token(p) is None for p in pair):
                 raise ValueError(
                     f"pricing[{model!r}]: expected (prompt, completion) non-negative finite "
                     f"USD per token, got {pair!r}"
@@ -91,41 +70,16 @@ class PricingTable:
 
     @classmethod
     def from_models_json(cls, path: str | Path | None = None) -> PricingTable:
-        """Prices from a ``models.json`` (default: the repository's own).
+        """Prices from a ``models.json`` (default: the repository's own), read by
+        :func:`orchestrator.llm.models_file.read_models_file` (its errors are ValueErrors
+        naming the field). Models without a ``pricing`` object are left out (their cost stays
+        unknown)."""
+        return cls.of(read_models_file(path))
 
-        A missing default file gives an empty table (an installed package has none); a missing
-        explicit path, invalid JSON or an invalid price raises ValueError naming the entry.
-        Models without a ``pricing`` object are left out (their cost stays unknown).
-        """
-        file = Path(path) if path is not None else DEFAULT_MODELS_PATH
-        if not file.is_file():
-            if path is None:
-                log.debug("no models.json at %s; pricing table is empty", file)
-                return cls()
-            raise ValueError(f"models.json path {str(file)!r} does not exist")
-        try:
-            data = json.loads(file.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ValueError(f"cannot read models.json at {str(file)!r}: {exc}") from exc
-        models = data.get("models") if isinstance(data, dict) else None
-        if not isinstance(models, list):
-            raise ValueError(f"{file}: field 'models' must be a list")
-        prices: dict[str, tuple[float, float]] = {}
-        for index, entry in enumerate(models):
-            if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
-                raise ValueError(f"{file}: models[{index}] must be an object with a string 'id'")
-            pricing = entry.get("pricing")
-            if pricing is None:
-                continue
-            pair = _pair(pricing)
-            if pair is None:
-                raise ValueError(
-                    f"{file}: models[{index}] ({entry['id']!r}) pricing must be "
-                    f"{{'prompt': usd_per_token, 'completion': usd_per_token}} with non-negative "
-                    f"finite numbers, got {pricing!r}"
-                )
-            prices[entry["id"]] = pair
-        return cls(prices)
+    @classmethod
+    def of(cls, models: ModelsFile) -> PricingTable:
+        """The prices a read models file lists."""
+        return cls({entry.id: entry.pricing for entry in models.models if entry.pricing})
 
     @classmethod
     def from_catalog(cls, catalog: Any) -> PricingTable:
@@ -141,7 +95,7 @@ class PricingTable:
         for entry in entries:
             if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
                 continue
-            pair = _pair(entry.get("pricing"))
+            pair = price_pair(entry.get("pricing"))
             if pair is None:
                 log.debug("catalog: no usable price for %r", entry.get("id"))
                 continue
@@ -179,12 +133,3 @@ class PricingTable:
         except (requests.RequestException, ValueError) as exc:
             log.warning("could not load the model catalog from %s: %s", url, exc)
             return None
-
-
-def _pair(pricing: object) -> tuple[float, float] | None:
-    if not isinstance(pricing, dict):
-        return None
-    prompt, completion = _price(pricing.get("prompt")), _price(pricing.get("completion"))
-    if prompt is None or completion is None:
-        return None
-    return prompt, completion

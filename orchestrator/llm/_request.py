@@ -6,9 +6,9 @@ Invalid arguments raise ValueError before anything is sent.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from orchestrator.llm.chat import ChatRequest
+from orchestrator.llm.json_object import JsonObject
 
 _RESERVED_BODY_KEYS = frozenset({"model", "messages"})
 
@@ -19,9 +19,7 @@ def require(ok: bool, field: str, value: object, rule: str) -> None:
         raise ValueError(f"{field}={value!r} is invalid: must be {rule}")
 
 
-def build_payload(
-    request: ChatRequest, *, default_max_tokens: int, openrouter: bool
-) -> dict[str, Any]:
+def build_payload(request: ChatRequest, *, default_max_tokens: int, openrouter: bool) -> JsonObject:
     """The chat-completions body of ``request``; raises ValueError for an invalid request.
 
     ``max_tokens`` None sends ``default_max_tokens``; an ``openrouter`` body asks for the
@@ -31,7 +29,7 @@ def build_payload(
     extra = dict(request.extra_body or {})
     clash = sorted(_RESERVED_BODY_KEYS.intersection(extra))
     require(not clash, "extra_body", clash, "must not override 'model' or 'messages'")
-    payload: dict[str, Any] = {
+    payload: JsonObject = {
         "model": request.model,
         "messages": request.messages,
         "temperature": request.temperature,

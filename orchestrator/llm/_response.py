@@ -18,6 +18,7 @@ from typing import Any
 import requests
 
 from orchestrator.llm.errors import LLMError, MalformedResponseError, status_error
+from orchestrator.llm.json_object import JsonObject
 
 _EXCERPT_CHARS = 300
 
@@ -32,6 +33,10 @@ class Completion:
     reported_cost: object
     prompt_tokens: int | None
     completion_tokens: int | None
+    cached_tokens: int | None = None
+    """Prompt tokens the server read from its cache instead of computing them
+    (``usage.prompt_tokens_details.cached_tokens``: llama.cpp, OpenAI, some OpenRouter
+    providers); None when it does not say."""
 
 
 def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
@@ -103,7 +108,8 @@ def read_completion(
             )
         )
     raw_usage = body.get("usage")
-    usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
+    usage: JsonObject = raw_usage if isinstance(raw_usage, dict) else {}
+    details = usage.get("prompt_tokens_details")
     return Completion(
         text=content,
         finish_reason=finish_reason,
@@ -111,6 +117,7 @@ def read_completion(
         reported_cost=usage.get("cost"),
         prompt_tokens=count(usage.get("prompt_tokens")),
         completion_tokens=count(usage.get("completion_tokens")),
+        cached_tokens=count(details.get("cached_tokens")) if isinstance(details, dict) else None,
     )
 
 

@@ -34,6 +34,7 @@ from orchestrator.llm.errors import (
     LLMTimeoutError,
     ResponseTooLargeError,
 )
+from orchestrator.llm.json_object import JsonObject
 
 _watching = threading.local()
 """The :class:`Watchdog` of the HTTP attempt running on this thread, if any."""
@@ -187,7 +188,7 @@ def new_session() -> requests.Session:
 def post(
     session: requests.Session,
     url: str,
-    payload: dict[str, Any],
+    payload: JsonObject,
     headers: dict[str, str],
     limit_s: float,
     redact: Callable[[str], str],

@@ -48,19 +48,17 @@ models.json or, when absent, stay unknown (None).
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from orchestrator.llm._pricing import DEFAULT_MODELS_PATH
 from orchestrator.llm.client import ENV_BASE_URL, ChatClient, CostLedger, PricingTable
 from orchestrator.llm.local import LocalModelServer
 from orchestrator.llm.local_models import LOCAL_MODELS, is_local_model
+from orchestrator.llm.models_file import ModelEntry, read_models_file
 from orchestrator.llm.probe import probe_context_tokens
 
 LOCAL_TIMEOUT_S = 600.0
@@ -98,28 +96,10 @@ class Backend:
 _SCHEMA_SERVERS = {"llamacpp": "llama.cpp", "vllm": "vllm"}
 
 
-def _entry_setting(entry: dict[str, Any] | None, key: str, model: str, kind: type) -> Any:
-    """``entry[key]`` checked against ``kind`` (None when absent); ValueError names both."""
-    value = entry.get(key) if entry is not None else None
-    if value is None:
-        return None
-    if kind is bool:
-        ok = isinstance(value, bool)
-    elif kind is int:
-        ok = isinstance(value, int) and not isinstance(value, bool)
-    else:
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
-    if not ok:
-        raise ValueError(
-            f"models.json: {key} of {model!r} must be a {kind.__name__}, got {value!r}"
-        )
-    return value
-
-
-def _unknown_model_error(model: str, models_path: Path | None) -> ValueError:
+def _unknown_model_error(model: str, listed: list[str]) -> ValueError:
     """The error for a name that would go to OpenRouter but cannot be an OpenRouter id."""
     # A built-in model is usually listed in models.json too: each name is offered once.
-    known = list(dict.fromkeys(sorted(LOCAL_MODELS) + _listed_models(models_path)))
+    known = list(dict.fromkeys(sorted(LOCAL_MODELS) + listed))
     close = difflib.get_close_matches(model, known, n=3, cutoff=0.6)
     hint = f"did you mean {' or '.join(repr(name) for name in close)}? " if close else ""
     return ValueError(
@@ -127,36 +107,6 @@ def _unknown_model_error(model: str, models_path: Path | None) -> ValueError:
         f" nor listed in models.json, and hosted (OpenRouter) ids have the form provider/model. "
         f"{hint}For your own server, also give --base-url."
     )
-
-
-def _listed_models(models_path: Path | None) -> list[str]:
-    path = models_path if models_path is not None else DEFAULT_MODELS_PATH
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return []
-    models = data.get("models") if isinstance(data, dict) else None
-    entries = models if isinstance(models, list) else []
-    return [e["id"] for e in entries if isinstance(e, dict) and isinstance(e.get("id"), str)]
-
-
-def _models_entry(model: str, models_path: Path | None) -> dict[str, Any] | None:
-    """The models.json entry for ``model``, or None when the model (or the default file) is
-    absent. An explicit path that cannot be read, or a malformed file, raises ValueError."""
-    path = models_path if models_path is not None else DEFAULT_MODELS_PATH
-    if models_path is None and not path.is_file():
-        return None
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"cannot read the models file {path}: {exc}") from exc
-    models = data.get("models") if isinstance(data, dict) else None
-    if not isinstance(models, list):
-        raise ValueError(f"{path}: field 'models' must be a list")
-    for entry in models:
-        if isinstance(entry, dict) and entry.get("id") == model:
-            return entry
-    return None
 
 
 @contextmanager
@@ -197,32 +147,29 @@ def open_backend(
     if is_local_model(model) and base_url is None:
         yield from _local_backend(model, ledger, timeout_s, max_retries, concurrency)
         return
-    entry = _models_entry(model, models_path)
-    if entry is not None and entry.get("backend") == "local" and not is_local_model(model):
+    models = read_models_file(models_path)
+    entry = models.entry(model) or ModelEntry(model)
+    if entry.backend == "local" and not is_local_model(model):
         known = ", ".join(sorted(LOCAL_MODELS))
         raise ValueError(
             f"models.json marks {model!r} as a local model, but the built-in local models are "
             f"{known}"
         )
-    entry_url = entry.get("base_url") if entry is not None else None
-    if entry_url is not None and not isinstance(entry_url, str):
-        raise ValueError(f"models.json: base_url of {model!r} must be a string, got {entry_url!r}")
-    if entry is None and "/" not in model and not (base_url or os.environ.get(ENV_BASE_URL)):
-        raise _unknown_model_error(model, models_path)
-    entry_timeout = _entry_setting(entry, "timeout_s", model, float)
-    entry_retries = _entry_setting(entry, "max_retries", model, int)
+    listed = models.entry(model) is not None
+    if not listed and "/" not in model and not (base_url or os.environ.get(ENV_BASE_URL)):
+        raise _unknown_model_error(model, models.ids())
     client = ChatClient(
-        base_url or entry_url,
-        timeout_s=timeout_s or entry_timeout or HOSTED_TIMEOUT_S,
+        base_url or entry.base_url,
+        timeout_s=timeout_s or entry.timeout_s or HOSTED_TIMEOUT_S,
         max_retries=next(
-            v for v in (max_retries, entry_retries, HOSTED_MAX_RETRIES) if v is not None
+            v for v in (max_retries, entry.max_retries, HOSTED_MAX_RETRIES) if v is not None
         ),
-        max_concurrency=concurrency or _entry_setting(entry, "concurrency", model, int),
-        pricing=PricingTable.from_models_json(models_path),
+        max_concurrency=concurrency or entry.concurrency,
+        pricing=PricingTable.of(models),
         ledger=ledger,
     )
-    structured = _entry_setting(entry, "structured_output", model, bool)
-    window = _entry_setting(entry, "context_tokens", model, int)
+    structured = entry.structured_output
+    window = entry.context_tokens
     with client:
         software = None
         found = (window, "models.json context_tokens") if window is not None else None

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.llm._ledger import ChatResult, CostLedger
+from orchestrator.llm.json_object import JsonObject
 
 
 @dataclass(frozen=True)
@@ -34,11 +35,11 @@ class ChatRequest:
     messages: list[dict[str, Any]]
     temperature: float = 0.0
     max_tokens: int | None = None
-    response_format: dict[str, Any] | None = None
+    response_format: JsonObject | None = None
     seed: int | None = None
     role: str = "call"
-    extra_body: dict[str, Any] | None = None
-    tags: dict[str, Any] = field(default_factory=dict)
+    extra_body: JsonObject | None = None
+    tags: JsonObject = field(default_factory=dict)
     timeout_s: float | None = None
 
 
@@ -57,11 +58,11 @@ class ChatSeam:
         *,
         temperature: float = 0.0,
         max_tokens: int | None = None,
-        response_format: dict[str, Any] | None = None,
+        response_format: JsonObject | None = None,
         seed: int | None = None,
         role: str = "call",
-        extra_body: dict[str, Any] | None = None,
-        tags: dict[str, Any] | None = None,
+        extra_body: JsonObject | None = None,
+        tags: JsonObject | None = None,
         timeout_s: float | None = None,
     ) -> ChatResult:
         """Make one logical call: the keyword form of :meth:`send` (see :class:`ChatRequest`).

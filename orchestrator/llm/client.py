@@ -34,31 +34,34 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 import random
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, NoReturn
-from urllib.parse import urlsplit
+from typing import NoReturn
 
 import requests
-import urllib3
 
+from orchestrator.llm import _keys
 from orchestrator.llm._guard import GuardedClient, RunStop
+from orchestrator.llm._keys import ENV_API_KEY, is_openrouter_url
 from orchestrator.llm._ledger import ChatResult, CostLedger
+from orchestrator.llm._places import Places
 from orchestrator.llm._pricing import PricingTable
-from orchestrator.llm._request import build_payload, require
+from orchestrator.llm._probes import ModelsRoute
+from orchestrator.llm._request import build_payload
 from orchestrator.llm._response import parse_retry_after, read_completion
-from orchestrator.llm._transport import (
-    Watchdog,
-    WatchGroup,
-    connection_kind,
-    get_json,
-    new_session,
-    post,
+from orchestrator.llm._settings import (
+    DEFAULT_BASE_URL,
+    DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_MAX_TOKENS,
+    ENV_BASE_URL,
+    base_url_of,
+    check_settings,
 )
+from orchestrator.llm._transport import WatchGroup, new_session, post
+from orchestrator.llm._unusable import unusable
 from orchestrator.llm.chat import ChatRequest, ChatSeam
 from orchestrator.llm.errors import (
     APIStatusError,
@@ -77,6 +80,7 @@ from orchestrator.llm.errors import (
     RunInterruptedError,
     UnexpectedClientError,
 )
+from orchestrator.llm.json_object import JsonObject
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -115,28 +119,6 @@ SupportsChat = ChatSeam
 """What the control loop, screen and evals take as a client: any :class:`ChatSeam`."""
 
 log = logging.getLogger("orchestrator.llm.client")
-
-DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
-ENV_BASE_URL = "LOGIC_GRAPH_BASE_URL"
-ENV_API_KEY = "OPENROUTER_API_KEY"
-DEFAULT_MAX_TOKENS = 4096
-"""``max_tokens`` of a request whose caller set none: no call may run to the end of a context."""
-DEFAULT_MAX_RESPONSE_BYTES = 8_000_000
-"""The largest answer body a call reads: a completion of ``max_tokens`` 4,096 is tens of kB,
-so anything near this size is a broken or hostile server, and reading 60 MB of it would only
-cost memory and time before the parse failed anyway."""
-_OPENROUTER_HOST = "openrouter.ai"
-# Statuses after which no request to this backend can succeed: the key is wrong (401), the
-# account has no credits (402), or the model or endpoint does not exist (404). 403 is not
-# here: OpenRouter answers 403 when one prompt is flagged by moderation.
-_UNUSABLE_STATUS = {401: "unauthorized", 402: "payment_required", 404: "not_found"}
-
-
-def is_openrouter_url(url: str) -> bool:
-    """True when ``url``'s host is ``openrouter.ai`` or a true subdomain of it (dot boundary):
-    ``api.openrouter.ai`` is, ``evil-openrouter.ai`` and ``openrouter.ai.evil.com`` are not."""
-    host = (urlsplit(url).hostname or "").rstrip(".").lower()
-    return host == _OPENROUTER_HOST or host.endswith("." + _OPENROUTER_HOST)
 
 
 class ChatClient(ChatSeam):
@@ -180,61 +162,28 @@ class ChatClient(ChatSeam):
         wall_clock: Callable[[], float] = time.time,
         rng: random.Random | None = None,
     ) -> None:
-        url = (base_url or os.environ.get(ENV_BASE_URL) or DEFAULT_BASE_URL).rstrip("/")
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"base_url {url!r} must be an http(s) URL with a host")
-        require(math.isfinite(timeout_s) and timeout_s > 0, "timeout_s", timeout_s, "> 0")
-        require(
-            isinstance(max_retries, int) and 0 <= max_retries <= 10,
-            "max_retries",
-            max_retries,
-            "an integer in 0..10",
+        url = base_url_of(base_url)
+        check_settings(
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            default_max_tokens=default_max_tokens,
+            max_concurrency=max_concurrency,
+            max_response_bytes=max_response_bytes,
+            backoff_base_s=backoff_base_s,
+            max_backoff_s=max_backoff_s,
+            max_retry_after_s=max_retry_after_s,
         )
-        require(
-            isinstance(default_max_tokens, int) and default_max_tokens >= 1,
-            "default_max_tokens",
-            default_max_tokens,
-            "an integer >= 1",
-        )
-        require(
-            max_concurrency is None
-            or (isinstance(max_concurrency, int) and 1 <= max_concurrency <= 1024),
-            "max_concurrency",
-            max_concurrency,
-            "None or an integer in 1..1024",
-        )
-        require(
-            isinstance(max_response_bytes, int) and max_response_bytes >= 1024,
-            "max_response_bytes",
-            max_response_bytes,
-            "an integer >= 1024",
-        )
-        for name, value in (
-            ("backoff_base_s", backoff_base_s),
-            ("max_backoff_s", max_backoff_s),
-            ("max_retry_after_s", max_retry_after_s),
-        ):
-            require(math.isfinite(value) and value >= 0, name, value, ">= 0")
         self.base_url = url
         self.is_openrouter = is_openrouter_url(url)
         # The environment key goes to OpenRouter only, and only over TLS.
-        self._env_key_refused = False
-        if api_key is None and self.is_openrouter:
-            if parts.scheme == "https":
-                api_key = os.environ.get(ENV_API_KEY) or None
-            else:
-                self._env_key_refused = bool(os.environ.get(ENV_API_KEY))
-        self.__key = api_key
+        self.__key, self._env_key_refused = _keys.choose_key(api_key, url)
         self.default_max_tokens = default_max_tokens
         self.timeout_s = float(timeout_s)
         self.max_retries = max_retries
         self.max_concurrency = max_concurrency
-        self._slots = threading.BoundedSemaphore(max_concurrency) if max_concurrency else None
+        self._places = Places(max_concurrency, clock)
         self.max_response_bytes = max_response_bytes
         self._attempts = WatchGroup()
-        self._slot_since: dict[int, float] = {}
-        self._since_lock = threading.Lock()
         self.pricing = pricing if pricing is not None else PricingTable.from_models_json()
         self.ledger = ledger if ledger is not None else CostLedger()
         self.backoff_base_s = backoff_base_s
@@ -284,8 +233,7 @@ class ChatClient(ChatSeam):
         """When the call running on thread ``thread_id`` got its place among the
         ``max_concurrency`` requests (clock seconds), or None while it waits for one (or when
         no such call runs). Live progress shows a call's own age with it, not its queue time."""
-        with self._since_lock:
-            return self._slot_since.get(thread_id)
+        return self._places.taken_at(thread_id)
 
     def send(self, request: ChatRequest) -> ChatResult:
         """One logical chat call (with retries); records it in ``self.ledger`` under its role.
@@ -317,7 +265,7 @@ class ChatClient(ChatSeam):
         return replace(result, call_id=call_id)
 
     def _with_retries(
-        self, request: ChatRequest, payload: dict[str, Any], start: float, deadline: float | None
+        self, request: ChatRequest, payload: JsonObject, start: float, deadline: float | None
     ) -> ChatResult:
         """Attempts until one answers (its result counts the attempts and transport failures)
         or the call must give up (:meth:`_give_up` records and raises)."""
@@ -392,54 +340,14 @@ class ChatClient(ChatSeam):
         missing = self._missing_key()
         if missing is not None:
             raise missing
-        url = self.base_url + "/models"
-        failure: LLMConnectionError | None = None
-        try:
-            with Watchdog(timeout_s):
-                response = self._session().get(
-                    url,
-                    headers=self._headers(),
-                    timeout=(min(timeout_s, 10.0), timeout_s),
-                    stream=True,
-                )
-                response.close()
-        except requests.Timeout:
-            log.info("preflight: %s did not answer within %.0f s; going on", url, timeout_s)
-        except requests.ConnectionError as exc:
-            failure = LLMConnectionError(
-                self._redact(f"connection to {url} failed: {exc}"), kind=connection_kind(exc)
-            )
-        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
-            # Slow or broken but there: whatever it is, the chat calls will say.
-            log.info("preflight: %s: %s; going on", url, self._redact(str(exc)))
-        if failure is not None:
-            unusable = self._unusable(failure, None)
-            if unusable is not None:
-                raise unusable
+        self._models_route().check_reachable(timeout_s)
 
     def model_owners(self, *, timeout_s: float = 10.0) -> list[str]:
         """The ``owned_by`` values of ``GET <base_url>/models`` (llama.cpp says ``llamacpp``,
         vLLM ``vllm``), or [] when the server does not answer that usefully within
         ``timeout_s`` (the whole answer: a server that drips it is cut off). Reads at most
         1 MB, so a huge or endless catalog cannot hold the caller."""
-        url = self.base_url + "/models"
-        body, why = get_json(
-            url,
-            limit_s=timeout_s,
-            max_bytes=1_000_000,
-            headers=self._headers(),
-            session=self._session(),
-            redact=self._redact,
-        )
-        if why is not None:
-            log.info("%s: %s; server software unknown", url, why)
-        data = body.get("data") if isinstance(body, dict) else None
-        entries = data if isinstance(data, list) else []
-        return [
-            e["owned_by"]
-            for e in entries
-            if isinstance(e, dict) and isinstance(e.get("owned_by"), str)
-        ]
+        return self._models_route().model_owners(timeout_s)
 
     # -- internals ---------------------------------------------------------------------------
 
@@ -447,52 +355,15 @@ class ChatClient(ChatSeam):
         """The error to raise when this client would call OpenRouter without a key."""
         if not self.is_openrouter or self.__key:
             return None
-        if self._env_key_refused:
-            return MissingAPIKeyError(
-                f"{ENV_API_KEY} is only sent over HTTPS, and the base URL {self.base_url} is "
-                "plain http; no request was made",
-                kind="missing_key",
-                fix=f"use https://{_OPENROUTER_HOST}/api/v1",
-            )
-        return MissingAPIKeyError(
-            f"{self.base_url} (OpenRouter) needs an API key and {ENV_API_KEY} is not set; no "
-            "request was made",
-            kind="missing_key",
-            fix=f"export {ENV_API_KEY}=<your key>, or run offline with --model local",
-        )
+        return _keys.missing_key_error(self.base_url, env_key_refused=self._env_key_refused)
 
     def _unusable(self, error: LLMError, model: str | None) -> BackendUnusableError | None:
         """``error`` restated as a :class:`BackendUnusableError` when it means no call to this
         backend can succeed, else None."""
-        host = urlsplit(self.base_url).netloc
-        if isinstance(error, LLMConnectionError) and error.kind == "dns":
-            return BackendUnreachableError(
-                f"the host name of {self.base_url} does not resolve",
-                kind="dns",
-                fix="check the host in --base-url (or LOGIC_GRAPH_BASE_URL, or models.json)",
-            )
-        if isinstance(error, LLMConnectionError) and error.kind == "connection_refused":
-            return BackendUnreachableError(
-                f"nothing accepts connections at {host} ({self.base_url}): connection refused",
-                kind="connection_refused",
-                fix="start the model server there, or point --base-url at one that runs",
-            )
-        if isinstance(error, APIStatusError) and error.status in _UNUSABLE_STATUS:
-            kind = _UNUSABLE_STATUS[error.status]
-            if kind == "unauthorized":
-                fix = (
-                    f"check {ENV_API_KEY} (openrouter.ai/settings/keys)"
-                    if self.is_openrouter
-                    else "check the API key this server expects"
-                )
-            elif kind == "payment_required":
-                fix = "add credits to the account, or run offline with --model local"
-            else:
-                fix = f"check the model name ({model!r}) and the base URL {self.base_url}"
-            return BackendRejectedError(
-                error.status, str(error), kind=kind, fix=fix, embedded=error.embedded
-            )
-        return None
+        return unusable(error, self.base_url, model, openrouter=self.is_openrouter)
+
+    def _models_route(self) -> ModelsRoute:
+        return ModelsRoute(self.base_url, self._session(), self._headers(), self._redact)
 
     def _session(self) -> requests.Session:
         session: requests.Session | None = getattr(self._local, "session", None)
@@ -504,56 +375,35 @@ class ChatClient(ChatSeam):
         return session
 
     def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json"}
-        if self.__key:
-            headers["Authorization"] = f"Bearer {self.__key}"
-        if self.is_openrouter:
-            headers["X-Title"] = "logic-graph"
-        return headers
+        return _keys.request_headers(self.__key, openrouter=self.is_openrouter)
 
     def _redact(self, text: str) -> str:
-        return text.replace(self.__key, "[REDACTED]") if self.__key else text
+        return _keys.redact(text, self.__key)
 
     def _attempt_in_turn(
-        self, model: str, payload: dict[str, Any], deadline: float | None
+        self, model: str, payload: JsonObject, deadline: float | None
     ) -> ChatResult:
         """One attempt, once a place under ``max_concurrency`` is free; the wait counts
         against the call's deadline, never against the attempt's own limit. Nothing is sent
         once the client is aborted."""
-        thread = threading.get_ident()
         if self.aborted:
             raise LLMTimeoutError(f"the client was stopped; no request sent to {self.base_url}")
-        if self._slots is None:
-            with self._since_lock:
-                self._slot_since[thread] = self._clock()
-            try:
-                return self._attempt(model, payload, self._limit(deadline))
-            finally:
-                with self._since_lock:
-                    self._slot_since.pop(thread, None)
-        wait = None if deadline is None else max(deadline - self._clock(), 0.0)
-        if not self._slots.acquire(timeout=wait):
+        if not self._places.wait(deadline):
             raise LLMTimeoutError(
                 f"no free place among {self.max_concurrency} concurrent requests to "
                 f"{self.base_url} before the call's time limit"
             )
-        try:
+        with self._places.hold():
             if self.aborted:  # stopped while this call waited for its place
                 raise LLMTimeoutError(f"the client was stopped; no request sent to {self.base_url}")
-            with self._since_lock:
-                self._slot_since[thread] = self._clock()
             return self._attempt(model, payload, self._limit(deadline))
-        finally:
-            with self._since_lock:
-                self._slot_since.pop(thread, None)
-            self._slots.release()
 
     def _limit(self, deadline: float | None) -> float:
         if deadline is None:
             return self.timeout_s
         return min(self.timeout_s, max(deadline - self._clock(), 0.001))
 
-    def _attempt(self, model: str, payload: dict[str, Any], limit_s: float) -> ChatResult:
+    def _attempt(self, model: str, payload: JsonObject, limit_s: float) -> ChatResult:
         """One HTTP attempt, whole answer within ``limit_s``; returns a result (latency and
         attempts filled in later) or raises."""
         url = self.base_url + "/chat/completions"
@@ -581,6 +431,7 @@ class ChatClient(ChatSeam):
             model=model,
             prompt_tokens=reply.prompt_tokens,
             completion_tokens=reply.completion_tokens,
+            cached_tokens=reply.cached_tokens,
             cost_usd=cost,
             cost_source=source,
             latency_s=0.0,

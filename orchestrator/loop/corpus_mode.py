@@ -69,6 +69,7 @@ from orchestrator.records import (
     RunConfig,
     Task,
     TaskError,
+    given_source,
 )
 from orchestrator.reply import parse
 
@@ -436,19 +437,7 @@ def citation_of(evidence: CorpusEvidence, span_id: str | None) -> GivenSource | 
     """Where a cited span lives: chunk id, file, page, offsets in the page, section, version
     and a one-line citation; None for an id that is not a span of ``evidence``."""
     source = evidence.locate(span_id)
-    if source is None:
-        return None
-    hit = source.hit
-    return {
-        "chunk_id": hit.chunk_id,
-        "path": hit.path,
-        "page": hit.page,
-        "start": source.start,
-        "end": source.end,
-        "section": hit.section,
-        "version": hit.version,
-        "citation": source.citation(),
-    }
+    return given_source(source) if source is not None else None
 
 
 def _announce(progress: Progress | None, text: str, round_no: int) -> None:

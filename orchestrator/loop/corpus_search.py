@@ -31,11 +31,11 @@ from orchestrator.loop.driver import LoopResult
 from orchestrator.records import (
     CallRecord,
     DroppedChunk,
-    HitSummary,
     HopSummary,
     RerankRecord,
     RetrievalRound,
     RunConfig,
+    hit_summary,
 )
 
 MAX_GAP_CLAIM_CHARS = 200
@@ -316,15 +316,3 @@ def interleave_new(rankings: Sequence[Sequence[Hit]], seen: Sequence[Hit], k: in
                     break
         depth += 1
     return picked
-
-
-def hit_summary(hit: Hit) -> HitSummary:
-    """One kept chunk as the round's record lists it."""
-    return {
-        "chunk_id": hit.chunk_id,
-        "path": hit.path,
-        "page": hit.page,
-        "score": round(hit.score, 6),
-        "keyword_rank": hit.keyword_rank,
-        "dense_rank": hit.dense_rank,
-    }

@@ -52,22 +52,25 @@ from datetime import UTC, datetime
 from typing import Any
 
 from corpus.evidence import Evidence
-from graph_server.store import GraphStore
 from orchestrator.checks import Assessment, Candidate
 from orchestrator.llm import SupportsChat
+from orchestrator.loop.budget import CallBudget
 from orchestrator.loop.policy import Stop, decide, stop_rule
 from orchestrator.loop.stages.context import (
     GRAPH_ID,
     MAX_PARALLEL_CALLS,
+    Caller,
+    GraphState,
     LoopContext,
     Progress,
-    run_record,
+    RunInputs,
 )
 from orchestrator.loop.stages.decision import Details, assess_graph, decision_details
 from orchestrator.loop.stages.fan_out import fan_out
 from orchestrator.loop.stages.hops import hop_interrogation
 from orchestrator.loop.stages.leave_out import leave_argument_out
 from orchestrator.loop.stages.merge import Ingested, ingest_run, merge_pass, settle_attacks
+from orchestrator.loop.stages.runs import run_record
 from orchestrator.loop.stages.verify import verification_round
 from orchestrator.loop.trace import Trace
 from orchestrator.records import (
@@ -81,6 +84,7 @@ from orchestrator.records import (
     PhaseRecord,
     RunConfig,
     RunRecord,
+    StopReason,
     Task,
     VerificationRecord,
 )
@@ -109,7 +113,7 @@ class LoopResult:
     rounds: int
     assessment: Assessment
     interrogated: list[str]
-    stop_reason: str
+    stop_reason: StopReason
     stop_detail: str
     refusal_reason: str | None
     chosen: Candidate | None
@@ -151,14 +155,19 @@ def run_loop(
     raised, and so is any exception a client's ``chat`` raises (wrapped in
     :class:`orchestrator.llm.errors.UnexpectedClientError`); programming errors of the loop itself
     (and :class:`orchestrator.checks.assess.EngineError`) propagate."""
-    ctx = LoopContext(task, client, model, config, trace, progress, store=GraphStore())
+    ctx = LoopContext(
+        RunInputs.of(task, model, config),
+        Caller(client, CallBudget(config.budget_calls), progress),
+        GraphState(),
+        trace,
+    )
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     trace.event(
         "start",
         model=model,
         config=config.to_dict(),
         documents=len(task.documents),
-        prompt_versions=dict(prompts.PROMPT_VERSIONS),
+        prompt_versions=prompts.prompt_versions(config.prompt_layout),
     )
     ingested = Ingested()
     runs = _interrogate(ctx, ingested)
@@ -180,7 +189,7 @@ def run_loop(
         verified.assessment,
         usable,
         ingested.unanswerable_runs(),
-        has_evidence=bool(ctx.evidence.spans),
+        has_evidence=bool(ctx.inputs.evidence.spans),
         require_width=config.k if config.require_k else None,
     )
     trace.event(
@@ -203,8 +212,8 @@ def _interrogate(ctx: LoopContext, ingested: Ingested) -> list[RunRecord]:
     def ingest(run: RunRecord) -> None:
         ingest_run(ctx, ingested, run)
 
-    n = ctx.config.n
-    if not ctx.config.adaptive or n == 1:
+    n = ctx.inputs.config.n
+    if not ctx.inputs.config.adaptive or n == 1:
         return fan_out(ctx, ingest)
     runs = fan_out(ctx, ingest, range(1, 2))
     merge_pass(ctx, ingested)
@@ -225,7 +234,7 @@ def _leave_out(
 ) -> LeaveOutRecord | None:
     """With ``config.leave_out`` and a grounded top answer, one more run without the sentences
     its arguments rest on (:mod:`.stages.leave_out`); None when it did not apply."""
-    if not ctx.config.leave_out:
+    if not ctx.inputs.config.leave_out:
         return None
     top = assess_graph(ctx, ingested.answers, 0).top
     if top is None or not top.grounded:
@@ -245,8 +254,8 @@ def _ask_hop_by_hop(
     """The hop stage (:mod:`orchestrator.loop.stages.hops`) when ``config.hops`` asks for it now:
     always, or when the interrogations give no grounded answer. Its run, if it assembled a
     chain, is ingested like an interrogation's; None when the stage did not run."""
-    setting = ctx.config.hops
-    if setting == "off" or not ctx.evidence.spans:
+    setting = ctx.inputs.config.hops
+    if setting == "off" or not ctx.inputs.evidence.spans:
         return None
     trigger = "always"
     if setting == "on_failure":
@@ -276,11 +285,11 @@ def _verify_until_stop(ctx: LoopContext, ingested: Ingested, usable: int) -> Ver
             previous,
             interrogated,
             usable,
-            k=ctx.config.k,
-            m_verify=ctx.config.m_verify,
-            budget_remaining=ctx.budget.remaining,
-            budget_limit=ctx.budget.limit,
-            deadline_reached=bool(getattr(ctx.client, "deadline_reached", False)),
+            k=ctx.inputs.config.k,
+            m_verify=ctx.inputs.config.m_verify,
+            budget_remaining=ctx.caller.budget.remaining,
+            budget_limit=ctx.caller.budget.limit,
+            deadline_reached=bool(getattr(ctx.caller.client, "deadline_reached", False)),
         )
         if stop is not None:
             return Verified(current, rounds, interrogated, verifications, stop)
@@ -299,12 +308,12 @@ def _result(
     details: Details,
 ) -> LoopResult:
     """The stages' outputs gathered into one :class:`LoopResult`."""
-    with ctx.lock:
-        calls = sorted(ctx.calls, key=_call_order)
+    with ctx.caller.lock:
+        calls = sorted(ctx.caller.records, key=_call_order)
     return LoopResult(
-        task=ctx.task,
-        model=ctx.model,
-        config=ctx.config,
+        task=ctx.inputs.task,
+        model=ctx.inputs.model,
+        config=ctx.inputs.config,
         started_at=started_at,
         runs=runs,
         calls=calls,
@@ -312,7 +321,7 @@ def _result(
         contradictions_created=ingested.contradictions,
         citations=ingested.citations,
         attacks=ingested.attacks,
-        evidence=ctx.evidence,
+        evidence=ctx.inputs.evidence,
         answers=ingested.answers,
         verifications=verified.verifications,
         rounds=verified.rounds,
@@ -325,11 +334,11 @@ def _result(
         structure=details.structure,
         critical_links=details.critical_links,
         graph=details.graph,
-        budget_used=ctx.budget.used,
-        model_wait_s=round(sum(p["model_wait_s"] for p in ctx.phases), 6),
-        compliance=ctx.compliance.to_dict(),
-        phases=ctx.phases,
-        local_s={name: round(seconds, 6) for name, seconds in sorted(ctx.local_s.items())},
+        budget_used=ctx.caller.budget.used,
+        model_wait_s=round(sum(p["model_wait_s"] for p in ctx.caller.phases), 6),
+        compliance=ctx.caller.compliance.to_dict(),
+        phases=ctx.caller.phases,
+        local_s={name: round(seconds, 6) for name, seconds in sorted(ctx.caller.local_s.items())},
     )
 
 

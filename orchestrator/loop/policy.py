@@ -25,7 +25,7 @@ UNDETERMINED_CONFIDENCE = 0.5
 class Stop(NamedTuple):
     """Why the loop ended: a :class:`~orchestrator.records.reasons.StopReason` and a sentence."""
 
-    reason: str
+    reason: StopReason
     detail: str
 
 
@@ -62,6 +62,25 @@ def stop_rule(
     ``disputes_exhausted``, ``deadline_reached``, ``budget_exhausted`` (fewer calls left than
     one verification needs); None when none holds.
     """
+    settled = _settled(current, previous, usable_runs, k=k)
+    if settled is not None:
+        return settled
+    return _spent(
+        current,
+        interrogated,
+        m_verify=m_verify,
+        budget_remaining=budget_remaining,
+        budget_limit=budget_limit,
+        deadline_reached=deadline_reached,
+    )
+
+
+def _settled(
+    current: Assessment, previous: Assessment | None, usable_runs: int, *, k: int
+) -> Stop | None:
+    """The stops read off the graph (:func:`stop_rule`'s first four): no candidate, no
+    dispute, nothing a verdict could gain, or an unchanged ranking with a grounded top of
+    width >= k; None when verifying could still change the outcome."""
     if not current.live_candidates:
         if usable_runs == 0:
             why = "no run produced a usable graph"
@@ -70,8 +89,7 @@ def stop_rule(
         else:
             why = "every candidate answer was refuted"
         return Stop(StopReason.NO_CANDIDATES, why)
-    disputed = current.disputed
-    if not disputed:
+    if not current.disputed:
         return Stop(
             StopReason.NO_DISPUTES,
             "no contradiction pairs and no single-run load-bearing claims",
@@ -93,11 +111,26 @@ def stop_rule(
             f"candidates unchanged by the last round and the top candidate has width "
             f"{top.width} >= k={k}",
         )
+    return None
+
+
+def _spent(
+    current: Assessment,
+    interrogated: Sequence[str],
+    *,
+    m_verify: int,
+    budget_remaining: int,
+    budget_limit: int,
+    deadline_reached: bool,
+) -> Stop | None:
+    """The stops of a run that cannot verify more (:func:`stop_rule`'s last three): every
+    disputed claim already verified, the wall-clock budget spent, or fewer calls left than
+    one verification needs; None when another round can run."""
     untried = untried_disputes(current, interrogated)
     if not untried:
         return Stop(
             StopReason.DISPUTES_EXHAUSTED,
-            f"{len(disputed)} disputed claim(s) remain, all already verified once",
+            f"{len(current.disputed)} disputed claim(s) remain, all already verified once",
         )
     if deadline_reached:
         return Stop(

@@ -22,6 +22,7 @@ from orchestrator.records.loop import (
 from orchestrator.records.reasons import RefusalReason, StopReason
 from orchestrator.records.report import (
     AccountingPart,
+    AssessmentPart,
     CandidateRecord,
     ChosenRecord,
     ClaimRef,
@@ -40,6 +41,7 @@ from orchestrator.records.report import (
     InterruptPart,
     InterruptRecord,
     Limits,
+    OutcomePart,
     RerankRecord,
     Retrieval,
     RetrievalRound,
@@ -49,6 +51,8 @@ from orchestrator.records.report import (
     StopPart,
     Timing,
     Totals,
+    given_source,
+    hit_summary,
 )
 from orchestrator.records.task import (
     DIVERSITY,
@@ -69,6 +73,7 @@ __all__ = [
     "MAX_TASK_CHARS",
     "AccountingPart",
     "AnswerRecord",
+    "AssessmentPart",
     "AttackRecord",
     "CallRecord",
     "CandidateRecord",
@@ -93,6 +98,7 @@ __all__ = [
     "LeaveOutRecord",
     "Limits",
     "MergeRecord",
+    "OutcomePart",
     "PhaseRecord",
     "RefusalReason",
     "RerankRecord",
@@ -111,6 +117,8 @@ __all__ = [
     "Totals",
     "VerificationRecord",
     "VoteRecord",
+    "given_source",
+    "hit_summary",
     "load_task",
     "validate_task",
 ]

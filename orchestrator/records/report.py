@@ -10,7 +10,7 @@ once its loop ran. Field meanings are documented in docs/orchestrator.md.
 
 from __future__ import annotations
 
-from typing import Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from orchestrator.records.loop import (
     AttackRecord,
@@ -24,6 +24,10 @@ from orchestrator.records.loop import (
     RunRecord,
     VerificationRecord,
 )
+
+if TYPE_CHECKING:  # the corpus's retrieval and index modules load only in a corpus run
+    from corpus.documents import SpanSource
+    from corpus.retrieval import Hit
 
 Compliance = dict[str, dict[str, Any]]
 """Reply-parsing outcomes per model (``ComplianceTally.to_dict``, :mod:`..reply.compliance`)."""
@@ -106,7 +110,9 @@ class Disputes(TypedDict):
 
 
 class GivenSource(TypedDict):
-    """Where a corpus run's cited sentence lives (``citation_of`` of the corpus mode)."""
+    """Where a corpus run's cited sentence lives: a view of :class:`corpus.retrieval.Hit`
+    (the one record of a retrieved chunk), with the sentence's offsets in the chunk's page
+    and a one-line citation. Built only by :func:`given_source`."""
 
     chunk_id: str
     path: str
@@ -212,6 +218,31 @@ class Timing(TypedDict):
     local_s: dict[str, float]
 
 
+class OutcomePart(TypedDict):
+    """The outcome first: the headline, the question, the answer or the refusal, in words."""
+
+    headline: str
+    question: str
+    expected_answer: str | None
+    answer: str | None
+    conclusion: str | None
+    refused: bool
+    refusal_reason: str | None
+    statement: str
+
+
+class AssessmentPart(TypedDict):
+    """What the assessment of the merged graph found: the chosen answer's support, every
+    candidate, the surviving claims, the labels, the claims refuted and the disputes left."""
+
+    chosen: ChosenRecord
+    candidates: list[CandidateRecord]
+    surviving_claims: list[ClaimRef]
+    labels: dict[str, list[str]]
+    killed: list[KilledRecord]
+    remaining_disputes: Disputes
+
+
 class StopPart(TypedDict):
     """Why the loop ended."""
 
@@ -241,7 +272,9 @@ class RewriteRecord(TypedDict):
 
 
 class HitSummary(TypedDict):
-    """One retrieved chunk as a round records it."""
+    """One retrieved chunk as a round records it: a view of :class:`corpus.retrieval.Hit`
+    (the one record of a retrieved chunk; ``search_evidence`` answers another view of it,
+    :class:`corpus.documents.ChunkView`). Built only by :func:`hit_summary`."""
 
     chunk_id: str
     path: str
@@ -368,24 +401,10 @@ class InterruptPart(TypedDict):
     interrupted: NotRequired[InterruptRecord]
 
 
-class RunReport(StopPart, AccountingPart, CorpusPart, InterruptPart):
+class RunReport(OutcomePart, StopPart, AssessmentPart, AccountingPart, CorpusPart, InterruptPart):
     """report.json: the outcome first, then the evidence, the graph, the costs and settings."""
 
     report_version: int
-    headline: str
-    question: str
-    expected_answer: str | None
-    answer: str | None
-    conclusion: str | None
-    refused: bool
-    refusal_reason: str | None
-    statement: str
-    chosen: ChosenRecord
-    candidates: list[CandidateRecord]
-    surviving_claims: list[ClaimRef]
-    labels: dict[str, list[str]]
-    killed: list[KilledRecord]
-    remaining_disputes: Disputes
     verifications: list[VerificationRecord]
     hops: HopsRecord | None
     """The hop-by-hop interrogation, when it ran (``config.hops``); else None."""
@@ -407,3 +426,30 @@ class RunReport(StopPart, AccountingPart, CorpusPart, InterruptPart):
     timing: Timing
     graph: dict[str, Any]
     trace_file: str | None
+
+
+def hit_summary(hit: Hit) -> HitSummary:
+    """``hit`` as a retrieval round records it (see :class:`HitSummary`)."""
+    return {
+        "chunk_id": hit.chunk_id,
+        "path": hit.path,
+        "page": hit.page,
+        "score": round(hit.score, 6),
+        "keyword_rank": hit.keyword_rank,
+        "dense_rank": hit.dense_rank,
+    }
+
+
+def given_source(source: SpanSource) -> GivenSource:
+    """Where the sentence ``source`` locates lives (see :class:`GivenSource`)."""
+    hit = source.hit
+    return {
+        "chunk_id": hit.chunk_id,
+        "path": hit.path,
+        "page": hit.page,
+        "start": source.start,
+        "end": source.end,
+        "section": hit.section,
+        "version": hit.version,
+        "citation": source.citation(),
+    }

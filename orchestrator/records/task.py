@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.llm import MAX_CONTEXT_TOKENS, MIN_CONTEXT_TOKENS
-from orchestrator.reply import SHAPES
+from orchestrator.reply import LAYOUTS, SHAPES
 
 DIVERSITY: tuple[str, ...] = ("sample", "shuffle")
 """``RunConfig.diversity``: what makes the runs after the first differ."""
@@ -95,6 +95,9 @@ class RunConfig:
     ``adaptive`` starts the first interrogation alone and the other ``n - 1`` only when it gives
     no grounded answer: extra calls are spent where the first chain failed, and a verified first
     answer is never put at risk by sampled runs.
+    ``prompt_layout`` places the evidence in every prompt over it: ``classic`` (after each
+    role's instructions) or ``evidence_first`` (first, after one shared preamble, so that a
+    server's prompt cache serves it to every call of the task; :mod:`orchestrator.reply.prompts`).
     ``context_tokens`` is the model's context window per request (256..10,000,000; None =
     unknown): evidence is packed to fit it (:mod:`orchestrator.loop.context_window`).
     Corpus retrieval stages (docs/corpus.md, "Retrieval"): ``subquestions`` retrieves a
@@ -130,6 +133,7 @@ class RunConfig:
     adaptive: bool = False
     diversity: str = "sample"
     leave_out: bool = False
+    prompt_layout: str = "classic"
     subquestions: bool = True
     entity_weight: float = 0.0
     rerank: str = "off"
@@ -167,6 +171,11 @@ class RunConfig:
         if self.diversity not in DIVERSITY:
             raise TaskError(
                 f"diversity={self.diversity!r} is invalid: must be one of {', '.join(DIVERSITY)}"
+            )
+        if self.prompt_layout not in LAYOUTS:
+            raise TaskError(
+                f"prompt_layout={self.prompt_layout!r} is invalid: must be one of "
+                f"{', '.join(LAYOUTS)}"
             )
         if self.hops not in HOPS:
             raise TaskError(f"hops={self.hops!r} is invalid: must be one of {', '.join(HOPS)}")

@@ -21,10 +21,12 @@ from orchestrator.reply.answers import (
 )
 from orchestrator.reply.chain_shape import normalise_chain
 from orchestrator.reply.parse import GUESSED_CONCLUSIONS
+from orchestrator.reply.prompts import LAYOUTS
 from orchestrator.reply.schemas import SHAPES
 
 __all__ = [
     "GUESSED_CONCLUSIONS",
+    "LAYOUTS",
     "NO",
     "SHAPES",
     "UNANSWERABLE",

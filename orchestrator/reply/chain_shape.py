@@ -47,24 +47,16 @@ def normalise_chain(
         pending[:] = [node_id]
 
     for index, step in enumerate(steps[:max_steps], 1):
-        where = f"steps[{index - 1}]"
-        if not isinstance(step, dict):
-            errors.append(f"{where} dropped: is {kind_of(step)}, not an object")
+        read = _read_step(step, f"steps[{index - 1}]", spans, errors)
+        if read is None:
             continue
-        span_id = read_source(step.get("sentence"), where, errors)
-        if span_id is None or span_id not in spans:
-            errors.append(f"{where} dropped: {step.get('sentence')!r} is no evidence sentence")
-            continue
+        span_id, inference = read
         if span_id not in cited:
             cited[span_id] = f"g{index}"
             given = {"id": f"g{index}", "claim": spans[span_id], "type": "given"}
             nodes.append(given | {"confidence": DEFAULT_CONFIDENCE, "source": span_id})
         pending.append(cited[span_id])
-        raw = step.get("inference")
-        inference = " ".join(raw.split()) if isinstance(raw, str) else ""
-        if len(inference) > MAX_CLAIM_CHARS:
-            errors.append(f"{where}.inference has {len(inference)} characters; ignored")
-        elif any(char.isalnum() for char in inference):
+        if any(char.isalnum() for char in inference):
             nodes.append(
                 {"id": f"i{index}", "claim": inference, "type": "inference"}
                 | {"confidence": DEFAULT_CONFIDENCE, "source": None}
@@ -84,3 +76,23 @@ def normalise_chain(
         "leniencies": [],
     }
     return graph, errors, None
+
+
+def _read_step(
+    step: object, where: str, spans: Mapping[str, str], errors: list[str]
+) -> tuple[str, str] | None:
+    """``(span id, inference)`` of one chain step at ``where``, the inference "" when there is
+    none or it is too long (noted); None when the step is dropped (noted in ``errors``)."""
+    if not isinstance(step, dict):
+        errors.append(f"{where} dropped: is {kind_of(step)}, not an object")
+        return None
+    span_id = read_source(step.get("sentence"), where, errors)
+    if span_id is None or span_id not in spans:
+        errors.append(f"{where} dropped: {step.get('sentence')!r} is no evidence sentence")
+        return None
+    raw = step.get("inference")
+    inference = " ".join(raw.split()) if isinstance(raw, str) else ""
+    if len(inference) > MAX_CLAIM_CHARS:
+        errors.append(f"{where}.inference has {len(inference)} characters; ignored")
+        return span_id, ""
+    return span_id, inference

@@ -41,6 +41,19 @@
 * ``hyde/v1`` - corpus tasks with ``hyde``: the question alone, answered by a short passage
   as a reference document would state it (plain text), whose embedding searches the corpus.
 
+Two layouts place the same texts (:data:`LAYOUTS`, ``RunConfig.prompt_layout``):
+
+* ``classic`` - each role's instructions as the system turn, then the numbered evidence and
+  the question in the user turn. Every committed reply bank was recorded this way.
+* ``evidence_first`` (``evidence_first/v1``) - the system turn is one short shared preamble
+  and the numbered evidence; the role's instructions, the question and the reply format
+  follow in the user turn. Every call of a task that sees the same evidence (the greedy and
+  sampled interrogations, the verifications, the hop lookups) then begins with the same
+  tokens, and a server with a prompt cache (llama.cpp: ``usage.prompt_tokens_details.
+  cached_tokens``) reads them back instead of computing them again. Runs that see the
+  documents in another order (``diversity="shuffle"``) or without some sentences (leave-out)
+  begin differently, by design.
+
 The texts are short on purpose: 0.5B local models with a ~2k-token context use them too, so
 every sentence has to earn its tokens. The reply shapes use capitalised slots (SENTENCE, TYPE)
 rather than a filled-in example because small models copy a literal example, "..." claims
@@ -57,6 +70,11 @@ from typing import Any
 
 from corpus.evidence import Evidence
 
+LAYOUTS: tuple[str, ...] = ("classic", "evidence_first")
+"""Where the evidence sits in a prompt (module docstring): ``RunConfig.prompt_layout``."""
+LAYOUT_VERSIONS: dict[str, str] = {"evidence_first": "evidence_first/v1"}
+"""The version of each layout other than ``classic``, reported beside the templates'."""
+
 PROMPT_VERSIONS: dict[str, str] = {
     "interrogation": "interrogation/v5",
     "interrogation_chain": "interrogation_chain/v1",
@@ -68,6 +86,46 @@ PROMPT_VERSIONS: dict[str, str] = {
     "rerank": "rerank/v1",
     "hyde": "hyde/v1",
 }
+
+_SHARED_PREAMBLE = (
+    "Below are numbered evidence sentences, such as [D2.3] (document 2, sentence 3). "
+    "The task after them says what to do with them."
+)
+
+
+def prompt_versions(layout: str = "classic") -> dict[str, str]:
+    """The template versions a run with ``layout`` sends, for reports and eval results:
+    :data:`PROMPT_VERSIONS`, plus ``"layout"`` when it is not ``classic``."""
+    check_layout(layout)
+    versions = dict(PROMPT_VERSIONS)
+    if layout in LAYOUT_VERSIONS:
+        versions["layout"] = LAYOUT_VERSIONS[layout]
+    return versions
+
+
+def check_layout(layout: object) -> None:
+    """Raise ValueError unless ``layout`` is one of :data:`LAYOUTS`."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout={layout!r} is invalid: must be one of {', '.join(LAYOUTS)}")
+
+
+def _with_evidence(
+    instructions: str, rendered: str, request: str, layout: str
+) -> list[dict[str, Any]]:
+    """The two turns of a prompt over numbered evidence: ``instructions`` (the role's rules),
+    ``rendered`` (the evidence as numbered sentences) and ``request`` (the question or
+    claim, and the reply format), placed as ``layout`` says."""
+    check_layout(layout)
+    if layout == "evidence_first":
+        return [
+            {"role": "system", "content": f"{_SHARED_PREAMBLE}\n\nEvidence:\n{rendered}"},
+            {"role": "user", "content": f"{instructions}\n\n{request}"},
+        ]
+    return [
+        {"role": "system", "content": instructions},
+        {"role": "user", "content": f"Evidence:\n{rendered}\n\n{request}"},
+    ]
+
 
 _INTERROGATION_SYSTEM = Template(
     """You turn evidence into an argument graph. The evidence is a list of sentences, each \
@@ -164,8 +222,10 @@ def interrogation_messages(
     max_nodes: int = 8,
     think_first: bool = False,
     order: Sequence[int] | None = None,
+    layout: str = "classic",
 ) -> list[dict[str, Any]]:
-    """Template A: system rules plus a user turn with the numbered evidence and the question.
+    """Template A: system rules plus a user turn with the numbered evidence and the question
+    (placed as ``layout`` says: module docstring).
 
     ``k`` is the number of independent lines of support to aim for (1..10); ``max_nodes``
     (2..100) should match the schema bound when structured output is used. With
@@ -181,10 +241,7 @@ def interrogation_messages(
         raise ValueError(f"max_nodes={max_nodes!r} is invalid: must be an integer in 2..100")
     rule = _SUPPORT_RULE_ONE if k == 1 else _SUPPORT_RULE_MANY.substitute(k=k)
     system = _INTERROGATION_SYSTEM.substitute(support_rule=rule, max_nodes=max_nodes)
-    user = f"Evidence:\n{evidence.render(order)}\n\nQuestion: {' '.join(question.split())}\n\n" + (
-        _THINK_USER if think_first else "Reply with the JSON object only."
-    )
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    return _with_evidence(system, evidence.render(order), _ask(question, think_first), layout)
 
 
 def chain_messages(
@@ -193,17 +250,24 @@ def chain_messages(
     *,
     think_first: bool = False,
     order: Sequence[int] | None = None,
+    layout: str = "classic",
 ) -> list[dict[str, Any]]:
     """The chain-shaped interrogation: the same evidence and question as
     :func:`interrogation_messages`, asking only for the sentences that lead to the answer
-    (with ``think_first``, for plain-text reasoning first, as there; ``order`` as there)."""
+    (with ``think_first``, for plain-text reasoning first, as there; ``order`` and
+    ``layout`` as there)."""
     _check_text("question", question)
     if not isinstance(evidence, Evidence):
         raise ValueError(f"evidence must be an Evidence, got {_describe(evidence)}")
-    user = f"Evidence:\n{evidence.render(order)}\n\nQuestion: {' '.join(question.split())}\n\n" + (
-        _THINK_USER if think_first else "Reply with the JSON object only."
+    return _with_evidence(
+        _CHAIN_SYSTEM, evidence.render(order), _ask(question, think_first), layout
     )
-    return [{"role": "system", "content": _CHAIN_SYSTEM}, {"role": "user", "content": user}]
+
+
+def _ask(question: str, think_first: bool) -> str:
+    """The question of an interrogation and what to reply with."""
+    reply = _THINK_USER if think_first else "Reply with the JSON object only."
+    return f"Question: {' '.join(question.split())}\n\n{reply}"
 
 
 def commit_messages(messages: list[dict[str, Any]], reasoning: str) -> list[dict[str, Any]]:
@@ -219,20 +283,19 @@ def commit_messages(messages: list[dict[str, Any]], reasoning: str) -> list[dict
     ]
 
 
-def verification_messages(evidence: Evidence, claim: str) -> list[dict[str, Any]]:
-    """Template B: a fresh-context check of one claim against the evidence (no graph)."""
+def verification_messages(
+    evidence: Evidence, claim: str, *, layout: str = "classic"
+) -> list[dict[str, Any]]:
+    """Template B: a fresh-context check of one claim against the evidence (no graph), placed
+    as ``layout`` says."""
     _check_text("claim", claim)
     if not isinstance(evidence, Evidence):
         raise ValueError(f"evidence must be an Evidence, got {_describe(evidence)}")
-    user = (
-        f"Evidence:\n{evidence.render()}\n\n"
+    request = (
         f"Claim: {json.dumps(' '.join(claim.split()), ensure_ascii=False)}\n\n"
         "Reply with the JSON object only."
     )
-    return [
-        {"role": "system", "content": _VERIFICATION_SYSTEM},
-        {"role": "user", "content": user},
-    ]
+    return _with_evidence(_VERIFICATION_SYSTEM, evidence.render(), request, layout)
 
 
 _QUERY_REWRITE_SYSTEM = """You write search queries for a keyword search over a folder of \
@@ -323,17 +386,16 @@ def plan_messages(question: str) -> list[dict[str, Any]]:
     ]
 
 
-def lookup_messages(evidence: Evidence, lookup: str) -> list[dict[str, Any]]:
+def lookup_messages(
+    evidence: Evidence, lookup: str, *, layout: str = "classic"
+) -> list[dict[str, Any]]:
     """One hop: the numbered evidence, then one lookup of the plan, earlier answers filled
-    in."""
+    in (placed as ``layout`` says)."""
     _check_text("lookup", lookup)
     if not isinstance(evidence, Evidence):
         raise ValueError(f"evidence must be an Evidence, got {_describe(evidence)}")
-    user = (
-        f"Evidence:\n{evidence.render()}\n\nQuestion: {' '.join(lookup.split())}\n\n"
-        "Reply with the JSON object only."
-    )
-    return [{"role": "system", "content": _LOOKUP_SYSTEM}, {"role": "user", "content": user}]
+    request = f"Question: {' '.join(lookup.split())}\n\nReply with the JSON object only."
+    return _with_evidence(_LOOKUP_SYSTEM, evidence.render(), request, layout)
 
 
 def repair_messages(

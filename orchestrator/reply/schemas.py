@@ -20,10 +20,10 @@ The value sets here (node types, relations, verdicts) are the single source of t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 # The graph's vocabulary is the engine's: one definition, in graph_server.validation.
 from graph_server.validation import NODE_TYPES
+from orchestrator.llm import JsonObject
 
 SHAPES: tuple[str, ...] = ("graph", "chain")
 """Interrogation shapes: the full argument graph, or the chain a small model can fill (the
@@ -44,7 +44,7 @@ def interrogation_schema(
     max_claim_chars: int = 160,
     span_ids: Sequence[str] = (),
     max_answer_chars: int = MAX_ANSWER_CHARS,
-) -> dict[str, Any]:
+) -> JsonObject:
     """The JSON schema of an argument graph with at most ``max_nodes`` nodes (1..100),
     claims of at most ``max_claim_chars`` characters (16..2000), each node listing the ids of
     its reasons (``because``) and counter-evidence (``against``), at most ``max_edges`` (0..200)
@@ -90,7 +90,7 @@ def chain_schema(
     span_ids: Sequence[str] = (),
     max_steps: int = 6,
     max_answer_chars: int = MAX_ANSWER_CHARS,
-) -> dict[str, Any]:
+) -> JsonObject:
     """The JSON schema of a chain: 1..``max_steps`` (1..20) steps, each a ``sentence`` (one
     of ``span_ids``) and an ``inference`` of at most :data:`MAX_INFERENCE_CHARS` characters
     ("" for none), then the short ``answer``. The steps come first, so the model reads its way
@@ -98,7 +98,7 @@ def chain_schema(
     _bounded("max_steps", max_steps, 1, 20)
     _bounded("max_answer_chars", max_answer_chars, 8, 500)
     _check_span_ids(span_ids)
-    sentence: dict[str, Any] = {"type": "string"}
+    sentence: JsonObject = {"type": "string"}
     if span_ids:
         sentence["enum"] = list(dict.fromkeys(span_ids))
     step = _object(
@@ -117,30 +117,30 @@ def chain_schema(
 
 def chain_response_format(
     span_ids: Sequence[str] = (), max_steps: int = 6, *, strict: bool = False
-) -> dict[str, Any]:
+) -> JsonObject:
     """``response_format`` for a chain-shaped interrogation (see :func:`chain_schema`)."""
     return _response_format("answer_chain", chain_schema(span_ids, max_steps), strict)
 
 
-def plan_response_format(max_lookups: int = 4, max_chars: int = 300) -> dict[str, Any]:
+def plan_response_format(max_lookups: int = 4, max_chars: int = 300) -> JsonObject:
     """``response_format`` for a hop plan: ``{"lookups": [1..max_lookups questions]}``."""
     lookup = {"type": "string", "minLength": 1, "maxLength": max_chars}
     items = {"type": "array", "items": lookup, "minItems": 1, "maxItems": max_lookups}
     return _response_format("hop_plan", _object({"lookups": items}), False)
 
 
-def lookup_response_format(span_ids: Sequence[str] = ()) -> dict[str, Any]:
+def lookup_response_format(span_ids: Sequence[str] = ()) -> JsonObject:
     """``response_format`` for one hop: a ``sentence`` (one of ``span_ids`` or ``"none"``) and
     a short ``answer``. The sentence comes first, so the model finds it before answering."""
     _check_span_ids(span_ids)
-    sentence: dict[str, Any] = {"type": "string"}
+    sentence: JsonObject = {"type": "string"}
     if span_ids:
         sentence["enum"] = [*dict.fromkeys(span_ids), "none"]
     answer = {"type": "string", "minLength": 0, "maxLength": MAX_ANSWER_CHARS}
     return _response_format("hop_lookup", _object({"sentence": sentence, "answer": answer}), False)
 
 
-def verification_schema(max_reason_chars: int = 300) -> dict[str, Any]:
+def verification_schema(max_reason_chars: int = 300) -> JsonObject:
     """The JSON schema of a verdict: one of :data:`VERDICTS` plus a reason (16..2000 chars)."""
     _bounded("max_reason_chars", max_reason_chars, 16, 2000)
     return _object(
@@ -158,7 +158,7 @@ def interrogation_response_format(
     span_ids: Sequence[str] = (),
     *,
     strict: bool = False,
-) -> dict[str, Any]:
+) -> JsonObject:
     """``response_format`` for an interrogation call (see :func:`interrogation_schema`)."""
     return _response_format(
         "argument_graph",
@@ -169,7 +169,7 @@ def interrogation_response_format(
 
 def verification_response_format(
     max_reason_chars: int = 300, *, strict: bool = False
-) -> dict[str, Any]:
+) -> JsonObject:
     """``response_format`` for a verification call (see :func:`verification_schema`)."""
     return _response_format("verdict", verification_schema(max_reason_chars), strict)
 
@@ -178,14 +178,14 @@ MAX_QUERIES = 3
 MAX_QUERY_CHARS = 200
 
 
-def query_rewrite_response_format(*, strict: bool = False) -> dict[str, Any]:
+def query_rewrite_response_format(*, strict: bool = False) -> JsonObject:
     """``response_format`` for a query rewrite: 1 to :data:`MAX_QUERIES` short queries."""
     query = {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS}
     items = {"type": "array", "items": query, "minItems": 1, "maxItems": MAX_QUERIES}
     return _response_format("search_queries", _object({"queries": items}), strict)
 
 
-def rerank_response_format(passages: int, *, strict: bool = False) -> dict[str, Any]:
+def rerank_response_format(passages: int, *, strict: bool = False) -> JsonObject:
     """``response_format`` for the LLM reranker: every passage number of a pool of
     ``passages`` (1..1000) once, as a list of integers."""
     _bounded("passages", passages, 1, 1000)
@@ -194,7 +194,7 @@ def rerank_response_format(passages: int, *, strict: bool = False) -> dict[str, 
     return _response_format("passage_order", _object({"order": items}), strict)
 
 
-def _object(properties: dict[str, Any]) -> dict[str, Any]:
+def _object(properties: JsonObject) -> JsonObject:
     return {
         "type": "object",
         "properties": properties,
@@ -203,7 +203,7 @@ def _object(properties: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _response_format(name: str, schema: dict[str, Any], strict: bool) -> dict[str, Any]:
+def _response_format(name: str, schema: JsonObject, strict: bool) -> JsonObject:
     return {
         "type": "json_schema",
         "json_schema": {"name": name, "strict": strict, "schema": schema},

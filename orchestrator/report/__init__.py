@@ -1,6 +1,8 @@
 """What a run tells people and programs: report.json, report.md, report.html, spans, progress.
 
-- :mod:`.build`: a finished loop turned into report.json and report.md;
+- :mod:`.build`: a finished loop turned into report.json and report.md, from its sections:
+  :mod:`._outcome` (the headline and statement), :mod:`._graph` (candidates, support, disputes,
+  givens), :mod:`._accounting` (calls, totals, limits, timing);
 - :mod:`.markdown`, :mod:`.html`: the two renderings for people;
 - :mod:`.otel`: OpenTelemetry spans of a finished run;
 - :mod:`.progress`: live progress on stderr while a run works;

@@ -12,8 +12,9 @@ verification rounds    :func:`verification_round`                   :mod:`.verif
 decision               :func:`decision_details` (after ``decide``)  :mod:`.decision`
 =====================  ===========================================  ==========================
 
-Every stage takes the run's :class:`~.context.LoopContext` (the store, the budget, the trace,
-the one call function, timers) and returns a typed record; the rules they apply are the pure
+Every stage takes the run's :class:`~.context.LoopContext` (its inputs, the call machinery, the
+graph in the store, the trace) and returns a typed record; a run's record is written only by
+:mod:`.runs`; the rules they apply are the pure
 functions of :mod:`orchestrator.loop.policy`. The driver that runs them is
 :func:`orchestrator.loop.driver.run_loop`; retrieval rounds around it live in
 :mod:`orchestrator.loop.corpus_mode`.

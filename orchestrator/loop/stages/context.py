@@ -1,5 +1,7 @@
-"""What every stage of one run shares: the task, the store, the budget, the trace, the call
-function that records every model call, and the timers (plumbing only; no rule lives here)."""
+"""What every stage of one run shares, in three records: the run's fixed inputs
+(:class:`RunInputs`), the call machinery and its accounting (:class:`Caller`), and the graph
+built so far (:class:`GraphState`, whose store is the one copy of the graph); plus the trace.
+Plumbing only; no rule lives here."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from orchestrator.loop.budget import CallBudget
 from orchestrator.loop.calls import CallOutcome, CallSpec, make_call
 from orchestrator.loop.policy import call_seed
 from orchestrator.loop.trace import Trace
-from orchestrator.records import CallRecord, PhaseRecord, RunConfig, RunRecord, Task
+from orchestrator.records import CallRecord, PhaseRecord, RunConfig, Task
 from orchestrator.reply import normalise_text, parse
 
 GRAPH_ID = "task"
@@ -29,54 +31,95 @@ MAX_PARALLEL_CALLS = 64
 Progress = Callable[[dict[str, Any]], None]
 
 
-@dataclass
-class LoopContext:
-    """One run's shared state. ``calls``, ``phases`` and ``local_s`` are appended to from
-    worker threads under ``lock``; ``nodes`` is the store's latest view of the graph and
-    ``claims`` the first claim seen under each node id (for the report's merge lines)."""
+@dataclass(frozen=True)
+class RunInputs:
+    """What one run is given and never changes: the task, the model, the settings, and what
+    is read off the task once (its evidence spans, their normalised texts for the entity
+    look-ups, the chain checks' context, span id -> text)."""
 
     task: Task
-    client: SupportsChat
     model: str
     config: RunConfig
-    trace: Trace
+    evidence: Evidence
+    evidence_texts: tuple[str, ...]
+    chain: ChainContext
+    spans: dict[str, str]
+
+    @classmethod
+    def of(cls, task: Task, model: str, config: RunConfig) -> RunInputs:
+        """The inputs of a run of ``model`` on ``task``; the evidence is split once here."""
+        evidence = build_evidence(task.documents)
+        return cls(
+            task=task,
+            model=model,
+            config=config,
+            evidence=evidence,
+            # Normalised once: every assessment looks entity answers up in these.
+            evidence_texts=tuple(normalise_text(span.text) for span in evidence.spans),
+            chain=ChainContext.of(
+                task.question,
+                (span.checked_text for span in evidence.spans),
+                {span.id: span.reading for span in evidence.spans if span.reading},
+            ),
+            spans={span.id: span.text for span in evidence.spans},
+        )
+
+
+@dataclass
+class Caller:
+    """The call machinery and what it accounts: the client, the call budget, the progress
+    callback, and the records worker threads append to under ``lock`` (every call's record,
+    the phases' model waits, the reply-parsing tally, the non-model time by name)."""
+
+    client: SupportsChat
+    budget: CallBudget
     progress: Progress | None
-    store: GraphStore = field(default_factory=GraphStore)
-    budget: CallBudget = field(init=False)
-    compliance: parse.ComplianceTally = field(default_factory=parse.ComplianceTally)
-    evidence: Evidence = field(init=False)
-    evidence_texts: tuple[str, ...] = field(init=False)
-    chain: ChainContext = field(init=False)
-    spans: dict[str, str] = field(init=False)
-    calls: list[CallRecord] = field(default_factory=list)
+    records: list[CallRecord] = field(default_factory=list)
     phases: list[PhaseRecord] = field(default_factory=list)
+    compliance: parse.ComplianceTally = field(default_factory=parse.ComplianceTally)
     local_s: dict[str, float] = field(default_factory=dict)
-    nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
-    claims: dict[str, str] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def __post_init__(self) -> None:
-        self.budget = CallBudget(self.config.budget_calls)
-        self.evidence = build_evidence(self.task.documents)
-        # Normalised once: every assessment looks entity answers up in these.
-        self.evidence_texts = tuple(normalise_text(span.text) for span in self.evidence.spans)
-        self.chain = ChainContext.of(
-            self.task.question,
-            (span.checked_text for span in self.evidence.spans),
-            {span.id: span.reading for span in self.evidence.spans if span.reading},
-        )
-        self.spans = {span.id: span.text for span in self.evidence.spans}
+
+@dataclass
+class GraphState:
+    """The graph built so far: the store (the one copy of the graph; read it, never a copy)
+    and the first claim seen under each node id (for the report's merge lines)."""
+
+    store: GraphStore = field(default_factory=GraphStore)
+    claims: dict[str, str] = field(default_factory=dict)
+
+    def has_graph(self) -> bool:
+        """Whether any run reached the store yet."""
+        return any(g["graph_id"] == GRAPH_ID for g in self.store.list_graphs()["graphs"])
+
+    def nodes(self) -> dict[str, dict[str, Any]]:
+        """The graph's nodes as the store has them now, by id (none before any run)."""
+        if not self.has_graph():
+            return {}
+        return {node["id"]: node for node in engine(self.store.get_graph(GRAPH_ID))["nodes"]}
+
+
+@dataclass
+class LoopContext:
+    """One run's shared state: its inputs, its call machinery, its graph and its trace."""
+
+    inputs: RunInputs
+    caller: Caller
+    graph: GraphState
+    trace: Trace
 
     def call(self, spec: CallSpec) -> CallOutcome:
         """Make one reserved logical call (:func:`orchestrator.loop.calls.make_call`), keep its
         record, trace it and report progress."""
-        outcome = make_call(self.client, self.model, spec)
+        caller = self.caller
+        outcome = make_call(caller.client, self.inputs.model, spec)
         record = outcome.record
-        with self.lock:
-            self.calls.append(record)
-            done = len(self.calls)
-            known = sum(r["cost_usd"] for r in self.calls if r["cost_usd"] is not None)
-            unknown = sum(1 for r in self.calls if r["cost_usd"] is None)
+        with caller.lock:
+            caller.records.append(record)
+            done = len(caller.records)
+            known = sum(r["cost_usd"] for r in caller.records if r["cost_usd"] is not None)
+            unknown = sum(1 for r in caller.records if r["cost_usd"] is None)
         self.trace.event(
             "call",
             step=spec.step,
@@ -88,12 +131,12 @@ class LoopContext:
             attempts=record["attempts"],
             error=record["error"],
         )
-        if self.progress is not None:
-            self.progress(
+        if caller.progress is not None:
+            caller.progress(
                 {
                     "step": spec.step,
                     "calls_done": done,
-                    "budget_calls": self.budget.limit,
+                    "budget_calls": caller.budget.limit,
                     "cost_usd_known": round(known, 12),
                     "calls_cost_unknown": unknown,
                 }
@@ -102,45 +145,16 @@ class LoopContext:
 
     @contextmanager
     def timed(self, name: str) -> Iterator[None]:
-        """Add the block's wall time to ``local_s[name]`` (where the non-model time goes)."""
+        """Add the block's wall time to ``caller.local_s[name]`` (where the non-model time
+        goes)."""
         start = time.perf_counter()
         try:
             yield
         finally:
-            with self.lock:
-                self.local_s[name] = self.local_s.get(name, 0.0) + time.perf_counter() - start
+            with self.caller.lock:
+                local_s = self.caller.local_s
+                local_s[name] = local_s.get(name, 0.0) + time.perf_counter() - start
 
     def seed(self, *parts: object) -> int | None:
         """The call's seed (:func:`orchestrator.loop.policy.call_seed` of ``config.seed``)."""
-        return call_seed(self.config.seed, *parts)
-
-    def has_graph(self) -> bool:
-        return any(g["graph_id"] == GRAPH_ID for g in self.store.list_graphs()["graphs"])
-
-    def refresh_nodes(self) -> None:
-        if self.has_graph():
-            graph = engine(self.store.get_graph(GRAPH_ID))
-            self.nodes = {node["id"]: node for node in graph["nodes"]}
-
-
-def run_record(run_id: str, outcome: str, errors: list[str]) -> RunRecord:
-    """A run's record before anything of it was ingested."""
-    return {
-        "run_id": run_id,
-        "outcome": outcome,
-        "errors": list(errors),
-        "ingested": False,
-        "conclusion_node": None,
-        "answer": None,
-        "answer_key": "",
-        "conclusion_claim": None,
-        "accepted_nodes": 0,
-        "accepted_edges": 0,
-        "rejected": [],
-        "wait_s": 0.0,
-        "leniencies": [],
-    }
-
-
-def run_number(run_id: str) -> int:
-    return int(run_id[1:]) if run_id[1:].isdigit() else 0
+        return call_seed(self.inputs.config.seed, *parts)

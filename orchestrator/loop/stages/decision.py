@@ -30,7 +30,12 @@ def assess_graph(ctx: LoopContext, answers: dict[str, AnswerRecord], round_no: i
     """The assessment of the graph as it stands after round ``round_no`` (traced)."""
     with ctx.timed("assess"):
         current = assess(
-            ctx.store, GRAPH_ID, ctx.nodes, answers, ctx.evidence_texts, chain=ctx.chain
+            ctx.graph.store,
+            GRAPH_ID,
+            ctx.graph.nodes(),
+            answers,
+            ctx.inputs.evidence_texts,
+            chain=ctx.inputs.chain,
         )
     ctx.trace.event("assess", round=round_no, **assessment_summary(current))
     return current
@@ -43,12 +48,14 @@ def decision_details(
     the graph (an empty one when no run reached the store)."""
     with ctx.timed("details"):
         structure = {
-            c.node_id: engine(ctx.store.check_structure(GRAPH_ID, c.node_id))
+            c.node_id: engine(ctx.graph.store.check_structure(GRAPH_ID, c.node_id))
             for c in current.candidates
         }
-        critical = engine(ctx.store.critical_links(GRAPH_ID, chosen.node_id)) if chosen else None
+        critical = (
+            engine(ctx.graph.store.critical_links(GRAPH_ID, chosen.node_id)) if chosen else None
+        )
         graph = (
-            engine(ctx.store.get_graph(GRAPH_ID))
+            engine(ctx.graph.store.get_graph(GRAPH_ID))
             if has_graph
             else {"graph_id": GRAPH_ID, "nodes": [], "edges": []}
         )

@@ -15,7 +15,8 @@ from typing import Any
 
 from corpus.evidence import Evidence, shuffled_order
 from orchestrator.loop.calls import CallSpec
-from orchestrator.loop.stages.context import MAX_PARALLEL_CALLS, LoopContext, run_record
+from orchestrator.loop.stages.context import MAX_PARALLEL_CALLS, LoopContext
+from orchestrator.loop.stages.runs import run_record
 from orchestrator.records import CallRecord, RunRecord
 from orchestrator.reply import parse, prompts, schemas
 
@@ -43,11 +44,11 @@ def fan_out(ctx: LoopContext, ingest: Ingest, indices: range | None = None) -> l
     started: list[int] = []
     skipped: list[RunRecord] = []
     # A think-first run is two calls (reasoning, then the graph), reserved together.
-    per_run = 2 if ctx.config.think_first else 1
-    for index in indices if indices is not None else range(1, ctx.config.n + 1):
-        if not ctx.evidence.spans:  # nothing a given could cite: no call can help
+    per_run = 2 if ctx.inputs.config.think_first else 1
+    for index in indices if indices is not None else range(1, ctx.inputs.config.n + 1):
+        if not ctx.inputs.evidence.spans:  # nothing a given could cite: no call can help
             skipped.append(run_record(f"r{index}", "not_started", ["no evidence"]))
-        elif ctx.budget.try_reserve(per_run):
+        elif ctx.caller.budget.try_reserve(per_run):
             started.append(index)
         else:
             skipped.append(run_record(f"r{index}", "not_started", ["call budget exhausted"]))
@@ -63,7 +64,7 @@ def fan_out(ctx: LoopContext, ingest: Ingest, indices: range | None = None) -> l
                 runs.append(future.result())
                 with ctx.timed("ingest"):
                     ingest(runs[-1])
-    ctx.phases.append(
+    ctx.caller.phases.append(
         {
             "phase": "fan_out",
             "model_wait_s": round(max((run["wait_s"] for run in runs), default=0.0), 6),
@@ -78,27 +79,32 @@ def interrogation(ctx: LoopContext, index: int, shown: Evidence | None = None) -
     own order (:func:`corpus.evidence.shuffled_order`), span ids kept: runs made different by
     what they see, not by sampling. ``shown`` (greedy, ids kept) replaces the evidence the
     run sees: leave-the-argument-out (:func:`orchestrator.loop.stages.leave_out`)."""
-    config, evidence = ctx.config, ctx.evidence if shown is None else shown
+    config, evidence = ctx.inputs.config, ctx.inputs.evidence if shown is None else shown
     # With greedy_first, run r1 is the model's single best guess (see RunConfig).
     temperature = 0.0 if config.greedy_first and index == 1 else config.temperature
     order = None
     if shown is not None:
         temperature = 0.0
     elif config.diversity == "shuffle" and index > 1:
-        order, temperature = shuffled_order(len(ctx.task.documents), index), 0.0
+        order, temperature = shuffled_order(len(ctx.inputs.task.documents), index), 0.0
     if config.interrogation_shape == "chain":
         messages = prompts.chain_messages(
-            evidence, ctx.task.question, think_first=config.think_first, order=order
+            evidence,
+            ctx.inputs.task.question,
+            think_first=config.think_first,
+            order=order,
+            layout=config.prompt_layout,
         )
         shape_format = schemas.chain_response_format(evidence.ids)
     else:
         messages = prompts.interrogation_messages(
             evidence,
-            ctx.task.question,
+            ctx.inputs.task.question,
             config.k,
             max_nodes=config.max_nodes,
             think_first=config.think_first,
             order=order,
+            layout=config.prompt_layout,
         )
         shape_format = schemas.interrogation_response_format(
             config.max_nodes, config.max_edges, span_ids=evidence.ids
@@ -112,7 +118,7 @@ def interrogate(ctx: LoopContext, index: int, shown: Evidence | None = None) -> 
     under ``graph``; ``shown`` as in :func:`interrogation`."""
     asked = interrogation(ctx, index, shown)
     messages, wait = asked.messages, 0.0
-    if ctx.config.think_first:
+    if ctx.inputs.config.think_first:
         # The reasoning turn is free text; only the second turn is held to the schema.
         thought = ctx.call(
             _spec(
@@ -120,7 +126,7 @@ def interrogate(ctx: LoopContext, index: int, shown: Evidence | None = None) -> 
                 "think",
                 messages,
                 None,
-                ctx.config.max_tokens_think,
+                ctx.inputs.config.max_tokens_think,
                 ctx.seed("think", index),
             )
         )
@@ -135,7 +141,7 @@ def interrogate(ctx: LoopContext, index: int, shown: Evidence | None = None) -> 
             "interrogation",
             messages,
             asked.response_format,
-            ctx.config.max_tokens_interrogation,
+            ctx.inputs.config.max_tokens_interrogation,
             ctx.seed("interrogation", index),
         )
     )
@@ -145,10 +151,9 @@ def interrogate(ctx: LoopContext, index: int, shown: Evidence | None = None) -> 
     parsed, notes, repair_wait = _parse_or_repair(ctx, asked, messages, first.text)
     wait += repair_wait
     first.record["parse_outcome"] = parsed.outcome
-    ctx.compliance.record(ctx.model, parsed.outcome)
-    run = run_record(asked.run_id, parsed.outcome, [*parsed.errors, *notes])
-    run["graph"] = parsed.graph
-    run["wait_s"] = wait
+    ctx.caller.compliance.record(ctx.inputs.model, parsed.outcome)
+    errors = [*parsed.errors, *notes]
+    run = run_record(asked.run_id, parsed.outcome, errors, graph=parsed.graph, wait_s=wait)
     ctx.trace.event(
         "run",
         run_id=asked.run_id,
@@ -171,7 +176,7 @@ def _parse_or_repair(
         parsed = _parse(ctx, bad_text)
     if parsed.outcome == "strict":
         return parsed, notes, wait
-    if not ctx.budget.try_reserve():
+    if not ctx.caller.budget.try_reserve():
         notes.append("repair skipped: call budget exhausted")
         return parsed, notes, wait
     repair_records: list[CallRecord] = []
@@ -183,7 +188,7 @@ def _parse_or_repair(
                 "repair",
                 prompts.repair_messages(messages, bad_text, problem),
                 asked.response_format,
-                ctx.config.max_tokens_interrogation,
+                ctx.inputs.config.max_tokens_interrogation,
                 ctx.seed("repair", asked.index),
             )
         )
@@ -222,14 +227,13 @@ def _spec(
 
 def _parse(ctx: LoopContext, text: str, repair: parse.Repair | None = None) -> parse.GraphParse:
     """An interrogation reply parsed in the run's shape (a chain is built into a graph)."""
-    if ctx.config.interrogation_shape == "chain":
-        return parse.parse_chain(text, ctx.spans, repair)
+    if ctx.inputs.config.interrogation_shape == "chain":
+        return parse.parse_chain(text, ctx.inputs.spans, repair)
     return parse.parse_graph(text, repair)
 
 
 def _failed_run(ctx: LoopContext, run_id: str, why: str, wait: float) -> RunRecord:
     """The record of a run whose call failed (traced; the loop goes on without it)."""
-    run = run_record(run_id, "call_failed", [why])
-    run["wait_s"] = wait
+    run = run_record(run_id, "call_failed", [why], wait_s=wait)
     ctx.trace.event("run", run_id=run_id, outcome="call_failed", error=why)
     return run

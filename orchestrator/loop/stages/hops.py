@@ -18,7 +18,8 @@ from corpus.evidence import Evidence
 from orchestrator.checks import decompose
 from orchestrator.checks import hops as rules
 from orchestrator.loop.calls import CallSpec
-from orchestrator.loop.stages.context import LoopContext, run_record
+from orchestrator.loop.stages.context import LoopContext
+from orchestrator.loop.stages.runs import run_record
 from orchestrator.records import HopsRecord, RunRecord
 from orchestrator.reply import normalise_chain, parse, prompts, schemas
 
@@ -40,48 +41,43 @@ def hop_interrogation(ctx: LoopContext, run_id: str, trigger: str) -> tuple[Hops
         "answer": None,
         "calls": 0,
     }
-    run = run_record(run_id, "dropped", [])
     lookups = _plan(ctx, run_id, record)
     if lookups is None:
-        run["errors"].append(f"hops: no plan ({record['plan_problem']})")
-        return record, run
+        return record, run_record(run_id, "dropped", [f"hops: no plan ({record['plan_problem']})"])
     found = _look_up(ctx, run_id, lookups, record)
     record["hops"] = [hop.to_dict() for hop in found]
-    answer = rules.hop_answer(ctx.task.question, found)
+    answer = rules.hop_answer(ctx.inputs.task.question, found)
     record["answer"] = answer
     ctx.trace.event(
         "hops", run_id=run_id, plan=record["plan"], statuses=[hop.status for hop in found]
     )
     if answer is None:
-        run["errors"].append(f"hops: no answer ({dict(rules.hop_summary(found))})")
-        return record, run
+        why = f"hops: no answer ({dict(rules.hop_summary(found))})"
+        return record, run_record(run_id, "dropped", [why])
     graph, errors, problem = normalise_chain(
-        rules.assembled_chain(found, answer), ctx.spans, len(found)
+        rules.assembled_chain(found, answer), ctx.inputs.spans, len(found)
     )
-    run["errors"] += errors
     if graph is None:  # pragma: no cover - every found hop cites a known sentence
-        run["errors"].append(f"hops: the chain could not be built ({problem})")
-        return record, run
-    run["outcome"] = "strict"
-    run["graph"] = graph
-    return record, run
+        why = f"hops: the chain could not be built ({problem})"
+        return record, run_record(run_id, "dropped", [*errors, why])
+    return record, run_record(run_id, "strict", errors, graph=graph)
 
 
 def _plan(ctx: LoopContext, run_id: str, record: HopsRecord) -> list[str] | None:
     """The checked plan, or None with the reason in ``record``: read off the question's
     grammar when it unwinds (:func:`orchestrator.checks.decompose.decompose`, no call), else asked
     of the model (one call)."""
-    unwound = decompose(ctx.task.question)
+    unwound = decompose(ctx.inputs.task.question)
     if unwound is not None:
         record["plan"], record["plan_outcome"], record["plan_source"] = unwound, "read", "question"
-        record["plan_problem"] = rules.plan_problem(unwound, ctx.task.question)
+        record["plan_problem"] = rules.plan_problem(unwound, ctx.inputs.task.question)
         return None if record["plan_problem"] else unwound
     record["plan_source"] = "model"
-    if not ctx.budget.try_reserve():
+    if not ctx.caller.budget.try_reserve():
         record["plan_problem"] = "call budget exhausted"
         return None
-    shape = schemas.plan_response_format() if ctx.config.structured_output else None
-    messages = prompts.plan_messages(ctx.task.question)
+    shape = schemas.plan_response_format() if ctx.inputs.config.structured_output else None
+    messages = prompts.plan_messages(ctx.inputs.task.question)
     outcome = ctx.call(_spec(run_id, "plan", messages, shape, MAX_TOKENS_PLAN, ctx))
     record["calls"] += 1
     if outcome.text is None:
@@ -96,7 +92,7 @@ def _plan(ctx: LoopContext, run_id: str, record: HopsRecord) -> list[str] | None
         return None
     lookups: list[str] = list(parsed.value)
     record["plan"] = lookups
-    problem = rules.plan_problem(lookups, ctx.task.question)
+    problem = rules.plan_problem(lookups, ctx.inputs.task.question)
     record["plan_problem"] = problem
     return None if problem else lookups
 
@@ -109,15 +105,15 @@ def _look_up(
     answers: list[str] = []
     for number, planned in enumerate(lookups, 1):
         asked = rules.fill(planned, answers)
-        if len(answers) < number - 1 or not ctx.budget.try_reserve():
+        if len(answers) < number - 1 or not ctx.caller.budget.try_reserve():
             why = "an earlier hop failed" if len(answers) < number - 1 else "call budget exhausted"
             found.append(rules.Hop(number, planned, asked, detail=why))
             continue
-        hop = _ask(ctx, run_id, number, planned, asked, answers, ctx.evidence, record)
-        if hop.status in RETRIED and hop.sentence is not None and ctx.budget.try_reserve():
+        hop = _ask(ctx, run_id, number, planned, asked, answers, ctx.inputs.evidence, record)
+        if hop.status in RETRIED and hop.sentence is not None and ctx.caller.budget.try_reserve():
             # One more try without the document the refused sentence stands in: the 1.5B
             # answers from a look-alike's paragraph ("Arlstone Works" for "Arlfield Works").
-            shown = _without_document(ctx.evidence, hop.sentence)
+            shown = _without_document(ctx.inputs.evidence, hop.sentence)
             again = _ask(ctx, run_id, number, planned, asked, answers, shown, record)
             hop = replace(again, detail=f"second try, without the document of {hop.sentence} "
                           f"({hop.status}): {again.detail}")  # fmt: skip
@@ -142,9 +138,9 @@ def _ask(
     record: HopsRecord,
 ) -> rules.Hop:
     """One lookup call (already reserved) against the ``shown`` evidence, judged."""
-    structured = ctx.config.structured_output
+    structured = ctx.inputs.config.structured_output
     shape = schemas.lookup_response_format(shown.ids) if structured else None
-    messages = prompts.lookup_messages(shown, asked)
+    messages = prompts.lookup_messages(shown, asked, layout=ctx.inputs.config.prompt_layout)
     outcome = ctx.call(_spec(run_id, "lookup", messages, shape, MAX_TOKENS_LOOKUP, ctx, number))
     record["calls"] += 1
     hop = _judge(ctx, number, planned, asked, outcome.text, answers, outcome.error)
@@ -179,7 +175,7 @@ def _judge(
         status = rules.NO_SENTENCE if "no sentence" in why else rules.UNREADABLE
         return rules.Hop(number, planned, asked, status=status, detail=why)
     span_id, answer = parsed.value
-    span = ctx.evidence.get(span_id)
+    span = ctx.inputs.evidence.get(span_id)
     if span is None:
         detail = f"{span_id!r} is no evidence sentence"
         return rules.Hop(number, planned, asked, span_id, answer, rules.NO_SENTENCE, detail)
@@ -191,7 +187,7 @@ def _judge(
     # read as the one sentence that carries the hop, when exactly one does.
     carrying = [
         other.id
-        for other in ctx.evidence.spans
+        for other in ctx.inputs.evidence.spans
         if rules.hop_problem(other.checked_text, answer, asked, bridges) is None
     ]
     if len(carrying) == 1:

@@ -31,8 +31,8 @@ def leave_argument_out(
 ) -> tuple[LeaveOutRecord, RunRecord | None]:
     """Run ``r<index>`` on the evidence without ``candidate``'s argument sentences. The run is
     None when there is nothing to hide, nothing would be left, or the budget is spent."""
-    hidden = argument_sentences(candidate, ctx.evidence)
-    left = Evidence(tuple(span for span in ctx.evidence.spans if span.id not in hidden))
+    hidden = argument_sentences(candidate, ctx.inputs.evidence)
+    left = Evidence(tuple(span for span in ctx.inputs.evidence.spans if span.id not in hidden))
     record: LeaveOutRecord = {
         "run_id": f"r{index}",
         "answer_left_out": candidate.answer_key,
@@ -44,7 +44,7 @@ def leave_argument_out(
     if not hidden or not left.spans:
         record["why_not"] = "the argument cites no sentence" if not hidden else "nothing left"
         return record, None
-    if not ctx.budget.try_reserve():
+    if not ctx.caller.budget.try_reserve():
         record["why_not"] = "call budget exhausted"
         return record, None
     record["asked"] = True

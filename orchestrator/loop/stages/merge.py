@@ -14,7 +14,8 @@ from typing import Any
 
 from orchestrator.checks import ANSWER_PREFIX, AnchoredRun, anchor_run, engine
 from orchestrator.loop.policy import attack_counts
-from orchestrator.loop.stages.context import GRAPH_ID, LoopContext, run_number
+from orchestrator.loop.stages.context import GRAPH_ID, LoopContext
+from orchestrator.loop.stages.runs import note_ingest, run_number, take_graph
 from orchestrator.records import (
     AnswerRecord,
     AttackRecord,
@@ -50,33 +51,24 @@ class Ingested:
 def ingest_run(ctx: LoopContext, ingested: Ingested, run: RunRecord) -> None:
     """Anchor one parsed run (its ``graph``, popped) to the evidence, assert it, and note in
     ``run`` and ``ingested`` what the store kept."""
-    graph = run.pop("graph", None)
+    graph = take_graph(run)
     if graph is None:
         return
     run_id = run["run_id"]
-    anchored = anchor_run(run_id, graph, ctx.evidence, ctx.task.question, ctx.claims)
+    question = ctx.inputs.task.question
+    anchored = anchor_run(run_id, graph, ctx.inputs.evidence, question, ctx.graph.claims)
     ingested.citations += anchored.citations
-    run["errors"] += anchored.notes
-    run["answer"], run["answer_key"] = anchored.answer, anchored.answer_key
-    run["conclusion_claim"] = anchored.conclusion_claim
-    run["leniencies"] = anchored.leniencies
     edges = [e for e in anchored.edges if e["relation"] != "attacks"]
     ingested.held_attacks += [(run_id, e) for e in anchored.edges if e["relation"] == "attacks"]
-    result = ctx.store.assert_graph(GRAPH_ID, anchored.nodes, edges, run_id=run_id)
+    result = ctx.graph.store.assert_graph(GRAPH_ID, anchored.nodes, edges, run_id=run_id)
+    note_ingest(run, anchored, result)
     if "error" in result:
-        run["errors"].append(f"store rejected the run: {result['error']}")
         ctx.trace.event("ingest", run_id=run_id, error=result["error"])
         return
     for node in anchored.nodes:
-        ctx.claims.setdefault(node["id"], node["claim"])
-    accepted = set(result["accepted_nodes"])
-    run["ingested"] = bool(accepted)
-    run["conclusion_node"] = anchored.conclusion if anchored.conclusion in accepted else None
+        ctx.graph.claims.setdefault(node["id"], node["claim"])
     if run["conclusion_node"] is not None:
         _note_answer(ingested, run_id, anchored)
-    run["accepted_nodes"] = len(result["accepted_nodes"])
-    run["accepted_edges"] = len(result["accepted_edges"])
-    run["rejected"] = result["rejected"]
     note_merges(
         ctx, ingested, f"ingest {run_id}", result["auto_merged"], result["contradictions_created"]
     )
@@ -121,13 +113,13 @@ def note_merges(
                 "at": at,
                 "kept": kept,
                 "merged": merged,
-                "kept_claim": ctx.claims.get(kept),
-                "merged_claim": ctx.claims.get(merged),
+                "kept_claim": ctx.graph.claims.get(kept),
+                "merged_claim": ctx.graph.claims.get(merged),
             }
         )
     for a, b in contradictions:
         ingested.contradictions.append(
-            {"at": at, "pair": [a, b], "claims": [ctx.claims.get(a), ctx.claims.get(b)]}
+            {"at": at, "pair": [a, b], "claims": [ctx.graph.claims.get(a), ctx.graph.claims.get(b)]}
         )
 
 
@@ -146,9 +138,8 @@ def merge_pass(ctx: LoopContext, ingested: Ingested) -> MergePass:
     """Fold duplicates across runs; the merges and contradictions also go into
     ``ingested``."""
     with ctx.timed("merge"):
-        has_graph = ctx.has_graph()
-        merged = engine(ctx.store.merge_duplicates(GRAPH_ID)) if has_graph else None
-        ctx.refresh_nodes()
+        has_graph = ctx.graph.has_graph()
+        merged = engine(ctx.graph.store.merge_duplicates(GRAPH_ID)) if has_graph else None
     if merged:
         note_merges(ctx, ingested, "merge pass", merged["merges"], merged["contradictions_created"])
     return MergePass(
@@ -161,9 +152,9 @@ def merge_pass(ctx: LoopContext, ingested: Ingested) -> MergePass:
 def settle_attacks(ctx: LoopContext, ingested: Ingested, usable_runs: int) -> None:
     """Assert the held attack edges that meet the quorum; every attack, counted or set aside,
     goes into ``ingested.attacks``."""
-    if not ingested.held_attacks or not ctx.has_graph():
+    if not ingested.held_attacks or not ctx.graph.has_graph():
         return
-    graph = engine(ctx.store.get_graph(GRAPH_ID))
+    graph = engine(ctx.graph.store.get_graph(GRAPH_ID))
     current = {node["id"]: node for node in graph["nodes"]}
     resolve = {old: node["id"] for node in graph["nodes"] for old in node["merged_ids"]}
     drawn_by: dict[tuple[str, str], set[str]] = {}
@@ -192,8 +183,7 @@ def settle_attacks(ctx: LoopContext, ingested: Ingested, usable_runs: int) -> No
         if counted:
             for run_id in sorted(runs, key=run_number):
                 edge = {"src": src, "dst": dst, "relation": "attacks", "confidence": 1.0}
-                engine(ctx.store.assert_graph(GRAPH_ID, [], [edge], run_id=run_id))
-    ctx.refresh_nodes()
+                engine(ctx.graph.store.assert_graph(GRAPH_ID, [], [edge], run_id=run_id))
     ctx.trace.event("attacks", attacks=ingested.attacks)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from orchestrator.checks import Assessment, engine
 from orchestrator.loop.calls import CallSpec
@@ -33,22 +34,25 @@ def verification_round(
     """One round: its targets are appended to ``interrogated``; returns one verification
     record per target (votes, tally, outcome, action, confidence before and after)."""
     targets: list[str] = []
-    for node_id in untried_disputes(current, interrogated)[: ctx.config.max_per_round]:
-        if not ctx.budget.try_reserve(ctx.config.m_verify):
+    for node_id in untried_disputes(current, interrogated)[: ctx.inputs.config.max_per_round]:
+        if not ctx.caller.budget.try_reserve(ctx.inputs.config.m_verify):
             break
         targets.append(node_id)
     interrogated.extend(targets)
     ctx.trace.event("round", round=round_no, targets=targets)
-    m = ctx.config.m_verify
+    m = ctx.inputs.config.m_verify
+    nodes = ctx.graph.nodes()  # each target's verdict changes only that node
     workers = max(1, min(len(targets) * m, MAX_PARALLEL_CALLS))
     with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = {
-            (node_id, j): pool.submit(verify_call, ctx, round_no, node_id, j)
+            (node_id, j): pool.submit(
+                verify_call, ctx, round_no, node_id, nodes[node_id]["claim"], j
+            )
             for node_id in targets
             for j in range(m)
         }
         votes = {node_id: [futures[(node_id, j)].result() for j in range(m)] for node_id in targets}
-    ctx.phases.append(
+    ctx.caller.phases.append(
         {
             "phase": f"round_{round_no}",
             "model_wait_s": max(
@@ -59,28 +63,30 @@ def verification_round(
     )
     with ctx.timed("verdicts"):
         return [
-            apply_verdict(ctx, round_no, slot, node_id, votes[node_id])
+            apply_verdict(ctx, round_no, slot, nodes[node_id], votes[node_id])
             for slot, node_id in enumerate(targets)
         ]
 
 
-def verify_call(ctx: LoopContext, round_no: int, node_id: str, j: int) -> VoteRecord:
-    """Vote ``j`` on ``node_id``: ``{"j", "verdict", "reason", "parse_outcome", "error",
-    "latency_s"}`` (``verdict`` None for a failed call or an unreadable reply)."""
-    claim = ctx.nodes[node_id]["claim"]
+def verify_call(ctx: LoopContext, round_no: int, node_id: str, claim: str, j: int) -> VoteRecord:
+    """Vote ``j`` on ``node_id`` (its ``claim``): ``{"j", "verdict", "reason",
+    "parse_outcome", "error", "latency_s"}`` (``verdict`` None for a failed call or an
+    unreadable reply)."""
     response_format = (
-        schemas.verification_response_format() if ctx.config.structured_output else None
+        schemas.verification_response_format() if ctx.inputs.config.structured_output else None
     )
     outcome = ctx.call(
         CallSpec(
             step=f"round_{round_no}",
             role="verification",
             subject=node_id,
-            messages=prompts.verification_messages(ctx.evidence, claim),
+            messages=prompts.verification_messages(
+                ctx.inputs.evidence, claim, layout=ctx.inputs.config.prompt_layout
+            ),
             response_format=response_format,
-            max_tokens=ctx.config.max_tokens_verification,
+            max_tokens=ctx.inputs.config.max_tokens_verification,
             seed=ctx.seed("verification", round_no, node_id, j),
-            temperature=ctx.config.temperature,
+            temperature=ctx.inputs.config.temperature,
             vote=j,
         )
     )
@@ -106,17 +112,18 @@ def verify_call(ctx: LoopContext, round_no: int, node_id: str, j: int) -> VoteRe
 
 
 def apply_verdict(
-    ctx: LoopContext, round_no: int, slot: int, node_id: str, votes: list[VoteRecord]
+    ctx: LoopContext, round_no: int, slot: int, node: dict[str, Any], votes: list[VoteRecord]
 ) -> VerificationRecord:
-    """Apply the verdict of ``votes`` to ``node_id`` in the store; returns its record.
+    """Apply the verdict of ``votes`` to ``node`` (as the store had it before the round) in
+    the store; returns its record.
 
     Refuted: ``mark_refuted`` with the vote count and the first reason; confirmed: confidence
     ``max(old, 0.9)`` and provenance ``v<round>.<slot>``; not determinable by every vote:
     confidence ``min(old, 0.5)``; no majority: nothing changes.
     """
-    m = ctx.config.m_verify
+    m = ctx.inputs.config.m_verify
     tally = Counter(v["verdict"] for v in votes)
-    node = ctx.nodes[node_id]
+    node_id = node["id"]
     old = float(node["confidence"])
     entry: VerificationRecord = {
         "round": round_no,
@@ -141,21 +148,18 @@ def apply_verdict(
         reason = refutation_reason(tally["refuted"], m, round_no, first)
         # No conclusion_id: the next assessment recomputes every candidate's width anyway,
         # so asking the store for a before/after width here would only repeat that work.
-        engine(ctx.store.mark_refuted(GRAPH_ID, node_id, reason[:1900]))
-        node["refuted"], node["refute_reason"] = True, reason[:1900]
+        engine(ctx.graph.store.mark_refuted(GRAPH_ID, node_id, reason[:1900]))
         entry["outcome"], entry["action"] = "refuted", f"mark_refuted({node_id})"
     elif outcome == "confirmed":
         run_id = f"v{round_no}.{slot}"
         new = max(old, CONFIRMED_CONFIDENCE)
-        result = engine(ctx.store.update_node(GRAPH_ID, node_id, confidence=new, run_id=run_id))
-        ctx.nodes[node_id] = result["node"]
+        engine(ctx.graph.store.update_node(GRAPH_ID, node_id, confidence=new, run_id=run_id))
         entry["confidence_after"] = new
         entry["outcome"] = "confirmed"
         entry["action"] = f"confidence {old:g} -> {new:g}, provenance {run_id}"
     elif outcome == "not_determinable":
         new = min(old, UNDETERMINED_CONFIDENCE)
-        result = engine(ctx.store.update_node(GRAPH_ID, node_id, confidence=new))
-        ctx.nodes[node_id] = result["node"]
+        engine(ctx.graph.store.update_node(GRAPH_ID, node_id, confidence=new))
         entry["confidence_after"] = new
         entry["outcome"] = "not_determinable"
         entry["action"] = f"confidence {old:g} -> {new:g}"

@@ -15,7 +15,8 @@ Public API (see docs/corpus.md)::
 Modules: :mod:`.readers` (files to pages of text), :mod:`.chunking` (pages to chunks),
 :mod:`.index` (the SQLite file and the ingest), :mod:`.embed` (optional dense vectors),
 :mod:`.retrieval` (BM25 + dense, fused by RRF), :mod:`.entities` (the entity graph),
-:mod:`.multihop` (sub-question retrieval), :mod:`.documents` (hits as task documents).
+:mod:`.multihop` (sub-question retrieval), :mod:`.rerank` (reranking a pool),
+:mod:`.documents` (hits as task documents).
 The ``logic-graph ingest`` / ``search`` / ``info`` command is :mod:`orchestrator.cli.main`.
 
 The names above are loaded on first use, so importing one submodule (``corpus.words``,
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from corpus.index_scan import FileProblem
     from corpus.multihop import PlanError, PlanRetrieval, check_plan, retrieve_plan
     from corpus.readers import Page, ReadError, read_pages
+    from corpus.rerank import RerankerUnavailable, Scorer, load_cross_encoder, rerank_hits
     from corpus.retrieval import Hit, Retrieval, retrieve, rrf_fuse, search
 
 __all__ = [
@@ -62,7 +64,9 @@ __all__ = [
     "PlanRetrieval",
     "Progress",
     "ReadError",
+    "RerankerUnavailable",
     "Retrieval",
+    "Scorer",
     "SpanSource",
     "check_plan",
     "chunk_id",
@@ -70,7 +74,9 @@ __all__ = [
     "hits_to_evidence",
     "index_info",
     "ingest",
+    "load_cross_encoder",
     "read_pages",
+    "rerank_hits",
     "retrieve",
     "retrieve_plan",
     "rrf_fuse",

@@ -42,6 +42,8 @@ from corpus.retrieval import (
     Hit,
     Rankings,
     Searcher,
+    check_hyde,
+    check_queries,
     check_weight,
     keep_own,
     query_terms,
@@ -297,6 +299,8 @@ def retrieve_plan(
     keep: int = KEEP_OWN,
     depth: int = DEFAULT_DEPTH,
     guard: QueryGuard | None = None,
+    variants: Sequence[str] = (),
+    hyde: str | None = None,
 ) -> PlanRetrieval:
     """The top ``k`` chunks for ``question`` and its ``plan``, hop by hop (module docstring).
 
@@ -326,6 +330,14 @@ def retrieve_plan(
         Length of each single ranking (raised to ``4 * k``).
     guard : QueryGuard, optional
         The time limit and cancellation check for every query.
+    variants : sequence of str, optional
+        Other phrasings of the question (a model's rewrites), at most
+        :data:`~corpus.retrieval.MAX_VARIANTS`: fused into the question's own ranking, as
+        :func:`corpus.retrieval.retrieve` fuses them; the hits kept by ``keep`` are still
+        the question's own.
+    hyde : str, optional
+        A hypothetical answer passage whose dense ranking joins the question's ranking
+        (:func:`corpus.retrieval.retrieve`).
 
     Returns
     -------
@@ -370,12 +382,16 @@ def retrieve_plan(
     if k < 1:
         raise ValueError(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
     check_weight("entities", entities)
+    phrasings = check_queries(question, variants, k, dense, max(depth, 1))
+    check_hyde(hyde)
     guard = guard if guard is not None else QueryGuard()
     with open_index(index_path, guard) as conn:
         searcher = Searcher(conn, index_path, max(depth, 4 * k), dense, guard)
-        own = searcher.rankings(" ".join(question.split()))
+        own = searcher.rankings(phrasings[0])
+        asked = [own, *(searcher.rankings(query) for query in phrasings[1:])]
+        asked += searcher.passage_rankings(hyde)
         hops: list[Hop] = []
-        searched = [own]
+        searched = list(asked)
         graphs: list[list[str]] = []
         for sub in subs:
             bridges = [hop.bridge for hop in hops]
@@ -392,10 +408,11 @@ def retrieve_plan(
                 for name in bridge_names(_asking(chunk, queries, lists), searcher.text(chunk))
             )
             hops.append(Hop(sub, tuple(queries), tuple(ranking), tuple(bridge)))
-        question_ranking = [c for c, _ in rrf_fuse(own.all)]
+        question_ranking = [c for c, _ in rrf_fuse([r for item in asked for r in item.all])]
         order = interleave([*(hop.chunk_ids for hop in hops), question_ranking])
         final = [(chunk, 1.0 / rank) for rank, chunk in enumerate(order, 1)]
-        kept, dropped = keep_own(final, question_ranking[:keep], k)
+        own_best = [c for c, _ in rrf_fuse(own.all)][:keep]
+        kept, dropped = keep_own(final, own_best, k)
         hits = searcher.load_hits(kept, searched, graphs)
     return PlanRetrieval(
         hits=tuple(hits),

@@ -367,6 +367,7 @@ def retrieve(
     guard: QueryGuard | None = None,
     entities: float = 0.0,
     keep: int = KEEP_OWN,
+    hyde: str | None = None,
 ) -> Retrieval:
     """The top ``k`` chunks for ``question`` and up to :data:`MAX_VARIANTS` ``variants``.
 
@@ -404,6 +405,9 @@ def retrieve(
         in the top ``k`` whatever the variants rank (default :data:`KEEP_OWN`; 0 to
         :data:`MAX_K`, at most ``k // 2`` apply). The chunks they displace are listed in
         :attr:`Retrieval.dropped`.
+    hyde : str, optional
+        A hypothetical answer passage (HyDE): its dense ranking, and no keyword ranking, joins
+        the fusion like a variant's. Nothing when dense rankings are not available.
 
     Returns
     -------
@@ -435,8 +439,9 @@ def retrieve(
     ['guide.md', 'moves.md']
     >>> tmp.cleanup()
     """
-    queries = _validate(question, variants, k, dense, depth)
+    queries = check_queries(question, variants, k, dense, depth)
     check_weight("entities", entities)
+    check_hyde(hyde)
     if isinstance(keep, bool) or not isinstance(keep, int) or not 0 <= keep <= MAX_K:
         raise ValueError(f"keep must be an integer from 0 to {MAX_K}, got {keep!r}")
     guard = guard if guard is not None else QueryGuard()
@@ -444,6 +449,7 @@ def retrieve(
         searcher = Searcher(conn, index_path, max(depth, 4 * k), dense, guard)
         own = searcher.rankings(queries[0])
         lists = [own, *(searcher.rankings(query) for query in queries[1:])]
+        lists += searcher.passage_rankings(hyde)
         fused, graph = searcher.fuse(lists, entities=entities)
         kept, dropped = keep_own(fused, [c for c, _ in rrf_fuse(own.all)][:keep], k)
         hits = searcher.load_hits(kept, lists, [graph])
@@ -461,6 +467,12 @@ def check_weight(name: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 100:
         raise ValueError(f"{name} must be a number from 0 to 100, got {value!r}")
     return float(value)
+
+
+def check_hyde(passage: object) -> None:
+    """Raise ValueError naming ``hyde`` unless ``passage`` is None or a non-blank string."""
+    if passage is not None and (not isinstance(passage, str) or not passage.strip()):
+        raise ValueError(f"hyde must be None or a non-empty passage, got {passage!r}")
 
 
 @dataclass(frozen=True)
@@ -508,6 +520,21 @@ class Searcher:
             self.index_path, self.meta, [query], self.depth, self.dense, self.guard
         )
         return Rankings(keyword, dense[0] if dense else [])
+
+    def passage_rankings(self, passage: str | None) -> list[Rankings]:
+        """The dense ranking of a hypothetical answer ``passage`` (HyDE) and no keyword
+        ranking; ``[]`` for no passage or when dense rankings are not available."""
+        if passage is None or self.dense is False or self.dense_note:
+            return []
+        dense, self.dense_note = _dense_rankings(
+            self.index_path,
+            self.meta,
+            [" ".join(passage.split())],
+            self.depth,
+            self.dense,
+            self.guard,
+        )
+        return [Rankings([], dense[0])] if dense else []
 
     def entity_ranking(self, seeds: Sequence[str] = (), names: Sequence[str] = ()) -> list[str]:
         """The chunks that name the entities of ``seeds`` or ``names``
@@ -604,9 +631,11 @@ def search(
     return list(retrieve(index_path, query, (), k, dense=dense).hits)
 
 
-def _validate(
+def check_queries(
     question: object, variants: object, k: object, dense: object, depth: object
 ) -> list[str]:
+    """The queries to run (the question, then its distinct non-blank variants), or
+    ValueError naming the bad argument (see :func:`retrieve`)."""
     if not isinstance(question, str) or not question.strip():
         raise ValueError(f"question must be a non-empty string, got {question!r}")
     if isinstance(variants, str) or not isinstance(variants, Sequence):

@@ -12,8 +12,9 @@
    same is measured for each retrieval configuration of :data:`CONFIGS` side by side
    (``--configs`` picks some): keyword or hybrid, plus the entity graph, plus sub-questions
    (the plan :func:`orchestrator.decompose.decompose` reads off the question, bridges taken
-   from each hop's best chunks, :mod:`corpus.multihop`); the corpus is embedded for it with
-   the built-in dense backend when that is installed.
+   from each hop's best chunks, :mod:`corpus.multihop`), and the same through corpus mode's
+   round 1 (``corpus-round1``: what a corpus task retrieves); the corpus is embedded for it
+   with the built-in dense backend when that is installed.
 3. **Answers** (unless ``--retrieval-only``). Each item is run twice with the same settings
    and budget: ``inline`` (its own documents, as arm 6 does) and ``corpus`` (``"corpus":``
    the pooled index: rewrite, retrieval rounds, the loop). Both are scored like arm 6
@@ -39,13 +40,12 @@ from pathlib import Path
 from typing import Any
 
 import corpus
-from corpus.multihop import retrieve_plan
 from evals.datasets.loaders import item_to_task, load_dataset
 from evals.metrics import abstention_metrics
 from evals.score import is_answerable, outcome, score
 from orchestrator.api import RunConfig, run_task
-from orchestrator.checks import decompose
 from orchestrator.llm import SupportsChat
+from orchestrator.loop.corpus_search import first_round, search_question
 from orchestrator.records import RunReport
 
 RECALL_AT = (1, 3, 5, 8, 10, 20)
@@ -120,9 +120,15 @@ class RetrievalConfig:
     """Keyword and dense rankings (hybrid), or keyword only."""
     plan: bool
     """Sub-question retrieval (:func:`corpus.multihop.retrieve_plan`) with the plan of
-    :func:`orchestrator.decompose.decompose`; the question alone when it has none."""
+    :func:`orchestrator.checks.decompose.decompose`; the question alone when it has none or
+    :func:`corpus.multihop.check_plan` rejects it
+    (:func:`orchestrator.loop.corpus_search.search_question`)."""
     entities: float
     """Weight of the entity-graph ranking, 0 for none."""
+    rounds: bool = False
+    """Through corpus mode's round 1 (:func:`orchestrator.loop.corpus_search.first_round`,
+    the question without rewrites, hybrid when the index has vectors) instead of calling
+    :mod:`corpus` directly: what a corpus task retrieves with these settings."""
 
 
 CONFIGS = (
@@ -134,6 +140,8 @@ CONFIGS = (
     RetrievalConfig("hybrid+subq", True, True, 0.0),
     RetrievalConfig("keyword+subq+entity", False, True, ENTITY_WEIGHT),
     RetrievalConfig("hybrid+subq+entity", True, True, ENTITY_WEIGHT),
+    RetrievalConfig("corpus-round1", True, True, 0.0, rounds=True),
+    RetrievalConfig("corpus-round1+entity", True, True, ENTITY_WEIGHT, rounds=True),
 )
 
 
@@ -142,16 +150,21 @@ def ranked_paths(item: Mapping[str, Any], index: Path, config: RetrievalConfig) 
     (``max(RECALL_AT)`` of them)."""
     depth = max(RECALL_AT)
     question = item["question"]
-    plan = decompose(question) if config.plan else None
-    if plan is not None:
-        found = retrieve_plan(
-            index, question, plan, depth, dense=config.dense, entities=config.entities
-        ).hits
-    else:
-        found = corpus.retrieve(
-            index, question, (), depth, dense=config.dense, entities=config.entities
-        ).hits
-    return [hit.path for hit in found]
+    if config.rounds:
+        settings = RunConfig(
+            retrieval_k=depth, subquestions=config.plan, entity_weight=config.entities
+        )
+        return [hit.path for hit in first_round(str(index), question, [], settings).new]
+    found = search_question(
+        str(index),
+        question,
+        [],
+        depth,
+        subquestions=config.plan,
+        entity_weight=config.entities,
+        dense=config.dense,
+    )
+    return [hit.path for hit in found.pool]
 
 
 def retrieval_recall(

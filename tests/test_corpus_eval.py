@@ -26,7 +26,7 @@ from evals.corpus_eval import (
 )
 from orchestrator.api import RunConfig
 from orchestrator.llm.testing import ScriptedClient
-from orchestrator.loop.corpus_mode import interleave_new
+from orchestrator.loop.corpus_search import interleave_new
 
 
 def item(item_id: str, documents: list[str], supporting: list[str], **extra: Any) -> dict[str, Any]:

@@ -39,6 +39,8 @@ def test_every_template_has_a_version() -> None:
         "query_rewrite": "query_rewrite/v1",
         "plan": "plan/v3",
         "lookup": "lookup/v1",
+        "rerank": "rerank/v1",
+        "hyde": "hyde/v1",
     }
 
 

@@ -6,6 +6,7 @@
     logic-graph serve --model local [--port N]
     logic-graph ingest DIR --index PATH [--keyword-only] [--max-chars N] [--quiet]
     logic-graph search QUERY... --index PATH [-k N] [--variant TEXT ...] [--keyword-only] [--json]
+        [--subquestions on|off] [--entity-weight W] [--reranker PATH]
     logic-graph info --index PATH
     logic-graph view PATH [--out FILE] [--graph ID] [--open]   (orchestrator/cli/view.py)
     logic-graph eval run|record|replay|compare|goal|summary ...   (evals/command.py)
@@ -36,7 +37,10 @@ from typing import ClassVar, TextIO
 from corpus.chunking import DEFAULT_MAX_CHARS, MAX_MAX_CHARS, MIN_MAX_CHARS
 from corpus.index import CorpusIndexError, IngestReport, index_info, ingest_directory
 from corpus.readers import SUPPORTED_SUFFIXES
-from corpus.retrieval import MAX_K, MAX_VARIANTS, retrieve
+from corpus.rerank import RerankerUnavailable, load_cross_encoder, pool_size, rerank_hits
+from corpus.retrieval import MAX_K, MAX_VARIANTS
+from orchestrator.cli.stage_flags import add_stage_flags, stage_settings
+from orchestrator.records import RunConfig
 
 COMMAND_GROUP = "logic_graph.commands"
 EXIT_OK = 0
@@ -141,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     search.add_argument("--keyword-only", action="store_true", help="BM25 only")
     search.add_argument("--json", action="store_true", help="print hits as JSON lines")
+    add_stage_flags(search, RunConfig(), model_stages=False)
 
     info = commands.add_parser("info", help="summarise an index")
     info.add_argument("--index", required=True, help="index file")
@@ -180,10 +185,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "search":
             return _search(args)
         return _info(args)
-    except ValueError as exc:
+    except ValueError as exc:  # TaskError too: a bad stage flag
         print(f"logic-graph {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except CorpusIndexError as exc:
+    except (CorpusIndexError, RerankerUnavailable) as exc:  # a model that cannot be loaded
         print(f"logic-graph {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
 
@@ -233,16 +238,35 @@ def _summary(report: IngestReport, *, verbose: bool) -> str:
 
 
 def _search(args: argparse.Namespace) -> int:
+    from orchestrator.loop.corpus_search import search_question  # the planner only here
+
     query = " ".join(args.query)
-    result = retrieve(args.index, query, args.variant, args.k, dense=not args.keyword_only)
+    settings = stage_settings(args)
+    scorer = load_cross_encoder(args.reranker) if args.reranker is not None else None
+    found = search_question(
+        args.index,
+        query,
+        args.variant,
+        pool_size(args.k) if scorer is not None else args.k,
+        subquestions=settings["subquestions"],
+        entity_weight=settings["entity_weight"],
+        dense=not args.keyword_only,
+    )
+    hits, fallback = found.pool, None
+    if scorer is not None:
+        hits, fallback = rerank_hits(query, hits, scorer)
+    hits = hits[: args.k]
     if args.json:
-        for hit in result.hits:
+        for hit in hits:
             print(json.dumps(asdict(hit), ensure_ascii=False, sort_keys=True))
     else:
-        mode = "hybrid" if result.dense_used else f"keyword only ({result.dense_note})"
-        count = len(result.hits)
-        print(f"{count} hit{'' if count == 1 else 's'}, {mode}")
-        for rank, hit in enumerate(result.hits, 1):
+        mode = "hybrid" if found.dense_used else f"keyword only ({found.dense_note})"
+        count = len(hits)
+        stages = [f"{len(found.plan)} sub-questions" if found.plan else ""]
+        stages += [f"cross-encoder reranked ({fallback or 'its order used'})" if scorer else ""]
+        extra = "".join(f", {stage}" for stage in stages if stage)
+        print(f"{count} hit{'' if count == 1 else 's'}, {mode}{extra}")
+        for rank, hit in enumerate(hits, 1):
             where = f"{hit.path} p.{hit.page} chars {hit.start}-{hit.end}"
             print(f"{rank}. [{hit.chunk_id}] {where} score {hit.score:.4f}")
             if hit.section:

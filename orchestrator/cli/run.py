@@ -43,6 +43,7 @@ from orchestrator.api import (
     run_task,
 )
 from orchestrator.cli.interrupt import EXIT_INTERRUPTED, stop_on_signals
+from orchestrator.cli.stage_flags import add_stage_flags, stage_settings
 from orchestrator.llm import BackendUnusableError, RunStop, sampling_settings
 from orchestrator.loop import check_corpus
 from orchestrator.records import (
@@ -249,6 +250,7 @@ def _add_corpus_flags(parser: argparse.ArgumentParser, defaults: RunConfig) -> N
         help="corpus tasks: retrieval rounds before refusing as insufficient_evidence "
         f"(default {defaults.max_retrieval_rounds})",
     )
+    add_stage_flags(parser, defaults, model_stages=True)
     parser.add_argument(
         "--context-tokens",
         type=int,
@@ -400,6 +402,7 @@ def _settings(args: argparse.Namespace, task: Task, task_file: str | None) -> tu
         retrieval_k=args.retrieval_k,
         max_retrieval_rounds=args.max_retrieval_rounds,
         context_tokens=args.context_tokens,
+        **stage_settings(args),
     )
     if not args.budget_seconds >= 0 or args.budget_seconds == float("inf"):
         raise TaskError(f"--budget-seconds {args.budget_seconds} must be a number >= 0")

@@ -2,8 +2,9 @@
 
 :func:`make_call` sends one logical call, catches what it raises, times it and returns its
 :func:`call_record` (with the ledger's cost when it failed, :func:`failure_cost`). The loop's
-stages (:mod:`orchestrator.loop.stages`) and the corpus query rewrite
-(:func:`orchestrator.loop.corpus_mode.rewrite_question`) both go through it.
+stages (:mod:`orchestrator.loop.stages`) and the calls of the corpus rounds
+(:mod:`orchestrator.loop.corpus_calls`: the query rewrite, HyDE, the LLM reranker) both go
+through it.
 """
 
 from __future__ import annotations

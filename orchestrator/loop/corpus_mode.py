@@ -3,14 +3,17 @@
 A task that names an index in ``corpus`` instead of carrying ``documents`` is answered in
 rounds (at most ``config.max_retrieval_rounds``), all within one call budget:
 
-1. **Rewrite** (one call, ``query_rewrite/v1``): the question becomes up to three keyword
-   queries. An unusable reply (failed call, no JSON, no strings) falls back to the question
-   alone; the report says which happened.
-2. **Retrieve** the top ``config.retrieval_k`` chunks (in later rounds, the top
-   ``retrieval_k`` chunks not retrieved before) for the question and the queries
-   (:func:`corpus.retrieve`: BM25, plus dense vectors when installed, fused by
-   RRF). Each chunk becomes one document, so ``D2.3`` is sentence 3 of the second chunk, and
-   :meth:`~corpus.CorpusEvidence.locate` traces it to file, page and offsets.
+1. **Rewrite** (one call, ``query_rewrite/v1``, :mod:`.corpus_calls`): the question becomes
+   up to three keyword queries. An unusable reply (failed call, no JSON, no strings) falls
+   back to the question alone; the report says which happened. With ``config.hyde``, one
+   more call writes a hypothetical answer passage for the dense rankings of round 1.
+2. **Retrieve** (:mod:`.corpus_search`) the top ``config.retrieval_k`` chunks: in round 1
+   for the question and the queries, hop by hop when the question has a grammar plan and
+   ``config.subquestions`` is on; in later rounds the top ``retrieval_k`` chunks not
+   retrieved before. With a reranker (``config.rerank``), twice as many are drawn and the
+   reranker's top ``retrieval_k`` kept. Each chunk becomes one document, so ``D2.3`` is
+   sentence 3 of the second chunk, and :meth:`~corpus.CorpusEvidence.locate` traces it to
+   file, page and offsets. Each round records the chunks it dropped and why.
 3. **Answer** with :func:`orchestrator.loop.driver.run_loop` on those documents and the calls left.
    With ``config.context_tokens`` known, only the chunks that fit the window are shown, best
    first (:func:`_fit_round`, :func:`.context_window.pack`); each round records what it
@@ -18,12 +21,13 @@ rounds (at most ``config.max_retrieval_rounds``), all within one call budget:
    (``context_overflow``) and reported as a backend failure by :mod:`orchestrator.cli.run`.
 4. **Close the gap**: when the loop refused for lack of support (``no_grounded_conclusion``,
    ``runs_found_no_answer``, ``candidates_tied``, ``no_evidence``) and rounds and calls are
-   left, the next round searches for what was missing (:func:`gap_queries`: the new names each
-   cited sentence leads to, question words no retrieved chunk contains, claims no cited
-   sentence supports, disputed claims). Each gap query is searched on its own and their
-   unseen chunks are taken in turn (:func:`interleave_new`), ``retrieval_k`` at most; they
-   are appended after the earlier ones, so earlier span ids keep their meaning, and the loop
-   runs again on all of them. No new chunk ends the rounds.
+   left, the next round searches for what was missing
+   (:func:`~.corpus_search.gap_queries`: the new names each cited sentence leads to,
+   question words no retrieved chunk contains, claims no cited sentence supports, disputed
+   claims). Each gap query is searched on its own and their unseen chunks are taken in turn
+   (:func:`~.corpus_search.interleave_new`), ``retrieval_k`` at most; they are appended after
+   the earlier ones, so earlier span ids keep their meaning, and the loop runs again on all
+   of them. No new chunk ends the rounds.
 
 A run that still lacks support after its last round is refused with
 ``refusal_reason: insufficient_evidence``; the last loop's own reason is kept in
@@ -34,27 +38,31 @@ go to the trace and the report.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from json_repair import repair_json
-
 from corpus.documents import CorpusEvidence, hits_to_evidence
 from corpus.index import CorpusIndexError, index_info
-from corpus.retrieval import MAX_VARIANTS, Hit, query_terms, retrieve
-from graph_server.citation import name_words
-from graph_server.similarity import STOPWORDS
+from corpus.rerank import RerankerUnavailable, load_cross_encoder, rerank_hits
+from corpus.retrieval import Hit
 from orchestrator.llm import ContextOverflowError, SupportsChat
-from orchestrator.loop.calls import CallSpec, make_call
 from orchestrator.loop.context_window import evidence_room, pack
+from orchestrator.loop.corpus_calls import hypothetical_passage, rerank_by_model, rewrite_question
+from orchestrator.loop.corpus_search import (
+    Reranker,
+    RoundSearch,
+    first_round,
+    gap_queries,
+    gap_round,
+)
 from orchestrator.loop.driver import LoopResult, Progress, run_loop
 from orchestrator.loop.trace import Trace
 from orchestrator.records import (
     CallRecord,
     Compliance,
     GivenSource,
+    HydeRecord,
     RefusalReason,
     RetrievalRound,
     RewriteRecord,
@@ -62,9 +70,8 @@ from orchestrator.records import (
     Task,
     TaskError,
     given_source,
-    hit_summary,
 )
-from orchestrator.reply import parse, prompts, schemas
+from orchestrator.reply import parse
 
 GAP_REFUSALS = frozenset(
     {
@@ -81,9 +88,6 @@ END_NOT_EVIDENTIAL = "refusal_not_about_evidence"
 END_MAX_ROUNDS = "max_retrieval_rounds"
 END_NO_NEW_EVIDENCE = "no_new_evidence"
 END_BUDGET = "budget_exhausted"
-MAX_TOKENS_REWRITE = 256
-MAX_GAP_CLAIM_CHARS = 200
-MAX_GAP_QUERIES = 6
 OVERFLOW_ERROR = ContextOverflowError.__name__
 """How a call record's ``error`` starts when the server found the prompt too long."""
 
@@ -101,6 +105,8 @@ class CorpusRun:
     calls: list[CallRecord]
     """Every logical call of every round (the rewrite first), tagged ``retrieval_round``."""
     rewrite: RewriteRecord
+    hyde: HydeRecord | None
+    """The HyDE passage (``config.hyde``), or None when HyDE was off."""
     refusal_reason: str | None
     end: str
     budget_used: int
@@ -146,82 +152,196 @@ def run_corpus_task(
     """Answer a corpus task (``task.corpus`` names the index) in retrieval rounds.
 
     Never makes more than ``config.budget_calls`` logical calls in all. Raises
-    :class:`TaskError` when the task has no corpus or its index cannot be used (missing file,
-    not an index), before any model call.
+    :class:`TaskError` when the task has no corpus, its index cannot be used (missing file,
+    not an index) or the cross-encoder of ``config.reranker_path`` cannot be loaded, before
+    any model call.
     """
     index = _usable_index(task, config)
-    calls: list[CallRecord] = []
-    _announce(progress, "rewriting the question into search queries", 1)
-    rewrite, record = rewrite_question(client, model, task.question, config)
-    if record is not None:
-        calls.append({**record, "retrieval_round": 1})
-    trace.event("query_rewrite", **rewrite)
-    variants: list[str] = rewrite["queries"]
+    rounds = _Rounds(task, client, model, config, trace, progress)
+    reranker = _reranker(client, model, config, rounds)
+    rewrite, hyde = _prepare(rounds)
+    gaps: list[str] = rewrite["queries"]
     hits: list[Hit] = []
-    rounds: list[RetrievalRound] = []
-    used = len(calls)
     result: LoopResult | None = None
     shown = hits_to_evidence(())
     cited: set[str] = set()
     end = END_MAX_ROUNDS
     for round_no in range(1, config.max_retrieval_rounds + 1):
-        new, round_info = _retrieve_round(index, task.question, round_no, variants, hits, config)
-        trace.event("retrieval", **round_info)
-        rounds.append(round_info)
-        if not new and result is not None:
+        if round_no == 1:
+            passage = hyde["passage"] if hyde is not None else None
+            found = first_round(index, task.question, gaps, config, reranker=reranker, hyde=passage)
+            _note_hyde(hyde, found.record)
+        else:
+            found = gap_round(index, task.question, round_no, gaps, hits, config, reranker=reranker)
+        round_info = rounds.record(found, round_no)
+        if not found.new and result is not None:
             end = END_NO_NEW_EVIDENCE
             break
-        hits += new
-        left = config.budget_calls - used
-        if left < 1:  # never in round 1: the rewrite is skipped unless a call is left
+        hits += found.new
+        if rounds.left() < 1:  # never in round 1: the rewrite is skipped unless a call is left
             end = END_BUDGET
             break
-        _announce(
-            progress,
-            f"retrieval round {round_no} of at most {config.max_retrieval_rounds}: "
-            f"{len(new)} new chunk(s)"
-            + (f", searched for what round {round_no - 1} lacked" if round_no > 1 else ""),
-            round_no,
-        )
-        kept, round_config = _fit_round(task.question, hits, new, cited, config, round_info)
-        shown = hits_to_evidence(kept)
-        round_task = Task(task.question, shown.documents, task.expected_answer)
-        result = run_loop(
-            round_task,
-            client=client,
-            model=model,
-            config=replace(round_config, budget_calls=left),
-            trace=trace,
-            progress=_whole_run(progress, round_no, calls, config.budget_calls),
-        )
-        used += result.budget_used
-        calls.extend({**call, "retrieval_round": round_no} for call in result.calls)
-        _record_loop(round_info, result, shown)
+        result, shown = rounds.answer(hits, found.new, cited, round_info)
         if result.chosen is not None:
             end = END_ANSWERED
             break
         if result.refusal_reason not in GAP_REFUSALS:
             end = END_NOT_EVIDENTIAL
             break
-        variants = gap_queries(task.question, result, shown.documents)
+        gaps = gap_queries(task.question, result, shown.documents)
         cited = cited_chunks(result, shown)
     assert result is not None  # round 1 always runs the loop
-    refusal = result.refusal_reason
-    if result.chosen is None and refusal in GAP_REFUSALS:
-        refusal = RefusalReason.INSUFFICIENT_EVIDENCE
-    trace.event("retrieval_end", end=end, refusal_reason=refusal, rounds=len(rounds))
-    return CorpusRun(
-        index=index,
-        result=result,
-        evidence=shown,
-        rounds=rounds,
-        calls=calls,
-        rewrite=rewrite,
-        refusal_reason=refusal,
-        end=end,
-        budget_used=used,
-        config=config,
+    return rounds.finish(index, result, shown, rewrite, hyde, end)
+
+
+class _Rounds:
+    """One corpus run in the making: its round records, its calls (each tagged with its
+    round), the calls used, and the loop run on each round's evidence."""
+
+    def __init__(
+        self,
+        task: Task,
+        client: SupportsChat,
+        model: str,
+        config: RunConfig,
+        trace: Trace,
+        progress: Progress | None,
+    ) -> None:
+        self.task, self.client, self.model, self.config = task, client, model, config
+        self.trace, self.progress = trace, progress
+        self.rounds: list[RetrievalRound] = []
+        self.calls: list[CallRecord] = []
+        self.used = 0
+
+    def left(self) -> int:
+        """Calls left of the run's budget."""
+        return self.config.budget_calls - self.used
+
+    def add_call(self, record: CallRecord | None, round_no: int) -> None:
+        """Count a call made around the loop (a rewrite, HyDE, a rerank)."""
+        if record is not None:
+            self.calls.append({**record, "retrieval_round": round_no})
+            self.used += 1
+
+    def record(self, found: RoundSearch, round_no: int) -> RetrievalRound:
+        """Keep a round's record and count its calls; the record goes to the trace too."""
+        for call in found.calls:
+            self.add_call(call, round_no)
+        self.rounds.append(found.record)
+        self.trace.event("retrieval", **found.record)
+        return found.record
+
+    def answer(
+        self, hits: list[Hit], new: list[Hit], cited: set[str], round_info: RetrievalRound
+    ) -> tuple[LoopResult, CorpusEvidence]:
+        """Run the loop on the round's chunks that fit the window, with the calls left."""
+        round_no = round_info["round"]
+        _announce(
+            self.progress,
+            f"retrieval round {round_no} of at most {self.config.max_retrieval_rounds}: "
+            f"{len(new)} new chunk(s)"
+            + (f", searched for what round {round_no - 1} lacked" if round_no > 1 else ""),
+            round_no,
+        )
+        question = self.task.question
+        kept, round_config = _fit_round(question, hits, new, cited, self.config, round_info)
+        shown = hits_to_evidence(kept)
+        result = run_loop(
+            Task(question, shown.documents, self.task.expected_answer),
+            client=self.client,
+            model=self.model,
+            config=replace(round_config, budget_calls=self.left()),
+            trace=self.trace,
+            progress=_whole_run(self.progress, round_no, self.calls, self.config.budget_calls),
+        )
+        self.used += result.budget_used
+        self.calls.extend({**call, "retrieval_round": round_no} for call in result.calls)
+        _record_loop(round_info, result, shown)
+        return result, shown
+
+    def finish(
+        self,
+        index: str,
+        result: LoopResult,
+        shown: CorpusEvidence,
+        rewrite: RewriteRecord,
+        hyde: HydeRecord | None,
+        end: str,
+    ) -> CorpusRun:
+        """The run's outcome: a refusal for lack of support becomes ``insufficient_evidence``."""
+        refusal = result.refusal_reason
+        if result.chosen is None and refusal in GAP_REFUSALS:
+            refusal = RefusalReason.INSUFFICIENT_EVIDENCE
+        self.trace.event("retrieval_end", end=end, refusal_reason=refusal, rounds=len(self.rounds))
+        return CorpusRun(
+            index=index,
+            result=result,
+            evidence=shown,
+            rounds=self.rounds,
+            calls=self.calls,
+            rewrite=rewrite,
+            hyde=hyde,
+            refusal_reason=refusal,
+            end=end,
+            budget_used=self.used,
+            config=self.config,
+        )
+
+
+def _prepare(rounds: _Rounds) -> tuple[RewriteRecord, HydeRecord | None]:
+    """The calls before round 1: the query rewrite, then (``config.hyde``) the HyDE passage."""
+    client, model, config, question = (
+        rounds.client,
+        rounds.model,
+        rounds.config,
+        rounds.task.question,
     )
+    _announce(rounds.progress, "rewriting the question into search queries", 1)
+    rewrite, record = rewrite_question(client, model, question, config)
+    rounds.add_call(record, 1)
+    rounds.trace.event("query_rewrite", **rewrite)
+    if not config.hyde:
+        return rewrite, None
+    hyde, record = hypothetical_passage(client, model, question, config, rounds.left())
+    rounds.add_call(record, 1)
+    rounds.trace.event("hyde", **hyde)
+    return rewrite, hyde
+
+
+def _reranker(
+    client: SupportsChat, model: str, config: RunConfig, rounds: _Rounds
+) -> Reranker | None:
+    """The run's reranker (``config.rerank``), or None. The cross-encoder is loaded here,
+    before any call (:class:`TaskError` naming ``reranker`` when it cannot be); the LLM
+    reranker skips a pool when fewer than two calls are left (the loop needs one)."""
+    if config.rerank == "cross-encoder":
+        assert config.reranker_path is not None  # RunConfig checks it
+        try:
+            scorer = load_cross_encoder(config.reranker_path)
+        except (ValueError, RerankerUnavailable) as exc:
+            raise TaskError(f"reranker: {exc}") from exc
+
+        def by_scorer(question: str, pool: Sequence[Hit]) -> tuple[list[Hit], str | None, None]:
+            return (*rerank_hits(question, pool, scorer), None)
+
+        return Reranker("cross-encoder", by_scorer)
+    if config.rerank == "llm":
+
+        def by_model(
+            question: str, pool: Sequence[Hit]
+        ) -> tuple[list[Hit], str | None, CallRecord | None]:
+            if rounds.left() < 2:
+                return list(pool), "budget leaves no call for reranking", None
+            return rerank_by_model(client, model, question, pool, config)
+
+        return Reranker("llm", by_model)
+    return None
+
+
+def _note_hyde(hyde: HydeRecord | None, round_info: RetrievalRound) -> None:
+    """Say in ``hyde`` when its passage was not used because round 1 had no dense rankings."""
+    if hyde is not None and hyde["passage"] is not None and not round_info["dense_used"]:
+        hyde["fallback"] = f"the passage was not used: {round_info['dense_note']}"
 
 
 def _usable_index(task: Task, config: RunConfig) -> str:
@@ -234,32 +354,6 @@ def _usable_index(task: Task, config: RunConfig) -> str:
     if config.context_tokens is not None:  # a window too small for any evidence: no call
         evidence_room(task.question, config, config.context_tokens)
     return index
-
-
-def _retrieve_round(
-    index: str,
-    question: str,
-    round_no: int,
-    variants: list[str],
-    hits: list[Hit],
-    config: RunConfig,
-) -> tuple[list[Hit], RetrievalRound]:
-    """One round's retrieval: the new chunks (round 1: the question with its variants; later
-    rounds: each gap query, new chunks interleaved) and the round's record so far."""
-    if round_no == 1:
-        found = [retrieve(index, question, variants, config.retrieval_k)]
-        new = list(found[0].hits)
-    else:
-        found = [retrieve(index, query, (), config.retrieval_k + len(hits)) for query in variants]
-        new = interleave_new([f.hits for f in found], hits, config.retrieval_k)
-    round_info: RetrievalRound = {
-        "round": round_no,
-        "queries": [query for f in found for query in f.queries],
-        "dense_used": all(f.dense_used for f in found),
-        "dense_note": next((f.dense_note for f in found if f.dense_note), ""),
-        "hits": [hit_summary(hit) for hit in new],
-    }
-    return new, round_info
 
 
 def _record_loop(round_info: RetrievalRound, result: LoopResult, shown: CorpusEvidence) -> None:
@@ -337,130 +431,6 @@ def check_corpus(index: str) -> None:
         index_info(index)
     except (ValueError, CorpusIndexError) as exc:
         raise TaskError(f"task field 'corpus': {exc}") from exc
-
-
-def rewrite_question(
-    client: SupportsChat, model: str, question: str, config: RunConfig
-) -> tuple[RewriteRecord, CallRecord | None]:
-    """One ``query_rewrite`` call: ``({"queries", "fallback"}, call record)``.
-
-    ``queries`` holds up to :data:`~corpus.retrieval.MAX_VARIANTS` distinct
-    queries other than the question itself; ``fallback`` is None when the reply was usable,
-    else why the question is searched alone. With a budget of one call there is no rewrite
-    (and no record): the loop needs that call.
-    """
-    if config.budget_calls < 2:
-        return {"queries": [], "fallback": "budget leaves no call for a rewrite"}, None
-    messages = prompts.query_rewrite_messages(question)
-    response_format = schemas.query_rewrite_response_format() if config.structured_output else None
-    outcome = make_call(
-        client,
-        model,
-        CallSpec(
-            step="query_rewrite",
-            role="query_rewrite",
-            subject="question",
-            messages=messages,
-            response_format=response_format,
-            max_tokens=MAX_TOKENS_REWRITE,
-            seed=config.seed,
-            temperature=0.0,
-        ),
-    )
-    record = outcome.record
-    if outcome.text is None:
-        return {"queries": [], "fallback": f"the rewrite call failed: {outcome.error}"}, record
-    queries, problem = parse_queries(outcome.text, question)
-    record["parse_outcome"] = "ok" if problem is None else "unusable"
-    return {"queries": queries, "fallback": problem}, record
-
-
-def parse_queries(text: str, question: str) -> tuple[list[str], str | None]:
-    """The search queries in a rewrite reply: ``(queries, None)``, or ``([], problem)`` when
-    the reply holds none. Queries are whitespace-collapsed, cut to
-    :data:`~orchestrator.reply.schemas.MAX_QUERY_CHARS`, and kept when they have a word that is
-    not a stopword and differ from the question and from each other; at most three.
-    Cost: O(len(text))."""
-    body = parse.extract_json_text(text or "")
-    if body is None:
-        return [], "the reply holds no JSON object"
-    try:
-        data = json.loads(repair_json(body))
-    except (ValueError, RecursionError):
-        return [], "the reply's JSON cannot be read"
-    items = data.get("queries") if isinstance(data, dict) else None
-    if not isinstance(items, list):
-        return [], "the reply has no 'queries' list"
-    asked = " ".join(question.split()).casefold()
-    queries: dict[str, str] = {}  # casefolded -> first spelling, in order
-    for item in items:
-        if not isinstance(item, str):
-            continue
-        query = " ".join(item.split())[: schemas.MAX_QUERY_CHARS]
-        if set(query_terms(query)) - STOPWORDS and query.casefold() != asked:
-            queries.setdefault(query.casefold(), query)
-    if not queries:
-        return [], "the reply's 'queries' holds no usable query"
-    return list(queries.values())[:MAX_VARIANTS], None
-
-
-def gap_queries(question: str, result: LoopResult, documents: Sequence[str]) -> list[str]:
-    """Queries for what a refused round lacked, at most :data:`MAX_GAP_QUERIES`, in order:
-
-    1. for each cited sentence (each given of the round's graph), its names that the
-       question lacks: the entities a multi-hop question leads to (the company that built
-       the bridge) but does not state, so the next round finds the facts about them;
-    2. the question's search words that occur in none of ``documents`` (the retrieved chunks);
-    3. claims of the round's graph that no cited sentence grounds: assumptions (including
-       givens that failed the citation check) and candidate conclusions that are not grounded;
-    4. disputed claims (contradictions, claims only one run asserts).
-
-    Nodes are taken in id order and repeats dropped, so the queries are deterministic.
-    Cost: O(size of the documents + size of the graph).
-    """
-    nodes = {node["id"]: node for node in result.graph["nodes"]}
-    question_terms = query_terms(question)
-    asked = set(question_terms)
-    queries: list[str] = []
-
-    def add(query: str) -> None:
-        query = " ".join(query.split())[:MAX_GAP_CLAIM_CHARS]
-        if query and query_terms(query) and query not in queries:
-            queries.append(query)
-
-    for _, node in sorted(nodes.items()):
-        if node["type"] == "given":
-            add(" ".join(w for w in name_words(node["claim"]) if w.casefold() not in asked))
-    present = {term for document in documents for term in query_terms(document)}
-    add(" ".join(term for term in question_terms if term not in present))
-    ungrounded = {c.node_id for c in result.assessment.candidates if not c.grounded}
-    unsupported = [
-        node_id
-        for node_id, node in sorted(nodes.items())
-        if node["type"] == "assumption" or node_id in ungrounded
-    ]
-    for node_id in [*unsupported, *sorted(result.assessment.disputed)]:
-        add(str(nodes.get(node_id, {}).get("claim", "")))
-    return queries[:MAX_GAP_QUERIES]
-
-
-def interleave_new(rankings: Sequence[Sequence[Hit]], seen: Sequence[Hit], k: int) -> list[Hit]:
-    """Up to ``k`` chunks not in ``seen``, taken from ``rankings`` in turn (the best unseen
-    chunk of the first ranking, then of the second, ..., then the second best of each), so
-    every gap query gets its share and an earlier query its pick first. Cost: O(total)."""
-    taken = {hit.chunk_id for hit in seen}
-    queues = [[hit for hit in ranking if hit.chunk_id not in taken] for ranking in rankings]
-    picked: list[Hit] = []
-    depth = 0
-    while len(picked) < k and any(depth < len(queue) for queue in queues):
-        for queue in queues:
-            if depth < len(queue) and queue[depth].chunk_id not in taken:
-                picked.append(queue[depth])
-                taken.add(queue[depth].chunk_id)
-                if len(picked) == k:
-                    break
-        depth += 1
-    return picked
 
 
 def citation_of(evidence: CorpusEvidence, span_id: str | None) -> GivenSource | None:

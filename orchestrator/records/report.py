@@ -300,15 +300,58 @@ class LeftOut(TypedDict):
     reason: str
 
 
+class DroppedChunk(TypedDict):
+    """A chunk that fusion ranked among a round's top ``k`` but the round left out, and why:
+    to keep one of the question's own best hits (``kept_for`` names it), or because the
+    reranker placed it lower (``kept_for`` is None)."""
+
+    chunk_id: str
+    fused_rank: int
+    kept_for: str | None
+    reason: str
+
+
+class HopSummary(TypedDict):
+    """One sub-question of a round's plan: as planned, the queries it ran (each ``#k``
+    filled with hop k's bridge) and the bridge names it gave the later hops."""
+
+    sub_question: str
+    queries: list[str]
+    bridge: list[str]
+
+
+class RerankRecord(TypedDict):
+    """A round's reranking: by whom (``llm`` or ``cross-encoder``), the pool in fused order,
+    and why the fused order was kept (None when the reranker's order was used)."""
+
+    method: str
+    pool: list[str]
+    fallback: str | None
+
+
+class HydeRecord(TypedDict):
+    """HyDE: the hypothetical answer passage whose dense ranking joined round 1, or (``fallback``)
+    why there is none or it was not used."""
+
+    passage: str | None
+    fallback: str | None
+
+
 class RetrievalRound(TypedDict):
     """One retrieval round: its queries and new chunks, then, when its loop ran, the window
-    and what the loop did (a round that ends the rounds before its loop holds none of that)."""
+    and what the loop did (a round that ends the rounds before its loop holds none of that).
+    ``plan``: the sub-questions, when the round retrieved hop by hop; ``plan_note``: why it
+    did not although sub-questions were on; ``rerank``: when a reranker ran."""
 
     round: int
     queries: list[str]
     dense_used: bool
     dense_note: str
     hits: list[HitSummary]
+    dropped: list[DroppedChunk]
+    plan: NotRequired[list[HopSummary]]
+    plan_note: NotRequired[str]
+    rerank: NotRequired[RerankRecord]
     context: NotRequired[ContextRecord]
     left_out: NotRequired[list[LeftOut]]
     refused: NotRequired[bool]
@@ -332,6 +375,7 @@ class Retrieval(TypedDict):
     last_refusal_reason: str | None
     chunks_shown: list[str]
     context_tokens: int | None
+    hyde: NotRequired[HydeRecord]
 
 
 class CorpusPart(TypedDict):

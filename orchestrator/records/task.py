@@ -21,6 +21,10 @@ HOPS: tuple[str, ...] = ("off", "on_failure", "always")
 """``RunConfig.hops``: never ask hop by hop, only when the interrogations give no grounded
 answer, or always (:mod:`orchestrator.loop.stages.hops`)."""
 
+RERANK: tuple[str, ...] = ("off", "llm", "cross-encoder")
+"""``RunConfig.rerank``: no reranking, the LLM reranker (one call per pool), or the
+cross-encoder at ``reranker_path`` (:mod:`corpus.rerank`)."""
+
 MAX_DOCUMENTS = 200
 MAX_TASK_CHARS = 1_000_000
 """Question plus documents; far beyond any context window, so only absurd inputs hit it."""
@@ -96,6 +100,13 @@ class RunConfig:
     server's prompt cache serves it to every call of the task; :mod:`orchestrator.reply.prompts`).
     ``context_tokens`` is the model's context window per request (256..10,000,000; None =
     unknown): evidence is packed to fit it (:mod:`orchestrator.loop.context_window`).
+    Corpus retrieval stages (docs/corpus.md, "Retrieval"): ``subquestions`` retrieves a
+    question that has a grammar plan (:func:`orchestrator.checks.decompose.decompose`) hop by
+    hop (:func:`corpus.multihop.retrieve_plan`); ``entity_weight`` (0..100, 0 = off) fuses the
+    entity-graph ranking in; ``rerank`` reorders each round's pool before the top
+    ``retrieval_k`` are kept (``off``, ``llm``: one call per round, or ``cross-encoder``: the
+    model in the folder ``reranker_path``); ``hyde`` asks for a hypothetical answer passage
+    (one call) whose dense ranking joins round 1.
     """
 
     n: int = 6
@@ -123,6 +134,11 @@ class RunConfig:
     diversity: str = "sample"
     leave_out: bool = False
     prompt_layout: str = "classic"
+    subquestions: bool = True
+    entity_weight: float = 0.0
+    rerank: str = "off"
+    reranker_path: str | None = None
+    hyde: bool = False
 
     def __post_init__(self) -> None:
         _int_in("n", self.n, 1, MAX_N)
@@ -175,10 +191,35 @@ class RunConfig:
             "greedy_first",
             "adaptive",
             "leave_out",
+            "subquestions",
+            "hyde",
         )
         for flag in flags:
             if not isinstance(getattr(self, flag), bool):
                 raise TaskError(f"{flag}={getattr(self, flag)!r} is invalid: must be true or false")
+        self._check_retrieval_stages()
+
+    def _check_retrieval_stages(self) -> None:
+        """Raise :class:`TaskError` for a bad entity weight or reranker setting."""
+        weight = self.entity_weight
+        if (
+            isinstance(weight, bool)
+            or not isinstance(weight, int | float)
+            or not 0 <= weight <= 100
+        ):
+            raise TaskError(f"entity_weight={weight!r} is invalid: must be a number in 0..100")
+        if self.rerank not in RERANK:
+            raise TaskError(
+                f"rerank={self.rerank!r} is invalid: must be one of {', '.join(RERANK)}"
+            )
+        path = self.reranker_path
+        if (self.rerank == "cross-encoder") != (path is not None):
+            raise TaskError(
+                f"reranker_path={path!r} with rerank={self.rerank!r} is invalid: a reranker path "
+                "is given exactly when rerank is cross-encoder"
+            )
+        if path is not None and (not isinstance(path, str) or not path.strip()):
+            raise TaskError(f"reranker_path={path!r} is invalid: must be the path of a folder")
 
     def to_dict(self) -> dict[str, Any]:
         """Every setting, JSON-ready."""

@@ -57,6 +57,7 @@ from orchestrator.reply.fields import (
 )
 from orchestrator.reply.graph_shape import normalise_graph
 from orchestrator.reply.hop_shape import normalise_lookup, normalise_plan
+from orchestrator.reply.rerank_shape import normalise_order
 from orchestrator.reply.verdict_shape import MAX_REASON_CHARS, normalise_verdict
 
 __all__ = [
@@ -204,8 +205,9 @@ def parse_verdict(text: str, repair: Repair | None = None) -> VerdictParse:
 
 @dataclass(frozen=True)
 class ShapeParse:
-    """Outcome of :func:`parse_plan` and :func:`parse_lookup`: ``value`` (the lookups, or the
-    ``(span id, answer)`` pair) is None exactly when ``outcome == "dropped"``."""
+    """Outcome of :func:`parse_plan`, :func:`parse_lookup` and :func:`parse_order`: ``value``
+    (the lookups, the ``(span id, answer)`` pair, or the passage numbers) is None exactly when
+    ``outcome == "dropped"``."""
 
     outcome: str
     value: Any
@@ -222,6 +224,13 @@ def parse_plan(text: str) -> ShapeParse:
 def parse_lookup(text: str) -> ShapeParse:
     """Parse a hop lookup reply (``{"sentence", "answer"}``, :mod:`.hop_shape`)."""
     outcome, value, errors, _ = _stages(text, None, normalise_lookup)
+    return ShapeParse(outcome, value, tuple(errors))
+
+
+def parse_order(text: str) -> ShapeParse:
+    """Parse an LLM reranker's reply (``{"order": [...]}``, :mod:`.rerank_shape`); no repair
+    call: an ordering that cannot be read leaves the fused order."""
+    outcome, value, errors, _ = _stages(text, None, normalise_order)
     return ShapeParse(outcome, value, tuple(errors))
 
 

@@ -35,6 +35,11 @@
 * ``query_rewrite/v1`` - corpus tasks only: the question rewritten as up to three keyword
   search queries, one per fact the answer chains together
   (``{"queries": [...]}``).
+* ``rerank/v1`` - corpus tasks with ``rerank="llm"``: the question and a pool of numbered
+  passages (each cut to :data:`RERANK_SNIPPET_CHARS`), ordered most useful first
+  (``{"order": [3, 1, 2]}``).
+* ``hyde/v1`` - corpus tasks with ``hyde``: the question alone, answered by a short passage
+  as a reference document would state it (plain text), whose embedding searches the corpus.
 
 Two layouts place the same texts (:data:`LAYOUTS`, ``RunConfig.prompt_layout``):
 
@@ -78,6 +83,8 @@ PROMPT_VERSIONS: dict[str, str] = {
     "query_rewrite": "query_rewrite/v1",
     "plan": "plan/v3",
     "lookup": "lookup/v1",
+    "rerank": "rerank/v1",
+    "hyde": "hyde/v1",
 }
 
 _SHARED_PREAMBLE = (
@@ -304,6 +311,48 @@ def query_rewrite_messages(question: str) -> list[dict[str, Any]]:
     _check_text("question", question)
     return [
         {"role": "system", "content": _QUERY_REWRITE_SYSTEM},
+        {"role": "user", "content": f"Question: {' '.join(question.split())}"},
+    ]
+
+
+RERANK_SNIPPET_CHARS = 300
+"""Each passage of a rerank prompt is cut to this many characters: 16 passages stay near
+1,500 tokens, inside a small model's window."""
+
+_RERANK_SYSTEM = """You sort passages by how useful each is for answering a question. Each \
+passage has a number such as [3]. Put first the passages that state a fact the answer needs, \
+including a fact about something another passage leads to; put last the passages about other \
+things. List every passage number exactly once. Reply with one JSON object and no other text:
+{"order": [NUMBER, NUMBER]}"""
+
+_HYDE_SYSTEM = """You write the passage of a reference document that answers a question. \
+Write two or three plain sentences stating the facts as such a document would, with names, \
+places and dates; where you do not know them, write likely ones. No preamble, no JSON."""
+
+
+def rerank_messages(question: str, passages: Sequence[str]) -> list[dict[str, Any]]:
+    """The question and the numbered passages of a pool (``[1]`` is ``passages[0]``), each
+    whitespace-collapsed and cut to :data:`RERANK_SNIPPET_CHARS`."""
+    _check_text("question", question)
+    if isinstance(passages, str) or not passages:
+        raise ValueError(f"passages must be a non-empty list of strings, got {_describe(passages)}")
+    lines = []
+    for number, passage in enumerate(passages, 1):
+        _check_text(f"passages[{number - 1}]", passage)
+        lines.append(f"[{number}] {' '.join(passage.split())[:RERANK_SNIPPET_CHARS]}")
+    user = (
+        f"Question: {' '.join(question.split())}\n\nPassages:\n"
+        + "\n".join(lines)
+        + f"\n\nReply with the JSON object only, all {len(passages)} numbers."
+    )
+    return [{"role": "system", "content": _RERANK_SYSTEM}, {"role": "user", "content": user}]
+
+
+def hyde_messages(question: str) -> list[dict[str, Any]]:
+    """The question alone, to be answered by a hypothetical passage (HyDE)."""
+    _check_text("question", question)
+    return [
+        {"role": "system", "content": _HYDE_SYSTEM},
         {"role": "user", "content": f"Question: {' '.join(question.split())}"},
     ]
 

@@ -185,6 +185,15 @@ def query_rewrite_response_format(*, strict: bool = False) -> JsonObject:
     return _response_format("search_queries", _object({"queries": items}), strict)
 
 
+def rerank_response_format(passages: int, *, strict: bool = False) -> JsonObject:
+    """``response_format`` for the LLM reranker: every passage number of a pool of
+    ``passages`` (1..1000) once, as a list of integers."""
+    _bounded("passages", passages, 1, 1000)
+    number = {"type": "integer", "minimum": 1, "maximum": passages}
+    items = {"type": "array", "items": number, "minItems": passages, "maxItems": passages}
+    return _response_format("passage_order", _object({"order": items}), strict)
+
+
 def _object(properties: JsonObject) -> JsonObject:
     return {
         "type": "object",

@@ -110,6 +110,8 @@ def _corpus_part(corpus: CorpusRun | None) -> CorpusPart:
         "chunks_shown": list(corpus.evidence.labels),
         "context_tokens": corpus.config.context_tokens,
     }
+    if corpus.hyde is not None:
+        retrieval["hyde"] = corpus.hyde
     return {"retrieval": retrieval}
 
 

@@ -78,7 +78,34 @@ def _retrieval_md(report: RunReport) -> list[str]:
         else:
             outcome = "answered"
         out.append(_row(r["round"], queries, chunks or "-", outcome))
-    return [*out, "", *_context_md(retrieval)]
+    return [*out, "", *_stages_md(retrieval), *_context_md(retrieval)]
+
+
+def _stages_md(retrieval: Retrieval) -> list[str]:
+    """Corpus runs only: each round's sub-questions, reranking and dropped chunks, and the
+    HyDE passage, one line each (report.json has the details)."""
+    out: list[str] = []
+    hyde = retrieval.get("hyde")
+    if hyde is not None:
+        used = hyde["fallback"] or "its dense ranking joined round 1"
+        out.append(f"- HyDE: {_inline(used)}.")
+    for r in retrieval["rounds"]:
+        if r.get("plan"):
+            subs = "; ".join(_inline(h["sub_question"]) for h in r["plan"])
+            out.append(f"- Round {r['round']}: retrieved hop by hop: {subs}.")
+        if r.get("rerank"):
+            rerank = r["rerank"]
+            how = rerank["fallback"] or "its order was used"
+            out.append(
+                f"- Round {r['round']}: {rerank['method']} reranker over "
+                f"{len(rerank['pool'])} chunks: {_inline(how)}."
+            )
+        if r.get("dropped"):
+            gone = "; ".join(
+                f"`{_inline(d['chunk_id'])}` ({_inline(d['reason'])})" for d in r["dropped"]
+            )
+            out.append(f"- Round {r['round']}: dropped {gone}.")
+    return [*out, ""] if out else []
 
 
 def _context_md(retrieval: Retrieval) -> list[str]:

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.llm import ChatResult, LLMError, SupportsChat, UnexpectedClientError
+from orchestrator.llm import ChatMessage, ChatResult, LLMError, SupportsChat, UnexpectedClientError
 from orchestrator.records import CallRecord
 
 
@@ -29,7 +29,7 @@ class CallSpec:
     step: str
     role: str
     subject: str
-    messages: list[dict[str, Any]]
+    messages: list[ChatMessage]
     response_format: dict[str, Any] | None
     max_tokens: int | None
     seed: int | None

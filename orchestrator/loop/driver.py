@@ -77,6 +77,7 @@ from orchestrator.records import (
     AnswerRecord,
     AttackRecord,
     CallRecord,
+    CitationRecord,
     ContradictionRecord,
     HopsRecord,
     LeaveOutRecord,
@@ -105,7 +106,7 @@ class LoopResult:
     calls: list[CallRecord]
     merges: list[MergeRecord]
     contradictions_created: list[ContradictionRecord]
-    citations: list[dict[str, Any]]
+    citations: list[CitationRecord]
     attacks: list[AttackRecord]
     evidence: Evidence
     answers: dict[str, AnswerRecord]

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 from orchestrator.records.loop import (
     AttackRecord,
     CallRecord,
+    CitationRecord,
     ContradictionRecord,
     HopsRecord,
     LeaveOutRecord,
@@ -413,8 +414,8 @@ class RunReport(OutcomePart, StopPart, AssessmentPart, AccountingPart, CorpusPar
     rounds: int
     runs: list[RunRecord]
     givens: list[GivenRecord]
-    citations: list[dict[str, Any]]
-    rejected_citations: list[dict[str, Any]]
+    citations: list[CitationRecord]
+    rejected_citations: list[CitationRecord]
     attacks: list[AttackRecord]
     evidence_spans: int
     merges: list[MergeRecord]

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graph_server import arguments, semantics
+from graph_server.record_data import GraphData, NodeData, graph_data
 from graph_server.store import GraphStore
 from orchestrator.checks.chain import ChainContext
 from orchestrator.checks.follows import answer_follows
@@ -151,7 +152,7 @@ class Assessment:
 def assess(
     store: GraphStore,
     graph_id: str,
-    nodes: dict[str, dict[str, Any]],
+    nodes: dict[str, NodeData],
     answers: Mapping[str, AnswerRecord] | None = None,
     evidence_texts: Sequence[str] | None = None,
     chain: ChainContext | None = None,
@@ -205,11 +206,11 @@ class _Measure:
         self,
         store: GraphStore,
         graph_id: str,
-        nodes: dict[str, dict[str, Any]],
+        nodes: dict[str, NodeData],
         chain: ChainContext | None,
     ) -> None:
         self.store, self.graph_id, self.nodes, self.chain = store, graph_id, nodes, chain
-        self.export: dict[str, Any] | None = None
+        self.export: GraphData | None = None
 
     def __call__(
         self, node_id: str, answer_key: str
@@ -224,7 +225,7 @@ class _Measure:
         found = store.argument_width(graph_id, node_id).model_dump()
         if chain is None or not width["paths"]:
             return width, found, failed  # no chain check asked for, or nothing to check
-        self.export = self.export or store.get_graph(graph_id).model_dump()
+        self.export = self.export or graph_data(store.get_graph(graph_id))
         edges = self.export["edges"]
         failed = failed_links(nodes, edges, node_id, chain.subject, chain.names, chain.paired)
         counted = without_links(self.export, failed)
@@ -233,7 +234,7 @@ class _Measure:
 
 def _candidate(
     node_id: str,
-    nodes: dict[str, dict[str, Any]],
+    nodes: dict[str, NodeData],
     measure: _Measure,
     surviving: set[str],
     answers: Mapping[str, AnswerRecord] | None,
@@ -270,7 +271,7 @@ def _flags(
     key: str,
     info: AnswerRecord | None,
     found: dict[str, Any],
-    nodes: dict[str, dict[str, Any]],
+    nodes: dict[str, NodeData],
     evidence_texts: Sequence[str] | None,
     chain: ChainContext | None,
 ) -> tuple[str, ...]:
@@ -296,7 +297,7 @@ def _flags(
 def _disputes(
     store: GraphStore,
     graph_id: str,
-    nodes: dict[str, dict[str, Any]],
+    nodes: dict[str, NodeData],
     candidates: list[Candidate],
 ) -> tuple[list[tuple[str, str]], list[dict[str, Any]]]:
     """The contradiction pairs (the last live candidate's) and the isolated load-bearing

@@ -52,6 +52,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from corpus.evidence import Evidence
+from graph_server.record_data import GraphData
 from orchestrator.checks import Assessment, Candidate
 from orchestrator.llm import SupportsChat
 from orchestrator.loop.budget import CallBudget
@@ -120,7 +121,7 @@ class LoopResult:
     chosen: Candidate | None
     structure: dict[str, dict[str, Any]]
     critical_links: dict[str, Any] | None
-    graph: dict[str, Any]
+    graph: GraphData
     budget_used: int
     model_wait_s: float
     compliance: dict[str, Any]

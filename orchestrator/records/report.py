@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
+from graph_server.record_data import GraphData
 from orchestrator.records.loop import (
     AttackRecord,
     CallRecord,
@@ -425,7 +426,7 @@ class RunReport(OutcomePart, StopPart, AssessmentPart, AccountingPart, CorpusPar
     config: dict[str, Any]
     context: dict[str, Any]
     timing: Timing
-    graph: dict[str, Any]
+    graph: GraphData
     trace_file: str | None
 
 

@@ -11,9 +11,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
 
-from orchestrator.llm import ChatMessage, ChatResult, LLMError, SupportsChat, UnexpectedClientError
+from orchestrator.llm import (
+    ChatMessage,
+    ChatResult,
+    JsonObject,
+    LLMError,
+    SupportsChat,
+    UnexpectedClientError,
+)
 from orchestrator.records import CallRecord
 
 
@@ -30,7 +36,7 @@ class CallSpec:
     role: str
     subject: str
     messages: list[ChatMessage]
-    response_format: dict[str, Any] | None
+    response_format: JsonObject | None
     max_tokens: int | None
     seed: int | None
     temperature: float

@@ -330,7 +330,7 @@ Write two or three plain sentences stating the facts as such a document would, w
 places and dates; where you do not know them, write likely ones. No preamble, no JSON."""
 
 
-def rerank_messages(question: str, passages: Sequence[str]) -> list[dict[str, Any]]:
+def rerank_messages(question: str, passages: Sequence[str]) -> list[ChatMessage]:
     """The question and the numbered passages of a pool (``[1]`` is ``passages[0]``), each
     whitespace-collapsed and cut to :data:`RERANK_SNIPPET_CHARS`."""
     _check_text("question", question)
@@ -348,7 +348,7 @@ def rerank_messages(question: str, passages: Sequence[str]) -> list[dict[str, An
     return [{"role": "system", "content": _RERANK_SYSTEM}, {"role": "user", "content": user}]
 
 
-def hyde_messages(question: str) -> list[dict[str, Any]]:
+def hyde_messages(question: str) -> list[ChatMessage]:
     """The question alone, to be answered by a hypothetical passage (HyDE)."""
     _check_text("question", question)
     return [

@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
 
 from corpus.evidence import Evidence, shuffled_order
-from orchestrator.llm import ChatMessage
+from orchestrator.llm import ChatMessage, JsonObject
 from orchestrator.loop.calls import CallSpec
 from orchestrator.loop.stages.context import MAX_PARALLEL_CALLS, LoopContext
 from orchestrator.loop.stages.runs import run_record
@@ -30,7 +29,7 @@ class Interrogation:
 
     index: int
     messages: list[ChatMessage]
-    response_format: dict[str, Any] | None
+    response_format: JsonObject | None
     temperature: float
 
     @property
@@ -210,7 +209,7 @@ def _spec(
     asked: Interrogation,
     role: str,
     messages: list[ChatMessage],
-    response_format: dict[str, Any] | None,
+    response_format: JsonObject | None,
     max_tokens: int | None,
     seed: int | None,
 ) -> CallSpec:

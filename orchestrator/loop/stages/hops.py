@@ -17,7 +17,7 @@ from typing import Any
 from corpus.evidence import Evidence
 from orchestrator.checks import decompose
 from orchestrator.checks import hops as rules
-from orchestrator.llm import ChatMessage
+from orchestrator.llm import ChatMessage, JsonObject
 from orchestrator.loop.calls import CallSpec
 from orchestrator.loop.stages.context import LoopContext
 from orchestrator.loop.stages.runs import run_record
@@ -201,7 +201,7 @@ def _spec(
     run_id: str,
     role: str,
     messages: list[ChatMessage],
-    response_format: dict[str, Any] | None,
+    response_format: JsonObject | None,
     max_tokens: int,
     ctx: LoopContext,
     number: int = 0,

@@ -160,7 +160,7 @@ def apply_verdict(
 
 def _unsettled_record(
     round_no: int,
-    node: dict[str, Any],
+    node: NodeData,
     votes: list[VoteRecord],
     tally: Counter[str | None],
     m: int,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from evals.datasets import FORMATS
 from evals.invocation import parse_arms
 from evals.options import (
     DEFAULT_MODELS_FILE,
@@ -18,7 +19,6 @@ from evals.options import (
     RunOptions,
     from_flags,
 )
-from evals.run import FORMATS
 from orchestrator.records import DIVERSITY, HOPS
 from orchestrator.reply import LAYOUTS
 

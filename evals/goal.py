@@ -29,6 +29,7 @@ Pure functions over result rows; :func:`pooled_table` reads the folders, and
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import sys
@@ -36,6 +37,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from evals.cli import run_alias
+from evals.reporting import render_goal_table
 from evals.score import ABSTAINED, CORRECT, WRONG, row_outcome
 from evals.stats import BOOTSTRAP_RESAMPLES, LEVEL, matched_coverage
 
@@ -314,11 +317,34 @@ def pooled_table(folders: Sequence[tuple[Path, int]]) -> dict[str, Any]:
     return goal_table(_paired(read, COMPARED_ARMS), parts=parts)
 
 
+def add_flags(parser: argparse.ArgumentParser) -> None:
+    """``eval goal``'s flags."""
+    parser.add_argument(
+        "runs",
+        nargs="+",
+        help="evaluation or replay folders; FOLDER@N leaves out that folder's first N items",
+    )
+    parser.add_argument("--json", action="store_true", help="print the table as JSON")
+    parser.add_argument(
+        "--skip", type=int, default=0, help="leave out each folder's first N items (held out)"
+    )
+
+
+def cli(args: argparse.Namespace, prog: str) -> int:
+    """``eval goal``: the goal table of the folders' items pooled."""
+    folders = [folder_and_skip(spec, max(args.skip, 0)) for spec in args.runs]
+    missing = [str(d) for d, _ in folders if not (d / "raw").is_dir()]
+    if missing:
+        print(f"error: no raw/ results in {', '.join(missing)}", file=sys.stderr)
+        return 2
+    table = pooled_table(folders)
+    print(json.dumps(table, indent=2, sort_keys=True) if args.json else render_goal_table(table))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m evals.goal``: the same as ``logic-graph eval goal``."""
-    from evals.command import main as eval_main
-
-    return eval_main(["goal", *(sys.argv[1:] if argv is None else argv)], alias="evals.goal")
+    return run_alias("evals.goal", add_flags, cli, argv)
 
 
 if __name__ == "__main__":

@@ -38,10 +38,14 @@ status: 0 when every invocation succeeded, else the first failing invocation's s
 
 from __future__ import annotations
 
+import argparse
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TextIO
 
+from evals import flags
+from evals.cli import exit_status, run_alias
 from evals.options import RecordOptions, RunOptions
 from evals.results import EvalError
 from evals.run import RunOutcome, evaluate
@@ -164,11 +168,16 @@ def first_failure(steps: list[RecordStep]) -> int:
     return next((step.status for step in steps if step.status), 0)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m evals.record``: the same as ``logic-graph eval record``."""
-    from evals.command import main as eval_main
+def cli(args: argparse.Namespace, prog: str) -> int:
+    """``eval record``: extend the banks; the first failing evaluation's status."""
+    return exit_status(
+        prog, lambda: first_failure(record(flags.record_options(args))), (EvalError,)
+    )
 
-    return eval_main(["record", *(sys.argv[1:] if argv is None else argv)], alias="evals.record")
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m evals.record``: the same as ``logic-graph eval record``."""
+    return run_alias("evals.record", flags.record_flags, cli, argv)
 
 
 if __name__ == "__main__":

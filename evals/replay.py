@@ -22,6 +22,7 @@ Exit status: 0 done, 2 bad arguments or an unusable bank.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from collections.abc import Sequence
@@ -30,13 +31,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evals import flags
 from evals.bank import Bank, ReplayClient
+from evals.cli import exit_status, run_alias
 from evals.engine import run_pending
 from evals.invocation import arm_settings, check_arms, check_numbers, fingerprint
 from evals.metering import CappedClient, CostCap
 from evals.options import ReplayOptions, RunOptions
 from evals.progress import Tally
-from evals.results import latest_rows, now, read_rows, run_arms, write_meta
+from evals.results import EvalError, latest_rows, now, read_rows, run_arms, write_meta
 from evals.run import RunOutcome, load_selected
 from evals.summary import write_summary
 from orchestrator.llm import ChatSeam, is_local_model, open_backend
@@ -223,11 +226,20 @@ def replay(options: ReplayOptions) -> ReplayOutcome:
     )
 
 
+def cli(args: argparse.Namespace, prog: str) -> int:
+    """``eval replay``: replay the banks, then print summary.md."""
+
+    def body() -> int:
+        outcome = replay(flags.replay_options(args)).run
+        print(outcome.summary)
+        return outcome.status
+
+    return exit_status(prog, body, (ReplayError, EvalError))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m evals.replay``: the same as ``logic-graph eval replay``."""
-    from evals.command import main as eval_main
-
-    return eval_main(["replay", *(sys.argv[1:] if argv is None else argv)], alias="evals.replay")
+    return run_alias("evals.replay", flags.replay_flags, cli, argv)
 
 
 if __name__ == "__main__":

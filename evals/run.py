@@ -37,21 +37,21 @@ the run being resumed).
 
 from __future__ import annotations
 
+import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from evals import flags
 from evals.bank import banking
+from evals.cli import exit_status, run_alias
 from evals.datasets import (
+    FORMATS,
     DatasetFormatError,
     load_dataset,
-    load_gsm8k,
-    load_hotpotqa,
-    load_items,
-    load_musique,
 )
 from evals.engine import ORCHESTRATOR, Item, Todo, run_pending
 from evals.invocation import arm_settings, check_arms, check_numbers, fingerprint
@@ -86,12 +86,6 @@ from orchestrator.llm import (
 from orchestrator.llm.backend import Backend
 
 RESULTS_ROOT = Path(__file__).resolve().parent / "results"
-FORMATS: dict[str, Callable[..., list[dict[str, Any]]]] = {
-    "common": load_items,
-    "gsm8k": load_gsm8k,
-    "hotpotqa": load_hotpotqa,
-    "musique": load_musique,
-}
 
 
 @dataclass(frozen=True)
@@ -347,11 +341,26 @@ def evaluate(options: RunOptions) -> RunOutcome:
     return RunOutcome(plan.out, stopped, failed, run_arms(plan.out), summary)
 
 
+def cli(args: argparse.Namespace, prog: str) -> int:
+    """``eval run``: evaluate, then print summary.md."""
+
+    def body() -> int:
+        outcome = evaluate(flags.run_options(args))
+        print(outcome.summary)
+        return outcome.status
+
+    try:
+        return exit_status(prog, body, (EvalError,))
+    except BackendUnusableError as exc:
+        # The model cannot serve any call (no key, unreachable, rejected): not an evaluation
+        # result, so nothing is scored; what was recorded before stays for a resumed run.
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m evals.run``: the same as ``logic-graph eval run``."""
-    from evals.command import main as eval_main
-
-    return eval_main(["run", *(sys.argv[1:] if argv is None else argv)], alias="evals.run")
+    return run_alias("evals.run", flags.run_flags, cli, argv)
 
 
 if __name__ == "__main__":

@@ -15,16 +15,18 @@ metrics are `evals.metrics`; the tables are `evals.reporting`.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evals.compare import arm_statistics
+from evals.cli import run_alias
+from evals.compare import arm_statistics, compare
 from evals.metrics import arm_metrics, g2_reading, risk_coverage, width_strata
 from evals.plots import PLOT_NAME, RISK_PLOT_NAME, write_plot, write_risk_coverage_plot
-from evals.reporting import arm_table, render_summary
+from evals.reporting import arm_table, render_flips, render_summary
 from evals.results import ArmRows, run_arms
 from evals.summary_html import render_summary_html
 
@@ -95,11 +97,69 @@ def combined_table(run_dirs: Sequence[Path]) -> str:
     return arm_table(rows)
 
 
+def runs_flags(parser: argparse.ArgumentParser, *, two: bool) -> None:
+    """The run folders (exactly two with ``two``) and ``--out``."""
+    parser.add_argument("runs", nargs=2 if two else "+", type=Path, help="run directories")
+    parser.add_argument("--out", type=Path, help="write the table here too")
+
+
+def compare_flags(parser: argparse.ArgumentParser) -> None:
+    """``eval compare``'s flags: exactly two run folders, and ``--out``."""
+    runs_flags(parser, two=True)
+
+
+def not_runs(runs: Sequence[Path], prog: str) -> bool:
+    """Whether some folder is not a run (no ``raw/``), said on stderr."""
+    missing = [str(d) for d in runs if not (d / "raw").is_dir()]
+    if missing:
+        print(f"{prog}: not a run directory: {', '.join(missing)}", file=sys.stderr)
+    return bool(missing)
+
+
+def print_to(text: str, out: Path | None) -> int:
+    """Print ``text``, and write it to ``out`` when given."""
+    if out is not None:
+        out.write_text(text + "\n", encoding="utf-8")
+    print(text)
+    return 0
+
+
+def compare_cli(args: argparse.Namespace, prog: str) -> int:
+    """``eval compare``: the items that flipped between two runs."""
+    if not_runs(args.runs, prog):
+        return 2
+    run_a, run_b = args.runs
+    return print_to(render_flips(compare(run_a, run_b), str(run_a), str(run_b)), args.out)
+
+
+def add_flags(parser: argparse.ArgumentParser) -> None:
+    """``eval summary``'s flags."""
+    runs_flags(parser, two=False)
+    parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="with two runs of the same items (e.g. two replays): list the items that flipped",
+    )
+
+
+def cli(args: argparse.Namespace, prog: str) -> int:
+    """``eval summary``: rebuild one run's summary, or one table across runs."""
+    if not_runs(args.runs, prog):
+        return 2
+    if args.compare:
+        if len(args.runs) != 2:
+            print(f"{prog}: --compare takes exactly two runs", file=sys.stderr)
+            return 2
+        return compare_cli(args, prog)
+    if len(args.runs) == 1 and args.out is None:
+        print(write_summary(args.runs[0])["markdown"])
+        return 0
+    return print_to(combined_table(args.runs), args.out)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m evals.summary``: the same as ``logic-graph eval summary``."""
-    from evals.command import main as eval_main
-
-    return eval_main(["summary", *(sys.argv[1:] if argv is None else argv)], alias="evals.summary")
+    return run_alias("evals.summary", add_flags, cli, argv)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,9 @@ The shipped sets are ``math.jsonl`` (200 items, see ``build_math.py``) and ``mul
 (150 items, see ``build_multihop.py``); ``PROVENANCE.md`` records where they come from.
 """
 
+from collections.abc import Callable
+from typing import Any
+
 from evals.datasets.loaders import (
     BUILTIN,
     DatasetFormatError,
@@ -36,8 +39,17 @@ from evals.datasets.loaders import (
     write_items,
 )
 
+FORMATS: dict[str, Callable[..., list[dict[str, Any]]]] = {
+    "common": load_items,
+    "gsm8k": load_gsm8k,
+    "hotpotqa": load_hotpotqa,
+    "musique": load_musique,
+}
+"""``--format`` of a data set file: its loader."""
+
 __all__ = [
     "BUILTIN",
+    "FORMATS",
     "DatasetFormatError",
     "item_to_task",
     "load_dataset",

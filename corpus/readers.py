@@ -420,9 +420,12 @@ _ATTRIBUTES = (
 """The attributes of a plain start tag (``class="x"``, ``id=a``, ``hidden``): names and
 values, each after a space, no ``<`` or ``>`` inside a value. html.parser ends such a tag at
 its ``>`` as this does; the reader uses no attribute, so they are skipped."""
-_BARE_TAG = re.compile(rf"([^<]*)<(?:([a-zA-Z][a-zA-Z0-9]*){_ATTRIBUTES}|/([a-zA-Z][a-zA-Z0-9]*))>")
+_BARE_TAG = re.compile(
+    rf"([^<]*)<(?:([a-zA-Z][a-zA-Z0-9]*){_ATTRIBUTES}>(?:([^<]*)</\2>)?|/([a-zA-Z][a-zA-Z0-9]*)>)"
+)
 """A plain tag (a start tag with plain attributes, or a bare end tag) and the text before
-it: group 2 names a start tag, group 3 an end tag."""
+it: group 2 names a start tag, group 4 an end tag. A start tag whose element closes right
+after its text (``<li>a</li>``) is taken with that text (group 3) and its end tag."""
 _BARE_DOCUMENT = re.compile(
     rf"(?:[^<]++|<[a-zA-Z][a-zA-Z0-9]*+{_ATTRIBUTES}>|</[a-zA-Z][a-zA-Z0-9]*+>)*+"
 )
@@ -493,14 +496,15 @@ class _TextExtractor(html.parser.HTMLParser):
         headings, blocks, stateful = _HEADINGS, _BLOCKS, _STATEFUL
         plain = True  # no tag of _STATEFUL yet: a tag only ends a paragraph and sets a prefix
         for match in _BARE_TAG.finditer(markup):  # one match at a time: findall's list
-            data, start, end = match.groups()  # of a tuple per tag was 30 times the page
-            tag = (start or end).lower()
+            data, start, inner, end = match.groups()  # of a tuple per tag was 30 times
+            tag = (start or end).lower()  # the page
             if plain and tag not in stateful:
                 # What the handlers would do, without a method call per tag (<h1>a</h1>
                 # repeated cost 3 times prose HTML through them).
                 if data:
                     self._parts.append(unescape(data) if "&" in data else data)
-                if tag in blocks or tag in headings or (start is not None and tag == "br"):
+                ends = tag in blocks or tag in headings
+                if ends or (start is not None and tag == "br"):
                     if self._parts:
                         self._end_paragraph()
                     else:
@@ -510,14 +514,26 @@ class _TextExtractor(html.parser.HTMLParser):
                             self._prefix = "#" * headings[tag] + " "
                         elif tag == "li":
                             self._prefix = "- "
+                if inner is not None:  # the element's text and its end tag
+                    if inner:
+                        self._parts.append(unescape(inner) if "&" in inner else inner)
+                    if ends:
+                        if self._parts:
+                            self._end_paragraph()
+                        else:
+                            self._prefix = ""
                 continue
             plain = False
             if data:
                 self.handle_data(unescape(data))
             if end is not None:
                 self.handle_endtag(tag)
-            else:
-                self.handle_starttag(tag, [])
+                continue
+            self.handle_starttag(tag, [])
+            if inner is not None:
+                if inner:
+                    self.handle_data(unescape(inner))
+                self.handle_endtag(tag)
         tail = markup.find(">", markup.rfind("<")) + 1 if "<" in markup else 0
         if tail < len(markup):  # every "<" is a tag's: the text after the last one
             self.handle_data(unescape(markup[tail:]))

@@ -34,6 +34,7 @@ step gives the chunks the block-by-block rules give.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -312,20 +313,37 @@ def _mixed_run(
     newline = text.find("\n", position, limit)
     if newline < 0:
         return None
-    found: list[re.Match[str]] = []
     first = _HEADING.match(text, position, newline)  # after a break's indent, "^" fails
-    if first is not None:
-        found.append(first)
-    found.extend(_HEADING_LINE.finditer(text, newline + 1, limit))
-    if found and found[-1].end() == limit and limit < len(text) and text[limit] != "\n":
-        found.pop()  # its line goes on past the limit
-    if not found:
+    backwards = _heading_lines_backwards(text, newline, limit, first)
+    last = next(backwards, None)
+    if last is not None and last.end() == limit and limit < len(text) and text[limit] != "\n":
+        last = next(backwards, None)  # its line goes on past the limit
+    if last is None:
         return None
-    end = found[-1].end()
+    end = last.end()
     if _BLANK_RUN.search(text, position, end) is not None:
         return None
-    _advance_trail((match.group(1, 2) for match in reversed(found)), levels, titles)
+    trail = itertools.chain((last,), backwards)
+    _advance_trail((match.group(1, 2) for match in trail), levels, titles)
     return end
+
+
+def _heading_lines_backwards(
+    text: str, newline: int, limit: int, first: re.Match[str] | None
+) -> Iterator[re.Match[str]]:
+    """The heading lines after the newline at ``newline`` up to ``limit`` (a line cut by
+    ``limit`` ends there), last first, then ``first``: what a forward scan finds, read one
+    line at a time from the end, so that a caller that needs only the last few headings
+    (a run of level-1 headings needs one) does not match every line."""
+    line_end = limit
+    while line_end > newline:
+        line_start = text.rfind("\n", newline, line_end) + 1  # text[newline] is a newline
+        match = _HEADING_LINE.match(text, line_start, limit)
+        if match is not None:
+            yield match
+        line_end = line_start - 1
+    if first is not None:
+        yield first
 
 
 def _advance_trail(

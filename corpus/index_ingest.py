@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISREG
 
-from corpus.chunking import CHUNKER_VERSION, iter_chunks
+from corpus.chunking import CHUNKER_VERSION, iter_chunk_rows
 from corpus.embed import Embedder, sign_bits
 from corpus.index_scan import FileProblem, open_no_follow, too_big
 from corpus.index_schema import (
@@ -210,9 +210,9 @@ class IngestRun:
         makes them, so memory holds one batch, not the file's chunks; stop one chunk past
         :data:`MAX_CHUNKS_PER_FILE`. Returns how many were inserted."""
         chunks = (
-            chunk
+            row
             for page in pages
-            for chunk in iter_chunks(page.text, relative, page.number, max_chars=self.max_chars)
+            for row in iter_chunk_rows(page.text, relative, page.number, max_chars=self.max_chars)
         )
         added = 0
         while added <= MAX_CHUNKS_PER_FILE:
@@ -225,8 +225,8 @@ class IngestRun:
                 "INSERT INTO chunks (chunk_id, file_id, page, number, start_char, end_char, "
                 "section, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (c.id, file_id, c.page, c.number, c.start, c.end, c.section, c.text)
-                    for c in batch
+                    (chunk, file_id, page, number, start, end, section, text)
+                    for chunk, page, number, start, end, section, text in batch
                 ],
             )
             added += len(batch)

@@ -322,3 +322,14 @@ def test_a_page_of_headings_in_html_costs_few_calls_per_tag() -> None:
     # One handler call per tag and a paragraph's work per heading were 3 times prose HTML.
     assert calls_made(lambda: html_to_text(markup)) < 2 * 2_000
     assert html_to_text(markup) == _parsed_by_html_parser(markup)
+
+
+def test_chunk_rows_are_the_chunks_an_ingest_stores() -> None:
+    from corpus.chunking import iter_chunk_rows
+
+    for text in ("# Rack\nhall\n" * 3_000, "a\n\n" * 500, "## A\n\nRack 7. " * 300, ""):
+        rows = list(iter_chunk_rows(text, "d/x.md", 3, max_chars=300))
+        chunks = iter_chunks(text, "d/x.md", 3, max_chars=300)
+        assert rows == [(c.id, c.page, c.number, c.start, c.end, c.section, c.text) for c in chunks]
+    with pytest.raises(ValueError, match="max_chars"):
+        iter_chunk_rows("x", "x.md", max_chars=5)

@@ -160,12 +160,19 @@ def read_pdf(data: bytes) -> list[Page]:
     except ReadError:
         raise
     except Exception as exc:  # pypdf raises many types for broken files
-        if type(exc).__name__ == "LimitReachedError" and "decompress" in str(exc).lower():
+        if _past_decoding_limit(exc):
             raise ReadError(_over_content_limit(limit, len(data))) from exc
         raise ReadError(f"unreadable PDF: {type(exc).__name__}: {_one_line(exc)}") from exc
     finally:
         if reader is not None:  # pypdf's objects point at their reader: break the cycles
             reader.resolved_objects.clear()  # now, not at the next garbage collection
+
+
+def _past_decoding_limit(exc: BaseException) -> bool:
+    """Whether ``exc`` is pypdf stopping a stream at the output limit read_pdf set."""
+    return type(exc).__name__ == "LimitReachedError" and str(exc).startswith(
+        "Limit reached while decompressing"
+    )
 
 
 def _over_content_limit(limit: int, size: int) -> str:
@@ -197,7 +204,11 @@ def _read_pages(reader: Any, limit: int, size: int) -> list[Page]:
                 continue
             seen.add((ref.idnum, ref.generation))
         streams = _content_streams(page)
-        spent += sum(len(stream.get_data()) for _, stream in streams)
+        try:
+            spent += sum(len(stream.get_data()) for _, stream in streams)
+        except Exception as exc:  # a stream pypdf cannot decode: its text extraction decides,
+            if _past_decoding_limit(exc):  # as it did before this count (a page with no
+                raise  # resources is read as empty without decoding its content)
         if spent > limit:
             raise ReadError(_over_content_limit(limit, size))
         text = page.extract_text() or ""

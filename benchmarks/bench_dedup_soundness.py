@@ -83,9 +83,9 @@ def merged_items(store_cls: type, items: list[dict[str, Any]]) -> tuple[int, int
             store.assert_graph("g", nodes, [], run_id=f"r{d}")
         store.merge_duplicates("g")
         bad = False
-        for node in store.get_graph("g")["nodes"]:
-            texts = {node["claim"], *node["aliases"]}
-            merges += len(node["merged_ids"])
+        for node in store.get_graph("g").nodes:
+            texts = {node.claim, *node.aliases}
+            merges += len(node.merged_ids)
             if len(texts) > 1 and texts & evidence:
                 bad = True
         bad_items += bad
@@ -137,7 +137,7 @@ def restatements_merged(store_cls: type) -> int:
         store = store_cls()
         store.assert_graph("g", [{"id": "a", "claim": a, "type": "given"}], run_id="r1")
         result = store.assert_graph("g", [{"id": "b", "claim": b, "type": "given"}], run_id="r2")
-        merged += bool(result["auto_merged"])
+        merged += bool(result.auto_merged)
     return merged
 
 

@@ -22,7 +22,7 @@ Issue 12 figures run in child processes so that peak RSS is the call's own:
 size, and RSS before loading 200 graphs of 500 claims, after, and after deleting
 them all (goal: back within 10% of the figure before).
 
-Graph figures use layered synthetic argument graphs (see ``synthetic.py``) with
+Graph figures use layered synthetic argument graphs (see ``tests/synthetic.py``) with
 1% of the claims refuted, and time the public ``GraphStore`` methods.
 """
 
@@ -42,14 +42,15 @@ from pathlib import Path
 from typing import Any
 
 import networkx as nx
-import synthetic
 
 from graph_server import dedup
 from graph_server import store as store_module
+from graph_server.records import AssertGraphAnswer
 from graph_server.similarity import pairwise_similar_pairs, similar_pairs
 from graph_server.store import GraphStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+import synthetic  # the claims and graphs of every figure
 from dedup_reference import reference_plan  # the previous planner
 
 JACCARD, RATIO = 0.7, 0.85
@@ -187,7 +188,7 @@ def bench_dedup(size: int, repeats: int, compare_pairwise: bool) -> list[Row]:
         for i, c in enumerate(claims)
     ]
 
-    def ingest() -> tuple[GraphStore, dict[str, Any]]:
+    def ingest() -> tuple[GraphStore, AssertGraphAnswer]:
         store = GraphStore()
         return store, store.assert_graph("bench", payload, [])
 
@@ -199,8 +200,8 @@ def bench_dedup(size: int, repeats: int, compare_pairwise: bool) -> list[Row]:
             wall,
             cpu,
             None,
-            f"{len(result['auto_merged'])} merged, "
-            f"{len(result['contradictions_created'])} contradictions",
+            f"{len(result.auto_merged)} merged, "
+            f"{len(result.contradictions_created)} contradictions",
         )
     )
     wall, cpu, again = measure(lambda: store.merge_duplicates("bench"), repeats)
@@ -233,7 +234,7 @@ def bench_graph(nodes: int, edges: int, repeats: int, goals: bool) -> list[Row]:
     size = f"{nodes} n / {edges} e"
     rows = []
 
-    def ingest() -> tuple[GraphStore, dict[str, Any]]:
+    def ingest() -> tuple[GraphStore, AssertGraphAnswer]:
         store = GraphStore()
         return store, store.assert_graph("bench", graph.nodes, graph.edges)
 
@@ -245,8 +246,8 @@ def bench_graph(nodes: int, edges: int, repeats: int, goals: bool) -> list[Row]:
             wall,
             cpu,
             1000.0 if goals and nodes == 2000 else None,
-            f"{len(result['accepted_nodes'])} nodes, {len(result['accepted_edges'])} edges, "
-            f"{len(result['rejected'])} rejected, {len(result['auto_merged'])} merged",
+            f"{len(result.accepted_nodes)} nodes, {len(result.accepted_edges)} edges, "
+            f"{len(result.rejected)} rejected, {len(result.auto_merged)} merged",
         )
     )
 
@@ -257,13 +258,13 @@ def bench_graph(nodes: int, edges: int, repeats: int, goals: bool) -> list[Row]:
     for node_id in refuted[1:]:
         store.mark_refuted("bench", node_id, "bench")
 
-    width = store.support_width("bench", graph.conclusion)["disjoint_paths"]
+    width = store.support_width("bench", graph.conclusion).disjoint_paths
     for name in CHECKS:
         method = functools.partial(getattr(store, name), "bench")
         if name != "surviving_claims":
             method = functools.partial(method, graph.conclusion)
-        wall, cpu, result = measure(method, repeats)
-        assert "error" not in result, result
+        wall, cpu, answer = measure(method, repeats)
+        result = answer.model_dump(by_alias=True)
         rows.append(
             Row(
                 name,
@@ -336,8 +337,8 @@ def child_templated(size: int, planner: str) -> dict[str, Any]:
         "wall_ms": (time.perf_counter() - wall) * 1000,
         "cpu_ms": (time.process_time() - cpu) * 1000,
         "peak_mb": _peak_rss_mb(),
-        "merged": len(result["auto_merged"]),
-        "contradictions": len(result["contradictions_created"]),
+        "merged": len(result.auto_merged),
+        "contradictions": len(result.contradictions_created),
     }
 
 

@@ -38,7 +38,7 @@ ARM_FLAGS = ["--arms", "1,6,7", "--n", "2", "--k", "2", "--budget-calls", "5", "
 def start_server(model: str, extra: list[str]) -> tuple[subprocess.Popen[str], str]:
     """`logic-graph serve` on a free port; returns the process and its base URL."""
     process = subprocess.Popen(
-        [PYTHON, "-m", "orchestrator.cli", "serve", "--model", model, "--port", "0", *extra],
+        [PYTHON, "-m", "orchestrator.cli.main", "serve", "--model", model, "--port", "0", *extra],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

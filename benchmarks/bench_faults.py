@@ -2,10 +2,10 @@
 
     python benchmarks/bench_faults.py [--only engine,corpus,runtime]
 
-Runs, in that order, ``benchmarks/faults_engine.py`` (dedup under templated claims, the state
+Runs, in that order, ``tests/faults_engine.py`` (dedup under templated claims, the state
 file reloading after random accepted operations, argument width on a large graph),
-``benchmarks/faults_corpus.py`` (ingest memory and time for each adversarial kind against
-prose, the index-roots race) and ``benchmarks/faults_runtime.py`` (SIGINT at random moments,
+``tests/faults_corpus.py`` (ingest memory and time for each adversarial kind against
+prose, the index-roots race) and ``tests/faults_runtime.py`` (SIGINT at random moments,
 a dripping ``/props``, the serve front). Each prints its own figures and says what it measured
 against; the fast checks of the same faults are tests (``tests/test_faults_*.py``). Exit status:
 the first non-zero status of an area, else 0.
@@ -19,12 +19,13 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+AREAS_DIR = HERE.parent / "tests"
 AREAS = ("engine", "corpus", "runtime")
 
 
 def run_area(area: str) -> int:
-    """Load ``faults_<area>.py`` beside this file and run its ``main`` with no arguments."""
-    path = HERE / f"faults_{area}.py"
+    """Load ``tests/faults_<area>.py`` and run its ``main`` with no arguments."""
+    path = AREAS_DIR / f"faults_{area}.py"
     if not path.is_file():
         print(f"== {area}: {path.name} is missing", flush=True)
         return 1

@@ -3,11 +3,11 @@
     python benchmarks/bench_local_tokens.py [--model local] [--calls 6] [--threads N]
         [--concurrency 1] [--max-tokens 700] [--unconstrained]
 
-Starts the model with :class:`orchestrator.local.LocalModelServer`, sends ``--calls``
+Starts the model with :class:`orchestrator.llm.local.LocalModelServer`, sends ``--calls``
 interrogation prompts (three small built-in tasks, cycled, each call with its own seed) and
 prints, per call and in total, the prompt and generation speed that llama.cpp measures
 (``timings``), how long the call took, and how the reply parsed: ``json.loads`` on the raw
-text, then :func:`orchestrator.parse.parse_graph` without a repair call, which also checks the
+text, then :func:`orchestrator.reply.parse.parse_graph` without a repair call, which also checks the
 graph's structure (e.g. that the conclusion names a node). Prompt caching is off so every call
 pays for its whole prompt, the honest figure for the first call of each fan-out.
 ``--unconstrained`` also runs the same calls without ``response_format`` for comparison.
@@ -29,10 +29,10 @@ from typing import Any
 import requests
 
 from corpus.evidence import build_evidence
-from orchestrator.local import LOCAL_MODELS, LocalModelServer
-from orchestrator.parse import parse_graph
-from orchestrator.prompts import interrogation_messages
-from orchestrator.schemas import interrogation_response_format
+from orchestrator.llm.local import LOCAL_MODELS, LocalModelServer
+from orchestrator.reply.parse import parse_graph
+from orchestrator.reply.prompts import interrogation_messages
+from orchestrator.reply.schemas import interrogation_response_format
 
 TASKS: list[tuple[list[str], str]] = [
     (

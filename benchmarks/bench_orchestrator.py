@@ -14,7 +14,7 @@ Two figures (issue 4):
    The same workload is also run with a zero-latency in-process client, whose whole wall clock
    is local work (parse, merge, checks, report), as a cross-check.
 
-The server is :class:`orchestrator.testing.FakeOpenAIServer` on 127.0.0.1 (real sockets and
+The server is :class:`orchestrator.llm.testing.FakeOpenAIServer` on 127.0.0.1 (real sockets and
 JSON); nothing leaves the machine. Medians over ``--repeats`` runs are printed. On a busy
 machine the wall-clock shares inflate (local work waits for a core); the CPU time of the
 zero-latency run does not, and is printed as a second view of the same figure.
@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from corpus.evidence import build_evidence
-from orchestrator import prompts
 from orchestrator.api import RunConfig, run_task
-from orchestrator.client import ChatClient
-from orchestrator.testing import FakeOpenAIServer, FakeReply, ScriptedClient, completion_body
+from orchestrator.llm.client import ChatClient
+from orchestrator.llm.testing import FakeOpenAIServer, FakeReply, ScriptedClient, completion_body
+from orchestrator.reply import prompts
 
 VERIFY_SYSTEM = prompts.verification_messages(build_evidence(["x"]), "y")[0]["content"]
 SMALL_GRAPH = json.dumps(

@@ -26,7 +26,6 @@ import networkx as nx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 
 from browser import Browser, find_chromium  # noqa: E402
@@ -34,7 +33,7 @@ from report_pages import rack7  # noqa: E402
 from synthetic import argument_graph  # noqa: E402
 
 from corpus.evidence import build_evidence  # noqa: E402
-from orchestrator.report_html import render_report_html  # noqa: E402
+from orchestrator.report.html import render_report_html  # noqa: E402
 
 REASONS = ("look_alike", "no_bridge", "off_subject")
 PAINTED = (

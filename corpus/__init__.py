@@ -14,8 +14,10 @@ Public API (see docs/corpus.md)::
 
 Modules: :mod:`.readers` (files to pages of text), :mod:`.chunking` (pages to chunks),
 :mod:`.index` (the SQLite file and the ingest), :mod:`.embed` (optional dense vectors),
-:mod:`.retrieval` (BM25 + dense, fused by RRF), :mod:`.documents` (hits as task documents).
-The ``logic-graph ingest`` / ``search`` / ``info`` command is :mod:`orchestrator.cli`.
+:mod:`.retrieval` (BM25 + dense, fused by RRF), :mod:`.entities` (the entity graph),
+:mod:`.multihop` (sub-question retrieval), :mod:`.rerank` (reranking a pool),
+:mod:`.documents` (hits as task documents).
+The ``logic-graph ingest`` / ``search`` / ``info`` command is :mod:`orchestrator.cli.main`.
 
 The names above are loaded on first use, so importing one submodule (``corpus.words``,
 ``corpus.evidence``) does not load the others.
@@ -23,31 +25,29 @@ The names above are loaded on first use, so importing one submodule (``corpus.wo
 
 from __future__ import annotations
 
+import ast
 import importlib
+from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+# The public names, each written once here (for type checkers) and in ``__all__`` (for
+# ``import *`` and mypy's re-export rule): tests/test_doctests_corpus.py checks the two agree.
+# Nothing is imported at run time: :func:`__getattr__` reads this block to find a name's
+# submodule, so ``import corpus.words`` (the stopwords the graph server needs) or
+# ``import corpus.evidence`` (citation spans) does not load the index, readers and retrieval.
 if TYPE_CHECKING:
     from corpus.chunking import DEFAULT_MAX_CHARS, Chunk, chunk_id, chunk_page
-    from corpus.documents import (
-        CorpusEvidence,
-        SpanSource,
-        hits_to_evidence,
-        search_evidence,
-    )
+    from corpus.documents import CorpusEvidence, SpanSource, hits_to_evidence, search_evidence
     from corpus.embed import Embedder
-    from corpus.index import (
-        CorpusIndexError,
-        FileProblem,
-        IndexInfo,
-        IngestReport,
-        Progress,
-        index_info,
-        ingest_directory,
-    )
+    from corpus.index import CorpusIndexError, IndexInfo, IngestReport, index_info
+    from corpus.index import ingest_directory as ingest
+    from corpus.index_ingest import Progress
+    from corpus.index_scan import FileProblem
+    from corpus.multihop import PlanError, PlanRetrieval, check_plan, retrieve_plan
     from corpus.readers import Page, ReadError, read_pages
+    from corpus.rerank import RerankerUnavailable, Scorer, load_cross_encoder, rerank_hits
     from corpus.retrieval import Hit, Retrieval, retrieve, rrf_fuse, search
-
-    ingest = ingest_directory
 
 __all__ = [
     "DEFAULT_MAX_CHARS",
@@ -60,61 +60,70 @@ __all__ = [
     "IndexInfo",
     "IngestReport",
     "Page",
+    "PlanError",
+    "PlanRetrieval",
     "Progress",
     "ReadError",
+    "RerankerUnavailable",
     "Retrieval",
+    "Scorer",
     "SpanSource",
+    "check_plan",
     "chunk_id",
     "chunk_page",
     "hits_to_evidence",
     "index_info",
     "ingest",
+    "load_cross_encoder",
     "read_pages",
+    "rerank_hits",
     "retrieve",
+    "retrieve_plan",
     "rrf_fuse",
     "search",
     "search_evidence",
 ]
 
-# Each public name and the submodule (and name there) it comes from. Nothing is imported
-# up front: ``import corpus.words`` (the stopwords the graph server needs) or
-# ``import corpus.evidence`` (citation spans) must not load the index, readers and retrieval.
-_LAZY: dict[str, tuple[str, str]] = {
-    "DEFAULT_MAX_CHARS": ("chunking", "DEFAULT_MAX_CHARS"),
-    "Chunk": ("chunking", "Chunk"),
-    "chunk_id": ("chunking", "chunk_id"),
-    "chunk_page": ("chunking", "chunk_page"),
-    "CorpusEvidence": ("documents", "CorpusEvidence"),
-    "SpanSource": ("documents", "SpanSource"),
-    "hits_to_evidence": ("documents", "hits_to_evidence"),
-    "search_evidence": ("documents", "search_evidence"),
-    "Embedder": ("embed", "Embedder"),
-    "CorpusIndexError": ("index", "CorpusIndexError"),
-    "FileProblem": ("index", "FileProblem"),
-    "IndexInfo": ("index", "IndexInfo"),
-    "IngestReport": ("index", "IngestReport"),
-    "Progress": ("index", "Progress"),
-    "index_info": ("index", "index_info"),
-    "ingest": ("index", "ingest_directory"),
-    "ingest_directory": ("index", "ingest_directory"),
-    "Page": ("readers", "Page"),
-    "ReadError": ("readers", "ReadError"),
-    "read_pages": ("readers", "read_pages"),
-    "Hit": ("retrieval", "Hit"),
-    "Retrieval": ("retrieval", "Retrieval"),
-    "retrieve": ("retrieval", "retrieve"),
-    "rrf_fuse": ("retrieval", "rrf_fuse"),
-    "search": ("retrieval", "search"),
-}
+
+@cache
+def _origins() -> dict[str, tuple[str, str]]:
+    """Each public name and where it comes from, ``(module, name there)``, read from the
+    ``if TYPE_CHECKING:`` imports of this file.
+
+    Returns
+    -------
+    dict
+        ``{public name: (module, name in that module)}``, in the order of the imports.
+
+    Examples
+    --------
+    >>> import corpus
+    >>> corpus._origins()["ingest"]
+    ('corpus.index', 'ingest_directory')
+    >>> sorted(corpus._origins()) == sorted(corpus.__all__)
+    True
+    """
+    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    (block,) = (
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+    )
+    return {
+        alias.asname or alias.name: (node.module or "", alias.name)
+        for node in block.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
 
 
 def __getattr__(name: str) -> Any:
     """Import a public name's submodule on first use (PEP 562)."""
     try:
-        module, attr = _LAZY[name]
+        module, attr = _origins()[name]
     except KeyError:
         raise AttributeError(f"module 'corpus' has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(f"corpus.{module}"), attr)
+    value = getattr(importlib.import_module(module), attr)
     globals()[name] = value
     return value
 

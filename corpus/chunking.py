@@ -74,7 +74,35 @@ _BLANK_RUN = re.compile(r"\n[ \t]*\n[ \t\n]*")
 
 @dataclass(frozen=True)
 class Chunk:
-    """One chunk of one page: ``page_text[start:end] == text``."""
+    """One chunk of one page: ``page_text[start:end] == text``.
+
+    Parameters
+    ----------
+    id : str
+        ``<relative path>#p<page>c<number>`` (:func:`chunk_id`).
+    page, number : int
+        The 1-based page, and the 1-based place of the chunk in it.
+    start, end : int
+        Character offsets of the chunk in its page's text.
+    section : str
+        The heading trail above the chunk, ``" > "``-joined; ``""`` when there is none.
+    text : str
+        The chunk's text.
+
+    See Also
+    --------
+    chunk_page : cuts a page into chunks.
+
+    Examples
+    --------
+    >>> from corpus import chunk_page
+    >>> page = "# Site\\n\\nRack 7 stands in hall B.\\n"
+    >>> (chunk,) = chunk_page(page, "guide.md")
+    >>> chunk.id, chunk.section
+    ('guide.md#p1c1', 'Site')
+    >>> page[chunk.start : chunk.end] == chunk.text
+    True
+    """
 
     id: str
     """``<relative path>#p<page>c<number>``."""
@@ -93,7 +121,36 @@ class Chunk:
 def chunk_id(relative_path: str, page: int, number: int) -> str:
     """The stable id of chunk ``number`` of ``page`` of the file at ``relative_path``.
 
-    ``relative_path`` uses ``/`` separators whatever the platform. Cost: O(len(path)).
+    Cost: O(len(path)).
+
+    Parameters
+    ----------
+    relative_path : str
+        The file's path relative to the ingested folder, with ``/`` separators whatever the
+        platform.
+    page, number : int
+        The 1-based page, and the 1-based place of the chunk in it.
+
+    Returns
+    -------
+    str
+        ``<relative_path>#p<page>c<number>``.
+
+    Raises
+    ------
+    ValueError
+        When ``relative_path`` is blank or not a string, or ``page`` or ``number`` is not a
+        positive integer.
+
+    Examples
+    --------
+    >>> from corpus import chunk_id
+    >>> chunk_id("manuals/guide.md", 2, 3)
+    'manuals/guide.md#p2c3'
+    >>> chunk_id("guide.md", 0, 1)
+    Traceback (most recent call last):
+    ...
+    ValueError: page must be a positive integer, got 0
     """
     if not isinstance(relative_path, str) or not relative_path.strip():
         raise ValueError("relative_path must be a non-empty string")
@@ -108,10 +165,39 @@ def chunk_page(
 ) -> list[Chunk]:
     """Cut one page into chunks (see the module rules), in text order.
 
-    Inputs: the page's ``text``, the file's ``relative_path`` (for the ids), its 1-based
-    ``page`` and the size bound ``max_chars`` (:data:`MIN_MAX_CHARS` to
-    :data:`MAX_MAX_CHARS`). Output: the chunks; none for a page of whitespace only.
     Deterministic: the same arguments always give the same chunks. Cost: O(len(text)).
+
+    Parameters
+    ----------
+    text : str
+        The page's text.
+    relative_path : str
+        The file's path relative to the ingested folder (for the chunk ids).
+    page : int, optional
+        The 1-based page number (default 1).
+    max_chars : int, optional
+        The size bound of a chunk, :data:`MIN_MAX_CHARS` to :data:`MAX_MAX_CHARS`
+        (default :data:`DEFAULT_MAX_CHARS`).
+
+    Returns
+    -------
+    list of Chunk
+        The chunks, in text order; none for a page of whitespace only. Each heading starts
+        a chunk and names its section.
+
+    Raises
+    ------
+    ValueError
+        When an argument is out of its range (raised by the chunker this wraps).
+
+    Examples
+    --------
+    >>> from corpus import chunk_page
+    >>> page = "# Site\\n\\nRack 7 stands in hall B.\\n\\n## Power\\n\\nHall B has two feeds.\\n"
+    >>> [(chunk.id, chunk.section) for chunk in chunk_page(page, "guide.md")]
+    [('guide.md#p1c1', 'Site'), ('guide.md#p1c2', 'Site > Power')]
+    >>> chunk_page("  \\n", "guide.md")
+    []
     """
     return list(iter_chunks(text, relative_path, page, max_chars=max_chars))
 

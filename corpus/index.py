@@ -115,7 +115,45 @@ class QueryGuard:
 
 @dataclass(frozen=True)
 class IngestReport:
-    """What one ingest did. Paths are relative to the ingested folder, sorted."""
+    """What one ingest did. Paths are relative to the ingested folder, sorted.
+
+    Parameters
+    ----------
+    accepted, replaced, skipped, removed : tuple of str
+        New files, now indexed; changed files whose chunks were replaced; unchanged files,
+        not touched; files gone from the folder, removed from the index.
+    failed : tuple of FileProblem
+        Files that could not be read (a previously indexed version stays).
+    ignored, empty : tuple of str
+        Files with no reader; accepted or replaced files that hold no text.
+    chunks_added, chunks_removed, chunks_embedded, files_total, chunks_total : int
+        What changed, and what the index now holds.
+    dense : bool
+        Whether every chunk of the index now has a dense vector.
+    dense_note : str
+        Why dense search is off, or ``""``.
+    bytes_read : int
+        Bytes read from the files.
+    seconds : float
+        Wall-clock time of the ingest.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from corpus import ingest
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> docs, index = Path(tmp.name, "docs"), Path(tmp.name, "docs.sqlite")
+    >>> docs.mkdir()
+    >>> _ = (docs / "guide.md").write_text("Rack 7 stands in the north hall.")
+    >>> _ = (docs / "photo.png").write_bytes(b"")
+    >>> report = ingest(docs, index, dense=False)
+    >>> report.accepted, report.ignored, report.chunks_total, report.ok
+    (('guide.md',), ('photo.png',), 1, True)
+    >>> ingest(docs, index, dense=False).skipped
+    ('guide.md',)
+    >>> tmp.cleanup()
+    """
 
     accepted: tuple[str, ...]
     """New files, now indexed."""
@@ -155,7 +193,28 @@ class IngestReport:
 
 @dataclass(frozen=True)
 class IndexInfo:
-    """A summary of an index (see :func:`index_info`)."""
+    """A summary of an index (see :func:`index_info`).
+
+    Parameters
+    ----------
+    path : str
+        The index file.
+    schema_version : int
+        The version of the index's tables.
+    files, chunks, vectors : int
+        How many files, chunks and dense vectors it holds.
+    dense_model, dense_note : str
+        The embedder of its vectors (``""``: none), and why dense search is off (``""``).
+    size_bytes : int
+        The size of the file.
+
+    Examples
+    --------
+    >>> from corpus import IndexInfo
+    >>> info = IndexInfo("docs.sqlite", 1, 2, 3, 0, "", "keyword-only", 57344)
+    >>> info.chunks, info.vectors == info.chunks
+    (3, False)
+    """
 
     path: str
     schema_version: int
@@ -261,8 +320,45 @@ def _unreadable(path: Path, exc: BaseException, guard: QueryGuard | None = None)
 
 
 def index_info(index_path: Path | str) -> IndexInfo:
-    """Counts and dense status of the index at ``index_path``. O(1) queries (counts are
-    O(rows) in SQLite, a few ms at 100k chunks)."""
+    """Counts and dense status of an index. O(1) queries (counts are O(rows) in SQLite, a
+    few ms at 100k chunks).
+
+    Parameters
+    ----------
+    index_path : Path or str
+        An index made by :func:`corpus.ingest`.
+
+    Returns
+    -------
+    IndexInfo
+        Its schema version, files, chunks and vectors, dense model and note, and size.
+
+    Raises
+    ------
+    ValueError
+        For a path that is not an existing file.
+    CorpusIndexError
+        For a file that is not a usable index.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from corpus import index_info, ingest
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> docs, index = Path(tmp.name, "docs"), Path(tmp.name, "docs.sqlite")
+    >>> docs.mkdir()
+    >>> _ = (docs / "guide.md").write_text("Rack 7 stands in the north hall.")
+    >>> _ = ingest(docs, index, dense=False)
+    >>> info = index_info(index)
+    >>> info.files, info.chunks, info.vectors
+    (1, 1, 0)
+    >>> index_info(docs / "guide.md")
+    Traceback (most recent call last):
+    ...
+    corpus.index_schema.CorpusIndexError: '...guide.md' is not an SQLite database: ...
+    >>> tmp.cleanup()
+    """
     with open_index(index_path) as conn:
         meta = read_meta(conn)
         files = conn.execute("SELECT COUNT(*) FROM files").fetchone()[0]
@@ -291,14 +387,55 @@ def ingest_directory(
 ) -> IngestReport:
     """Bring the index at ``index_path`` (created if missing) in line with ``directory``.
 
-    Inputs: the folder to ingest; the index file; ``progress(stage, done, total)`` called
-    after each file and each embedding batch; ``dense``: True to embed with the default
-    embedder when the extras are installed, False for keyword-only, or an :class:`Embedder`
-    to use; ``max_chars``: the chunk size bound (changing it re-chunks every file).
-    Output: an :class:`IngestReport`. Raises ValueError for bad arguments and
-    :class:`CorpusIndexError` for an unusable index; any exception leaves the index as it was.
-    Cost: O(total bytes) for new or changed files plus one ``stat`` per unchanged file, plus
-    one model pass per new chunk when embedding.
+    Public as :func:`corpus.ingest`. Any exception leaves the index as it was. Cost:
+    O(total bytes) for new or changed files plus one ``stat`` per unchanged file, plus one
+    model pass per new chunk when embedding.
+
+    Parameters
+    ----------
+    directory : Path or str
+        The folder to ingest (hidden files and folders and symbolic links are left out).
+    index_path : Path or str
+        The index file.
+    progress : callable, optional
+        ``progress(stage, done, total)``, called after each file and each embedding batch.
+    dense : bool or Embedder, optional
+        True (default) to embed with the default embedder when the extras are installed,
+        False for keyword-only, or the :class:`Embedder` to use.
+    max_chars : int, optional
+        The chunk size bound (changing it re-chunks every file).
+
+    Returns
+    -------
+    IngestReport
+        The files accepted, replaced, skipped, removed, failed and ignored, and the counts.
+
+    Raises
+    ------
+    ValueError
+        For a bad argument: ``directory`` not a folder, ``index_path`` in no folder, ...
+    CorpusIndexError
+        For an index file that cannot be used.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from corpus import ingest
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> docs, index = Path(tmp.name, "docs"), Path(tmp.name, "docs.sqlite")
+    >>> docs.mkdir()
+    >>> _ = (docs / "guide.md").write_text("Rack 7 stands in the north hall.")
+    >>> ingest(docs, index, dense=False).accepted
+    ('guide.md',)
+    >>> _ = (docs / "guide.md").write_text("Rack 7 stands in the south hall.")
+    >>> ingest(docs, index, dense=False).replaced
+    ('guide.md',)
+    >>> ingest(docs / "guide.md", index)
+    Traceback (most recent call last):
+    ...
+    ValueError: directory '...guide.md' is not a folder
+    >>> tmp.cleanup()
     """
     started = time.monotonic()
     if not isinstance(directory, str | Path) or not str(directory).strip():

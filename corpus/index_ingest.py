@@ -16,12 +16,14 @@ from stat import S_ISREG
 
 from corpus.chunking import CHUNKER_VERSION, iter_chunk_rows
 from corpus.embed import Embedder, sign_bits
+from corpus.entities import drop_orphans, store_mentions
 from corpus.index_scan import FileProblem, open_no_follow, too_big
 from corpus.index_schema import (
     APPLICATION_ID,
     FIRST_INGEST_KEY,
     SCHEMA,
     SCHEMA_VERSION,
+    UPGRADE_FROM_1,
     check_schema,
     read_meta,
     split_statements,
@@ -91,7 +93,9 @@ class IngestRun:
     def prepare(self, path: Path) -> bool:
         """Create the schema in a new file, or check an existing one; decide whether every
         file must be re-chunked (the chunker changed) or re-embedded (the model changed).
-        Returns whether the schema was created (the caller commits it at once)."""
+        Returns whether the schema was created (the caller commits it at once). A version-1
+        index is upgraded first, in this transaction (:meth:`_upgrade_from_1`)."""
+        self._upgrade_from_1()
         created = check_schema(self.conn, path, allow_empty=True)
         if created:
             self._create_schema()
@@ -104,6 +108,22 @@ class IngestRun:
             self.conn.execute("DELETE FROM chunk_vectors")
             self.conn.execute("DELETE FROM chunk_bits")
         return created
+
+    def _upgrade_from_1(self) -> None:
+        """Add the entity graph to a version-1 corpus index and fill it from the stored
+        chunks (no file is read); anything else is left to :func:`check_schema`."""
+        pragma = self.conn.execute
+        if pragma("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
+            return
+        if pragma("PRAGMA user_version").fetchone()[0] != 1:
+            return
+        for statement in split_statements(UPGRADE_FROM_1):
+            self.conn.execute(statement)
+        rows = self.conn.execute("SELECT id, section, text FROM chunks ORDER BY id")
+        while batch := rows.fetchmany(INSERT_BATCH):
+            store_mentions(self.conn, [(row, embed_text(text, sec)) for row, sec, text in batch])
+        self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        self._set_meta("schema_version", str(SCHEMA_VERSION))
 
     def _create_schema(self) -> None:
         for statement in split_statements(SCHEMA):
@@ -229,6 +249,17 @@ class IngestRun:
                     for chunk, page, number, start, end, section, text in batch
                 ],
             )
+            marks = ",".join("?" * len(batch))
+            rows = dict(
+                self.conn.execute(
+                    f"SELECT chunk_id, id FROM chunks WHERE chunk_id IN ({marks})",
+                    [chunk for chunk, *_ in batch],
+                )
+            )
+            store_mentions(
+                self.conn,
+                [(rows[row[0]], embed_text(row[6], row[5])) for row in batch],
+            )
             added += len(batch)
         return added
 
@@ -292,6 +323,8 @@ class IngestRun:
     def finish(self, dense_note: str) -> tuple[int, int, int]:
         """Write ``meta``; return (files, chunks, vectors) in the index."""
         self.conn.execute("DELETE FROM meta WHERE key = ?", (FIRST_INGEST_KEY,))
+        if self.chunks_removed:
+            drop_orphans(self.conn)
         self._set_meta("chunker", self.chunker)
         files = self.conn.execute("SELECT COUNT(*) FROM files").fetchone()[0]
         chunks = self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
@@ -318,5 +351,6 @@ class IngestRun:
 
 
 def embed_text(text: str, section: str) -> str:
-    """What is embedded for a chunk: its heading trail, then its text."""
+    """What is embedded for a chunk, and what its entities are read from: its heading
+    trail, then its text."""
     return f"{section}\n{text}" if section else text

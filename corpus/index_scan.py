@@ -14,7 +14,28 @@ from corpus.readers import MAX_FILE_BYTES, is_supported
 
 @dataclass(frozen=True)
 class FileProblem:
-    """A file the ingest could not take, with the reason in one line."""
+    """A file the ingest could not take, with the reason in one line.
+
+    Parameters
+    ----------
+    path : str
+        The file, relative to the ingested folder.
+    reason : str
+        Why it was not taken.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from corpus import ingest
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> docs, index = Path(tmp.name, "docs"), Path(tmp.name, "docs.sqlite")
+    >>> docs.mkdir()
+    >>> _ = (docs / "latin1.txt").write_bytes("caf\\xe9".encode("latin-1"))
+    >>> ingest(docs, index, dense=False).failed
+    (FileProblem(path='latin1.txt', reason='...'),)
+    >>> tmp.cleanup()
+    """
 
     path: str
     reason: str

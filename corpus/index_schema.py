@@ -7,12 +7,37 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2 added the entity graph (``entity``, ``chunk_entity``); an ingest upgrades a version-1
+index in place (:data:`UPGRADE_FROM_1`), readers ask for that ingest."""
 APPLICATION_ID = 0x4C474358  # "LGCX"
 FIRST_INGEST_KEY = "first_ingest"
 """A ``meta`` key present only while the index's first ingest has not committed."""
 
-SCHEMA = """
+ENTITY_SCHEMA = """
+CREATE TABLE entity (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+CREATE TABLE chunk_entity (
+    chunk INTEGER NOT NULL,
+    entity INTEGER NOT NULL,
+    PRIMARY KEY (chunk, entity)
+) WITHOUT ROWID;
+CREATE INDEX chunk_entity_by_entity ON chunk_entity(entity, chunk);
+"""
+"""The entity graph (:mod:`corpus.entities`): the names each chunk mentions."""
+
+DELETE_TRIGGER = """
+CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunk_fts(chunk_fts, rowid, text, section)
+    VALUES ('delete', old.id, old.text, old.section);
+    DELETE FROM chunk_vectors WHERE chunk = old.id;
+    DELETE FROM chunk_bits WHERE chunk = old.id;
+    DELETE FROM chunk_entity WHERE chunk = old.id;
+END;
+"""
+"""A chunk's FTS entry, vector, sign bits and entity mentions go with it."""
+
+SCHEMA = (
+    """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE files (
     id INTEGER PRIMARY KEY,
@@ -43,19 +68,37 @@ CREATE VIRTUAL TABLE chunk_fts USING fts5(
 CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
     INSERT INTO chunk_fts(rowid, text, section) VALUES (new.id, new.text, new.section);
 END;
-CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
-    INSERT INTO chunk_fts(chunk_fts, rowid, text, section)
-    VALUES ('delete', old.id, old.text, old.section);
-    DELETE FROM chunk_vectors WHERE chunk = old.id;
-    DELETE FROM chunk_bits WHERE chunk = old.id;
-END;
 CREATE TABLE chunk_vectors (chunk INTEGER PRIMARY KEY, embedding BLOB NOT NULL);
 CREATE TABLE chunk_bits (chunk INTEGER PRIMARY KEY, bits BLOB NOT NULL);
 """
+    + ENTITY_SCHEMA
+    + DELETE_TRIGGER
+)
+
+UPGRADE_FROM_1 = ENTITY_SCHEMA + "DROP TRIGGER chunks_ad;" + DELETE_TRIGGER
+"""What turns a version-1 index into version 2 (its entity tables are then filled from the
+stored chunks)."""
 
 
 class CorpusIndexError(Exception):
-    """The index file cannot be used (not a corpus index, another schema, locked, corrupt)."""
+    """The index file cannot be used (not a corpus index, another schema, locked, corrupt).
+
+    The message says which and why, in one line.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from corpus import CorpusIndexError, search
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     notes = Path(tmp, "notes.sqlite")
+    ...     _ = notes.write_text("not a database")
+    ...     try:
+    ...         search(notes, "rack 7")
+    ...     except CorpusIndexError as error:
+    ...         print(str(error).split(": ")[-1])
+    file is not a database
+    """
 
 
 def read_meta(conn: sqlite3.Connection) -> dict[str, str]:
@@ -84,6 +127,11 @@ def check_schema(conn: sqlite3.Connection, path: Path, *, allow_empty: bool) -> 
             "give another --index path"
         )
     version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version == 1:
+        raise CorpusIndexError(
+            f"index {str(path)!r} has schema version 1, this code reads 2 (it adds the entity "
+            "graph); run the ingest again to upgrade it in place (no file is read again)"
+        )
     if version != SCHEMA_VERSION:
         raise CorpusIndexError(
             f"index {str(path)!r} has schema version {version}, this code reads "

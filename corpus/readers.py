@@ -43,12 +43,36 @@ MAX_FILE_BYTES = 200 * 1024 * 1024
 
 
 class ReadError(Exception):
-    """A file could not be turned into text; the message is the reason, in one line."""
+    """A file could not be turned into text; the message is the reason, in one line.
+
+    Examples
+    --------
+    >>> from corpus import ReadError, read_pages
+    >>> try:
+    ...     read_pages("no/such/file.txt")
+    ... except ReadError as error:
+    ...     print(error)
+    cannot read the file: No such file or directory
+    """
 
 
 @dataclass(frozen=True)
 class Page:
-    """One page of a file's text (``number`` is 1-based; files without pages have page 1)."""
+    """One page of a file's text.
+
+    Parameters
+    ----------
+    number : int
+        The 1-based page number; files without pages have page 1.
+    text : str
+        The page's text.
+
+    Examples
+    --------
+    >>> from corpus import read_pages
+    >>> read_pages("guide.md", b"Rack 7 stands in the north hall.")
+    [Page(number=1, text='Rack 7 stands in the north hall.')]
+    """
 
     number: int
     text: str
@@ -67,9 +91,38 @@ def pdf_support() -> str | None:
 
 
 def read_pages(path: Path | str, data: bytes | None = None) -> list[Page]:
-    """The pages of the file at ``path``, by its suffix; ``data`` is its bytes when the
-    caller already read them. Raises :class:`ReadError` with the reason when the file cannot
-    be read, and ValueError for an unsupported suffix. Cost: O(file size)."""
+    """The pages of a file, read by its suffix. Cost: O(file size).
+
+    Parameters
+    ----------
+    path : Path or str
+        The file: ``.txt``, ``.md``, ``.markdown``, ``.html``, ``.htm`` or ``.pdf`` (PDFs
+        need the ``corpus`` extra).
+    data : bytes, optional
+        The file's bytes, when the caller already read them.
+
+    Returns
+    -------
+    list of Page
+        One page for text and HTML (HTML as its visible text), one per page for a PDF.
+
+    Raises
+    ------
+    ReadError
+        When the file cannot be read (missing, too large, not text), with the reason.
+    ValueError
+        For an unsupported suffix.
+
+    Examples
+    --------
+    >>> from corpus import read_pages
+    >>> read_pages("hall.html", b"<h1>Site</h1><p>Rack 7 stands in the north hall.</p>")
+    [Page(number=1, text='# Site\\n\\nRack 7 stands in the north hall.')]
+    >>> read_pages("photo.png", b"")
+    Traceback (most recent call last):
+    ...
+    ValueError: path 'photo.png' has unsupported suffix '.png'; supported: ...
+    """
     if not isinstance(path, str | Path):
         raise ValueError(f"path must be a str or Path, got {type(path).__name__}")
     path = Path(path)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from corpus.embed import Embedder, connect_vec, load_embedder, sign_bits
+from corpus.entities import entity_ranking
 from corpus.index import CorpusIndexError, QueryGuard, open_index, read_meta
 from corpus.index_pin import PinnedIndex
 from corpus.words import STOPWORDS
@@ -40,6 +41,10 @@ DENSE_CANDIDATES = 400
 MAX_VARIANTS = 3
 MAX_K = 1000
 MAX_QUERY_TERMS = 32
+KEEP_OWN = 3
+"""The question's own best hits (its own rankings fused) that rewrites cannot push out."""
+ENTITY_SEEDS = 5
+"""How many fused hits seed the entity-graph ranking."""
 COMMON_TERM_SHARE = 0.2
 COMMON_TERM_MIN = 2000
 """A query word in more than this share of the chunks, and in more than this many, is
@@ -53,7 +58,42 @@ _TERM = re.compile(r"[^\W_]+")
 
 @dataclass(frozen=True)
 class Hit:
-    """One retrieved chunk."""
+    """One retrieved chunk.
+
+    Parameters
+    ----------
+    chunk_id : str
+        ``<relative path>#p<page>c<number>``: stable across re-ingests of an unchanged file.
+    path : str
+        The file, relative to the ingested folder.
+    page, start, end : int
+        The 1-based page, and the character offsets of the chunk in its text.
+    section : str
+        The heading trail above the chunk (``""``: none).
+    version : str or None
+        The version the file's name carries (``guide-v2.md``: ``"2"``), if any.
+    text : str
+        The chunk's text.
+    score : float
+        The fused RRF score (higher is better).
+    keyword_rank, dense_rank : int or None
+        The chunk's best rank in any keyword or dense ranking (1 = top), None if in none.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from corpus import ingest, search
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> docs, index = Path(tmp.name, "docs"), Path(tmp.name, "docs.sqlite")
+    >>> docs.mkdir()
+    >>> _ = (docs / "guide-v2.md").write_text("# Site\\n\\nRack 7 stands in the north hall.")
+    >>> _ = ingest(docs, index, dense=False)
+    >>> (hit,) = search(index, "rack 7", k=1, dense=False)
+    >>> hit.chunk_id, hit.section, hit.version, hit.keyword_rank, hit.dense_rank
+    ('guide-v2.md#p1c1', 'Site', '2', 1, None)
+    >>> tmp.cleanup()
+    """
 
     chunk_id: str
     """``<relative path>#p<page>c<number>``: stable across re-ingests of an unchanged file."""
@@ -72,11 +112,44 @@ class Hit:
     """Best rank of the chunk in any keyword ranking (1 = top), None if in none."""
     dense_rank: int | None
     """Best rank of the chunk in any dense ranking, None if in none (or dense was off)."""
+    entity_rank: int | None = None
+    """Best rank of the chunk in an entity-graph ranking, None if in none (or it was off)."""
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """A chunk that fusion ranked in the top ``k`` but that was left out to keep one of the
+    question's own best hits (see :func:`keep_own`)."""
+
+    chunk_id: str
+    fused_rank: int
+    kept_for: str
+    """The chunk of the question's own hits that took its place."""
+    reason: str
 
 
 @dataclass(frozen=True)
 class Retrieval:
-    """The result of :func:`retrieve`: hits best first, and how they were found."""
+    """The result of :func:`retrieve`: hits best first, and how they were found.
+
+    Parameters
+    ----------
+    hits : tuple of Hit
+        The chunks, best first.
+    queries : tuple of str
+        The queries actually run (the question first, duplicates and blanks dropped).
+    dense_used : bool
+        Whether dense rankings were fused in.
+    dense_note : str
+        Why dense retrieval was not used, or ``""``.
+
+    Examples
+    --------
+    >>> from corpus import Retrieval
+    >>> found = Retrieval((), ("where is rack 7",), False, "dense retrieval was turned off")
+    >>> found.hits, found.dense_used
+    ((), False)
+    """
 
     hits: tuple[Hit, ...]
     queries: tuple[str, ...]
@@ -84,6 +157,8 @@ class Retrieval:
     dense_used: bool
     dense_note: str
     """Why dense retrieval was not used, or ``""``."""
+    dropped: tuple[Dropped, ...] = ()
+    """Chunks of the fused top ``k`` left out for the question's own best hits."""
 
 
 def query_terms(query: str) -> list[str]:
@@ -97,24 +172,113 @@ def query_terms(query: str) -> list[str]:
     return (content or words)[:MAX_QUERY_TERMS]
 
 
-def rrf_fuse(rankings: Sequence[Sequence[str]], *, k: int = RRF_K) -> list[tuple[str, float]]:
-    """Reciprocal rank fusion of ``rankings`` (each a list of ids, best first; an id seen
-    twice in one ranking counts at its first place). Returns ``(id, score)`` pairs, best
-    first: score descending, then best single rank ascending, then id ascending.
-    Cost: O(total length * log)."""
+def rrf_fuse(
+    rankings: Sequence[Sequence[str]],
+    *,
+    k: int = RRF_K,
+    weights: Sequence[float] | None = None,
+) -> list[tuple[str, float]]:
+    """Weighted reciprocal rank fusion: an id scores ``weight / (k + rank)`` in each ranking
+    it is in.
+
+    Cost: O(total length * log).
+
+    Parameters
+    ----------
+    rankings : sequence of sequence of str
+        Each a list of ids, best first; an id seen twice in one ranking counts at its first
+        place.
+    k : int, optional
+        The rank offset (default :data:`RRF_K`, 60), 0 or more.
+    weights : sequence of float, optional
+        One non-negative weight per ranking (default 1 each).
+
+    Returns
+    -------
+    list of (str, float)
+        ``(id, score)`` pairs, best first: score descending, then best single rank
+        ascending, then id ascending.
+
+    Raises
+    ------
+    ValueError
+        When ``k`` is not a non-negative integer, or ``weights`` has another length than
+        ``rankings`` or a negative weight.
+
+    Examples
+    --------
+    >>> from corpus import rrf_fuse
+    >>> rrf_fuse([["a", "b"], ["b", "c"]], k=0)
+    [('b', 1.5), ('a', 1.0), ('c', 0.5)]
+    >>> rrf_fuse([["a", "b"], ["b", "c"]], k=0, weights=[2, 0])
+    [('a', 2.0), ('b', 1.0), ('c', 0.0)]
+    """
     if isinstance(k, bool) or not isinstance(k, int) or k < 0:
         raise ValueError(f"k must be a non-negative integer, got {k!r}")
+    factors = [1.0] * len(rankings) if weights is None else [float(w) for w in weights]
+    if len(factors) != len(rankings) or any(not w >= 0 for w in factors):
+        raise ValueError(
+            f"weights must be {len(rankings)} non-negative numbers, one per ranking, "
+            f"got {weights!r}"
+        )
     scores: dict[str, float] = {}
     best: dict[str, int] = {}
-    for ranking in rankings:
+    for ranking, weight in zip(rankings, factors, strict=True):
         seen: set[str] = set()
         for rank, item in enumerate(ranking, 1):
             if item in seen:
                 continue
             seen.add(item)
-            scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank)
+            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
             best[item] = min(best.get(item, rank), rank)
     return sorted(scores.items(), key=lambda pair: (-pair[1], best[pair[0]], pair[0]))
+
+
+def keep_own(
+    fused: Sequence[tuple[str, float]], own: Sequence[str], k: int
+) -> tuple[list[tuple[str, float]], list[Dropped]]:
+    """The top ``k`` of ``fused`` with the ids of ``own`` (the question's own best hits)
+    among them, at most half of ``k``: an ``own`` id that the other rankings pushed below
+    ``k`` takes the place of the lowest fused id that is not in ``own``; the result keeps
+    the fused order. Half, so that the other rankings always keep room.
+
+    Parameters
+    ----------
+    fused: ``(id, score)`` pairs, best first (:func:`rrf_fuse`).
+    own: the ids that should stay, best first; the first ``k // 2`` are kept.
+    k: how many to keep.
+
+    Returns
+    -------
+    The kept pairs, and one :class:`Dropped` per id that made room, best fused rank first.
+
+    Examples
+    --------
+    >>> kept, dropped = keep_own([("a", 3.0), ("b", 2.0), ("c", 1.0), ("d", 0.5)], ["d"], 2)
+    >>> [chunk for chunk, _ in kept], dropped[0].chunk_id, dropped[0].kept_for
+    (['a', 'd'], 'b', 'd')
+    """
+    rank = {chunk: number for number, (chunk, _) in enumerate(fused, 1)}
+    must = [chunk for chunk in dict.fromkeys(own) if chunk in rank][: k // 2]
+    missing = [chunk for chunk in must if rank[chunk] > k]
+    top = [chunk for chunk, _ in fused[:k]]
+    others = [chunk for chunk in top if chunk not in must]
+    out = others[len(others) - len(missing) :] if missing else []
+    dropped = [
+        Dropped(
+            chunk_id=gone,
+            fused_rank=rank[gone],
+            kept_for=kept,
+            reason=(
+                f"fused rank {rank[gone]} of the top {k}: it made room for {kept}, the "
+                f"question's own hit {must.index(kept) + 1}, which the other rankings had "
+                f"pushed to fused rank {rank[kept]}"
+            ),
+        )
+        for gone, kept in zip(out, missing, strict=True)
+    ]
+    keep = set(top) - set(out) | set(missing)
+    return [pair for pair in fused if pair[0] in keep], dropped
 
 
 def keyword_ranking(
@@ -201,60 +365,277 @@ def retrieve(
     dense: bool | Embedder = True,
     depth: int = DEFAULT_DEPTH,
     guard: QueryGuard | None = None,
+    entities: float = 0.0,
+    keep: int = KEEP_OWN,
+    hyde: str | None = None,
 ) -> Retrieval:
     """The top ``k`` chunks for ``question`` and up to :data:`MAX_VARIANTS` ``variants``.
 
-    Inputs: an ingested index; the raw question (always searched); query variants (blank
-    ones and repeats are dropped, so an unusable rewrite falls back to the question alone);
-    ``k`` (1 to :data:`MAX_K`); ``dense``: True to add dense rankings when the index and the
-    extras allow (queries embedded with the backend the index was built with, whatever
-    ``$LOGIC_GRAPH_EMBEDDER`` says), False for keyword-only, or the :class:`Embedder` the
-    index was built with;
-    ``depth``: length of each single ranking (raised to ``4 * k`` when smaller); ``guard``:
-    the time limit and cancellation check for every query of this retrieval (default:
-    :data:`~corpus.index.QUERY_TIME_LIMIT_S`, no cancellation).
-    Output: a :class:`Retrieval`. Raises ValueError naming a bad argument and
-    :class:`~corpus.index.CorpusIndexError` for an unusable index, malformed
-    dense vectors, or a query the guard stopped.
-    Cost: one FTS5 query per query plus, with dense, one embedding and one vector scan each.
+    Each query is ranked by keywords (BM25) and, when the index and the extras allow, by
+    dense vectors; the rankings are fused by :func:`rrf_fuse`. Cost: one FTS5 query per
+    query plus, with dense, one embedding and one vector scan each.
+
+    Parameters
+    ----------
+    index_path : Path, str or PinnedIndex
+        An ingested index.
+    question : str
+        The raw question (always searched).
+    variants : sequence of str, optional
+        Query variants; blank ones and repeats are dropped, so an unusable rewrite falls
+        back to the question alone.
+    k : int, optional
+        How many chunks, 1 to :data:`MAX_K` (default 8).
+    dense : bool or Embedder, optional
+        True (default) to add dense rankings when the index and the extras allow (queries
+        embedded with the backend the index was built with, whatever
+        ``$LOGIC_GRAPH_EMBEDDER`` says), False for keyword-only, or the :class:`Embedder`
+        the index was built with.
+    depth : int, optional
+        Length of each single ranking (raised to ``4 * k`` when smaller).
+    guard : QueryGuard, optional
+        The time limit and cancellation check for every query of this retrieval (default:
+        :data:`~corpus.index.QUERY_TIME_LIMIT_S`, no cancellation).
+    entities : float, optional
+        The weight of the entity-graph ranking (:func:`corpus.entities.entity_ranking`,
+        seeded with the :data:`ENTITY_SEEDS` best fused chunks) in a second fusion; 0 (the
+        default) for none. Costs one entity-graph walk.
+    keep : int, optional
+        How many of the question's own best hits (its keyword and dense rankings fused) stay
+        in the top ``k`` whatever the variants rank (default :data:`KEEP_OWN`; 0 to
+        :data:`MAX_K`, at most ``k // 2`` apply). The chunks they displace are listed in
+        :attr:`Retrieval.dropped`.
+    hyde : str, optional
+        A hypothetical answer passage (HyDE): its dense ranking, and no keyword ranking, joins
+        the fusion like a variant's. Nothing when dense rankings are not available.
+
+    Returns
+    -------
+    Retrieval
+        The hits, best first, the queries run and whether dense rankings were used.
+
+    Raises
+    ------
+    ValueError
+        Naming a bad argument.
+    CorpusIndexError
+        For an unusable index, malformed dense vectors, or a query the guard stopped.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from corpus import ingest, retrieve
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> docs, index = Path(tmp.name, "docs"), Path(tmp.name, "docs.sqlite")
+    >>> docs.mkdir()
+    >>> _ = (docs / "guide.md").write_text("Rack 7 stands in the north hall.")
+    >>> _ = (docs / "moves.md").write_text("Rack 9 moved to the south hall in May.")
+    >>> _ = ingest(docs, index, dense=False)
+    >>> found = retrieve(index, "Where is rack 7?", ["rack 7 hall", " "], k=2, dense=False)
+    >>> found.queries
+    ('Where is rack 7?', 'rack 7 hall')
+    >>> [hit.path for hit in found.hits]
+    ['guide.md', 'moves.md']
+    >>> tmp.cleanup()
     """
-    queries = _validate(question, variants, k, dense, depth)
-    depth = max(depth, 4 * k)
+    queries = check_queries(question, variants, k, dense, depth)
+    check_weight("entities", entities)
+    check_hyde(hyde)
+    if isinstance(keep, bool) or not isinstance(keep, int) or not 0 <= keep <= MAX_K:
+        raise ValueError(f"keep must be an integer from 0 to {MAX_K}, got {keep!r}")
     guard = guard if guard is not None else QueryGuard()
     with open_index(index_path, guard) as conn:
-        meta = read_meta(conn)
-        chunks = int(meta.get("chunk_count", "0"))
-        rankings = [keyword_ranking(conn, query, depth, chunks=chunks) for query in queries]
-        keyword_count = len(rankings)
-        dense_note = ""
-        if dense is False:
-            dense_note = "dense retrieval was turned off for this search"
-        else:
-            dense_rankings, dense_note = _dense_rankings(
-                index_path, meta, queries, depth, dense, guard
-            )
-            rankings.extend(dense_rankings)
-        fused = rrf_fuse(rankings)[:k]
-        best_rank = _best_ranks(rankings[:keyword_count]), _best_ranks(rankings[keyword_count:])
-        hits = _load_hits(conn, fused, best_rank)
+        searcher = Searcher(conn, index_path, max(depth, 4 * k), dense, guard)
+        own = searcher.rankings(queries[0])
+        lists = [own, *(searcher.rankings(query) for query in queries[1:])]
+        lists += searcher.passage_rankings(hyde)
+        fused, graph = searcher.fuse(lists, entities=entities)
+        kept, dropped = keep_own(fused, [c for c, _ in rrf_fuse(own.all)][:keep], k)
+        hits = searcher.load_hits(kept, lists, [graph])
     return Retrieval(
         hits=tuple(hits),
         queries=tuple(queries),
-        dense_used=not dense_note,
-        dense_note=dense_note,
+        dense_used=not searcher.dense_note,
+        dense_note=searcher.dense_note,
+        dropped=tuple(dropped),
     )
+
+
+def check_weight(name: str, value: object) -> float:
+    """``value`` as a weight (a number from 0 to 100), or ValueError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 100:
+        raise ValueError(f"{name} must be a number from 0 to 100, got {value!r}")
+    return float(value)
+
+
+def check_hyde(passage: object) -> None:
+    """Raise ValueError naming ``hyde`` unless ``passage`` is None or a non-blank string."""
+    if passage is not None and (not isinstance(passage, str) or not passage.strip()):
+        raise ValueError(f"hyde must be None or a non-empty passage, got {passage!r}")
+
+
+@dataclass(frozen=True)
+class Rankings:
+    """The rankings of one query: keyword and dense (empty when dense is off), each a list
+    of chunk ids, best first."""
+
+    keyword: list[str]
+    dense: list[str]
+
+    @property
+    def all(self) -> list[list[str]]:
+        """The non-empty rankings."""
+        return [ranking for ranking in (self.keyword, self.dense) if ranking]
+
+
+class Searcher:
+    """The rankings of the queries of one retrieval on one open index (see
+    :func:`retrieve`; :mod:`corpus.multihop` runs several hops through one).
+    ``dense_note`` says why dense rankings were not made, once a query has tried."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        index_path: Path | str | PinnedIndex,
+        depth: int,
+        dense: bool | Embedder,
+        guard: QueryGuard,
+    ) -> None:
+        self.conn = conn
+        self.index_path = index_path
+        self.depth = depth
+        self.dense = dense
+        self.guard = guard
+        self.meta = read_meta(conn)
+        self.chunks = int(self.meta.get("chunk_count", "0"))
+        self.dense_note = "dense retrieval was turned off for this search" if dense is False else ""
+
+    def rankings(self, query: str) -> Rankings:
+        """The keyword and (when available) dense rankings of ``query``."""
+        keyword = keyword_ranking(self.conn, query, self.depth, chunks=self.chunks)
+        if self.dense is False or self.dense_note:
+            return Rankings(keyword, [])
+        dense, self.dense_note = _dense_rankings(
+            self.index_path, self.meta, [query], self.depth, self.dense, self.guard
+        )
+        return Rankings(keyword, dense[0] if dense else [])
+
+    def passage_rankings(self, passage: str | None) -> list[Rankings]:
+        """The dense ranking of a hypothetical answer ``passage`` (HyDE) and no keyword
+        ranking; ``[]`` for no passage or when dense rankings are not available."""
+        if passage is None or self.dense is False or self.dense_note:
+            return []
+        dense, self.dense_note = _dense_rankings(
+            self.index_path,
+            self.meta,
+            [" ".join(passage.split())],
+            self.depth,
+            self.dense,
+            self.guard,
+        )
+        return [Rankings([], dense[0])] if dense else []
+
+    def entity_ranking(self, seeds: Sequence[str] = (), names: Sequence[str] = ()) -> list[str]:
+        """The chunks that name the entities of ``seeds`` or ``names``
+        (:func:`corpus.entities.entity_ranking`)."""
+        return entity_ranking(self.conn, self.depth, seeds=seeds, names=names, chunks=self.chunks)
+
+    def fuse(
+        self,
+        lists: Sequence[Rankings],
+        *,
+        entities: float = 0.0,
+        seeds: int = ENTITY_SEEDS,
+        names: Sequence[str] = (),
+    ) -> tuple[list[tuple[str, float]], list[str]]:
+        """Every ranking of ``lists`` fused, and the entity-graph ranking: with ``entities``
+        > 0, that of the ``seeds`` best fused chunks and of ``names``, fused in again
+        weighing ``entities`` (each other ranking weighs 1); else ``[]``."""
+        flat = [ranking for item in lists for ranking in item.all]
+        fused = rrf_fuse(flat)
+        if entities <= 0:
+            return fused, []
+        graph = self.entity_ranking([c for c, _ in fused[:seeds]], names)
+        return rrf_fuse([*flat, graph], weights=[*(1.0 for _ in flat), entities]), graph
+
+    def text(self, chunk_id: str) -> str:
+        """The text of one chunk (``""`` when the index has no such chunk)."""
+        row = self.conn.execute("SELECT text FROM chunks WHERE chunk_id = ?", (chunk_id,))
+        found = row.fetchone()
+        return str(found[0]) if found else ""
+
+    def load_hits(
+        self,
+        fused: Sequence[tuple[str, float]],
+        lists: Sequence[Rankings],
+        graphs: Sequence[list[str]] = (),
+    ) -> list[Hit]:
+        """The :class:`Hit` of each fused chunk, with its best rank in the keyword and dense
+        rankings of ``lists`` and in the entity-graph rankings ``graphs``."""
+        return _load_hits(
+            self.conn,
+            list(fused),
+            (
+                _best_ranks([item.keyword for item in lists]),
+                _best_ranks([item.dense for item in lists]),
+                _best_ranks(list(graphs)),
+            ),
+        )
 
 
 def search(
     index_path: Path | str, query: str, k: int = 8, *, dense: bool | Embedder = True
 ) -> list[Hit]:
-    """The top ``k`` chunks for one ``query`` (hybrid when available, see :func:`retrieve`)."""
+    """The top ``k`` chunks for one query (hybrid when available, see :func:`retrieve`).
+
+    Parameters
+    ----------
+    index_path : Path or str
+        An ingested index.
+    query : str
+        The text to search for.
+    k : int, optional
+        How many chunks, 1 to :data:`MAX_K` (default 8).
+    dense : bool or Embedder, optional
+        As for :func:`retrieve`.
+
+    Returns
+    -------
+    list of Hit
+        The chunks, best first.
+
+    Raises
+    ------
+    ValueError, CorpusIndexError
+        As :func:`retrieve` does.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from corpus import ingest, search
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> docs, index = Path(tmp.name, "docs"), Path(tmp.name, "docs.sqlite")
+    >>> docs.mkdir()
+    >>> _ = (docs / "guide.md").write_text("Rack 7 stands in the north hall.")
+    >>> _ = ingest(docs, index, dense=False)
+    >>> [hit.text for hit in search(index, "north hall", k=3, dense=False)]
+    ['Rack 7 stands in the north hall.']
+    >>> search(index, "  ")
+    Traceback (most recent call last):
+    ...
+    ValueError: question must be a non-empty string, got '  '
+    >>> tmp.cleanup()
+    """
     return list(retrieve(index_path, query, (), k, dense=dense).hits)
 
 
-def _validate(
+def check_queries(
     question: object, variants: object, k: object, dense: object, depth: object
 ) -> list[str]:
+    """The queries to run (the question, then its distinct non-blank variants), or
+    ValueError naming the bad argument (see :func:`retrieve`)."""
     if not isinstance(question, str) or not question.strip():
         raise ValueError(f"question must be a non-empty string, got {question!r}")
     if isinstance(variants, str) or not isinstance(variants, Sequence):
@@ -334,7 +715,7 @@ def _best_ranks(rankings: list[list[str]]) -> dict[str, int]:
 def _load_hits(
     conn: sqlite3.Connection,
     fused: list[tuple[str, float]],
-    best_rank: tuple[dict[str, int], dict[str, int]],
+    best_rank: tuple[dict[str, int], dict[str, int], dict[str, int]],
 ) -> list[Hit]:
     if not fused:
         return []
@@ -348,7 +729,7 @@ def _load_hits(
             [chunk for chunk, _ in fused],
         )
     }
-    keyword, dense = best_rank
+    keyword, dense, entity = best_rank
     return [
         Hit(
             chunk_id=chunk,
@@ -362,6 +743,7 @@ def _load_hits(
             score=score,
             keyword_rank=keyword.get(chunk),
             dense_rank=dense.get(chunk),
+            entity_rank=entity.get(chunk),
         )
         for chunk, score in fused
     ]

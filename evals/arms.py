@@ -35,10 +35,10 @@ from evals.datasets import item_to_task
 from evals.metering import CallRecorder
 from evals.score import normalize_answer
 from evals.vote import ABSTAIN, TIE, majority_vote
-from orchestrator import prompts as orchestrator_prompts
-from orchestrator.answers import UNANSWERABLE, asked_category
 from orchestrator.api import RunConfig, run_task
-from orchestrator.client import SupportsChat
+from orchestrator.llm import SupportsChat
+from orchestrator.reply import UNANSWERABLE, asked_category
+from orchestrator.reply import prompts as orchestrator_prompts
 
 
 @dataclass(frozen=True)
@@ -424,14 +424,21 @@ ARM_PROMPTS: dict[int, tuple[str, ...]] = {
 }
 
 
+CORPUS_STAGE_PROMPTS = frozenset({"rerank", "hyde"})
+"""Templates of the corpus retrieval stages that are off by default (the LLM reranker, HyDE;
+docs/corpus.md): an arm-6 run never sends them."""
+
+
 def prompt_version(arm: int, shape: str = "graph") -> str:
     """A stable version string for an arm's prompts, e.g. ``"reasoned@1+revisit@1"``; arm 6's
     starts with the versions of the orchestrator templates its interrogation ``shape`` uses
-    (a graph-shaped run never sends the chain template, and the reverse), so adding a template
-    for the other shape does not change this run's tag."""
+    (a graph-shaped run never sends the chain template, and the reverse; nor does it send the
+    templates of the corpus stages that are off unless asked for, :data:`CORPUS_STAGE_PROMPTS`),
+    so adding a template it does not send does not change this run's tag."""
     own = [f"{name}@{prompts.PROMPT_VERSIONS[name]}" for name in ARM_PROMPTS[arm]]
     if arm == 6:
-        unused = "interrogation_chain" if shape == "graph" else "interrogation"
-        used = [v for k, v in orchestrator_prompts.PROMPT_VERSIONS.items() if k != unused]
+        unused = {"interrogation_chain" if shape == "graph" else "interrogation"}
+        unused |= CORPUS_STAGE_PROMPTS
+        used = [v for k, v in orchestrator_prompts.PROMPT_VERSIONS.items() if k not in unused]
         own = sorted(used) + own
     return "+".join(own)

@@ -33,8 +33,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from orchestrator.chat import ChatMiddleware, ChatRequest, ChatSeam
-from orchestrator.client import ChatResult, CostLedger, LLMError
+from orchestrator.llm import ChatMiddleware, ChatRequest, ChatResult, ChatSeam, CostLedger, LLMError
 
 BANK_FILE = "bank.jsonl"
 BANK_FILE_GZ = "bank.jsonl.gz"

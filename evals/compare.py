@@ -3,13 +3,15 @@
 `arm_statistics` feeds the *Statistics* section of every summary: for arm 6 against arms 1,
 2 and 7 (those present), paired bootstrap intervals for the difference in accuracy and in net
 score, an exact McNemar test, each arm's risk-coverage area, and arm 6 against arm 7 at matched
-coverage. `flips` compares two runs of the same items (e.g. two replays of one bank): which
-items went from right to wrong, to abstained and back, with arm 6's reasons.
+coverage (`evals.reporting` renders it). `compare` compares two runs of the same items (e.g.
+two replays of one bank): which items went from right to wrong, to abstained and back, with
+arm 6's reasons; ``logic-graph eval compare`` prints them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,86 +45,9 @@ def arm_statistics(arms: Mapping[int, Rows], *, seed: int = 0) -> dict[str, Any]
     return {"pairs": pairs, "aurc": areas, "matched_coverage_6_7": matched}
 
 
-def _pp(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:+.1f}"
-
-
-def _interval(interval: Mapping[str, float | None], scale: float = 100.0) -> str:
-    diff, low, high = interval["diff"], interval["low"], interval["high"]
-    if diff is None or low is None or high is None:
-        return "n/a"
-    return f"{scale * diff:+.1f} [{scale * low:+.1f}, {scale * high:+.1f}]"
-
-
-def _share(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.1f}%"
-
-
-def render_statistics(stats: Mapping[str, Any]) -> str:
-    """The *Statistics* section of summary.md."""
-    lines = ["## Statistics", ""]
-    pairs = stats["pairs"]
-    if pairs:
-        lines += [
-            "| pair | items | accuracy diff, pp [95% CI] | net per item diff, x100 [95% CI] "
-            "| McNemar (6 only / other only) | p |",
-            "|---|---:|---|---|---|---:|",
-        ]
-        for name, p in pairs.items():
-            m = p["mcnemar"]
-            lines.append(
-                f"| arm {name.replace('-', ' vs arm ')} | {p['items']} "
-                f"| {_interval(p['accuracy_diff'])} | {_interval(p['net_diff'])} "
-                f"| {m['only_a']} / {m['only_b']} | {m['p']:.3g} |"
-            )
-        lines.append("")
-        for name, p in pairs.items():
-            other = name.split("-")[1]
-            verdicts = []
-            for measure in ("accuracy", "net"):
-                diff = p[f"{measure}_diff"]["diff"]
-                if diff is None:
-                    verdicts.append(f"{measure}: no common items")
-                elif p["distinguishable"][measure]:
-                    side = "above" if diff > 0 else "below"
-                    verdicts.append(f"{measure}: arm 6 is {side} arm {other} (CI excludes 0)")
-                else:
-                    verdicts.append(f"{measure}: not distinguishable from zero (the CI includes 0)")
-            lines.append(f"- Arm 6 vs arm {other}: " + "; ".join(verdicts) + ".")
-        lines += [
-            "",
-            "Intervals: paired percentile bootstrap over items (10,000 resamples, seed 0). "
-            "Net per item: right answers minus wrong answers, per item. McNemar: exact "
-            "two-sided binomial test on the items exactly one arm got right.",
-            "",
-        ]
-    lines += [
-        "| arm | AURC (lower is better) | answered | max coverage |",
-        "|---|---:|---:|---:|",
-    ]
-    for arm, area in stats["aurc"].items():
-        value = "n/a" if area["aurc"] is None else f"{area['aurc']:.3f}"
-        lines.append(f"| {arm} | {value} | {area['answered']} | {_share(area['max_coverage'])} |")
-    lines += [
-        "",
-        "AURC: mean risk (wrong share) over the answered ranks, most confident first (arm 6 by "
-        "support width, then run support; arm 7 by vote share; other arms are one point). "
-        "Areas are comparable only at similar coverage, hence the next table.",
-        "",
-    ]
-    matched = stats.get("matched_coverage_6_7")
-    if matched:
-        lines += [
-            "| matched coverage (arms 6 and 7) | items | arm 6 accuracy | arm 7 accuracy |",
-            "|---:|---:|---:|---:|",
-            f"| {_share(matched['coverage'])} | {matched['items']} "
-            f"| {_share(matched['accuracy_a'])} | {_share(matched['accuracy_b'])} |",
-            "",
-        ]
-    return "\n".join(lines)
-
-
 def _state(row: Mapping[str, Any] | None) -> str:
+    """A row's state for a comparison: right (an abstention on an unanswerable item too),
+    wrong, another outcome, or missing."""
     if row is None:
         return "missing"
     result = row_outcome(row)
@@ -132,6 +57,7 @@ def _state(row: Mapping[str, Any] | None) -> str:
 
 
 def _why(row: Mapping[str, Any] | None) -> str:
+    """What a row says about its answer: the answer, arm 6's reasons and width."""
     if row is None:
         return ""
     raw_extra = row.get("extra")
@@ -148,53 +74,54 @@ def _why(row: Mapping[str, Any] | None) -> str:
     return ", ".join(str(p) for p in parts)
 
 
-def flips(arms_a: Mapping[int, Rows], arms_b: Mapping[int, Rows]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Flip:
+    """An item whose state (right, wrong, abstained, missing) differs between two runs, with
+    each side's reasons (arm 6's answer, refusal and stop reasons, width)."""
+
+    id: str
+    before: str
+    after: str
+    why_before: str
+    why_after: str
+
+
+@dataclass(frozen=True)
+class ArmFlips:
+    """One arm's flips between two runs: the items either run has, and those that flipped
+    (sorted by item id)."""
+
+    items: int
+    flipped: tuple[Flip, ...]
+
+
+def flips(arms_a: Mapping[int, Rows], arms_b: Mapping[int, Rows]) -> dict[int, ArmFlips]:
     """Per arm present in both runs: the items whose state (right / wrong / abstained / ...)
     differs between run A and run B, sorted by item id, with each side's reason."""
-    result: dict[str, Any] = {}
+    result: dict[int, ArmFlips] = {}
     for arm in sorted(arms_a.keys() & arms_b.keys()):
         items = sorted(arms_a[arm].keys() | arms_b[arm].keys())
         changed = []
         for item in items:
             before, after = arms_a[arm].get(item), arms_b[arm].get(item)
             if _state(before) != _state(after):
-                changed.append(
-                    {
-                        "id": item,
-                        "before": _state(before),
-                        "after": _state(after),
-                        "why_before": _why(before),
-                        "why_after": _why(after),
-                    }
-                )
-        result[str(arm)] = {"items": len(items), "flipped": changed}
+                changed.append(Flip(item, _state(before), _state(after), _why(before), _why(after)))
+        result[arm] = ArmFlips(len(items), tuple(changed))
     return result
 
 
-def render_flips(flipped: Mapping[str, Any], name_a: str, name_b: str) -> str:
-    """Markdown for `flips`."""
-    lines = [f"# Item flips: {name_a} -> {name_b}", ""]
-    for arm, entry in flipped.items():
-        lines.append(f"## Arm {arm}: {len(entry['flipped'])} of {entry['items']} items flipped")
-        lines.append("")
-        if entry["flipped"]:
-            lines += [
-                "| item | before | after | before: why | after: why |",
-                "|---|---|---|---|---|",
-            ]
-            for f in entry["flipped"]:
-                lines.append(
-                    f"| {f['id']} | {f['before']} | {f['after']} | {f['why_before']} "
-                    f"| {f['why_after']} |"
-                )
-            lines.append("")
-    return "\n".join(lines)
+def compare(run_a: Path, run_b: Path) -> dict[int, ArmFlips]:
+    """The items that flipped between two runs of the same items (e.g. two replays of one
+    bank), per arm both runs have.
 
+    Parameters
+    ----------
+    run_a, run_b : Path
+        Two evaluation or replay folders (their ``raw/arm<N>.jsonl``).
 
-def compare_runs(run_a: Path, run_b: Path, out: Path | None = None) -> str:
-    """The items that flipped between two runs of the same items, as Markdown (see
-    :func:`flips`); also written to ``out`` when given."""
-    text = render_flips(flips(run_arms(run_a), run_arms(run_b)), str(run_a), str(run_b))
-    if out is not None:
-        out.write_text(text + "\n", encoding="utf-8")
-    return text
+    Returns
+    -------
+    dict[int, ArmFlips]
+        Arm -> the items either run has and those whose state differs.
+    """
+    return flips(run_arms(run_a), run_arms(run_b))

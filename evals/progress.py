@@ -20,7 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from orchestrator.local_models import default_cache_dir
+from evals.results import ArmRows, ResultRow
+from orchestrator.llm import default_cache_dir
 
 # Calls one item costs in each baseline arm (arm 5: reason, compress, check).
 FIXED_CALLS = {1: 1, 2: 2, 3: 2, 4: 1, 5: 3}
@@ -111,10 +112,10 @@ def estimate_line(
 class Tally:
     """Correct and scored counts per arm, for the progress line."""
 
-    def __init__(self, done: dict[int, dict[str, dict[str, Any]]]) -> None:
+    def __init__(self, done: dict[int, ArmRows]) -> None:
         self.done = done
 
-    def add(self, arm: int, row: dict[str, Any]) -> None:
+    def add(self, arm: int, row: ResultRow) -> None:
         """Record `row`, replacing an earlier line for the same item (a retried failure)."""
         self.done[arm][row["id"]] = row
 

@@ -1,12 +1,13 @@
 """Record reply banks for several data sets, one item of each set at a time, resumably.
 
-Usage::
+`record` is the library function; the command line is ``logic-graph eval record`` (or
+``python -m evals.record``)::
 
-    python -m evals.record --model local-1.5b --sets multihop,logical_deduction,vitaminc \
+    logic-graph eval record --model local-1.5b --sets multihop,logical_deduction,vitaminc \
         --items 40 --root evals/banks [--samples 6] [--budget-calls 9] [--seed 1]
 
-For item i = 1..``--items`` and each set in turn, two `evals.run` invocations extend the
-set's banks to its first i items:
+For item i = 1..``--items`` and each set in turn, two evaluations (`evals.run.evaluate`)
+extend the set's banks to its first i items:
 
 * ``<root>/<set>-<model>/``: arms 1, 6 and 7 with ``--n <samples>`` interrogations at
   ``--temp`` (arm 7 then takes as many samples as arm 6 made calls), so a replay can take
@@ -26,146 +27,148 @@ replies from the graph bank named beside as well, so both halves replay together
 taking as many samples as arm 6 made calls at ``--temp`` (``evals.run --sample-temp``). It
 is how the items after a decision are recorded cheaply enough to test it. ``--greedy --hops``
 records that setting with hop-by-hop interrogation when the chain fails
-(:mod:`orchestrator.hops`: a plan and up to four lookups, 6 calls at most) into
+(:mod:`orchestrator.checks.hops`: a plan and up to four lookups, 6 calls at most) into
 ``<set>-<model>[-chain]-greedy-hops/``; replayed with ``--hops off --budget-calls 3`` it gives
 the greedy setting back.
 
 Interleaving the sets keeps them equally far along whenever the recording stops; re-running
-the same command resumes (each `evals.run` skips what its directory already holds). Exit
+the same command resumes (each evaluation skips what its directory already holds). Exit
 status: 0 when every invocation succeeded, else the first failing invocation's status.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
-from collections.abc import Sequence
-from pathlib import Path
+from dataclasses import dataclass, replace
+from typing import TextIO
 
-from evals import run as eval_run
+from evals.options import RecordOptions, RunOptions
+from evals.results import EvalError
+from evals.run import RunOutcome, evaluate
+from orchestrator.llm import BackendUnusableError
+
+
+@dataclass(frozen=True)
+class RecordStep:
+    """One evaluation of a recording: its options, what it left (None when it was refused or
+    the model was unusable) and its exit status (0 done, 1 stopped or failed items, 2
+    refused)."""
+
+    options: RunOptions
+    outcome: RunOutcome | None
+    status: int
 
 
 def _slug(model: str) -> str:
     return "".join(c if c.isalnum() or c in "-." else "-" for c in model)
 
 
-def invocations(set_name: str, limit: int, args: argparse.Namespace) -> list[list[str]]:
-    """The `evals.run` argument lists that extend ``set_name``'s banks to ``limit`` items: two,
-    or one with ``--greedy``."""
-    base = [
-        "--dataset",
-        set_name,
-        "--model",
-        args.model,
-        "--limit",
-        str(limit),
-        "--skip",
-        str(args.skip),
-        "--seed",
-        str(args.seed),
-        "--k",
-        "2",
-        "--max-tokens",
-        str(args.max_tokens),
-    ]
-    root = Path(args.root)
-    name = f"{set_name}-{_slug(args.model)}" + ("-chain" if args.shape == "chain" else "")
-    # Always explicit: evals.run would otherwise take the model's shape from models.json, and
-    # a bank must not change shape when that default does.
-    base += ["--shape", args.shape]
-    sampled = [
-        *base,
-        "--arms",
-        "1,6,7",
-        "--n",
-        str(args.samples),
-        "--budget-calls",
-        str(args.budget_calls),
-        "--temp",
-        str(args.temp),
-        "--out",
-        str(root / name),
-    ]
-    if args.greedy and args.hops:
+def invocations(set_name: str, limit: int, options: RecordOptions) -> list[RunOptions]:
+    """The evaluations that extend ``set_name``'s banks to ``limit`` items: two, or one with
+    ``greedy``."""
+    name = f"{set_name}-{_slug(options.model)}" + ("-chain" if options.shape == "chain" else "")
+    base = RunOptions(
+        dataset=set_name,
+        model=options.model,
+        limit=limit,
+        skip=options.skip,
+        seed=options.seed,
+        k=2,
+        max_tokens=options.max_tokens,
+        # Always explicit: an evaluation would otherwise take the model's shape from
+        # models.json, and a bank must not change shape when that default does.
+        shape=options.shape,
+        arms=(1, 6, 7),
+    )
+    greedy = replace(base, n=1, budget_calls=3, temp=0.0)
+    if options.greedy and options.hops:
         # Up to 6 calls: the chain, and when it fails the plan and up to four lookups; arm 7
         # takes as many samples as arm 6 made calls.
+        out = options.root / f"{name}-greedy-hops"
         return [
-            [
-                *base,
-                *("--arms", "1,6,7", "--n", "1", "--budget-calls", "6", "--temp", "0"),
-                *("--hops", "on_failure", "--sample-temp", str(args.temp)),
-                *("--out", str(root / f"{name}-greedy-hops")),
-            ]
+            replace(greedy, budget_calls=6, hops="on_failure", sample_temp=options.temp, out=out)
         ]
-    if args.greedy:
-        return [
-            [
-                *base,
-                *("--arms", "1,6,7", "--n", "1", "--budget-calls", "3", "--temp", "0"),
-                *("--sample-temp", str(args.temp), "--out", str(root / f"{name}-greedy")),
-            ]
-        ]
-    greedy = [
-        *base,
-        "--arms",
-        "6",
-        "--n",
-        "1",
-        "--budget-calls",
-        "3",
-        "--temp",
-        "0",
-        "--out",
-        str(root / f"{name}-t0"),
-    ]
-    return [sampled, greedy]
+    if options.greedy:
+        out = options.root / f"{name}-greedy"
+        return [replace(greedy, sample_temp=options.temp, out=out)]
+    sampled = replace(
+        base,
+        n=options.samples,
+        budget_calls=options.budget_calls,
+        temp=options.temp,
+        out=options.root / name,
+    )
+    return [sampled, replace(greedy, arms=(6,), out=options.root / f"{name}-t0")]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m evals.record", description=__doc__)
-    parser.add_argument("--model", required=True)
-    parser.add_argument("--sets", required=True, help="comma-separated data set names")
-    parser.add_argument("--items", type=int, required=True, help="items per set")
-    parser.add_argument("--root", default="evals/banks", help="folder of the bank directories")
-    parser.add_argument("--samples", type=int, default=6, help="arm 6 interrogations per item")
-    parser.add_argument("--budget-calls", type=int, default=9)
-    parser.add_argument("--temp", type=float, default=0.8)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--max-tokens", type=int, default=512)
-    parser.add_argument("--start", type=int, default=1, help="first item count to extend to")
-    parser.add_argument("--skip", type=int, default=0, help="leave out each set's first N items")
-    parser.add_argument(
-        "--shape",
-        choices=("graph", "chain"),
-        default="graph",
-        help="interrogation shape; chain records into <set>-<model>-chain[-t0]",
+def check(options: RecordOptions) -> None:
+    """EvalError when the recording's numbers cannot make banks."""
+    counts = options.items >= 1 and 1 <= options.samples <= options.budget_calls
+    if not options.sets or not counts:
+        raise EvalError("need sets, --items >= 1, --samples >= 1 and --budget-calls >= --samples")
+    if not 0 <= options.skip < options.items:
+        raise EvalError("--skip must be >= 0 and below --items")
+
+
+def _step(options: RunOptions, log: TextIO) -> RecordStep:
+    """One evaluation; a refusal or an unusable model is logged and recorded as its status,
+    so the recording goes on with the next set."""
+    print(
+        f"== evaluate {options.dataset}: {options.limit} items into {options.out}",
+        file=log,
+        flush=True,
     )
-    parser.add_argument(
-        "--greedy",
-        action="store_true",
-        help="only arms 1, 6 and 7 with arm 6 greedy within 3 calls, into "
-        "<set>-<model>[-chain]-greedy",
-    )
-    parser.add_argument(
-        "--hops",
-        action="store_true",
-        help="with --greedy: arm 6 also asks hop by hop when its chain fails (up to 6 calls), "
-        "into <set>-<model>[-chain]-greedy-hops",
-    )
-    args = parser.parse_args(argv)
-    sets = [s.strip() for s in args.sets.split(",") if s.strip()]
-    if not sets or args.items < 1 or args.samples < 1 or args.budget_calls < args.samples:
-        parser.error("need sets, --items >= 1, --samples >= 1 and --budget-calls >= --samples")
-    if not 0 <= args.skip < args.items:
-        parser.error("--skip must be >= 0 and below --items")
-    first_failure = 0
-    for limit in range(max(1, args.start, args.skip + 1), args.items + 1):
-        for set_name in sets:
-            for argv_one in invocations(set_name, limit, args):
-                print(f"== evals.run {' '.join(argv_one)}", file=sys.stderr, flush=True)
-                status = eval_run.main(argv_one)
-                first_failure = first_failure or status
-    return first_failure
+    try:
+        outcome = evaluate(options)
+    except EvalError as exc:
+        print(f"evals.run: {exc}", file=log)
+        return RecordStep(options, None, 2)
+    except BackendUnusableError as exc:
+        print(f"evals.run: error: {exc}", file=log)
+        return RecordStep(options, None, 1)
+    print(outcome.summary)
+    return RecordStep(options, outcome, outcome.status)
+
+
+def record(options: RecordOptions, log: TextIO = sys.stderr) -> list[RecordStep]:
+    """Extend every set's banks, one item of each set at a time (see the module docstring).
+
+    Parameters
+    ----------
+    options : RecordOptions
+        The model, the sets, how many items and the recording's settings.
+    log : TextIO
+        Where each evaluation is announced, and a refused one says why.
+
+    Returns
+    -------
+    list[RecordStep]
+        Every evaluation in the order it ran, with what it left and its status.
+
+    Raises
+    ------
+    EvalError
+        The numbers cannot make banks (no sets, ``items`` < 1, ``budget_calls`` below
+        ``samples``, ``skip`` outside 0 .. ``items`` - 1).
+    """
+    check(options)
+    steps = []
+    for limit in range(max(1, options.start, options.skip + 1), options.items + 1):
+        for set_name in options.sets:
+            steps += [_step(one, log) for one in invocations(set_name, limit, options)]
+    return steps
+
+
+def first_failure(steps: list[RecordStep]) -> int:
+    """The first non-zero status of a recording's evaluations, else 0."""
+    return next((step.status for step in steps if step.status), 0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m evals.record``: the same as ``logic-graph eval record``."""
+    from evals.command import main as eval_main
+
+    return eval_main(["record", *(sys.argv[1:] if argv is None else argv)], alias="evals.record")
 
 
 if __name__ == "__main__":

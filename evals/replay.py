@@ -1,10 +1,11 @@
 """Re-run the arms' logic on a reply bank: every change to the verdict logic, at no model cost.
 
-Usage::
+`replay` is the library function; the command line is ``logic-graph eval replay`` (or
+``python -m evals.replay``)::
 
-    python -m evals.replay BANK_DIR [BANK_DIR ...] --out DIR [--arms 1,6,7] [--n 2] [--k 2]
-                           [--budget-calls 5] [--temp 0.8] [--offline | --backend MODEL
-                           [--base-url URL]]
+    logic-graph eval replay BANK_DIR [BANK_DIR ...] --out DIR [--arms 1,6,7] [--n 2] [--k 2]
+                            [--budget-calls 5] [--temp 0.8] [--offline | --backend MODEL
+                            [--base-url URL]]
 
 The first bank directory's ``run.json`` supplies the data set, model and settings; the options
 above override them (``--n 2`` on a bank recorded with 6 interrogations takes the first two).
@@ -15,30 +16,30 @@ A request the banks hold is answered from them. A request they lack (a verificat
 claim that today's logic chose and the recorded run did not) is made live with ``--backend``,
 or, with ``--offline`` (the default), fails as *unavailable*, which the orchestrator treats
 like any failed call. ``DIR/replay.json`` and the summary say how many calls were replayed,
-made live and unavailable. Writes the same files as `evals.run` (raw/, traces/, summary.md).
+made live and unavailable. Writes the same files as an evaluation (raw/, traces/, summary.md).
 Exit status: 0 done, 2 bad arguments or an unusable bank.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Sequence
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evals import run as eval_run
 from evals.bank import Bank, ReplayClient
-from evals.cli import exit_status
-from evals.invocation import add_more_calls_options, arm_settings, check_numbers, fingerprint
+from evals.engine import run_pending
+from evals.invocation import arm_settings, check_arms, check_numbers, fingerprint
 from evals.metering import CappedClient, CostCap
+from evals.options import ReplayOptions, RunOptions
 from evals.progress import Tally
-from evals.results import EvalError, latest_rows, now, read_rows, write_meta
+from evals.results import latest_rows, now, read_rows, run_arms, write_meta
+from evals.run import RunOutcome, load_selected
 from evals.summary import write_summary
-from orchestrator.backend import open_backend
-from orchestrator.local_models import is_local_model
+from orchestrator.llm import ChatSeam, is_local_model, open_backend
 
 REPLAY_FILE = "replay.json"
 
@@ -47,36 +48,14 @@ class ReplayError(Exception):
     """The replay cannot start; the message says why."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m evals.replay", description=__doc__)
-    parser.add_argument("banks", nargs="+", type=Path, help="bank (evals.run) directories")
-    parser.add_argument("--out", type=Path, required=True, help="results directory")
-    parser.add_argument("--arms", help="comma-separated arms (default: the bank's)")
-    for name in ("n", "k", "budget-calls", "seed"):
-        parser.add_argument(f"--{name}", type=int, help="override the bank's setting")
-    parser.add_argument("--temp", type=float, help="override arm 6/7 temperature")
-    parser.add_argument(
-        "--sample-temp", type=float, help="override arm 7's temperature alone (after --temp)"
-    )
-    parser.add_argument(
-        "--shape", choices=("graph", "chain"), help="override arm 6's interrogation shape"
-    )
-    parser.add_argument(
-        "--greedy-first",
-        action="store_true",
-        help="arm 6's first interrogation greedy (answered from a temperature-0 bank)",
-    )
-    add_more_calls_options(parser, overrides=True)
-    live = parser.add_mutually_exclusive_group()
-    live.add_argument(
-        "--offline",
-        action="store_true",
-        help="count requests the bank lacks as unavailable (the default)",
-    )
-    live.add_argument("--backend", metavar="MODEL", help="make requests the bank lacks live")
-    parser.add_argument("--base-url", help="with --backend: its OpenAI-compatible endpoint")
-    parser.add_argument("--models-file", type=Path, default=eval_run.DEFAULT_MODELS_FILE)
-    return parser
+@dataclass(frozen=True)
+class ReplayOutcome:
+    """What a replay left: the evaluation it made (its folder, rows and summary.md), the
+    calls replayed, made live and unavailable, and the items replayed."""
+
+    run: RunOutcome
+    calls: dict[str, Any]
+    items: int
 
 
 def bank_config(bank: Path) -> dict[str, Any]:
@@ -114,23 +93,23 @@ def recorded_item_ids(bank: Path) -> set[str]:
     return ids
 
 
-def replay_namespace(config: dict[str, Any], args: argparse.Namespace) -> argparse.Namespace:
-    """An `evals.run` argument namespace: the bank's settings with this replay's overrides."""
+def replay_run_options(config: dict[str, Any], options: ReplayOptions) -> RunOptions:
+    """The evaluation a replay makes: the bank's settings with this replay's overrides."""
     settings = dict(config["settings"])
-    arms = args.arms or ",".join(sorted(config.get("prompts", {}), key=int)) or "1,6,7"
+    recorded_arms = tuple(int(arm) for arm in config.get("prompts", {}))
     overrides = {
-        "n": args.n,
-        "k": args.k,
-        "budget_calls": args.budget_calls,
-        "seed": args.seed,
-        "temp": args.temp,
+        "n": options.n,
+        "k": options.k,
+        "budget_calls": options.budget_calls,
+        "seed": options.seed,
+        "temp": options.temp,
     }
     settings.update({key: value for key, value in overrides.items() if value is not None})
-    return argparse.Namespace(
+    return RunOptions(
         dataset=config["dataset"],
         format=config.get("format"),
         base_url=config.get("base_url"),
-        arms=arms,
+        arms=check_arms(options.arms or recorded_arms or (1, 6, 7)),
         max_tokens=settings.get("max_tokens", 512),
         temperature=settings.get("temperature", 0.0),
         seed=settings.get("seed", 0),
@@ -139,69 +118,93 @@ def replay_namespace(config: dict[str, Any], args: argparse.Namespace) -> argpar
         budget_calls=settings.get("budget_calls", 12),
         temp=settings.get("temp", 0.8),
         # None: arm 7 samples at ``temp`` (evals.invocation.sample_temperature).
-        sample_temp=settings.get("sample_temp") if args.sample_temp is None else args.sample_temp,
+        sample_temp=settings.get("sample_temp")
+        if options.sample_temp is None
+        else options.sample_temp,
         structured_output=settings.get("structured_output", "auto"),
         think_first=bool(settings.get("think_first", False)),
-        shape=args.shape or settings.get("shape", "graph"),
-        greedy_first=args.greedy_first or bool(settings.get("greedy_first", False)),
-        hops=args.hops or settings.get("hops", "off"),
-        adaptive=args.adaptive or bool(settings.get("adaptive", False)),
-        diversity=args.diversity or settings.get("diversity", "sample"),
-        leave_out=args.leave_out or bool(settings.get("leave_out", False)),
+        shape=options.shape or settings.get("shape", "graph"),
+        greedy_first=options.greedy_first or bool(settings.get("greedy_first", False)),
+        hops=options.hops or settings.get("hops", "off"),
+        adaptive=options.adaptive or bool(settings.get("adaptive", False)),
+        diversity=options.diversity or settings.get("diversity", "sample"),
+        leave_out=options.leave_out or bool(settings.get("leave_out", False)),
+        prompt_layout=options.prompt_layout or settings.get("prompt_layout", "classic"),
         jobs=1,
         max_cost=0.0,
     )
 
 
-def _replay(args: argparse.Namespace) -> int:
-    for bank in args.banks:
+def _checked(options: ReplayOptions) -> tuple[dict[str, Any], RunOptions, list[dict[str, Any]]]:
+    """The first bank's config, the evaluation to make and its items; ReplayError (or
+    EvalError for bad numbers) when the replay cannot start."""
+    for bank in options.banks:
         if not bank.is_dir():
             raise ReplayError(f"bank {bank} is not a directory")
-    config = bank_config(args.banks[0])
-    run_args = replay_namespace(config, args)
-    arms = eval_run.parse_arms(run_args.arms)
-    check_numbers(run_args)
-    wanted = recorded_item_ids(args.banks[0])
-    items = [
-        item
-        for item in eval_run.load_selected(run_args.dataset, run_args.format, None)
-        if item["id"] in wanted
-    ]
+    config = bank_config(options.banks[0])
+    run = replay_run_options(config, options)
+    check_numbers(run)
+    wanted = recorded_item_ids(options.banks[0])
+    items = [item for item in load_selected(run.dataset, run.format, None) if item["id"] in wanted]
     if not items:
-        raise ReplayError(f"{args.banks[0]} holds no recorded item of {run_args.dataset!r}")
-    bank = Bank.load(args.banks)
+        raise ReplayError(f"{options.banks[0]} holds no recorded item of {run.dataset!r}")
+    if options.out.exists() and any(options.out.iterdir()):
+        raise ReplayError(f"--out {options.out} is not empty; a replay starts from nothing")
+    return config, run, items
+
+
+def _live(stack: ExitStack, options: ReplayOptions) -> ChatSeam | None:
+    """The client that makes the requests the banks lack, or None (``--offline``)."""
+    if not options.backend:
+        return None
+    backend = stack.enter_context(
+        open_backend(options.backend, base_url=options.base_url, models_path=options.models_file)
+    )
+    return backend.client
+
+
+def replay(options: ReplayOptions) -> ReplayOutcome:
+    """Re-run the arms on the replies the banks hold (see the module docstring).
+
+    Parameters
+    ----------
+    options : ReplayOptions
+        The banks, the (empty or new) folder to write and the settings to override.
+
+    Returns
+    -------
+    ReplayOutcome
+        The calls replayed, made live and unavailable, every arm's rows and the summary.
+
+    Raises
+    ------
+    ReplayError
+        A bank is missing or holds nothing to replay, or the folder is not empty.
+    EvalError
+        An override is out of range.
+    """
+    config, run, items = _checked(options)
+    bank = Bank.load(list(options.banks))
     if not len(bank):
-        raise ReplayError(f"{', '.join(map(str, args.banks))} hold no banked reply")
-    model = str(config["model"])
-    out: Path = args.out
-    if out.exists() and any(out.iterdir()):
-        raise ReplayError(f"--out {out} is not empty; a replay starts from nothing")
-    structured_default = recorded_structured_output(args.banks[0], config)
-    settings = arm_settings(run_args, out, structured_default)
+        raise ReplayError(f"{', '.join(map(str, options.banks))} hold no banked reply")
+    model, out = str(config["model"]), options.out
+    settings = arm_settings(run, out, recorded_structured_output(options.banks[0], config))
+    meta = {
+        "config": {**fingerprint(run, model), "replay_of": config},
+        "created": now(),
+        "invocations": [{"started": now(), "arms": list(run.arms), "items": len(items)}],
+        "banks": [str(b) for b in options.banks],
+    }
     with ExitStack() as stack:
-        live = None
-        if args.backend:
-            backend = stack.enter_context(
-                open_backend(args.backend, base_url=args.base_url, models_path=args.models_file)
-            )
-            live = backend.client
-        client = ReplayClient(bank, live=live)
-        meta = {
-            "config": {**fingerprint(run_args, model, arms), "replay_of": config},
-            "created": now(),
-            "invocations": [{"started": now(), "arms": arms, "items": len(items)}],
-            "banks": [str(b) for b in args.banks],
-        }
+        client = ReplayClient(bank, live=_live(stack, options))
         write_meta(out, meta)
-        stopped, failed = eval_run.evaluate(
-            [(item, arms) for item in items],
+        stopped, failed = run_pending(
+            [(item, list(run.arms)) for item in items],
             out=out,
             model=model,
-            client=CappedClient(
-                client, CostCap(None, None, default_max_tokens=run_args.max_tokens)
-            ),
+            client=CappedClient(client, CostCap(None, None, default_max_tokens=run.max_tokens)),
             settings=settings,
-            tally=Tally({arm: {} for arm in arms}),
+            tally=Tally({arm: {} for arm in run.arms}),
             arm6_calls={},
         )
     counts = client.counts.as_dict()
@@ -214,13 +217,17 @@ def _replay(args: argparse.Namespace) -> int:
         f"{counts['unavailable']} unavailable",
         file=sys.stderr,
     )
-    print(write_summary(out)["markdown"])
-    return 1 if stopped or failed else 0
+    summary = write_summary(out)["markdown"]
+    return ReplayOutcome(
+        RunOutcome(out, stopped, failed, run_arms(out), summary), counts, len(items)
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    return exit_status("evals.replay", lambda: _replay(args), (ReplayError, EvalError))
+    """``python -m evals.replay``: the same as ``logic-graph eval replay``."""
+    from evals.command import main as eval_main
+
+    return eval_main(["replay", *(sys.argv[1:] if argv is None else argv)], alias="evals.replay")
 
 
 if __name__ == "__main__":

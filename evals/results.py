@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Required, TextIO, TypedDict, cast
 
 from evals.arms import ARMS, ArmResult, prompt_version
 from evals.metering import usage_of
@@ -20,6 +21,65 @@ from evals.score import ABSTAINED, CORRECT, is_answerable, outcome, score
 REPO = Path(__file__).resolve().parents[1]
 # Settings that must match when a run is resumed: changing any of them changes the answers.
 FINGERPRINT_KEYS = ("dataset", "format", "model", "base_url", "settings", "prompts")
+
+
+class CallSummary(TypedDict, total=False):
+    """The ledger fields of one call that a result line keeps (`compact_call`)."""
+
+    role: str
+    ok: bool
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cost_usd: float | None
+    cost_source: str | None
+    latency_s: float
+    error: str
+
+
+class ResultRow(TypedDict, total=False):
+    """One line of ``raw/arm<N>.jsonl``: an arm's answer to an item, scored, with its usage.
+
+    Written whole by `result_row`; read back by `read_rows`, which only requires ``id``, since
+    lines written before a field existed lack it (`evals.score.row_outcome` recomputes a
+    missing ``outcome``). ``extra`` holds arm-specific facts (arm 6's refusal and stop
+    reasons, arm 7's vote, ``calls_matched_to``). ``cost_usd`` is None when any call's cost
+    is unknown; ``width`` and ``confidence`` belong to the arms that score their confidence.
+    """
+
+    id: Required[str]
+    arm: int
+    arm_name: str
+    kind: str
+    question: str
+    answer: str | None
+    gold: Any
+    answerable: bool
+    correct: bool
+    outcome: str
+    em: bool
+    f1: float
+    extracted: str | None
+    refused: bool
+    answer_format: str | None
+    width: int | None
+    confidence: float | None
+    error: str | None
+    tokens: int | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cost_usd: float | None
+    cost_usd_known: float
+    latency_s: float
+    n_calls: int
+    failed_calls: int
+    calls: list[CallSummary]
+    extra: dict[str, Any]
+    prompt_version: str
+    at: str
+
+
+ArmRows = dict[str, ResultRow]
+"""Item id -> the latest result row of one arm."""
 
 
 class EvalError(Exception):
@@ -32,10 +92,11 @@ def now() -> str:
 
 
 def raw_path(out: Path, arm: int) -> Path:
+    """``out/raw/arm<N>.jsonl``, the result lines of one arm."""
     return out / "raw" / f"arm{arm}.jsonl"
 
 
-def append_jsonl(path: Path, record: dict[str, Any]) -> None:
+def append_jsonl(path: Path, record: Mapping[str, Any]) -> None:
     """Append one JSON line and flush it, so an interrupted run loses at most the line in flight."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8", newline="\n") as handle:
@@ -43,14 +104,14 @@ def append_jsonl(path: Path, record: dict[str, Any]) -> None:
         handle.flush()
 
 
-def compact_call(record: dict[str, Any]) -> dict[str, Any]:
+def compact_call(record: Mapping[str, Any]) -> CallSummary:
     """The ledger fields of a call worth keeping per result line."""
     keys = ("role", "ok", "prompt_tokens", "completion_tokens", "cost_usd", "cost_source")
-    compact = {key: record.get(key) for key in keys}
+    compact: dict[str, Any] = {key: record.get(key) for key in keys}
     compact["latency_s"] = round(float(record.get("latency_s") or 0.0), 3)
     if record.get("error"):
         compact["error"] = record["error"]
-    return compact
+    return cast(CallSummary, compact)
 
 
 def result_row(
@@ -61,7 +122,7 @@ def result_row(
     latency_s: float,
     error: str | None,
     shape: str = "graph",
-) -> dict[str, Any]:
+) -> ResultRow:
     """One raw line: the arm's answer scored against the item, with its usage (``shape``:
     arm 6's interrogation shape, for the prompt version)."""
     answer = result.answer if result else None
@@ -112,12 +173,12 @@ def result_row(
     }
 
 
-def read_rows(path: Path, warn: TextIO | None = None) -> list[dict[str, Any]]:
+def read_rows(path: Path, warn: TextIO | None = None) -> list[ResultRow]:
     """Every parseable result line of a raw JSONL file; torn or foreign lines are skipped
     (with a warning on `warn` when given). Linear in the file size."""
     if not path.is_file():
         return []
-    rows = []
+    rows: list[ResultRow] = []
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
@@ -130,18 +191,18 @@ def read_rows(path: Path, warn: TextIO | None = None) -> list[dict[str, Any]]:
                 if warn is not None:
                     print(f"warning: {path}:{number} is not a result line; ignored", file=warn)
                 continue
-            rows.append(row)
+            rows.append(cast(ResultRow, row))
     return rows
 
 
-def latest_rows(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def latest_rows(rows: Iterable[ResultRow]) -> ArmRows:
     """Item id -> its last line (a retried item's newer line replaces the failed one)."""
     return {row["id"]: row for row in rows}
 
 
-def run_arms(run_dir: Path) -> dict[int, dict[str, dict[str, Any]]]:
+def run_arms(run_dir: Path) -> dict[int, ArmRows]:
     """Arm number -> (item id -> latest row) for every ``raw/arm<N>.jsonl`` in `run_dir`."""
-    arms: dict[int, dict[str, dict[str, Any]]] = {}
+    arms: dict[int, ArmRows] = {}
     for path in sorted((run_dir / "raw").glob("arm*.jsonl")):
         suffix = path.stem[len("arm") :]
         if suffix.isdigit():
@@ -201,6 +262,7 @@ def prepare_run_dir(out: Path, fingerprint: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_meta(out: Path, meta: dict[str, Any]) -> None:
+    """Write ``out/run.json`` (the run's settings and invocations)."""
     out.mkdir(parents=True, exist_ok=True)
     (out / "run.json").write_text(
         json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8"

@@ -1,9 +1,9 @@
 """Plurality vote over sampled answers: the decision rule of self-consistency (arm 7).
 
-Answers are grouped by `orchestrator.answers.answer_key`, the rule arm 6 clusters its runs by,
+Answers are grouped by `orchestrator.reply.answers.answer_key`, arm 6's clustering rule,
 so the two arms can only differ in how they reach an answer, never in what counts as the same
 answer. A sample that declines ("unknown", "cannot be determined" ...) votes for
-`~orchestrator.answers.UNANSWERABLE`; a sample with no readable answer does not vote.
+`~orchestrator.reply.answers.UNANSWERABLE`; a sample with no readable answer does not vote.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from orchestrator.answers import UNANSWERABLE, answer_key, preferred_spelling
+from orchestrator.reply import UNANSWERABLE, answer_key, preferred_spelling
 
 # Outcomes of a vote.
 MAJORITY = "majority"  # one answer has more votes than any other
@@ -41,7 +41,7 @@ class VoteResult:
 
 def majority_vote(answers: Sequence[str | None], category: Collection[str] = ()) -> VoteResult:
     """Plurality vote over `answers` (one entry per sample; None: the sample gave no answer);
-    ``category`` is the question's `~orchestrator.answers.asked_category`, as arm 6 uses it.
+    ``category`` is the question's `~orchestrator.reply.answers.asked_category`, as arm 6 uses it.
 
     A tie at the top is reported as `TIE`, never broken by order or chance. O(n log n).
     """

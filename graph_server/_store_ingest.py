@@ -11,8 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from graph_server._store_state import GraphState, Payload, Undo
+from graph_server._store_state import GraphState, Undo
 from graph_server.citation import SpanTable, check_citation
+from graph_server.records import CitationCheck, Rejection
 from graph_server.validation import (
     EdgeRecord,
     NodeRecord,
@@ -34,19 +35,10 @@ class Ingested:
 
     accepted_nodes: list[str] = field(default_factory=list)
     accepted_edges: list[list[str]] = field(default_factory=list)
-    rejected: list[Payload] = field(default_factory=list)
-    citations: list[Payload] = field(default_factory=list)
+    rejected: list[Rejection] = field(default_factory=list)
+    citations: list[CitationCheck] = field(default_factory=list)
     new_nodes: dict[str, None] = field(default_factory=dict)
     """Accepted ids that are live nodes (the focus of the dedup that follows), in order."""
-
-    def payload(self) -> Payload:
-        """``{accepted_nodes, accepted_edges, rejected, citations}`` for the reply."""
-        return {
-            "accepted_nodes": self.accepted_nodes,
-            "accepted_edges": self.accepted_edges,
-            "rejected": self.rejected,
-            "citations": self.citations,
-        }
 
 
 @dataclass(frozen=True)
@@ -77,14 +69,14 @@ def ingest_nodes(state: GraphState, nodes: list[Any], call: IngestCall) -> None:
         if isinstance(record, NodeRecord) and record.type == "given" and state.evidence:
             check = check_citation(record.claim, record.source, spans)
             out.citations.append(
-                {
-                    "at": f"nodes.{index}",
-                    "id": record.id,
-                    "source": record.source,
-                    "ok": check.ok,
-                    "reason": check.reason,
-                    "detail": check.detail,
-                }
+                CitationCheck(
+                    at=f"nodes.{index}",
+                    id=record.id,
+                    source=record.source,
+                    ok=check.ok,
+                    reason=check.reason,
+                    detail=check.detail,
+                )
             )
             if not check.ok:  # kept, but as a premise nothing supports
                 record = replace(record, type="assumption")
@@ -97,7 +89,7 @@ def ingest_nodes(state: GraphState, nodes: list[Any], call: IngestCall) -> None:
             if record.id in state.graph:
                 out.new_nodes[record.id] = None
         else:
-            out.rejected.append({"at": f"nodes.{index}", "item": echo(raw), "reason": outcome})
+            out.rejected.append(rejection("nodes", index, raw, outcome))
 
 
 def ingest_edges(state: GraphState, graph_id: str, edges: list[Any], call: IngestCall) -> None:
@@ -114,7 +106,7 @@ def ingest_edges(state: GraphState, graph_id: str, edges: list[Any], call: Inges
         if isinstance(added, list):
             call.out.accepted_edges.append(added)
         else:
-            call.out.rejected.append({"at": f"edges.{index}", "item": echo(raw), "reason": added})
+            call.out.rejected.append(rejection("edges", index, raw, added))
     call.checkpoint()
 
 
@@ -249,27 +241,32 @@ def echo(item: Any) -> Any:
     return shown(item)
 
 
+def rejection(items: str, index: int, raw: Any, reason: str) -> Rejection:
+    """The reply's entry for item ``index`` of the argument ``items``, refused for ``reason``."""
+    return Rejection(at=f"{items}.{index}", item=echo(raw), reason=reason)
+
+
 def parse_spans(
     evidence: dict[str, str], spans: list[Any], limits: StoreLimits
-) -> tuple[list[str], list[Payload], dict[str, str]]:
+) -> tuple[list[str], list[Rejection], dict[str, str]]:
     """Validate evidence spans against a graph's ``evidence`` (``add_evidence``).
 
     Returns ``(accepted ids, rejected items, new spans id -> text)``; a known id with a
     different text is rejected, a repeated one accepted again. O(total text).
     """
     accepted: list[str] = []
-    rejected: list[Payload] = []
+    rejected: list[Rejection] = []
     added: dict[str, str] = {}
     for index, raw in enumerate(spans):
         parsed = parse_span(raw, limits)
         if isinstance(parsed, str):
-            rejected.append({"at": f"spans.{index}", "item": echo(raw), "reason": parsed})
+            rejected.append(rejection("spans", index, raw, parsed))
             continue
         span_id, text = parsed
         known = evidence.get(span_id, added.get(span_id))
         if known is not None and known != text:
             reason = f"span {span_id!r} already holds the text {shown(known)}"
-            rejected.append({"at": f"spans.{index}", "item": echo(raw), "reason": reason})
+            rejected.append(rejection("spans", index, raw, reason))
             continue
         added.setdefault(span_id, text)
         accepted.append(span_id)

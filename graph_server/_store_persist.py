@@ -3,7 +3,7 @@
 Private to :class:`graph_server.store.GraphStore`, which holds the locks and the memory
 budget; the functions here read or fill one graph's state while the store holds its lock,
 or are pure. A bad record raises ``KeyError``, ``TypeError``, ``ValueError`` or
-:class:`~graph_server._store_state.Rejected`; the store names the record in the message.
+:class:`~graph_server.errors.StoreError`; the store names the record in the message.
 """
 
 from __future__ import annotations
@@ -12,21 +12,27 @@ from typing import Any
 
 from graph_server import export
 from graph_server._store_payloads import snapshot
-from graph_server._store_state import GraphState, Payload, required
+from graph_server._store_state import GraphState, required
+from graph_server.records import Rejection, StoredGraph
 from graph_server.validation import NODE_KEYS, check_text, shown
 
-Batch = tuple[list[Payload], list[Payload]]
+Item = dict[str, object]
+"""One node, edge or span as ``assert_graph`` and ``add_evidence`` take it."""
+Batch = tuple[list[Item], list[Item]]
 """Nodes and edges of one ``assert_graph`` call."""
 
 
-def dump_record(name: str, state: GraphState) -> Payload:
+def dump_record(name: str, state: GraphState) -> StoredGraph:
     """One graph in full: its snapshot, evidence and merge history, sorted. O(size)."""
-    return {
-        **snapshot(name, state.graph),
-        "evidence": dict(sorted(state.evidence.items())),
-        "merged_into": dict(sorted(state.merged_into.items())),
-        "merged_claim": dict(sorted(state.merged_claim.items())),
-    }
+    shot = snapshot(name, state.graph)
+    return StoredGraph(
+        graph_id=shot.graph_id,
+        nodes=shot.nodes,
+        edges=shot.edges,
+        evidence=dict(sorted(state.evidence.items())),
+        merged_into=dict(sorted(state.merged_into.items())),
+        merged_claim=dict(sorted(state.merged_claim.items())),
+    )
 
 
 def assert_batches(nodes: list[Any], edges: list[Any], step: int) -> list[Batch]:
@@ -35,16 +41,16 @@ def assert_batches(nodes: list[Any], edges: list[Any], step: int) -> list[Batch]
     Each call holds at most ``step`` items; a graph with neither still gets one (empty)
     call, so it exists. Raises KeyError for a node or edge missing a key. O(items).
     """
-    items = [{key: node[key] for key in NODE_KEYS} for node in nodes]
-    links = [{key: edge[key] for key in export.EDGE_KEYS} for edge in edges]
+    items: list[Item] = [{key: node[key] for key in NODE_KEYS} for node in nodes]
+    links: list[Item] = [{key: edge[key] for key in export.EDGE_KEYS} for edge in edges]
     batches: list[Batch] = [(items[i : i + step], []) for i in range(0, len(items), step)]
     batches += [([], links[i : i + step]) for i in range(0, len(links), step)]
     return batches or [([], [])]
 
 
-def evidence_batches(evidence: Any, step: int) -> list[list[Payload]]:
+def evidence_batches(evidence: Any, step: int) -> list[list[Item]]:
     """The ``add_evidence`` calls that reload a graph's spans, ``step`` spans each. O(n)."""
-    spans = [{"id": k, "text": v} for k, v in dict(evidence).items()]
+    spans: list[Item] = [{"id": k, "text": v} for k, v in dict(evidence).items()]
     return [spans[i : i + step] for i in range(0, len(spans), step)]
 
 
@@ -57,6 +63,7 @@ def restore_node_flags(state: GraphState, nodes: list[Any], max_reason_chars: in
         if node["refuted"]:
             data["refuted"] = True
             data["refute_reason"] = required(
+                "refute_reason",
                 check_text("refute_reason", node["refute_reason"], max_reason_chars),
                 "missing text",
             )
@@ -90,13 +97,10 @@ def check_merge_chains(state: GraphState, merged_into: Any) -> None:
             raise ValueError(f"merged id {shown(merged)} does not lead to a node")
 
 
-def refuse_failures(answer: Payload) -> None:
-    """Raise on a store answer that refused the call or any item of it (restore_state)."""
-    if "error" in answer:
-        raise ValueError(answer["error"])
-    if answer["rejected"]:
-        first = answer["rejected"][0]
-        raise ValueError(f"{first['at']}: {first['reason']}")
+def refuse_failures(rejected: list[Rejection]) -> None:
+    """Raise ValueError naming the first item a store call refused (restore_state). O(1)."""
+    if rejected:
+        raise ValueError(f"{rejected[0].at}: {rejected[0].reason}")
 
 
 def strings(field_name: str, value: Any) -> list[str]:

@@ -18,10 +18,11 @@ from typing import Any, TypeVar
 import networkx as nx
 
 from graph_server.dedup import Cancelled, MergePlan, apply_plan
+from graph_server.errors import InvalidInput, LimitExceeded
+from graph_server.records import Withheld
 from graph_server.similarity import ClaimKey, claim_key
 from graph_server.validation import StoreLimits, decode_json_text, shown
 
-Payload = dict[str, Any]
 CancelCheck = Callable[[], bool]
 """Returns True once the caller wants the call abandoned (checked between batches)."""
 T = TypeVar("T")
@@ -29,26 +30,16 @@ _SAMPLE_IDS = 8
 """Claim ids a ``contradictions_withheld`` entry names (its ``size`` says how many in all)."""
 
 
-class Rejected(Exception):
-    """Internal: aborts a store call with a caller-facing error message."""
-
-
-def cancelled_error(method: str) -> Rejected:
-    """The error of a call whose ``cancel`` check fired before its commit point."""
-    return Rejected(
-        f"cancelled: {method} stopped before its commit point; nothing from this call was "
-        "applied and the graph is as it was"
-    )
-
-
-def required(parsed: tuple[T | None, str | None], missing: str) -> T:
-    """The value of a ``(value, problem)`` check, or :class:`Rejected` with the problem.
+def required(
+    field_name: str, parsed: tuple[T | None, str | None], missing: str = "missing value"
+) -> T:
+    """The value of a ``(value, problem)`` check, or :class:`InvalidInput` with the problem.
 
     ``missing`` is the message when there is neither value nor problem. O(1).
     """
     value, problem = parsed
     if problem or value is None:
-        raise Rejected(problem or missing)
+        raise InvalidInput(field_name, problem or missing)
     return value
 
 
@@ -71,18 +62,19 @@ def checkpoint_for(cancel: CancelCheck | None, seconds: float | None = None) -> 
 
 
 def check_list(field_name: str, value: Any) -> list[Any]:
-    """``value`` (or the JSON text of one) as a list, or :class:`Rejected`. O(len)."""
+    """``value`` (or the JSON text of one) as a list, or :class:`InvalidInput`. O(len)."""
     value = decode_json_text(value)
     if not isinstance(value, list | tuple):
-        raise Rejected(f"{field_name} must be a list, got {shown(value)}")
+        raise InvalidInput(field_name, f"{field_name} must be a list, got {shown(value)}")
     return list(value)
 
 
 def check_count(what: str, count: int, limit: int) -> None:
-    """:class:`Rejected` when one call sends more than ``limit`` items. O(1)."""
+    """:class:`LimitExceeded` when one call sends more than ``limit`` items. O(1)."""
     if count > limit:
-        raise Rejected(
-            f"{what} has {count} items, over the limit of {limit} per call; split the payload"
+        raise LimitExceeded(
+            "max_items_per_call",
+            f"{what} has {count} items, over the limit of {limit} per call; split the payload",
         )
 
 
@@ -135,7 +127,7 @@ class GraphState:
 
     def apply(
         self, plan: MergePlan, limits: StoreLimits
-    ) -> tuple[list[list[str]], list[list[str]], list[Payload]]:
+    ) -> tuple[list[list[str]], list[list[str]], list[Withheld]]:
         """Carry out a dedup plan within the edge limit and record the merge history.
 
         Returns ``(merges, contradictions, withheld)``: the first two as
@@ -169,38 +161,38 @@ class GraphState:
 
 def withheld_report(
     plan: MergePlan, over_limit: list[list[str]], limits: StoreLimits
-) -> list[Payload]:
+) -> list[Withheld]:
     """The ``contradictions_withheld`` entries of a dedup reply: why rival pairs got no
     attack edges. Each is ``{reason, size, pairs, claims}``: the claims concerned (their
     count and the first few ids) and how many rival pairs went without attacks. O(groups).
     """
-    entries: list[Payload] = []
+    entries: list[Withheld] = []
     for group, pairs in plan.withheld:
         entries.append(
-            {
-                "reason": (
+            Withheld(
+                reason=(
                     f"{len(group)} claims differ only in one number (or only in negation), more "
                     f"than max_rival_claims ({limits.max_rival_claims}): read as a list of "
                     "different things, not rival readings of one value; they stay apart "
                     "without attack edges"
                 ),
-                "size": len(group),
-                "pairs": pairs,
-                "claims": list(group[:_SAMPLE_IDS]),
-            }
+                size=len(group),
+                pairs=pairs,
+                claims=list(group[:_SAMPLE_IDS]),
+            )
         )
     if over_limit:
         involved = sorted({node for pair in over_limit for node in pair})
         entries.append(
-            {
-                "reason": (
+            Withheld(
+                reason=(
                     f"graph is full: the attack edges of {len(over_limit)} contradictions "
                     f"would pass max_edges_per_graph ({limits.max_edges_per_graph})"
                 ),
-                "size": len(involved),
-                "pairs": len(over_limit),
-                "claims": involved[:_SAMPLE_IDS],
-            }
+                size=len(involved),
+                pairs=len(over_limit),
+                claims=involved[:_SAMPLE_IDS],
+            )
         )
     return entries
 

@@ -64,10 +64,28 @@ _NONE: Claims = frozenset()
 class ArgumentWidth:
     """The arguments for one target, a largest disjoint selection of them and a smallest cut.
 
-    ``arguments``: each argument's claims without the target, sorted by size then ids.
-    ``independent``: indices into ``arguments`` of a largest pairwise-disjoint selection.
-    ``min_cut``: sorted claim ids meeting every argument. ``capped``: a list was cut at
-    ``max_arguments`` (width and cut size are then lower bounds).
+    Built by :func:`argument_width`.
+
+    Attributes
+    ----------
+    arguments : tuple of tuple of str
+        Each argument's claims without the target, sorted by size then ids.
+    independent : tuple of int
+        Indices into ``arguments`` of a largest pairwise-disjoint selection.
+    min_cut : tuple of str
+        Sorted claim ids meeting every argument.
+    capped : bool
+        A list was cut at ``max_arguments`` (width and cut size are then lower bounds).
+    width : int
+        How many pairwise-disjoint arguments there are (``len(independent)``).
+
+    Examples
+    --------
+    >>> result = ArgumentWidth(
+    ...     arguments=(("c",), ("a", "b")), independent=(0, 1), min_cut=("a", "c"), capped=False
+    ... )
+    >>> result.width
+    2
     """
 
     arguments: tuple[tuple[str, ...], ...]
@@ -86,18 +104,36 @@ def premise_sets(graph: nx.MultiDiGraph, node: str) -> list[Claims]:
 
     Parameters
     ----------
-    graph
+    graph : networkx.MultiDiGraph
         The store's multigraph (edge attribute ``run_ids``: a set of run ids).
-    node
+    node : str
         A node of ``graph``.
 
     Returns
     -------
-    list of frozenset
+    list of frozenset of str
         Distinct premise sets sorted by size, then by sorted ids. Edges without a run id form
         one set of their own. Empty when nothing supports ``node``.
 
-    Complexity: O(d log d) for ``d`` incoming support edges, times the runs on them.
+    Notes
+    -----
+    O(d log d) for ``d`` incoming support edges, times the runs on them.
+
+    Examples
+    --------
+    Run ``r1`` drew ``t`` from ``a`` and ``b`` together, run ``r2`` from ``c`` alone:
+
+    >>> import networkx as nx
+    >>> graph = nx.MultiDiGraph()
+    >>> for node, kind in [("a", "given"), ("b", "given"), ("c", "given"), ("t", "conclusion")]:
+    ...     graph.add_node(node, type=kind, refuted=False)
+    >>> _ = graph.add_edge("a", "t", "supports", run_ids={"r1"})
+    >>> _ = graph.add_edge("b", "t", "supports", run_ids={"r1"})
+    >>> _ = graph.add_edge("c", "t", "supports", run_ids={"r2"})
+    >>> [sorted(premises) for premises in premise_sets(graph, "t")]
+    [['c'], ['a', 'b']]
+    >>> premise_sets(graph, "a")
+    []
     """
     by_run: dict[str, set[str]] = {}
     for src, _, relation, run_ids in graph.in_edges(node, keys=True, data="run_ids"):
@@ -121,40 +157,62 @@ def enumerate_arguments(
 
     Parameters
     ----------
-    graph
+    graph : networkx.MultiDiGraph
         The store's multigraph; node attributes ``type`` and ``refuted`` are read.
-    target
+    target : str
         A node of ``graph``. A refuted target has no argument.
-    max_arguments
+    max_arguments : int, optional
         At most this many derivation claim sets are kept per claim (the smallest ones).
-    max_unions
+    max_unions : int, optional
         At most this many claim-set unions are built in all.
-    admissible
+    admissible : callable, optional
         When given, only derivations of the target whose claims (target excluded) pass it are
         arguments, and minimality is taken among those: a larger derivation that passes is
         not hidden by a smaller one that fails. (The orchestrator asks that an argument name
         the question's subject.)
-    checkpoint
+    checkpoint : callable, optional
         Called at every claim the search visits; whatever it raises (a cancellation, a
         deadline) ends the search and propagates. The store bounds each request's time so.
 
     Returns
     -------
-    (arguments, capped)
-        Arguments without the target, sorted by size then ids; ``capped`` is true when a list
-        was cut, and then the sets are derivation claim sets, not necessarily minimal.
+    arguments : list of frozenset of str
+        Arguments without the target, sorted by size then ids.
+    capped : bool
+        True when a list was cut; the sets are then derivation claim sets, not necessarily
+        minimal.
 
     Raises
     ------
     ValueError
         ``max_arguments`` or ``max_unions`` is below 1.
 
-    Complexity: results are memoised per claim and the ancestors on its branch that can
+    Notes
+    -----
+    Results are memoised per claim and the ancestors on its branch that can
     reach it (for an acyclic support graph: per claim). Each memo entry combines at most
     ``max_arguments`` sets per premise pairwise, so a DAG costs O(E * M^2 * V) for
     ``M = max_arguments``; support cycles multiply the entries by the distinct branch
     contexts that touch them. Either way at most ``max_unions`` unions of O(V) each are built,
     plus O(V + E) for the support cycles.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> graph = nx.MultiDiGraph()
+    >>> for node, kind in [("a", "given"), ("b", "given"), ("c", "given"), ("t", "conclusion")]:
+    ...     graph.add_node(node, type=kind, refuted=False)
+    >>> _ = graph.add_edge("a", "t", "supports", run_ids={"r1"})
+    >>> _ = graph.add_edge("b", "t", "supports", run_ids={"r1"})
+    >>> _ = graph.add_edge("c", "t", "supports", run_ids={"r2"})
+    >>> arguments, capped = enumerate_arguments(graph, "t")
+    >>> [sorted(claims) for claims in arguments], capped
+    ([['c'], ['a', 'b']], False)
+    >>> [sorted(claims) for claims in enumerate_arguments(graph, "t", max_arguments=1)[0]]
+    [['c']]
+    >>> arguments, _ = enumerate_arguments(graph, "t", admissible=lambda claims: "a" in claims)
+    >>> [sorted(claims) for claims in arguments]
+    [['a', 'b']]
     """
     if max_arguments < 1 or max_unions < 1:
         raise ValueError(
@@ -256,7 +314,7 @@ def max_disjoint(family: Sequence[Claims]) -> list[int]:
 
     Parameters
     ----------
-    family
+    family : sequence of frozenset of str
         The sets (for arguments: their claims without the target).
 
     Returns
@@ -264,11 +322,20 @@ def max_disjoint(family: Sequence[Claims]) -> list[int]:
     list of int
         Sorted indices into ``family``. Deterministic: the first optimum the search meets.
 
-    Complexity: exact branch and bound on the conflict graph (sets sharing a claim). A set
+    Notes
+    -----
+    Exact branch and bound on the conflict graph (sets sharing a claim). A set
     with at most one conflict is taken without branching (always safe), otherwise the search
     branches on a set with the most conflicts, taken or left; each branch that takes it
     removes it and at least two others, so O(1.47^m * m) for ``m = len(family)`` (m <= 32
     under the default cap: at most about 2 * 10^5 branches).
+
+    Examples
+    --------
+    >>> max_disjoint([frozenset("ab"), frozenset("bc"), frozenset("cd")])
+    [0, 2]
+    >>> max_disjoint([])
+    []
     """
     conflicts = [
         sum(1 << j for j, other in enumerate(family) if j != i and claims & other)
@@ -301,7 +368,7 @@ def min_hitting_set(family: Sequence[Claims]) -> list[str]:
 
     Parameters
     ----------
-    family
+    family : sequence of frozenset of str
         Non-empty sets (for arguments: their claims without the target).
 
     Returns
@@ -314,11 +381,24 @@ def min_hitting_set(family: Sequence[Claims]) -> list[str]:
     ValueError
         A set of ``family`` is empty (nothing can meet it).
 
-    Complexity: elements hitting a subset of the sets another element hits are dropped
+    Notes
+    -----
+    Elements hitting a subset of the sets another element hits are dropped
     (a larger or equal one always does as well); then branch and bound: branch on the unmet
     set with the fewest elements, one branch per element, pruned by a greedy count of
     pairwise-disjoint unmet sets (each needs its own element). O(s^c * m * e) for ``s`` the
     largest set, ``c`` the cut size, ``m`` sets and ``e`` elements.
+
+    Examples
+    --------
+    >>> min_hitting_set([frozenset("ab"), frozenset("bc"), frozenset("cd")])
+    ['b', 'c']
+    >>> min_hitting_set([])
+    []
+    >>> min_hitting_set([frozenset()])
+    Traceback (most recent call last):
+    ...
+    ValueError: an empty set cannot be hit
     """
     if any(not claims for claims in family):
         raise ValueError("an empty set cannot be hit")
@@ -368,15 +448,15 @@ def argument_width(
 
     Parameters
     ----------
-    graph
+    graph : networkx.MultiDiGraph
         The store's multigraph.
-    target
+    target : str
         A node of ``graph``.
-    max_arguments, max_unions
+    max_arguments, max_unions : int, optional
         The caps (see :func:`enumerate_arguments`).
-    admissible
+    admissible : callable, optional
         Which derivations count as arguments (see :func:`enumerate_arguments`).
-    checkpoint
+    checkpoint : callable, optional
         Called as the search goes; what it raises ends the call (see
         :func:`enumerate_arguments`).
 
@@ -391,8 +471,25 @@ def argument_width(
     ValueError
         ``max_arguments`` or ``max_unions`` is below 1.
 
-    Complexity: :func:`enumerate_arguments`, then :func:`max_disjoint` and
-    :func:`min_hitting_set` on at most ``max_arguments`` sets.
+    Notes
+    -----
+    :func:`enumerate_arguments`, then :func:`max_disjoint` and :func:`min_hitting_set` on at
+    most ``max_arguments`` sets.
+
+    Examples
+    --------
+    Two disjoint arguments, ``{c}`` and ``{a, b}``; knocking out ``a`` and ``c`` sinks both:
+
+    >>> import networkx as nx
+    >>> graph = nx.MultiDiGraph()
+    >>> for node, kind in [("a", "given"), ("b", "given"), ("c", "given"), ("t", "conclusion")]:
+    ...     graph.add_node(node, type=kind, refuted=False)
+    >>> _ = graph.add_edge("a", "t", "supports", run_ids={"r1"})
+    >>> _ = graph.add_edge("b", "t", "supports", run_ids={"r1"})
+    >>> _ = graph.add_edge("c", "t", "supports", run_ids={"r2"})
+    >>> result = argument_width(graph, "t")
+    >>> result.arguments, result.width, result.min_cut, result.capped
+    ((('c',), ('a', 'b')), 2, ('a', 'c'), False)
     """
     family, capped = enumerate_arguments(
         graph, target, max_arguments, max_unions, admissible, checkpoint=checkpoint

@@ -31,11 +31,28 @@ import networkx as nx
 def edge_betweenness_to_target(
     view: nx.DiGraph, sources: Iterable[str], target: str
 ) -> dict[tuple[str, str], float]:
-    """Betweenness of every edge on a shortest source->target path.
+    """Betweenness of every edge on a shortest source->target path. Complexity: O(V + E).
 
-    Inputs: a DiGraph, source nodes (the target itself is ignored as a source),
-    and the target. Output: ``{(u, v): betweenness}`` for edges with a non-zero
-    value. Complexity: O(V + E).
+    Parameters
+    ----------
+    view : networkx.DiGraph
+        The graph.
+    sources : iterable of str
+        Where paths start (the target itself is ignored as a source).
+    target : str
+        Where they end.
+
+    Returns
+    -------
+    dict
+        ``{(u, v): betweenness}`` for the edges with a non-zero value.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> view = nx.DiGraph([("A", "C"), ("B", "C"), ("C", "Z"), ("A", "Z")])
+    >>> sorted(edge_betweenness_to_target(view, ["A", "B"], "Z").items())
+    [(('A', 'Z'), 1.0), (('B', 'C'), 1.0), (('C', 'Z'), 1.0)]
     """
     distance, sigma = _reverse_bfs(view, target)
     weight: dict[str, float] = {}

@@ -37,7 +37,24 @@ _ENOUGH = 4
 
 
 def signature(key: ClaimKey) -> Signature:
-    """What two claims must share to be mergeable: negation parity, numbers, identifiers."""
+    """What two claims must share to be mergeable: negation parity, numbers, identifiers.
+
+    Parameters
+    ----------
+    key : ClaimKey
+        A normalised claim.
+
+    Returns
+    -------
+    tuple
+        ``(negations % 2, numbers, identifiers)``.
+
+    Examples
+    --------
+    >>> from graph_server.similarity import claim_key
+    >>> signature(claim_key("The x9 did not ship 40 units"))
+    (1, ('40',), frozenset({'x9'}))
+    """
     return (key.negations % 2, key.numbers, key.identifiers)
 
 
@@ -45,7 +62,39 @@ def block_numbers(keys: Sequence[ClaimKey], usable: Iterable[int]) -> dict[int, 
     """Signature block number of each usable claim whose block holds another claim.
 
     Blocks are numbered in order of first appearance. A claim alone in its block can
-    merge with nothing, so it is left out of the search altogether.
+    merge with nothing, so it is left out of the search altogether. O(len(usable)).
+
+    Parameters
+    ----------
+    keys : sequence of ClaimKey
+        The claims.
+    usable : iterable of int
+        The indices into ``keys`` to block.
+
+    Returns
+    -------
+    dict of int to int
+        Block number by claim index, for the claims that share their block.
+
+    Examples
+    --------
+    The negated claim and the one about 12 invoices are alone in their blocks:
+
+    >>> from graph_server.similarity import claim_key
+    >>> keys = [
+    ...     claim_key(text)
+    ...     for text in [
+    ...         "Acme paid 40 invoices",
+    ...         "Acme has paid 40 invoices to Ferrowell",
+    ...         "Acme paid 40 invoices to Ferowell",
+    ...         "Acme did not pay 40 invoices",
+    ...         "Apex paid 12 invoices",
+    ...     ]
+    ... ]
+    >>> block_numbers(keys, range(len(keys)))
+    {0: 0, 1: 0, 2: 0}
+    >>> block_numbers(keys, [0, 3, 4])
+    {}
     """
     numbers: dict[Signature, int] = {}
     block_of: dict[int, int] = {}
@@ -67,6 +116,17 @@ class Variants:
     and so shared by both claims of any pair in a block. Words are bucketed by their
     shared prefix and length; a query looks at the lengths one shorter, equal and
     one longer. O(bucket size) per distinct query word.
+
+    Parameters
+    ----------
+    words : iterable of str
+        The vocabulary.
+
+    Examples
+    --------
+    >>> variants = Variants(["ferrowell", "ferowell", "acme", "acne"])
+    >>> variants.of("ferrowell"), variants.of("acme")
+    (('ferowell',), ())
     """
 
     def __init__(self, words: Iterable[str]) -> None:
@@ -77,6 +137,26 @@ class Variants:
         self._memo: dict[str, tuple[str, ...]] = {}
 
     def of(self, word: str) -> tuple[str, ...]:
+        """The typo variants of ``word`` in the vocabulary (``word`` itself excluded).
+
+        Parameters
+        ----------
+        word : str
+            Any word, in the vocabulary or not.
+
+        Returns
+        -------
+        tuple of str
+            The variants, sorted; empty for a short or non-alphabetic word.
+
+        Examples
+        --------
+        >>> variants = Variants(["ferrowell", "ferowell", "ferrowood"])
+        >>> variants.of("ferrowel")
+        ('ferrowell',)
+        >>> variants.of("ferowell"), variants.of("x9000000")
+        (('ferrowell',), ())
+        """
         found = self._memo.get(word)
         if found is None:
             found = ()
@@ -99,7 +179,41 @@ def _may_have_variants(word: str) -> bool:
 
 
 class ContentIndex:
-    """Postings ``(signature, content word) -> claim indices`` over chosen claims."""
+    """Postings ``(signature, content word) -> claim indices`` over chosen claims.
+
+    Parameters
+    ----------
+    keys : sequence of ClaimKey
+        The claims.
+    signatures : sequence of int
+        The signature block number of each claim (:func:`block_numbers`), by index.
+    members : iterable of int
+        The indices of the claims to index.
+
+    Attributes
+    ----------
+    variants : Variants
+        The typo variants among the indexed claims' content words.
+
+    Examples
+    --------
+    >>> from graph_server.similarity import claim_key
+    >>> keys = [
+    ...     claim_key(text)
+    ...     for text in [
+    ...         "Acme paid 40 invoices",
+    ...         "Acme has paid 40 invoices to Ferrowell",
+    ...         "Acme paid 40 invoices to Ferowell",
+    ...         "Acme did not pay 40 invoices",
+    ...         "Apex paid 12 invoices",
+    ...     ]
+    ... ]
+    >>> blocks = block_numbers(keys, range(len(keys)))
+    >>> signatures = [blocks.get(i, -1) for i in range(len(keys))]
+    >>> index = ContentIndex(keys, signatures, blocks)
+    >>> sorted(index.covering(keys[0], signatures[0]))
+    [0, 1, 2]
+    """
 
     def __init__(
         self, keys: Sequence[ClaimKey], signatures: Sequence[int], members: Iterable[int]
@@ -119,6 +233,40 @@ class ContentIndex:
     def covering(self, key: ClaimKey, sig: int) -> Iterable[int]:
         """Indexed claims of signature ``sig`` whose content holds every content word of
         ``key`` or a typo variant of it (a superset of those; callers check exactly).
+
+        Parameters
+        ----------
+        key : ClaimKey
+            The query claim.
+        sig : int
+            Its signature block number.
+
+        Returns
+        -------
+        iterable of int
+            Indices of indexed claims, ``key``'s own included when it is indexed; every claim
+            of the block when ``key`` has no content word.
+
+        Examples
+        --------
+        Claim 2 ("... to Ferowell") covers claim 1 ("... to Ferrowell") through the typo:
+
+        >>> from graph_server.similarity import claim_key
+        >>> keys = [
+        ...     claim_key(text)
+        ...     for text in [
+        ...         "Acme paid 40 invoices",
+        ...         "Acme has paid 40 invoices to Ferrowell",
+        ...         "Acme paid 40 invoices to Ferowell",
+        ...         "Acme did not pay 40 invoices",
+        ...         "Apex paid 12 invoices",
+        ...     ]
+        ... ]
+        >>> blocks = block_numbers(keys, range(len(keys)))
+        >>> signatures = [blocks.get(i, -1) for i in range(len(keys))]
+        >>> index = ContentIndex(keys, signatures, blocks)
+        >>> sorted(index.covering(keys[1], signatures[1]))
+        [1, 2]
         """
         if not key.content:
             return self._blocks.get(sig, ())
@@ -151,8 +299,43 @@ def covering_pairs(
     checkpoint: Callable[[], None] = lambda: None,
 ) -> None:
     """Call ``accept(i, j)`` for each query claim ``i`` and each indexed claim ``j != i``
-    that covers it (see :meth:`ContentIndex.covering`). ``checkpoint`` runs every 256
-    queries (the store's cancellation check).
+    that covers it (see :meth:`ContentIndex.covering`).
+
+    Parameters
+    ----------
+    keys : sequence of ClaimKey
+        The claims.
+    queries : iterable of int
+        The indices of the claims to query.
+    index : ContentIndex
+        The indexed claims.
+    signatures : sequence of int
+        The signature block number of each claim, by index.
+    accept : callable
+        Called with each candidate pair ``(i, j)``; both orders of a pair may come.
+    checkpoint : callable, optional
+        Runs every 256 queries (the store's cancellation check); what it raises ends the call.
+
+    Examples
+    --------
+    >>> from graph_server.similarity import claim_key
+    >>> keys = [
+    ...     claim_key(text)
+    ...     for text in [
+    ...         "Acme paid 40 invoices",
+    ...         "Acme has paid 40 invoices to Ferrowell",
+    ...         "Acme paid 40 invoices to Ferowell",
+    ...         "Acme did not pay 40 invoices",
+    ...         "Apex paid 12 invoices",
+    ...     ]
+    ... ]
+    >>> blocks = block_numbers(keys, range(len(keys)))
+    >>> signatures = [blocks.get(i, -1) for i in range(len(keys))]
+    >>> index = ContentIndex(keys, signatures, blocks)
+    >>> pairs = []
+    >>> covering_pairs(keys, blocks, index, signatures, lambda i, j: pairs.append((i, j)))
+    >>> sorted(pairs)
+    [(0, 1), (0, 2), (1, 2), (2, 1)]
     """
     for count, i in enumerate(queries):
         if count % 256 == 0:

@@ -26,7 +26,31 @@ UNSUPPORTED_OK_TYPES = frozenset({"given", "assumption"})
 
 
 def orphans(view: nx.DiGraph) -> list[str]:
-    """Claims with no incoming support that are neither givens nor assumptions. O(V)."""
+    """Claims with no incoming support that are neither givens nor assumptions. O(V).
+
+    Parameters
+    ----------
+    view : networkx.DiGraph
+        The support view of a graph (:func:`~graph_server.views.support_view`).
+
+    Returns
+    -------
+    list of str
+        The orphans, sorted.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> from graph_server.views import support_view
+    >>> graph = nx.MultiDiGraph()
+    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
+    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
+    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
+    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> graph.add_node("F", type="claim", refuted=False, confidence=0.5)
+    >>> orphans(support_view(graph))
+    ['F']
+    """
     return sorted(
         n
         for n, data in view.nodes(data=True)
@@ -35,7 +59,31 @@ def orphans(view: nx.DiGraph) -> list[str]:
 
 
 def floating_assumptions(view: nx.DiGraph) -> list[str]:
-    """Assumptions with no incoming support: declared premises nobody backs. O(V)."""
+    """Assumptions with no incoming support: declared premises nobody backs. O(V).
+
+    Parameters
+    ----------
+    view : networkx.DiGraph
+        The support view of a graph (:func:`~graph_server.views.support_view`).
+
+    Returns
+    -------
+    list of str
+        The floating assumptions, sorted.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> from graph_server.views import support_view
+    >>> graph = nx.MultiDiGraph()
+    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
+    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
+    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
+    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> graph.nodes["B"]["type"] = "assumption"
+    >>> floating_assumptions(support_view(graph))
+    ['B']
+    """
     return sorted(
         n
         for n, data in view.nodes(data=True)
@@ -48,6 +96,31 @@ def cycles(view: nx.DiGraph, limit: int = MAX_CYCLES_REPORTED) -> list[list[str]
 
     Enumeration stops after ``limit`` cycles, so the cost is bounded by
     O((V + E) * (limit + 1)) (Johnson's algorithm per cycle found).
+
+    Parameters
+    ----------
+    view : networkx.DiGraph
+        The support view of a graph (:func:`~graph_server.views.support_view`).
+    limit : int, optional
+        The most cycles reported (default :data:`MAX_CYCLES_REPORTED`).
+
+    Returns
+    -------
+    list of list of str
+        Each cycle as its nodes, starting at the smallest id; sorted.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> from graph_server.views import support_view
+    >>> graph = nx.MultiDiGraph()
+    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
+    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
+    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
+    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> _ = graph.add_edge("Z", "C", "supports", confidence=0.5)
+    >>> cycles(support_view(graph))
+    [['C', 'Z']]
     """
     found = islice(nx.simple_cycles(view), limit)
     rotated = []
@@ -58,13 +131,67 @@ def cycles(view: nx.DiGraph, limit: int = MAX_CYCLES_REPORTED) -> list[list[str]
 
 
 def evidence_reach(graph: nx.MultiDiGraph, view: nx.DiGraph) -> set[str]:
-    """Live nodes reachable from a live given along live support edges. O(V + E)."""
+    """Live nodes reachable from a live given along live support edges. O(V + E).
+
+    Parameters
+    ----------
+    graph : networkx.MultiDiGraph
+        A stored argument graph.
+    view : networkx.DiGraph
+        Its support view (:func:`~graph_server.views.support_view`).
+
+    Returns
+    -------
+    set of str
+        The live givens and every live node they support, directly or not.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> from graph_server.views import support_view
+    >>> graph = nx.MultiDiGraph()
+    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
+    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
+    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
+    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> graph.nodes["C"]["refuted"] = True
+    >>> sorted(evidence_reach(graph, support_view(graph)))
+    ['A', 'B']
+    """
     live = live_nodes(graph)
     return reachable_from(view.subgraph(live), givens(graph, live))
 
 
 def refuted_but_feeding(graph: nx.MultiDiGraph, view: nx.DiGraph, conclusion: str) -> list[str]:
-    """Refuted claims that still have a support path to the conclusion. O(V + E)."""
+    """Refuted claims that still have a support path to the conclusion. O(V + E).
+
+    Parameters
+    ----------
+    graph : networkx.MultiDiGraph
+        A stored argument graph.
+    view : networkx.DiGraph
+        Its support view (:func:`~graph_server.views.support_view`).
+    conclusion : str
+        The conclusion's id.
+
+    Returns
+    -------
+    list of str
+        The refuted ancestors of the conclusion, sorted.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> from graph_server.views import support_view
+    >>> graph = nx.MultiDiGraph()
+    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
+    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
+    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
+    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> graph.nodes["C"]["refuted"] = True
+    >>> refuted_but_feeding(graph, support_view(graph), "Z")
+    ['C']
+    """
     upstream = nx.ancestors(view, conclusion)
     return sorted(n for n in upstream if graph.nodes[n]["refuted"])
 
@@ -74,6 +201,32 @@ def check_structure(graph: nx.MultiDiGraph, conclusion: str) -> dict[str, object
 
     ``unreachable_conclusion`` is judged on live claims only: a conclusion whose
     every route to evidence crosses a refuted claim is unreachable.
+
+    Parameters
+    ----------
+    graph : networkx.MultiDiGraph
+        A stored argument graph.
+    conclusion : str
+        The conclusion's id.
+
+    Returns
+    -------
+    dict
+        ``orphans``, ``assumptions``, ``cycles`` (see the functions of the same names),
+        ``unreachable_conclusion`` (bool) and ``refuted_but_feeding``.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> graph = nx.MultiDiGraph()
+    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
+    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
+    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
+    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> graph.nodes["C"]["refuted"] = True
+    >>> check_structure(graph, "Z")
+    {'orphans': [], 'assumptions': [], 'cycles': [], 'unreachable_conclusion': True,
+     'refuted_but_feeding': ['C']}
     """
     view = support_view(graph)
     return {
@@ -99,6 +252,33 @@ def critical_links(graph: nx.MultiDiGraph, conclusion: str) -> dict[str, object]
 
     The super-source never appears. Complexity: O(V * E) for the cut, O(P * (V + E))
     for bridges where P is the length of one evidence path, O(V + E) for ranking.
+
+    Parameters
+    ----------
+    graph : networkx.MultiDiGraph
+        A stored argument graph.
+    conclusion : str
+        The conclusion's id.
+
+    Returns
+    -------
+    dict
+        ``min_cut_nodes``, ``bridge_edges`` and ``ranked``, as above; all empty when no
+        live evidence reaches the conclusion.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> graph = nx.MultiDiGraph()
+    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
+    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
+    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
+    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> links = critical_links(graph, "Z")
+    >>> links["min_cut_nodes"], links["bridge_edges"]
+    (['C'], [['C', 'Z']])
+    >>> links["ranked"][0]
+    {'edge': ['C', 'Z'], 'betweenness': 2.0, 'min_confidence_on_edge': 0.8}
     """
     view = augmented_view(graph, conclusion)
     if conclusion not in view or not nx.has_path(view, SUPER_SOURCE, conclusion):

@@ -91,7 +91,16 @@ _OPENERS = frozenset(
 
 class Span(Protocol):
     """What the check needs of a span: its id, its text and, where it differs, its reading
-    (:attr:`corpus.evidence.Span.reading`: "It (Harrow Mill) was founded ...")."""
+    (:attr:`corpus.evidence.Span.reading`: "It (Harrow Mill) was founded ...").
+
+    Examples
+    --------
+    :class:`TextSpan` is one:
+
+    >>> span: Span = TextSpan("D1.1", "It was founded in 1790.", reading="Harrow Mill")
+    >>> span.id, span.reading
+    ('D1.1', 'Harrow Mill')
+    """
 
     @property
     def id(self) -> str: ...
@@ -105,17 +114,50 @@ class Span(Protocol):
 
 class Evidence(Protocol):
     """What the check needs of the evidence: spans in order, and a lookup by id (None for an
-    unknown id or a non-string)."""
+    unknown id or a non-string).
+
+    Examples
+    --------
+    :class:`SpanTable` is one:
+
+    >>> evidence: Evidence = SpanTable({"D1.1": "Harrow Mill was founded in 1790."})
+    >>> [span.id for span in evidence.spans]
+    ['D1.1']
+    """
 
     @property
     def spans(self) -> Sequence[Span]: ...
 
-    def get(self, span_id: object) -> Span | None: ...
+    def get(self, span_id: object) -> Span | None:
+        """The span named ``span_id``.
+
+        Parameters
+        ----------
+        span_id : object
+            A span id as a model wrote it (any value).
+
+        Returns
+        -------
+        Span or None
+            The span, or None for an unknown id or a non-string.
+
+        Examples
+        --------
+        >>> evidence: Evidence = SpanTable({"D1.1": "Harrow Mill was founded in 1790."})
+        >>> evidence.get("D1.1").text, evidence.get("D9"), evidence.get(7)
+        ('Harrow Mill was founded in 1790.', None, None)
+        """
 
 
 @dataclass(frozen=True)
 class TextSpan:
-    """A span known only by id and text (the store's registered evidence)."""
+    """A span known only by id and text (the store's registered evidence).
+
+    Examples
+    --------
+    >>> TextSpan("D1.1", "Harrow Mill was founded in 1790.")
+    TextSpan(id='D1.1', text='Harrow Mill was founded in 1790.', reading=None)
+    """
 
     id: str
     text: str
@@ -124,7 +166,16 @@ class TextSpan:
 
 @dataclass(frozen=True)
 class SpanTable:
-    """Registered spans, id -> text, as :class:`Evidence` for the checks."""
+    """Registered spans, id -> text, as :class:`Evidence` for the checks.
+
+    ``spans`` lists them as :class:`TextSpan` in the order of ``texts``.
+
+    Examples
+    --------
+    >>> table = SpanTable({"D1.1": "Harrow Mill was founded in 1790.", "D1.2": "It closed."})
+    >>> [span.id for span in table.spans]
+    ['D1.1', 'D1.2']
+    """
 
     texts: dict[str, str]
 
@@ -133,6 +184,27 @@ class SpanTable:
         return [TextSpan(span_id, text) for span_id, text in self.texts.items()]
 
     def get(self, span_id: object) -> Span | None:
+        """The span named ``span_id``, surrounding whitespace ignored.
+
+        Parameters
+        ----------
+        span_id : object
+            A span id as a model wrote it (any value).
+
+        Returns
+        -------
+        Span or None
+            A :class:`TextSpan` with the stripped id, or None for an unknown id or a
+            non-string.
+
+        Examples
+        --------
+        >>> table = SpanTable({"D1.1": "Harrow Mill was founded in 1790."})
+        >>> table.get(" D1.1 ")
+        TextSpan(id='D1.1', text='Harrow Mill was founded in 1790.', reading=None)
+        >>> table.get("D9"), table.get(["D1.1"])
+        (None, None)
+        """
         if not isinstance(span_id, str):
             return None
         text = self.texts.get(span_id.strip())
@@ -141,7 +213,27 @@ class SpanTable:
 
 @dataclass(frozen=True)
 class CitationCheck:
-    """Outcome of :func:`check_citation`: ``reason`` is None exactly when the citation holds."""
+    """Outcome of :func:`check_citation`: ``reason`` is None exactly when the citation holds.
+
+    Attributes
+    ----------
+    reason : str or None
+        The failed rule (one of :data:`REASONS`), or None.
+    detail : str
+        What was checked, in words, for the report.
+    span : Span or None
+        The span the claim was checked against (None when it names no known span).
+    corrected_from : str or None
+        See below.
+    ok : bool
+        Whether the claim may stand as a given (``reason is None``).
+
+    Examples
+    --------
+    >>> check = CitationCheck(NUMBER_MISMATCH, "number(s) ['1791'] do not occur in D1.1", None)
+    >>> check.ok, CitationCheck(None, "restates D1.1", None).ok
+    (False, True)
+    """
 
     reason: str | None
     detail: str
@@ -160,9 +252,44 @@ def check_citation(
 ) -> CitationCheck:
     """Check one given (``claim`` citing span id ``source``) against ``evidence``.
 
-    Returns the first failing rule of the module docstring, or an ok check holding the span.
-    ``min_containment`` is rule 5's threshold (changed only to measure the rule).
     Cost: O(len(claim) + len(span)).
+
+    Parameters
+    ----------
+    claim : str
+        The given's text.
+    source : object
+        The span id it cites, as the model wrote it (a non-string or ``"none"`` names none).
+    evidence : Evidence
+        The spans of the task.
+    min_containment : float, optional
+        Rule 5's threshold (changed only to measure the rule).
+
+    Returns
+    -------
+    CitationCheck
+        The first failing rule of the module docstring, or an ok check holding the span.
+
+    Examples
+    --------
+    >>> evidence = SpanTable({"D1.1": "Harrow Mill was founded in 1790 by Ada Korick."})
+    >>> check_citation("Harrow Mill was founded in 1790", "D1.1", evidence).detail
+    'restates D1.1'
+    >>> for claim, source in [
+    ...     ("Harrow Mill was founded in 1790", None),
+    ...     ("Harrow Mill was founded in 1790", "D9"),
+    ...     ("Harrow Mill was founded in 1791", "D1.1"),
+    ...     ("Ferrowood Mill was founded in 1790", "D1.1"),
+    ...     ("Korick founded a bakery in 1790", "D1.1"),
+    ...     ("Harrow Mill was not founded in 1790", "D1.1"),
+    ... ]:
+    ...     print(check_citation(claim, source, evidence).reason)
+    citation_missing
+    citation_unknown
+    number_mismatch
+    name_mismatch
+    quote_mismatch
+    quote_mismatch
     """
     if not isinstance(source, str) or not source.strip() or source.strip().lower() == "none":
         return CitationCheck(CITATION_MISSING, "the given names no source span", None)
@@ -210,7 +337,39 @@ def check_citation(
 
 def anchor_citation(claim: str, source: object, evidence: Evidence) -> CitationCheck:
     """:func:`check_citation`, then the repair of the module docstring when the cited span
-    fails. Cost: O(spans) citation checks when the cited span fails, else one."""
+    fails. Cost: O(spans) citation checks when the cited span fails, else one.
+
+    Parameters
+    ----------
+    claim : str
+        The given's text.
+    source : object
+        The span id it cites, as the model wrote it.
+    evidence : Evidence
+        The spans of the task.
+
+    Returns
+    -------
+    CitationCheck
+        The check against the cited span when it holds, names no source, or no single other
+        span passes; else an ok check holding that span, with ``corrected_from`` set to
+        ``source``.
+
+    Examples
+    --------
+    The model copied the sentence of D1.2 but wrote D1.1:
+
+    >>> evidence = SpanTable(
+    ...     {"D1.1": "Harrow Mill was founded in 1790.", "D1.2": "Harrow Mill closed in 1905."}
+    ... )
+    >>> check = anchor_citation("Harrow Mill closed in 1905", "D1.1", evidence)
+    >>> check.ok, check.span.id, check.corrected_from
+    (True, 'D1.2', 'D1.1')
+    >>> check.detail
+    'restates D1.2 (cited as D1.1: number_mismatch)'
+    >>> anchor_citation("Harrow Mill closed in 1906", "D1.1", evidence).reason
+    'number_mismatch'
+    """
     check = check_citation(claim, source, evidence)
     if check.ok or check.reason == CITATION_MISSING:
         return check
@@ -230,7 +389,23 @@ def anchor_citation(claim: str, source: object, evidence: Evidence) -> CitationC
 
 def name_words(text: str) -> list[str]:
     """Name-like words of ``text`` in order, each once: capitalised words (a function word
-    opening the text excepted) and words that mix letters and digits."""
+    opening the text excepted) and words that mix letters and digits. O(len(text)).
+
+    Parameters
+    ----------
+    text : str
+        A claim.
+
+    Returns
+    -------
+    list of str
+        The words as written; dotted initials are one word ("F.C." is "FC").
+
+    Examples
+    --------
+    >>> name_words("The x9 engine of Harrow F.C. and the Harrow fleet")
+    ['x9', 'Harrow', 'FC']
+    """
     found: list[str] = []
     for position, word in enumerate(_WORD.findall(collapse_initialisms(text))):
         has_digit = any(char.isdigit() for char in word)
@@ -253,7 +428,26 @@ def _name_form(word: str) -> str:
 
 
 def containment(claim_words: frozenset[str], span_words: frozenset[str]) -> float:
-    """Share of ``claim_words`` found in ``span_words`` (1.0 for a claim with no content)."""
+    """Share of ``claim_words`` found in ``span_words`` (1.0 for a claim with no content).
+
+    Parameters
+    ----------
+    claim_words, span_words : frozenset of str
+        The content words of the claim and of the span (:attr:`ClaimKey.content
+        <graph_server.similarity.ClaimKey.content>`).
+
+    Returns
+    -------
+    float
+        ``|claim_words & span_words| / |claim_words|``, between 0 and 1.
+
+    Examples
+    --------
+    >>> containment(frozenset({"mill", "found", "bakery"}), frozenset({"mill", "found"}))
+    0.6666666666666666
+    >>> containment(frozenset(), frozenset({"mill"}))
+    1.0
+    """
     if not claim_words:
         return 1.0
     return len(claim_words & span_words) / len(claim_words)

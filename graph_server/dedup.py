@@ -83,7 +83,14 @@ _DIGITS = re.compile(r"(\d+)")
 
 @dataclass(frozen=True)
 class MergePlan:
-    """What :func:`plan_merges` decided; apply it with :func:`apply_plan`."""
+    """What :func:`plan_merges` decided; apply it with :func:`apply_plan`.
+
+    Examples
+    --------
+    >>> plan = MergePlan(clusters=[["n1", "n2"]], contradictions=[("n1", "n3")])
+    >>> plan.clusters[0][0], plan.withheld
+    ('n1', [])
+    """
 
     clusters: list[list[str]] = field(default_factory=list)
     """Each cluster lists the kept node first, then the nodes merged into it."""
@@ -94,7 +101,26 @@ class MergePlan:
 
 
 def natural_key(text: str) -> tuple[tuple[int, int, str], ...]:
-    """Sort key that orders ``r2`` before ``r10``."""
+    """Sort key that orders ``r2`` before ``r10``: runs of digits compare as numbers, and
+    sort before text at the same place. O(len(text)).
+
+    Parameters
+    ----------
+    text : str
+        A run id or node id.
+
+    Returns
+    -------
+    tuple
+        One ``(0, number, digits)`` or ``(1, 0, text)`` entry per run of digits or of text.
+
+    Examples
+    --------
+    >>> sorted(["r10", "r2", "r1"], key=natural_key)
+    ['r1', 'r2', 'r10']
+    >>> natural_key("r10")
+    ((1, 0, 'r'), (0, 10, '10'))
+    """
     return tuple(
         (0, int(part), part) if part.isdigit() else (1, 0, part)
         for part in _DIGITS.split(text)
@@ -106,6 +132,28 @@ def assertion_order(graph: nx.MultiDiGraph, node: str) -> tuple[object, ...]:
     """Earliest-assertion key: first run id (natural order), then node id.
 
     Nodes without provenance sort after every node that has some.
+
+    Parameters
+    ----------
+    graph : networkx.MultiDiGraph
+        A stored argument graph (node attribute ``run_ids``: a set of run ids).
+    node : str
+        A node of ``graph``.
+
+    Returns
+    -------
+    tuple
+        A sort key; smaller means asserted earlier.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> graph = nx.MultiDiGraph()
+    >>> graph.add_node("n1", run_ids={"r10"})
+    >>> graph.add_node("n2", run_ids={"r2", "r12"})
+    >>> graph.add_node("n3", run_ids=set())
+    >>> sorted(graph.nodes, key=lambda node: assertion_order(graph, node))
+    ['n2', 'n1', 'n3']
     """
     run_ids = graph.nodes[node]["run_ids"]
     if run_ids:
@@ -114,7 +162,18 @@ def assertion_order(graph: nx.MultiDiGraph, node: str) -> tuple[object, ...]:
 
 
 class Cancelled(Exception):
-    """Raised by a ``checkpoint`` when the caller asked to stop; nothing was changed yet."""
+    """Raised by a ``checkpoint`` when the caller asked to stop; nothing was changed yet.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> def stop() -> None:
+    ...     raise Cancelled("the caller went away")
+    >>> plan_merges(nx.MultiDiGraph(), 0.7, 0.85, checkpoint=stop)
+    Traceback (most recent call last):
+    ...
+    graph_server.dedup.Cancelled: the caller went away
+    """
 
 
 def plan_merges(
@@ -129,13 +188,32 @@ def plan_merges(
 ) -> MergePlan:
     """Decide which nodes merge and which pairs contradict. Pure read.
 
-    ``focus`` limits new merges and contradictions to pairs involving at least one
-    of those nodes (used when a fresh ingest is deduplicated against the graph);
-    constraints between all nodes still apply. ``key_of`` normalises a claim (the
-    store passes its per-graph cache); ``checkpoint`` is called between batches and
-    may raise :class:`Cancelled`. ``max_rivals`` is the rival cap (module docstring).
+    Parameters
+    ----------
+    graph : networkx.MultiDiGraph
+        A stored argument graph; node attributes ``claim``, ``aliases``, ``run_ids``,
+        ``type``, ``refuted`` and ``source`` are read.
+    jaccard_threshold, ratio_threshold : float
+        The similarity thresholds (:func:`graph_server.similarity.is_similar`).
+    focus : iterable of str, optional
+        Limits new merges and contradictions to pairs involving at least one of these nodes
+        (used when a fresh ingest is deduplicated against the graph); constraints between
+        all nodes still apply. Default: every node.
+    key_of : callable, optional
+        Normalises a claim (the store passes its per-graph cache).
+    checkpoint : callable, optional
+        Called between batches; may raise :class:`Cancelled`, which propagates.
+    max_rivals : int, optional
+        The rival cap (module docstring).
 
-    How: mergeable pairs are found through signature blocks and a content-word index
+    Returns
+    -------
+    MergePlan
+        The clusters, contradictions and withheld rival groups.
+
+    Notes
+    -----
+    Mergeable pairs are found through signature blocks and a content-word index
     (:mod:`graph_server.candidates`), not by comparing every pair. Nodes joined by
     them form components; only inside a component can a cluster form, so the pairs
     that must stay apart (similar but blocked) are searched for there alone, with the
@@ -143,6 +221,26 @@ def plan_merges(
     formulation that compares every pair (the tests keep it as the oracle).
     Complexity: near-linear in the claims (see candidates) plus the components'
     exact searches and O(P log P) for P candidate pairs.
+
+    Examples
+    --------
+    Two restatements of one reading merge; the rival reading contradicts both:
+
+    >>> import networkx as nx
+    >>> graph = nx.MultiDiGraph()
+    >>> for node, claim, run in [
+    ...     ("n1", "Trellium melts at 412 C", "r1"),
+    ...     ("n2", "Trellium melts at 412 C.", "r2"),
+    ...     ("n3", "Trellium melts at 350 C", "r3"),
+    ... ]:
+    ...     attributes = {"aliases": [], "merged_ids": [], "confidence": 0.8, "refuted": False}
+    ...     graph.add_node(node, claim=claim, run_ids={run}, type="inference", **attributes)
+    >>> plan_merges(graph, 0.7, 0.85)
+    MergePlan(clusters=[['n1', 'n2']], contradictions=[('n1', 'n3'), ('n2', 'n3')], withheld=[])
+    >>> plan_merges(graph, 0.7, 0.85, focus=["n3"]).clusters
+    []
+    >>> plan_merges(graph, 0.7, 0.85, max_rivals=2).withheld
+    [(('n1', 'n2', 'n3'), 2)]
     """
     nodes = sorted(graph.nodes, key=lambda n: assertion_order(graph, n))
     data = [graph.nodes[node] for node in nodes]
@@ -254,12 +352,52 @@ def finish_plan(
 ) -> MergePlan:
     """Add the guard pairs and attack edges to the constraints and cluster.
 
-    ``nodes`` are in assertion order, ``owner[k]`` is the node position of claim key
-    ``k``; ``mergeable`` and ``apart`` are node-position pairs found by the search.
     Shared by :func:`plan_merges` and the every-pair reference in the tests.
 
     Guard pairs of a rival group over ``max_rivals`` are not made contradictions; nor
     need they be kept apart here, as their signatures differ and no merge can join them.
+
+    Parameters
+    ----------
+    graph : networkx.MultiDiGraph
+        The graph being planned for; its attacks edges keep their ends apart.
+    nodes : sequence of str
+        Its nodes, in assertion order (:func:`assertion_order`).
+    owner : sequence of int
+        ``owner[k]`` is the position in ``nodes`` of the node claim key ``k`` belongs to.
+    keys : sequence of ClaimKey
+        The claim keys of every node's claim and aliases.
+    mergeable, apart : set of tuple of int
+        Node-position pairs the search found similar, and those of them that must stay
+        apart, each as ``(smaller, larger)``.
+    focused : set of int
+        The positions of the focus nodes (see :func:`plan_merges`).
+    max_rivals : int, optional
+        The rival cap.
+
+    Returns
+    -------
+    MergePlan
+        The clusters, the contradictions touching the focus and the withheld rival groups.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> graph = nx.MultiDiGraph()
+    >>> for node, claim, run in [
+    ...     ("n1", "Trellium melts at 412 C", "r1"),
+    ...     ("n2", "Trellium melts at 412 C.", "r2"),
+    ...     ("n3", "Trellium melts at 350 C", "r3"),
+    ... ]:
+    ...     attributes = {"aliases": [], "merged_ids": [], "confidence": 0.8, "refuted": False}
+    ...     graph.add_node(node, claim=claim, run_ids={run}, type="inference", **attributes)
+    >>> from graph_server.similarity import claim_key
+    >>> nodes = ["n1", "n2", "n3"]
+    >>> keys = [claim_key(graph.nodes[node]["claim"]) for node in nodes]
+    >>> finish_plan(graph, nodes, [0, 1, 2], keys, {(0, 1)}, set(), {0, 1, 2}).clusters
+    [['n1', 'n2']]
+    >>> finish_plan(graph, nodes, [0, 1, 2], keys, {(0, 1)}, {(0, 1)}, {0, 1, 2}).clusters
+    []
     """
     rivals, over_cap = _guard_pairs(keys, max_rivals)
     guarded = {
@@ -331,12 +469,62 @@ def apply_plan(
     """Carry out a plan on ``graph`` in place, never growing it past ``max_edges`` edges.
 
     Merges run first (they only remove edges); then each contradiction gets its missing
-    attack edges while both fit under ``max_edges`` (None: no limit). Returns ``(merges,
-    contradictions_created, over_limit)``: ``[[kept, merged]]`` pairs, the ``[a, b]``
-    pairs whose mutual attacks did not both exist before, and the pairs left without
-    their attacks because the graph was full, each sorted. A graph the store could not
-    load back (over its edge limit) is so never made. O(sum of degrees of merged nodes
-    + V + C) for C contradictions.
+    attack edges while both fit under ``max_edges``. A graph the store could not load back
+    (over its edge limit) is so never made. O(sum of degrees of merged nodes + V + C) for C
+    contradictions.
+
+    Parameters
+    ----------
+    graph : networkx.MultiDiGraph
+        The graph the plan was made for; changed in place.
+    plan : MergePlan
+        What :func:`plan_merges` decided.
+    max_edges : int, optional
+        The most edges ``graph`` may hold afterwards (default None: no limit).
+
+    Returns
+    -------
+    merges : list of list of str
+        ``[kept, merged]`` pairs, sorted.
+    contradictions_created : list of list of str
+        The ``[a, b]`` pairs (by kept node) whose mutual attacks did not both exist before,
+        sorted.
+    over_limit : list of list of str
+        The pairs left without their attacks because the graph was full, sorted.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> graph = nx.MultiDiGraph()
+    >>> for node, claim, run in [
+    ...     ("n1", "Trellium melts at 412 C", "r1"),
+    ...     ("n2", "Trellium melts at 412 C.", "r2"),
+    ...     ("n3", "Trellium melts at 350 C", "r3"),
+    ... ]:
+    ...     attributes = {"aliases": [], "merged_ids": [], "confidence": 0.8, "refuted": False}
+    ...     graph.add_node(node, claim=claim, run_ids={run}, type="inference", **attributes)
+    >>> plan = plan_merges(graph, 0.7, 0.85)
+    >>> _ = graph.add_edge("g", "n2", key="supports", confidence=0.7, run_ids={"r2"})
+    >>> apply_plan(graph, plan)
+    ([['n1', 'n2']], [['n1', 'n3']], [])
+    >>> sorted(graph.edges(keys=True))
+    [('g', 'n1', 'supports'), ('n1', 'n3', 'attacks'), ('n3', 'n1', 'attacks')]
+    >>> graph.nodes["n1"]["aliases"], sorted(graph.nodes["n1"]["run_ids"])
+    (['Trellium melts at 412 C.'], ['r1', 'r2'])
+
+    With no room for the two attack edges, the merge happens and the contradiction waits:
+
+    >>> import networkx as nx
+    >>> graph = nx.MultiDiGraph()
+    >>> for node, claim, run in [
+    ...     ("n1", "Trellium melts at 412 C", "r1"),
+    ...     ("n2", "Trellium melts at 412 C.", "r2"),
+    ...     ("n3", "Trellium melts at 350 C", "r3"),
+    ... ]:
+    ...     attributes = {"aliases": [], "merged_ids": [], "confidence": 0.8, "refuted": False}
+    ...     graph.add_node(node, claim=claim, run_ids={run}, type="inference", **attributes)
+    >>> apply_plan(graph, plan_merges(graph, 0.7, 0.85), max_edges=1)
+    ([['n1', 'n2']], [], [['n1', 'n3']])
     """
     representative: dict[str, str] = {}
     merges: list[list[str]] = []
@@ -381,7 +569,29 @@ def same_claim(
     """Whether claims ``a`` and ``b``, meeting alone, would be folded into one node: similar
     (:func:`graph_server.similarity.is_similar`) and not kept apart by polarity, a number, an
     identifier or a substituted content word (rule 2 above; node types and sources aside).
-    O(len(a) + len(b)) plus one edit-distance ratio."""
+    O(len(a) + len(b)) plus one edit-distance ratio.
+
+    Parameters
+    ----------
+    a, b : str
+        Two claims as written.
+    jaccard_threshold, ratio_threshold : float, optional
+        The similarity thresholds (default: the store's).
+
+    Returns
+    -------
+    bool
+        Whether the two would merge.
+
+    Examples
+    --------
+    >>> same_claim("The red car is fast", "The red car is very fast")
+    True
+    >>> same_claim("The red car is fast", "The blue car is fast")
+    False
+    >>> same_claim("Server x9 runs Linux", "Server x8 runs Linux")
+    False
+    """
     key_a, key_b = claim_key(a), claim_key(b)
     return is_similar(key_a, key_b, jaccard_threshold, ratio_threshold) and not _must_stay_apart(
         key_a, key_b

@@ -9,16 +9,50 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+
+from pydantic import BaseModel
 
 from graph_server.fixture import CONCLUSION, RUNS
+from graph_server.records import (
+    AssertGraphAnswer,
+    CheckStructureAnswer,
+    CriticalLinksAnswer,
+    DisputedNodesAnswer,
+    GetGraphAnswer,
+    MarkRefutedAnswer,
+    MergeDuplicatesAnswer,
+    SupportWidthAnswer,
+    SurvivingClaimsAnswer,
+)
 from graph_server.store import GraphStore
 
 
-def run_demo(graph_id: str = "rack7") -> dict[str, Any]:
-    """Every store call of the fixture walk-through, keyed by step name."""
+def run_demo(graph_id: str = "rack7") -> dict[str, BaseModel]:
+    """Every store call of the fixture walk-through, in a fresh store, keyed by step name.
+
+    Parameters
+    ----------
+    graph_id : str, optional
+        The id the fixture is stored under.
+
+    Returns
+    -------
+    dict
+        Each step's name (the store call, with what it was called on in brackets) -> the
+        call's answer record, in the order the calls ran.
+
+    Examples
+    --------
+    >>> steps = run_demo()
+    >>> list(steps)[:3], len(steps)
+    (['assert_graph[r1]', 'assert_graph[r2]', 'merge_duplicates'], 13)
+    >>> refuted = steps["mark_refuted[D]"].model_dump()
+    >>> refuted["width_before"], refuted["width_after"]
+    (2, 1)
+    """
     store = GraphStore()
-    steps: dict[str, Any] = {}
+    steps: dict[str, BaseModel] = {}
     for run_id, nodes, edges in RUNS:
         steps[f"assert_graph[{run_id}]"] = store.assert_graph(graph_id, nodes, edges, run_id=run_id)
     steps["merge_duplicates"] = store.merge_duplicates(graph_id)
@@ -35,16 +69,63 @@ def run_demo(graph_id: str = "rack7") -> dict[str, Any]:
     return steps
 
 
-def explain(steps: dict[str, Any]) -> str:
-    """The walk-through in words: each step, what it found, and why it matters."""
-    width = steps["support_width"]
-    cut = steps["critical_links"]
-    labels = steps["surviving_claims"]
-    structure = steps["check_structure"]
-    isolated = steps["disputed_nodes"]["isolated_load_bearing"]
-    refuted = steps["mark_refuted[D]"]
-    after = steps["check_structure[after D refuted]"]
-    nodes = {node["id"]: node for node in steps["get_graph"]["nodes"]}
+@dataclass(frozen=True)
+class _Walk:
+    """The answers :func:`explain` reads, by their types."""
+
+    width: SupportWidthAnswer
+    cut: CriticalLinksAnswer
+    labels: SurvivingClaimsAnswer
+    structure: CheckStructureAnswer
+    disputed: DisputedNodesAnswer
+    refuted: MarkRefutedAnswer
+    after: CheckStructureAnswer
+    graph: GetGraphAnswer
+    merged: MergeDuplicatesAnswer
+    accepted: int
+
+
+def _walk(steps: dict[str, BaseModel]) -> _Walk:
+    """The answers of ``steps`` (see :func:`run_demo`) by their types."""
+    runs = [v for k, v in steps.items() if k.startswith("assert")]
+    return _Walk(
+        width=SupportWidthAnswer.model_validate(steps["support_width"]),
+        cut=CriticalLinksAnswer.model_validate(steps["critical_links"]),
+        labels=SurvivingClaimsAnswer.model_validate(steps["surviving_claims"]),
+        structure=CheckStructureAnswer.model_validate(steps["check_structure"]),
+        disputed=DisputedNodesAnswer.model_validate(steps["disputed_nodes"]),
+        refuted=MarkRefutedAnswer.model_validate(steps["mark_refuted[D]"]),
+        after=CheckStructureAnswer.model_validate(steps["check_structure[after D refuted]"]),
+        graph=GetGraphAnswer.model_validate(steps["get_graph"]),
+        merged=MergeDuplicatesAnswer.model_validate(steps["merge_duplicates"]),
+        accepted=sum(len(AssertGraphAnswer.model_validate(r).accepted_nodes) for r in runs),
+    )
+
+
+def explain(steps: dict[str, BaseModel]) -> str:
+    """The walk-through in words: each step, what it found, and why it matters.
+
+    Parameters
+    ----------
+    steps : dict
+        What :func:`run_demo` returned.
+
+    Returns
+    -------
+    str
+        One paragraph per step, blank lines between them.
+
+    Examples
+    --------
+    >>> print(explain(run_demo()))
+    The rack-7 fixture: can server x9 take the nightly cron job? ...
+    support_width: 2 independent lines of support, A -> C -> E -> Z; D -> Z ...
+    Raw answers of every call: --json.
+    """
+    walk = _walk(steps)
+    width, cut, labels, structure = walk.width, walk.cut, walk.labels, walk.structure
+    isolated, refuted, after = walk.disputed.isolated_load_bearing, walk.refuted, walk.after
+    nodes = {node.id: node for node in walk.graph.nodes}
 
     def ids(items: Sequence[str]) -> str:
         return ", ".join(items) or "none"
@@ -52,36 +133,54 @@ def explain(steps: dict[str, Any]) -> str:
     def route(path: Sequence[str]) -> str:
         return " -> ".join(path)
 
-    accepted = sum(len(v["accepted_nodes"]) for k, v in steps.items() if k.startswith("assert"))
+    accepted = walk.accepted
     paragraphs = [
         "The rack-7 fixture: can server x9 take the nightly cron job? Two reasoning runs "
         f"wrote their arguments into one graph ({accepted} claims). Run r2 adds one objection "
-        f"(G: {nodes['G']['claim']!r}) that attacks the survey's coverage (A).",
-        f"merge_duplicates: {len(steps['merge_duplicates']['merges'])} merges; the two runs "
+        f"(G: {nodes['G'].claim!r}) that attacks the survey's coverage (A).",
+        f"merge_duplicates: {len(walk.merged.merges)} merges; the two runs "
         "restate nothing of each other.",
-        f"check_structure on the conclusion {CONCLUSION}: orphans {ids(structure['orphans'])} "
+        f"check_structure on the conclusion {CONCLUSION}: orphans {ids(structure.orphans)} "
         "(claims nothing supports that are not evidence: they carry no weight), cycles "
-        f"{len(structure['cycles'])}, conclusion reachable from the evidence: "
-        f"{'no' if structure['unreachable_conclusion'] else 'yes'}.",
-        f"support_width: {width['disjoint_paths']} independent lines of support, "
-        + "; ".join(route(p) for p in width["paths"])
-        + f" (confidence-weighted flow {width['max_flow']:g}). Width 1 would mean a single "
+        f"{len(structure.cycles)}, conclusion reachable from the evidence: "
+        f"{'no' if structure.unreachable_conclusion else 'yes'}.",
+        f"support_width: {width.disjoint_paths} independent lines of support, "
+        + "; ".join(route(p) for p in width.paths)
+        + f" (confidence-weighted flow {width.max_flow:g}). Width 1 would mean a single "
         "point of failure.",
-        f"critical_links: knocking out {ids(cut['min_cut_nodes'])} together cuts the "
-        f"conclusion off; bridge links whose loss alone does it: {len(cut['bridge_edges'])}.",
-        f"surviving_claims (grounded semantics over attacks): out {ids(labels['out'])} "
-        f"(attacked by an unanswered objection), surviving {ids(labels['surviving'])}.",
+        f"critical_links: knocking out {ids(cut.min_cut_nodes)} together cuts the "
+        f"conclusion off; bridge links whose loss alone does it: {len(cut.bridge_edges)}.",
+        f"surviving_claims (grounded semantics over attacks): out {ids(labels.out)} "
+        f"(attacked by an unanswered objection), surviving {ids(labels.surviving)}.",
         f"disputed_nodes: {len(isolated)} load-bearing claims rest on a single run "
-        f"({ids([item['id'] for item in isolated])}); these are what a verifier re-checks.",
-        f"mark_refuted D ({nodes['D']['claim']!r}): the width drops from "
-        f"{refuted['width_before']} to {refuted['width_after']}, and check_structure now "
-        f"lists {ids(after['refuted_but_feeding'])} as refuted but still feeding the "
+        f"({ids([item.id for item in isolated])}); these are what a verifier re-checks.",
+        f"mark_refuted D ({nodes['D'].claim!r}): the width drops from "
+        f"{refuted.width_before} to {refuted.width_after}, and check_structure now "
+        f"lists {ids(after.refuted_but_feeding)} as refuted but still feeding the "
         "conclusion: the answer hangs on one line of evidence.",
     ]
     return "\n\n".join(paragraphs) + "\n\nRaw answers of every call: --json.\n"
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m graph_server.demo``: print the walk-through, or with ``--json`` every raw
+    answer.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The command-line arguments (default: ``sys.argv[1:]``).
+
+    Examples
+    --------
+    >>> main(["--json"])
+    {
+      "assert_graph[r1]": {
+    ...
+    >>> main([])
+    The rack-7 fixture: ...
+    Raw answers of every call: --json.
+    """
     parser = argparse.ArgumentParser(
         prog="python -m graph_server.demo",
         description="Walk the rack-7 fixture through every graph check (no model, no network).",
@@ -90,7 +189,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     steps = run_demo()
     if args.json:
-        print(json.dumps(steps, indent=2))
+        raw = {name: step.model_dump(mode="json", by_alias=True) for name, step in steps.items()}
+        print(json.dumps(raw, indent=2))
     else:
         print(explain(steps), end="")
 

@@ -13,6 +13,29 @@ def contradiction_pairs(graph: nx.MultiDiGraph) -> list[list[str]]:
     Covers the pairs created by the dedup guards and any mutual attacks a caller
     asserted. Pairs where either side is already refuted are settled and left out.
     O(E log E).
+
+    Parameters
+    ----------
+    graph : networkx.MultiDiGraph
+        A stored argument graph.
+
+    Returns
+    -------
+    list of list of str
+        ``[a, b]`` pairs, sorted.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> graph = nx.MultiDiGraph()
+    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
+    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
+    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
+    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> _ = graph.add_edge("A", "B", "attacks", confidence=0.5)
+    >>> _ = graph.add_edge("B", "A", "attacks", confidence=0.5)
+    >>> contradiction_pairs(graph)
+    [['A', 'B']]
     """
     live = live_nodes(graph)
     attacks = set(attack_pairs(graph))
@@ -32,7 +55,31 @@ def isolated_load_bearing(graph: nx.MultiDiGraph, conclusion: str) -> list[dict[
     (or of the conclusion) are load-bearing too (``on_path`` false): if they hold, the route breaks.
     The conclusion itself is the thing being judged and is not listed.
 
-    Returns ``[{"id", "run_count", "on_path"}]`` sorted by id. O(V + E).
+    O(V + E).
+
+    Parameters
+    ----------
+    graph : networkx.MultiDiGraph
+        A stored argument graph; each node's ``run_ids`` lists the runs that asserted it.
+    conclusion : str
+        The conclusion's id.
+
+    Returns
+    -------
+    list of dict
+        ``{"id", "run_count", "on_path"}`` for each such claim, sorted by id.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> graph = nx.MultiDiGraph()
+    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
+    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
+    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
+    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> graph.nodes["A"]["run_ids"] = ["r1", "r2"]
+    >>> [claim["id"] for claim in isolated_load_bearing(graph, "Z")]
+    ['B', 'C']
     """
     live = live_nodes(graph)
     view = support_view(graph, live)

@@ -25,26 +25,23 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 from graph_server.mermaid import flowchart
+from graph_server.records import EdgeOut, GetGraphAnswer, NodeOut
 from graph_server.validation import NODE_KEYS
 
-Payload = dict[str, Any]
-FORMATS = ("graphml", "json", "mermaid", "html")
 MERMAID_MAX_NODES = 200
 """Beyond this a flowchart is unreadable in a chat window; the most informative nodes stay."""
 EDGE_KEYS = ("src", "dst", "relation", "confidence", "run_ids")
 """What an exported edge holds: the ``assert_graph`` keys, without the from/to aliases."""
 
 
-def to_json(graph: Payload, evidence: dict[str, str]) -> Payload:
-    """The replayable form of ``graph`` (a ``get_graph`` payload) and its evidence spans."""
+def to_json(graph: GetGraphAnswer, evidence: dict[str, str]) -> dict[str, Any]:
+    """The replayable form of ``graph`` and its evidence spans (a JSON object)."""
     return {
-        "nodes": [{key: node[key] for key in NODE_KEYS} for node in graph["nodes"]],
-        "edges": [{key: edge[key] for key in EDGE_KEYS} for edge in graph["edges"]],
+        "nodes": [node.model_dump(include=set(NODE_KEYS)) for node in graph.nodes],
+        "edges": [edge.model_dump(include=set(EDGE_KEYS)) for edge in graph.edges],
         "evidence": [{"id": span, "text": evidence[span]} for span in sorted(evidence)],
         "refuted": [
-            {"id": node["id"], "reason": node["refute_reason"]}
-            for node in graph["nodes"]
-            if node["refuted"]
+            {"id": node.id, "reason": node.refute_reason} for node in graph.nodes if node.refuted
         ],
     }
 
@@ -73,7 +70,7 @@ def xml_text(value: str) -> str:
     return escape(_NOT_XML.sub("\ufffd", value), _ATTRIBUTE_ENTITIES)
 
 
-def to_graphml(graph: Payload) -> str:
+def to_graphml(graph: GetGraphAnswer) -> str:
     """GraphML text of ``graph``: one node per claim, one edge (with its own id) per link.
 
     Written here rather than by networkx, whose writer passes control characters through
@@ -94,15 +91,14 @@ def to_graphml(graph: Payload) -> str:
             for name, kind in attributes
         ]
     lines.append('  <graph edgedefault="directed">')
-    lines.append(f'    <data key="g_graph_id">{xml_text(graph["graph_id"])}</data>')
-    for node in graph["nodes"]:
-        lines.append(f'    <node id="{xml_text(node["id"])}">')
+    lines.append(f'    <data key="g_graph_id">{xml_text(graph.graph_id)}</data>')
+    for node in graph.nodes:
+        lines.append(f'    <node id="{xml_text(node.id)}">')
         lines += _data_lines("n", node, _NODE_ATTRIBUTES)
         lines.append("    </node>")
-    for number, edge in enumerate(graph["edges"]):
+    for number, edge in enumerate(graph.edges):
         lines.append(
-            f'    <edge id="e{number}" source="{xml_text(edge["src"])}" '
-            f'target="{xml_text(edge["dst"])}">'
+            f'    <edge id="e{number}" source="{xml_text(edge.src)}" target="{xml_text(edge.dst)}">'
         )
         lines += _data_lines("e", edge, _EDGE_ATTRIBUTES)
         lines.append("    </edge>")
@@ -110,11 +106,13 @@ def to_graphml(graph: Payload) -> str:
     return "\n".join(lines)
 
 
-def _data_lines(prefix: str, item: Payload, attributes: tuple[tuple[str, str], ...]) -> list[str]:
+def _data_lines(
+    prefix: str, item: NodeOut | EdgeOut, attributes: tuple[tuple[str, str], ...]
+) -> list[str]:
     """The ``<data>`` lines of a node or edge: lists joined with ", ", nulls left out."""
     lines = []
     for name, kind in attributes:
-        value = item[name]
+        value = getattr(item, name)
         if value is None:
             continue
         if kind == "boolean":
@@ -129,11 +127,11 @@ def _data_lines(prefix: str, item: Payload, attributes: tuple[tuple[str, str], .
     return lines
 
 
-def to_mermaid(graph: Payload, surviving: list[str], disputed: list[str]) -> str:
+def to_mermaid(graph: GetGraphAnswer, surviving: list[str], disputed: list[str]) -> str:
     """Mermaid flowchart source of ``graph``, drawn as the orchestrator's report draws it."""
-    conclusions = [node["id"] for node in graph["nodes"] if node["type"] == "conclusion"]
+    conclusions = [node.id for node in graph.nodes if node.type == "conclusion"]
     return flowchart(
-        graph,
+        graph.model_dump(),
         chosen=None,
         candidates=conclusions,
         surviving=surviving,

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from graph_server.store import GraphStore
+
 CONCLUSION = "Z"
 
 R1_NODES: list[dict[str, Any]] = [
@@ -79,3 +81,27 @@ RUNS: list[tuple[str, list[dict[str, Any]], list[dict[str, Any]]]] = [
     ("r1", R1_NODES, R1_EDGES),
     ("r2", R2_NODES, R2_EDGES),
 ]
+
+
+def rack7_store(graph_id: str = "rack7") -> GraphStore:
+    """A fresh store holding the fixture's two runs under ``graph_id`` (for examples).
+
+    Parameters
+    ----------
+    graph_id : str, optional
+        The id the fixture is stored under.
+
+    Returns
+    -------
+    GraphStore
+        A store holding that one graph: the runs r1 and r2, asserted with dedup.
+
+    Examples
+    --------
+    >>> rack7_store().list_graphs().graphs[0].nodes
+    8
+    """
+    store = GraphStore()
+    for run_id, nodes, edges in RUNS:
+        store.assert_graph(graph_id, nodes, edges, run_id=run_id)
+    return store

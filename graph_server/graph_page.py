@@ -19,7 +19,47 @@ _SPAN = re.compile(r"D(\d+)\.(\d+)")
 def graph_html(
     graph: dict[str, Any], evidence: dict[str, str], surviving: list[str], disputed: list[str]
 ) -> str:
-    """The page for ``graph`` (a ``get_graph`` payload) and its evidence spans (id -> text)."""
+    """The page for ``graph`` and its evidence spans.
+
+    Spans named ``D<document>.<sentence>`` are grouped into their documents in order; any
+    other span ids make one last document, "other evidence".
+
+    Parameters
+    ----------
+    graph : dict
+        A ``get_graph`` payload: ``graph_id``, ``nodes`` (each with ``id``, ``claim``,
+        ``type`` and ``refuted``; a refuted one with its ``refute_reason``) and ``edges``.
+    evidence : dict of str to str
+        The graph's evidence spans, id -> text.
+    surviving : list of str
+        The claims that survive the attacks (:func:`graph_server.semantics.surviving`).
+    disputed : list of str
+        The claims in a contradiction (:func:`graph_server.disputes.contradiction_pairs`).
+
+    Returns
+    -------
+    str
+        The HTML page (:func:`graph_server.html_view.render_page`).
+
+    Examples
+    --------
+    >>> import re
+    >>> graph = {
+    ...     "graph_id": "g1",
+    ...     "nodes": [
+    ...         {"id": "A", "claim": "Acme paid", "type": "given", "refuted": False},
+    ...         {"id": "B", "claim": "Acme is broke", "type": "inference", "refuted": True,
+    ...          "refute_reason": "no evidence"},
+    ...         {"id": "Z", "claim": "Acme is solvent", "type": "conclusion", "refuted": False},
+    ...     ],
+    ...     "edges": [{"src": "A", "dst": "Z", "relation": "supports"}],
+    ... }
+    >>> html = graph_html(graph, {"D1.1": "Acme paid.", "note": "An aside."}, ["A"], [])
+    >>> print(re.search(r'<p class="statement">(.*?)</p>', html)[1])
+    Exported from the graph store; claims by status: 1 candidate, 1 refuted, 1 surviving.
+    >>> re.findall(r"<h3>(.*?)</h3>", html)
+    ['D1', 'other evidence']
+    """
     nodes = graph["nodes"]
     conclusions = {node["id"] for node in nodes if node["type"] == "conclusion"}
     states = {

@@ -13,26 +13,116 @@ from pathlib import Path
 from typing import Any
 
 from graph_server._store_persist import assert_batches, refuse_failures
+from graph_server.errors import StoreError
 from graph_server.state import STATE_FORMAT, StateFile, StateFileError
 from graph_server.store import GraphStore
 
 
 class ViewError(Exception):
-    """The file cannot be drawn; the message says why."""
+    """The file cannot be drawn; the message says why.
+
+    Examples
+    --------
+    >>> export_html({"nodes": [{"id": "A"}], "edges": [], "evidence": [], "refuted": []}, "g")
+    Traceback (most recent call last):
+    ...
+    graph_server.html_files.ViewError: the export does not load into a graph store: 'claim'
+    """
 
 
 def is_export(data: Any) -> bool:
-    """An ``export_graph`` json answer, or the ``graph`` object inside one."""
+    """Whether ``data`` is an ``export_graph`` json answer, or the ``graph`` object inside one.
+
+    Parameters
+    ----------
+    data : object
+        A decoded JSON file.
+
+    Returns
+    -------
+    bool
+        True when the graph holds ``nodes``, ``edges``, ``evidence`` and ``refuted``.
+
+    Examples
+    --------
+    >>> graph = {"nodes": [], "edges": [], "evidence": [], "refuted": []}
+    >>> is_export({"format": "json", "graph": graph}), is_export(graph)
+    (True, True)
+    >>> is_export({"nodes": []}), is_export([])
+    (False, False)
+    """
     inner = data.get("graph") if isinstance(data, dict) and data.get("format") == "json" else data
     return isinstance(inner, dict) and {"nodes", "edges", "evidence", "refuted"} <= set(inner)
 
 
 def is_state(data: Any) -> bool:
+    """Whether ``data`` is a state file of the server (its ``format`` is ``STATE_FORMAT``).
+
+    Parameters
+    ----------
+    data : object
+        A decoded JSON file.
+
+    Returns
+    -------
+    bool
+        True for a state file.
+
+    Examples
+    --------
+    >>> is_state({"format": STATE_FORMAT}), is_state({"format": "json"})
+    (True, False)
+    """
     return isinstance(data, dict) and data.get("format") == STATE_FORMAT
 
 
 def export_html(data: dict[str, Any], default_id: str) -> str:
-    """The page of an export (see :func:`is_export`); its graph id, or ``default_id``."""
+    """The page of an export (see :func:`is_export`), replayed into a fresh store.
+
+    Parameters
+    ----------
+    data : dict
+        The export: an ``export_graph`` json answer or the ``graph`` object inside one.
+    default_id : str
+        The graph id to use when ``data`` names none.
+
+    Returns
+    -------
+    str
+        The ``export_graph`` html page of the replayed graph.
+
+    Raises
+    ------
+    ViewError
+        The export does not load into a graph store (a key missing, an item refused).
+
+    Examples
+    --------
+    >>> import re
+    >>> export = {
+    ...     "graph_id": "g1",
+    ...     "format": "json",
+    ...     "graph": {
+    ...         "nodes": [
+    ...             {"id": "A", "claim": "Acme paid its debts", "type": "given",
+    ...              "confidence": 0.9, "run_ids": ["r1"], "source": "D1.1"},
+    ...             {"id": "Z", "claim": "Acme is solvent", "type": "conclusion",
+    ...              "confidence": 0.8, "run_ids": ["r1"], "source": None},
+    ...         ],
+    ...         "edges": [
+    ...             {"src": "A", "dst": "Z", "relation": "supports", "confidence": 0.8,
+    ...              "run_ids": ["r1"]},
+    ...         ],
+    ...         "evidence": [{"id": "D1.1", "text": "Acme paid its debts."}],
+    ...         "refuted": [],
+    ...     },
+    ... }
+    >>> html = export_html(export, "unused")
+    >>> re.findall(r"<h1>.*?</h1>|<h3>.*?</h3>", html)
+    ['<h1>Graph g1: 2 claims, 1 links</h1>', '<h3>D1</h3>']
+    >>> re.search(r"<h1>.*?</h1>", export_html(export["graph"], "mine"))[0]
+    '<h1>Graph mine: 2 claims, 1 links</h1>'
+    """
     graph_id = str(data.get("graph_id") or default_id)
     graph = data["graph"] if data.get("format") == "json" else data
     store = GraphStore()
@@ -40,28 +130,57 @@ def export_html(data: dict[str, Any], default_id: str) -> str:
     try:
         # The export's own replay order: nodes and edges, then evidence, then refutations.
         for nodes, edges in assert_batches(graph["nodes"], graph["edges"], step):
-            refuse_failures(store.assert_graph(graph_id, nodes, edges, dedup=False))
+            refuse_failures(store.assert_graph(graph_id, nodes, edges, dedup=False).rejected)
         spans = list(graph["evidence"])
         for start in range(0, len(spans), step):
-            refuse_failures(store.add_evidence(graph_id, spans[start : start + step]))
+            refuse_failures(store.add_evidence(graph_id, spans[start : start + step]).rejected)
         for item in graph["refuted"]:
-            answer = store.mark_refuted(graph_id, item["id"], item["reason"])
-            if "error" in answer:
-                raise ValueError(answer["error"])
-    except (KeyError, TypeError, ValueError) as exc:
+            store.mark_refuted(graph_id, item["id"], item["reason"])
+    except (KeyError, TypeError, ValueError, StoreError) as exc:
         raise ViewError(f"the export does not load into a graph store: {exc}") from None
     return _html(store, graph_id)
 
 
 def state_html(path: Path, graph_id: str | None) -> tuple[str, str]:
-    """``(graph id, page)`` of one graph of the state file at ``path``: ``graph_id``, or the
-    only graph there is."""
+    """``(graph id, page)`` of one graph of the state file at ``path``.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The state file (a missing file in an existing directory holds no graph).
+    graph_id : str or None
+        The graph to draw; None for the only graph there is.
+
+    Returns
+    -------
+    graph_id : str
+        The graph drawn.
+    page : str
+        Its ``export_graph`` html page.
+
+    Raises
+    ------
+    ViewError
+        The state file cannot be read, ``graph_id`` is not in it, or it is None and the file
+        holds other than one graph.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     state_html(Path(folder) / "absent.json", None)
+    Traceback (most recent call last):
+    ...
+    graph_server.html_files.ViewError: .../absent.json holds 0 graphs; choose one with --graph
+    (none stored)
+    """
     store = GraphStore()
     try:
         StateFile(path).load_into(store)
     except StateFileError as exc:
         raise ViewError(str(exc)) from None
-    ids = [item["graph_id"] for item in store.list_graphs()["graphs"]]
+    ids = [item.graph_id for item in store.list_graphs().graphs]
     if graph_id is None:
         if len(ids) != 1:
             raise ViewError(
@@ -75,7 +194,8 @@ def state_html(path: Path, graph_id: str | None) -> tuple[str, str]:
 
 
 def _html(store: GraphStore, graph_id: str) -> str:
-    answer = store.export_graph(graph_id, "html")
-    if "error" in answer:
-        raise ViewError(answer["error"])
-    return str(answer["content"])
+    try:
+        answer = store.export_graph(graph_id, "html")
+    except StoreError as exc:
+        raise ViewError(str(exc)) from None
+    return str(answer.content)

@@ -45,7 +45,24 @@ STATE_WORDS = {
 
 @dataclass(frozen=True)
 class NodeLink:
-    """Text that selects a node of the graph when clicked (plain text if it is not drawn)."""
+    """Text that selects a node of the graph when clicked (plain text if it is not drawn).
+
+    Examples
+    --------
+    >>> import re
+    >>> graph = {
+    ...     "nodes": [
+    ...         {"id": "A", "claim": "Acme paid its debts", "type": "given", "source": "D1.1"},
+    ...         {"id": "Z", "claim": "Acme is solvent", "type": "conclusion"},
+    ...     ],
+    ...     "edges": [{"src": "A", "dst": "Z", "relation": "supports"}],
+    ... }
+    >>> links = Items([[NodeLink("A", "the payment")], [NodeLink("Q", "gone")]])
+    >>> section = Section("notes", "Notes", [links])
+    >>> html = render_page(Page("t", "Acme", "Is Acme solvent?", graph, {}, sections=[section]))
+    >>> re.findall(r"<li>.*?</li>", html)
+    ['<li><a href="#n0" class="to-node" data-node="0">the payment</a></li>', '<li>gone</li>']
+    """
 
     node_id: str
     text: str
@@ -57,13 +74,50 @@ Cell = str | NodeLink | None
 
 @dataclass(frozen=True)
 class Table:
+    """A table: ``headers``, then ``rows`` of cells (:data:`Cell`), all escaped.
+
+    Examples
+    --------
+    >>> import re
+    >>> graph = {
+    ...     "nodes": [
+    ...         {"id": "A", "claim": "Acme paid its debts", "type": "given", "source": "D1.1"},
+    ...         {"id": "Z", "claim": "Acme is solvent", "type": "conclusion"},
+    ...     ],
+    ...     "edges": [{"src": "A", "dst": "Z", "relation": "supports"}],
+    ... }
+    >>> table = Table(("claim", "run"), [(NodeLink("A", "A"), None), ("<b>", "r1")])
+    >>> section = Section("notes", "Notes", [table])
+    >>> html = render_page(Page("t", "Acme", "Is Acme solvent?", graph, {}, sections=[section]))
+    >>> re.findall(r"<t[hd]>.*?</t[hd]>", html)
+    ['<th>claim</th>', '<th>run</th>', '<td><a href="#n0" class="to-node" data-node="0">A</a></td>',
+     '<td>-</td>', '<td>&lt;b&gt;</td>', '<td>r1</td>']
+    """
+
     headers: tuple[str, ...]
     rows: Sequence[Sequence[Cell]]
 
 
 @dataclass(frozen=True)
 class Items:
-    """A bulleted list; each item is its parts run together."""
+    """A bulleted list; each item is its parts run together. An empty list reads "None.".
+
+    Examples
+    --------
+    >>> import re
+    >>> graph = {
+    ...     "nodes": [
+    ...         {"id": "A", "claim": "Acme paid its debts", "type": "given", "source": "D1.1"},
+    ...         {"id": "Z", "claim": "Acme is solvent", "type": "conclusion"},
+    ...     ],
+    ...     "edges": [{"src": "A", "dst": "Z", "relation": "supports"}],
+    ... }
+    >>> answer = Items([[NodeLink("Z", "Z"), " is the answer"]])
+    >>> section = Section("notes", "Notes", [answer, Items([])])
+    >>> html = render_page(Page("t", "Acme", "Is Acme solvent?", graph, {}, sections=[section]))
+    >>> re.findall(r"<li>.*?</li>|<p>None.</p>", html)
+    ['<li><a href="#n1" class="to-node" data-node="1">Z</a> is the answer</li>', '<p>None.</p>']
+    """
 
     items: Sequence[Sequence[Cell]]
 
@@ -74,6 +128,25 @@ Block = str | Table | Items
 
 @dataclass(frozen=True)
 class Section:
+    """A titled part of the page; ``key`` names its element (``sec-<key>``), ``blocks`` are
+    its paragraphs, tables and lists in order.
+
+    Examples
+    --------
+    >>> import re
+    >>> graph = {
+    ...     "nodes": [
+    ...         {"id": "A", "claim": "Acme paid its debts", "type": "given", "source": "D1.1"},
+    ...         {"id": "Z", "claim": "Acme is solvent", "type": "conclusion"},
+    ...     ],
+    ...     "edges": [{"src": "A", "dst": "Z", "relation": "supports"}],
+    ... }
+    >>> section = Section("notes", "Notes", ["Acme <paid>."])
+    >>> html = render_page(Page("t", "Acme", "Is Acme solvent?", graph, {}, sections=[section]))
+    >>> re.search(r'<section id="sec-notes">.*?</section>', html)[0]
+    '<section id="sec-notes"><h2>Notes</h2><p>Acme &lt;paid&gt;.</p></section>'
+    """
+
     key: str
     title: str
     blocks: Sequence[Block]
@@ -81,7 +154,25 @@ class Section:
 
 @dataclass(frozen=True)
 class Document:
-    """A document as its sentences ``(span id, text)`` in order; ``title`` names it."""
+    """A document as its sentences ``(span id, text)`` in order; ``title`` names it.
+
+    A sentence some given cites is marked and linked to the nodes citing it.
+
+    Examples
+    --------
+    >>> import re
+    >>> graph = {
+    ...     "nodes": [
+    ...         {"id": "A", "claim": "Acme paid its debts", "type": "given", "source": "D1.1"},
+    ...         {"id": "Z", "claim": "Acme is solvent", "type": "conclusion"},
+    ...     ],
+    ...     "edges": [{"src": "A", "dst": "Z", "relation": "supports"}],
+    ... }
+    >>> document = Document("D1", [("D1.1", "Acme paid its debts."), ("D1.2", "It grew.")])
+    >>> html = render_page(Page("t", "Acme", "Is Acme solvent?", graph, {}, documents=[document]))
+    >>> re.findall(r'<span class="sent[^"]*" id="s.">', html)
+    ['<span class="sent cited" id="s0">', '<span class="sent" id="s1">']
+    """
 
     title: str
     sentences: Sequence[tuple[str, str]]
@@ -91,7 +182,26 @@ class Document:
 class Page:
     """Everything one page shows. ``graph`` is a ``get_graph`` payload; ``states`` maps a node
     id to one of :data:`STATES`; ``arguments`` are the answer's (``answer``) node-disjoint
-    arguments, each drawn in its own colour."""
+    arguments, each drawn in its own colour.
+
+    Examples
+    --------
+    >>> import re
+    >>> graph = {
+    ...     "nodes": [
+    ...         {"id": "A", "claim": "Acme paid its debts", "type": "given", "source": "D1.1"},
+    ...         {"id": "Z", "claim": "Acme is solvent", "type": "conclusion"},
+    ...     ],
+    ...     "edges": [{"src": "A", "dst": "Z", "relation": "supports"}],
+    ... }
+    >>> page = Page(
+    ...     "Acme", "Acme is solvent", "Is Acme solvent?", graph, {"A": "surviving", "Z": "chosen"},
+    ...     answer="Z", arguments=[["A"]],
+    ... )
+    >>> html = render_page(page)
+    >>> re.search(r"<title>.*?</title>", html)[0], "argument 1:" in html
+    ('<title>Acme</title>', True)
+    """
 
     title: str
     headline: str
@@ -112,7 +222,37 @@ class Page:
 
 
 def render_page(page: Page) -> str:
-    """The page's HTML text."""
+    """The page's HTML text: one self-contained document, the same bytes for the same page.
+
+    Parameters
+    ----------
+    page : Page
+        What to show.
+
+    Returns
+    -------
+    str
+        The HTML, with its style, script and data inlined.
+
+    Examples
+    --------
+    >>> import re
+    >>> graph = {
+    ...     "nodes": [
+    ...         {"id": "A", "claim": "Acme paid its debts", "type": "given", "source": "D1.1"},
+    ...         {"id": "Z", "claim": "Acme is solvent", "type": "conclusion"},
+    ...     ],
+    ...     "edges": [{"src": "A", "dst": "Z", "relation": "supports"}],
+    ... }
+    >>> page = Page("Acme", "Acme <b>solvent</b>?", "Is Acme solvent?", graph, {"Z": "chosen"})
+    >>> html = render_page(page)
+    >>> html.startswith("<!DOCTYPE html>"), html == render_page(page)
+    (True, True)
+    >>> re.search(r"<h1>.*?</h1>", html)[0]
+    '<h1>Acme &lt;b&gt;solvent&lt;/b&gt;?</h1>'
+    >>> re.search(r'content="(default-src[^;]*);', html)[1]
+    "default-src 'none'"
+    """
     drawing = draw(page.graph, page.states, page.arguments, page.answer, page.refused)
     style, script = _asset("html_view.css"), _asset("html_view.js")
     documents, sentence_of = _documents(page, drawing)

@@ -24,11 +24,21 @@ LAYERED_RELATIONS = ("supports", "assumes")
 
 @dataclass(frozen=True)
 class Placement:
-    """Where each node goes: ``column`` (layer) and ``row`` (its rank within the column)."""
+    """Where each node goes: ``column`` (layer) and ``row`` (its rank within the column).
+
+    Built by :func:`layered`.
+
+    Examples
+    --------
+    >>> placement = layered(["A", "B"], [("A", "B", "supports")])
+    >>> placement.column, placement.row, placement.columns, placement.rows
+    ({'A': 0, 'B': 1}, {'A': 0, 'B': 0}, 2, 1)
+    """
 
     column: dict[str, int]
     row: dict[str, int]
     columns: int
+    """How many columns there are."""
     rows: int
     """The longest column's length."""
 
@@ -36,7 +46,44 @@ class Placement:
 def layered(
     nodes: Sequence[str], edges: Iterable[tuple[str, str, str]], last: Iterable[str] = ()
 ) -> Placement:
-    """Place ``nodes``; ``edges`` are ``(src, dst, relation)``; ``last`` go in the last column."""
+    """Place ``nodes`` in columns and rows (see the module docstring).
+
+    Parameters
+    ----------
+    nodes : sequence of str
+        The node ids; repeats are placed once.
+    edges : iterable of tuple of str
+        ``(src, dst, relation)`` triples. Only ``supports`` and ``assumes`` edges between
+        known nodes shape the picture.
+    last : iterable of str, optional
+        Nodes that go in the last column (the candidate answers); unknown ids are ignored.
+        When they are not every node, the last column is at least the second.
+
+    Returns
+    -------
+    Placement
+        The column and row of every node, and the size of the grid.
+
+    Examples
+    --------
+    ``X`` attacks, so it stays in the first column; the cycle ``C -> A -> C`` is broken
+    at its back edge:
+
+    >>> edges = [
+    ...     ("A", "C", "supports"),
+    ...     ("B", "C", "supports"),
+    ...     ("C", "A", "supports"),
+    ...     ("C", "Z", "supports"),
+    ...     ("X", "C", "attacks"),
+    ... ]
+    >>> placement = layered(["A", "B", "C", "X", "Z"], edges, last=["Z"])
+    >>> placement.column
+    {'A': 0, 'B': 0, 'C': 1, 'X': 0, 'Z': 2}
+    >>> placement.columns, placement.rows
+    (3, 3)
+    >>> layered(["A", "Z"], [], last=["Z"]).column
+    {'A': 0, 'Z': 1}
+    """
     ids = sorted(set(nodes))
     known = set(ids)
     links = sorted(

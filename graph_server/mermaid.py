@@ -36,8 +36,27 @@ _ARROWS = {"supports": "-->", "assumes": "-.->", "attacks": "--x"}
 
 
 def escape_label(text: str, limit: int = LABEL_CHARS) -> str:
-    """Claim text made safe inside a quoted Mermaid label: whitespace collapsed, cut to
-    ``limit`` characters (with an ellipsis), syntax characters as ``#<code>;`` entities."""
+    """Claim text made safe inside a quoted Mermaid label.
+
+    Parameters
+    ----------
+    text : str
+        The claim.
+    limit : int, optional
+        The most characters kept (default :data:`LABEL_CHARS`); a longer text is cut and
+        ends with an ellipsis.
+
+    Returns
+    -------
+    str
+        The text, whitespace collapsed, cut to ``limit``, syntax characters written as
+        ``#<code>;`` entities.
+
+    Examples
+    --------
+    >>> escape_label('Rack 7 "stands"   in [hall] B', limit=20)
+    'Rack 7 #quot;stands#quot; in …'
+    """
     flat = " ".join(str(text).split())
     if len(flat) > limit:
         flat = flat[: limit - 1] + "…"
@@ -58,8 +77,45 @@ def flowchart(
 ) -> str:
     """The Mermaid source (without fences) for ``graph`` (as ``GraphStore.get_graph`` returns).
 
-    ``priority`` ids (e.g. the chosen answer's evidence paths) are kept first when the graph has
-    more than ``max_nodes`` nodes. Output is deterministic for equal input. O(V log V + E).
+    Output is deterministic for equal input. O(V log V + E).
+
+    Parameters
+    ----------
+    graph : dict
+        ``{"nodes": [...], "edges": [...]}`` as ``GraphStore.get_graph`` returns it.
+    chosen : str or None
+        The answer chosen, if any.
+    candidates, surviving, disputed : iterable of str
+        The candidate answers, the surviving claims and the disputed ones (they set each
+        node's class, :func:`node_state`).
+    priority : iterable of str, optional
+        Ids kept first (e.g. the chosen answer's evidence paths) when the graph has more
+        than ``max_nodes`` nodes.
+    max_nodes : int, optional
+        The most nodes drawn (default :data:`DEFAULT_MAX_NODES`); a comment counts the rest.
+
+    Returns
+    -------
+    str
+        The Mermaid source, without fences.
+
+    Examples
+    --------
+    >>> graph = {
+    ...     "nodes": [
+    ...         {"id": "A", "claim": "Rack 7 is in hall B", "type": "given", "refuted": False},
+    ...         {"id": "Z", "claim": "Rack 7 is cooled", "type": "conclusion", "refuted": False},
+    ...     ],
+    ...     "edges": [{"src": "A", "dst": "Z", "relation": "supports"}],
+    ... }
+    >>> chart = flowchart(graph, chosen="Z", candidates=["Z"], surviving=["A", "Z"], disputed=[])
+    >>> print("\\n".join(line for line in chart.splitlines() if "classDef" not in line))
+    flowchart TD
+        n0[("Rack 7 is in hall B #40;A#41;")]
+        n1{{"Rack 7 is cooled #40;Z#41;"}}
+        n0 --> n1
+        class n1 chosen
+        class n0 surviving
     """
     nodes = {node["id"]: node for node in graph["nodes"]}
     candidate_set = set(candidates)
@@ -109,8 +165,31 @@ def node_state(
     surviving: set[str],
     disputed: set[str],
 ) -> str:
-    """How a claim fared, one of the class names: refuted, disputed, chosen, candidate,
-    surviving or unsupported (the first that applies)."""
+    """How a claim fared: the first of refuted, disputed, chosen, candidate, surviving or
+    unsupported that applies.
+
+    Parameters
+    ----------
+    node : dict
+        A node as ``GraphStore.get_graph`` returns it (``id``, ``refuted``, ...).
+    chosen : str or None
+        The answer chosen, if any.
+    candidates, surviving, disputed : set of str
+        The candidate answers, the surviving claims and the disputed ones.
+
+    Returns
+    -------
+    str
+        The class name, a key of the flowchart's class styles.
+
+    Examples
+    --------
+    >>> node = {"id": "A", "refuted": False}
+    >>> node_state(node, "Z", {"Z"}, {"A", "Z"}, set())
+    'surviving'
+    >>> node_state(node, "Z", {"Z"}, {"A", "Z"}, {"A"})
+    'disputed'
+    """
     node_id = node["id"]
     if node["refuted"]:
         return "refuted"

@@ -34,7 +34,31 @@ def grounded_labelling(graph: nx.MultiDiGraph) -> dict[str, str]:
     OUT, which reaches the same least fixpoint as the naive repeat-until-stable
     loop in O(V + E) instead of O(V * E).
 
-    Returns ``{node: "in" | "out" | "undecided"}`` for every node.
+    Parameters
+    ----------
+    graph : networkx.MultiDiGraph
+        A stored argument graph; its ``attacks`` edges are the attack relation.
+
+    Returns
+    -------
+    dict
+        ``{node: "in" | "out" | "undecided"}`` for every node.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> graph = nx.MultiDiGraph()
+    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
+    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
+    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
+    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> _ = graph.add_edge("B", "C", "attacks", confidence=0.5)
+    >>> _ = graph.add_edge("C", "B", "attacks", confidence=0.5)
+    >>> grounded_labelling(graph)
+    {'A': 'in', 'B': 'undecided', 'C': 'undecided', 'Z': 'in'}
+    >>> graph.nodes["B"]["refuted"] = True
+    >>> grounded_labelling(graph)
+    {'A': 'in', 'B': 'out', 'C': 'in', 'Z': 'in'}
     """
     attackers: dict[str, list[str]] = {n: [] for n in graph.nodes}
     targets: dict[str, list[str]] = {n: [] for n in graph.nodes}
@@ -76,6 +100,30 @@ def surviving(graph: nx.MultiDiGraph, label: dict[str, str]) -> set[str]:
     Reachability follows supports/assumes edges through not-OUT nodes only, so an
     inference whose every route to evidence crosses a defeated claim does not
     survive. O(V + E).
+
+    Parameters
+    ----------
+    graph : networkx.MultiDiGraph
+        A stored argument graph.
+    label : dict
+        Its labelling, ``{node: "in" | "out" | "undecided"}`` (:func:`grounded_labelling`).
+
+    Returns
+    -------
+    set of str
+        The surviving nodes.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> graph = nx.MultiDiGraph()
+    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
+    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
+    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
+    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> _ = graph.add_edge("A", "C", "attacks", confidence=0.5)
+    >>> sorted(surviving(graph, grounded_labelling(graph)))
+    ['A', 'B']
     """
     alive = [n for n in graph.nodes if label[n] != OUT]
     view = support_view(graph, alive)
@@ -96,7 +144,34 @@ def support_width(graph: nx.MultiDiGraph, conclusion: str) -> tuple[list[list[st
     the conclusion's own confidence does not cap the evidence reaching it.
 
     Complexity: O(V * E) worst case (augmenting paths, at most V of them).
-    Returns ``(paths, max_flow)``; ``([], 0.0)`` when no path exists.
+
+    Parameters
+    ----------
+    graph : networkx.MultiDiGraph
+        A stored argument graph.
+    conclusion : str
+        The conclusion's id.
+
+    Returns
+    -------
+    paths : list of list of str
+        Node-disjoint paths from givens to the conclusion, sorted; their number is the width.
+    max_flow : float
+        The confidence-capped flow, rounded to 6 places; 0.0 when no path exists.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> graph = nx.MultiDiGraph()
+    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
+    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
+    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
+    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> support_width(graph, "Z")
+    ([['A', 'C', 'Z']], 0.8)
+    >>> _ = graph.add_edge("B", "Z", "supports", confidence=0.6)
+    >>> support_width(graph, "Z")
+    ([['A', 'C', 'Z'], ['B', 'Z']], 1.4)
     """
     view = augmented_view(graph, conclusion)
     paths = _disjoint_paths(view, conclusion)
@@ -104,7 +179,31 @@ def support_width(graph: nx.MultiDiGraph, conclusion: str) -> tuple[list[list[st
 
 
 def disjoint_paths(graph: nx.MultiDiGraph, conclusion: str) -> list[list[str]]:
-    """Only the node-disjoint paths of :func:`support_width`, without the flow. O(V * E)."""
+    """Only the node-disjoint paths of :func:`support_width`, without the flow. O(V * E).
+
+    Parameters
+    ----------
+    graph : networkx.MultiDiGraph
+        A stored argument graph.
+    conclusion : str
+        The conclusion's id.
+
+    Returns
+    -------
+    list of list of str
+        Node-disjoint paths from givens to the conclusion, sorted.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> graph = nx.MultiDiGraph()
+    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
+    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
+    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
+    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> disjoint_paths(graph, "Z")
+    [['A', 'C', 'Z']]
+    """
     return _disjoint_paths(augmented_view(graph, conclusion), conclusion)
 
 

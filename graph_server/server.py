@@ -1,17 +1,18 @@
 """MCP stdio server: the GraphStore's functions exposed as MCP tools.
 
-This is a transport layer only: registration, the 1:1 mapping from each tool to its
-store method (:data:`_CALLS`) and error translation. Every tool call goes through
-:func:`dispatch`, which checks the argument names strictly and hands the values to one
-shared :class:`graph_server.store.GraphStore`; the store validates them and its dict
-comes back unchanged (as structured content, plus the same dict as indented JSON text).
-The store's ``{"error": ...}`` answers become MCP error results (``isError: true``)
-carrying the store's message. So library mode and MCP mode answer the same input with
-the same payload: there is no second validation layer that could disagree.
+This is a transport layer only: registration and error translation. Every tool call goes
+through :func:`dispatch`, which checks the argument names strictly and hands the values to
+the tool's function (:meth:`graph_server.tool_spec.ToolSpec.run`), a method of one shared
+:class:`graph_server.store.GraphStore`; the store validates them and its record comes back
+as JSON (structured content, plus the same object as indented JSON text). Only here does a
+:class:`~graph_server.errors.StoreError` become the ``{"error": ...}`` answer, and then an
+MCP error result (``isError: true``) carrying the store's message. So library mode and MCP
+mode answer the same input with the same record: there is no second validation layer that
+could disagree. Any other exception is a bug and propagates.
 
-What the tools are (names, descriptions, annotations, argument and answer types, and
-the JSON Schemas derived from those types) lives in :mod:`graph_server.tools` and
-:mod:`graph_server.tool_models`; enums and defaults in :mod:`graph_server.validation`.
+What the tools are (names, descriptions, annotations, and the JSON Schemas derived from
+the store's signatures) lives in :mod:`graph_server.tools`; the records in
+:mod:`graph_server.records`; enums and defaults in :mod:`graph_server.validation`.
 The server is built on the SDK's low-level ``Server`` so that only the tools capability
 is advertised (no empty prompts or resources).
 
@@ -25,7 +26,6 @@ import argparse
 import json
 import logging
 import sys
-from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,8 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
+from graph_server import tools
+from graph_server.errors import StoreError
 from graph_server.state import StateFile, StateFileError
 from graph_server.store import CancelCheck, GraphStore
 from graph_server.tools import INSTRUCTIONS, SPECS, tool_listing
@@ -44,7 +46,8 @@ from graph_server.transport import Cancellations, stdio_transport
 
 SERVER_NAME = "logic-graph"
 log = logging.getLogger("graph_server.server")
-Payload = dict[str, Any]
+Answer = dict[str, object]
+"""A tool's answer as JSON: the store's record, or ``{"error": ...}``."""
 
 
 def package_version() -> str:
@@ -55,46 +58,9 @@ def package_version() -> str:
         return "0+unknown"
 
 
-# ------------------------------------------------------------------ tool -> store
-
-ToolCall = Callable[[GraphStore, dict[str, Any], CancelCheck], Payload]
-
-_CALLS: dict[str, ToolCall] = {
-    "assert_graph": lambda s, a, cancel: s.assert_graph(**a, cancel=cancel),
-    "merge_duplicates": lambda s, a, cancel: s.merge_duplicates(**a, cancel=cancel),
-    "check_structure": lambda s, a, _: s.check_structure(**a),
-    "critical_links": lambda s, a, _: s.critical_links(**a),
-    "support_width": lambda s, a, _: s.support_width(**a),
-    "argument_width": lambda s, a, cancel: s.argument_width(**a, cancel=cancel),
-    "surviving_claims": lambda s, a, _: s.surviving_claims(**a),
-    "mark_refuted": lambda s, a, _: s.mark_refuted(**a),
-    "disputed_nodes": lambda s, a, _: s.disputed_nodes(**a),
-    "update_node": lambda s, a, _: s.update_node(**a),
-    "get_graph": lambda s, a, _: s.get_graph(**a),
-    "export_graph": lambda s, a, _: s.export_graph(**a),
-    "list_graphs": lambda s, a, _: s.list_graphs(),
-    "delete_graph": lambda s, a, _: s.delete_graph(**a),
-    "add_evidence": lambda s, a, _: s.add_evidence(**a),
-    "search_evidence": lambda s, a, cancel: _search_evidence(**a, cancel=cancel),
-}
-"""Each tool's store call, given the arguments by the names the tool's schema uses."""
-
-_index_root_flags: list[Path] = []
-"""The ``--index-root`` folders main() was given (the environment variable adds more)."""
-
-
-def _search_evidence(index: Any, query: Any, k: Any, cancel: CancelCheck) -> Payload:
-    # Imported on first use: graph-only sessions never load the corpus code (the index,
-    # readers, retrieval); they load only the stopwords of corpus.words.
-    from corpus.documents import index_roots_from_env, search_evidence
-
-    roots = [*_index_root_flags, *index_roots_from_env()]
-    return search_evidence(index, query, k, roots=roots, cancel=cancel)
-
-
 def dispatch(
     store: GraphStore, name: str, arguments: Any, cancel: CancelCheck | None = None
-) -> Payload:
+) -> Answer:
     """Run one tool call against ``store``: the single path for MCP and library callers.
 
     Parameters
@@ -112,9 +78,16 @@ def dispatch(
     Returns
     -------
     dict
-        The store's answer, or ``{"error": ...}``: for an unknown tool, arguments that
-        are not an object, an unknown argument name (naming it and the accepted ones), a
-        missing required argument (naming it), or whatever the store refused.
+        The store's record as JSON, or ``{"error": ...}``: for an unknown tool, arguments
+        that are not an object, an unknown argument name (naming it and the accepted ones),
+        a missing required argument (naming it), or a :class:`StoreError` the call raised.
+
+    Examples
+    --------
+    >>> dispatch(GraphStore(), "list_graphs", {})
+    {'graphs': [], 'claim_bytes': 0, 'claim_bytes_limit': 200000000}
+    >>> dispatch(GraphStore(), "get_graph", {"graph_id": "g"})
+    {'error': "graph_id 'g' not found (0 graphs stored; see list_graphs)"}
     """
     spec = SPECS.get(name)
     if spec is None:
@@ -131,7 +104,12 @@ def dispatch(
     missing = [key for key in spec.required if key not in given]
     if missing:
         return {"error": f"{missing[0]} is required for {name}"}
-    return _CALLS[name](store, {**spec.defaults, **given}, cancel or (lambda: False))
+    try:
+        record = spec.run(store, {**spec.defaults, **given}, cancel or (lambda: False))
+    except StoreError as refused:
+        return {"error": str(refused)}
+    answer: Answer = record.model_dump(mode="json", by_alias=True)
+    return answer
 
 
 def _host_cancelled() -> bool:
@@ -147,7 +125,7 @@ def _host_cancelled() -> bool:
 
 def _dispatch_and_save(
     store: GraphStore, name: str, arguments: Any, cancel: CancelCheck, state: StateFile | None
-) -> Payload:
+) -> Answer:
     """:func:`dispatch`, then (with a state file) save before the reply, if the call wrote.
 
     Returns the answer, or an error saying the change is only in memory if the save failed.
@@ -166,7 +144,7 @@ def _dispatch_and_save(
     return result
 
 
-def _reply(name: str, result: Payload) -> types.CallToolResult:
+def _reply(name: str, result: Answer) -> types.CallToolResult:
     """The MCP result for a store answer: ``{"error": ...}`` becomes ``isError: true``."""
     if "error" in result:
         log.info("tool %s refused: %s", name, result["error"])
@@ -276,7 +254,7 @@ def main(argv: list[str] | None = None) -> None:
     """Console entry point: serve one GraphStore over stdio until stdin closes."""
     args = _arguments(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
-    _index_root_flags[:] = args.index_root
+    tools.index_root_flags[:] = args.index_root
     store = GraphStore()
     state = None
     if args.state_file is not None:

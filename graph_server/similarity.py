@@ -79,12 +79,23 @@ _INITIALISM = re.compile(r"(?<![^\W\d_])(?:[^\W\d_]\.){2,}(?![^\W\d_])")
 
 @dataclass(frozen=True)
 class ClaimKey:
-    """Everything dedup needs to know about one claim text."""
+    """Everything dedup needs to know about one claim text; built by :func:`claim_key`.
+
+    Examples
+    --------
+    >>> key = claim_key("The server does not run 84,200 jobs [D1].")
+    >>> key.text, key.negations, key.numbers
+    ('server does not run 84200 jobs', 1, ('84200',))
+    >>> sorted(key.content)
+    ['job', 'run', 'server']
+    """
 
     text: str
     """Normalised claim: lowercased, NFC, punctuation and stopwords removed."""
     tokens: frozenset[str]
+    """The distinct words of ``text``."""
     negations: int
+    """How many negation words (:data:`NEGATIONS`) the claim holds, repeats counted."""
     numbers: tuple[str, ...]
     """Numeric tokens in order of appearance, canonicalised (``84,200`` -> ``84200``)."""
     content: frozenset[str]
@@ -98,6 +109,25 @@ def claim_key(claim: str) -> ClaimKey:
 
     Not cached here: a process-wide cache would keep the text of deleted graphs
     alive. The store keeps one cache per graph, dropped with the graph.
+
+    Parameters
+    ----------
+    claim : str
+        A claim as written.
+
+    Returns
+    -------
+    ClaimKey
+        Its normalised text and tokens, negation count, numbers, guard key and identifiers.
+
+    Examples
+    --------
+    Auxiliaries and a trailing inflection do not reach the guards' key; numbers are
+    canonical; a token mixing letters and digits is an identifier:
+
+    >>> key = claim_key("Acme did not pay 3.50% to the A320 fleet")
+    >>> key.numbers, sorted(key.content), sorted(key.identifiers)
+    (('3.5%',), ['a320', 'acme', 'fleet', 'pay'], ['a320'])
     """
     words = tokenize(claim)
     numbers = tuple(_canonical_number(w) for w in words if _NUMBER.match(w))
@@ -121,14 +151,45 @@ def collapse_initialisms(text: str) -> str:
     "J.R.R." -> "JRR". Read letter by letter, "Harrow F.C." names "f" and "c", words that
     match anything. O(len(text)).
 
+    Parameters
+    ----------
+    text : str
+        Any text.
+
+    Returns
+    -------
+    str
+        ``text`` with the dots of its initialisms removed; everything else unchanged.
+
+    Examples
+    --------
     >>> collapse_initialisms("Harrow F.C. was founded in 1881.")
     'Harrow FC was founded in 1881.'
+    >>> collapse_initialisms("J.R.R. Tolkien, e.g. here")
+    'JRR Tolkien, eg here'
     """
     return _INITIALISM.sub(lambda m: m.group(0).replace(".", ""), text)
 
 
 def normalize(claim: str) -> str:
-    """The normalised string compared by the ratio test."""
+    """The normalised string compared by the ratio test: the :func:`tokenize` words, joined
+    by single spaces. O(len(claim)).
+
+    Parameters
+    ----------
+    claim : str
+        A claim as written.
+
+    Returns
+    -------
+    str
+        Its normalised text (the same as :attr:`ClaimKey.text`).
+
+    Examples
+    --------
+    >>> normalize("The Server, runs 84,200 jobs!")
+    'server runs 84200 jobs'
+    """
     return " ".join(tokenize(claim))
 
 
@@ -139,7 +200,22 @@ def tokenize(claim: str) -> list[str]:
     ``%``; ``n't`` is split off as its own (negation) token. Citation markers
     (:data:`CITATION_MARKER`) go first: "[D2]" says where a claim comes from, not what
     it says, and as a token mixing letters and digits it would block the merge of one
-    fact cited from two places.
+    fact cited from two places. O(len(claim)).
+
+    Parameters
+    ----------
+    claim : str
+        A claim as written.
+
+    Returns
+    -------
+    list of str
+        Its words in order, repeats kept.
+
+    Examples
+    --------
+    >>> tokenize("Acme didn't pay 3.50% [D2]")
+    ['acme', 'did', "n't", 'pay', '3.50%']
     """
     text = unicodedata.normalize("NFC", CITATION_MARKER.sub(" ", claim))
     text = collapse_initialisms(text).lower()
@@ -149,7 +225,25 @@ def tokenize(claim: str) -> list[str]:
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    """Token-set Jaccard index; 0.0 when both are empty."""
+    """Token-set Jaccard index; 0.0 when both are empty. O(min(|a|, |b|)).
+
+    Parameters
+    ----------
+    a, b : frozenset of str
+        Two token sets.
+
+    Returns
+    -------
+    float
+        ``|a & b| / |a | b|``, between 0 and 1.
+
+    Examples
+    --------
+    >>> jaccard(frozenset({"red", "car"}), frozenset({"blue", "car"}))
+    0.3333333333333333
+    >>> jaccard(frozenset(), frozenset())
+    0.0
+    """
     shared = len(a & b)
     # |a | b| by inclusion-exclusion: same integer, without building the union set.
     union = len(a) + len(b) - shared
@@ -157,7 +251,30 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 def is_similar(a: ClaimKey, b: ClaimKey, jaccard_threshold: float, ratio_threshold: float) -> bool:
-    """The similarity rule itself, for one pair (the search below must agree with it)."""
+    """The similarity rule itself, for one pair (the search below must agree with it).
+
+    Parameters
+    ----------
+    a, b : ClaimKey
+        The two claims.
+    jaccard_threshold : float
+        The Jaccard index of their token sets that makes them similar.
+    ratio_threshold : float
+        The ``rapidfuzz`` ratio of their texts, on a 0-1 scale, that makes them similar.
+
+    Returns
+    -------
+    bool
+        Whether either score reaches its threshold; false when either claim has no token.
+
+    Examples
+    --------
+    >>> red, blue = claim_key("The red car is fast"), claim_key("The blue car is fast")
+    >>> is_similar(red, blue, 0.7, 0.9), is_similar(red, blue, 0.5, 0.9)
+    (False, True)
+    >>> is_similar(red, claim_key("The red car is very fast"), 0.7, 0.9)
+    True
+    """
     if not a.tokens or not b.tokens:
         return False
     if jaccard(a.tokens, b.tokens) >= jaccard_threshold:
@@ -172,6 +289,24 @@ def similar_pairs(
 
     Exactly the pairs a pairwise ``is_similar`` loop returns, found in roughly
     O(n * w) where w is the candidate window size instead of O(n^2).
+
+    Parameters
+    ----------
+    keys : sequence of ClaimKey
+        The claims.
+    jaccard_threshold, ratio_threshold : float
+        The thresholds of :func:`is_similar`.
+
+    Returns
+    -------
+    set of tuple of int
+        The similar pairs of indices into ``keys``.
+
+    Examples
+    --------
+    >>> texts = ["The red car is fast", "The blue car is fast", "The red car is very fast"]
+    >>> similar_pairs([claim_key(text) for text in texts], 0.7, 0.9)
+    {(0, 2)}
     """
     # Identical normalised texts are similar by definition (Jaccard and ratio are
     # both 1), and they are common: one claim restated by several runs. The
@@ -200,6 +335,25 @@ def pairwise_similar_pairs(
     """Reference implementation of :func:`similar_pairs`: every pair, O(n^2).
 
     Kept as the oracle for tests and the benchmark baseline.
+
+    Parameters
+    ----------
+    keys : sequence of ClaimKey
+        The claims.
+    jaccard_threshold, ratio_threshold : float
+        The thresholds of :func:`is_similar`.
+
+    Returns
+    -------
+    set of tuple of int
+        The similar pairs of indices into ``keys``, as :func:`similar_pairs` finds them.
+
+    Examples
+    --------
+    >>> texts = ["The red car is fast", "The blue car is fast", "The red car is very fast"]
+    >>> keys = [claim_key(text) for text in texts]
+    >>> pairwise_similar_pairs(keys, 0.7, 0.9) == similar_pairs(keys, 0.7, 0.9) == {(0, 2)}
+    True
     """
     return {
         (i, j)
@@ -286,6 +440,23 @@ def is_variant(a: str, b: str) -> bool:
     further pair there and lets transposition typos merge (``bench_engine.py``'s synthetic
     paraphrases: 244 -> 262 of 300). ``benchmarks/bench_dedup_soundness.py`` prints these
     counts. Symmetric; O(len(a) + len(b)).
+
+    Parameters
+    ----------
+    a, b : str
+        Two different content tokens.
+
+    Returns
+    -------
+    bool
+        Whether one is a typo of the other.
+
+    Examples
+    --------
+    >>> is_variant("ferrowell", "ferowell"), is_variant("inspection", "inspcetion")
+    (True, True)
+    >>> is_variant("acme", "acne"), is_variant("marlberg", "yarlberg")
+    (False, False)
     """
     if min(len(a), len(b)) < TYPO_MIN_CHARS or a[:TYPO_SHARED_PREFIX] != b[:TYPO_SHARED_PREFIX]:
         return False
@@ -297,6 +468,25 @@ def differ_by_substitution(a: frozenset[str], b: frozenset[str]) -> bool:
     (:func:`is_variant`) on the other side: one slot filled differently ("red car" /
     "blue car", "paid by Acme" / "paid by Apex"). A one-sided difference (extra words
     in one claim) is not a substitution. O(|a - b| * |b - a|).
+
+    Parameters
+    ----------
+    a, b : frozenset of str
+        Two content token sets (:attr:`ClaimKey.content`).
+
+    Returns
+    -------
+    bool
+        Whether the two differ in a slot, not merely by extra words or a typo.
+
+    Examples
+    --------
+    >>> differ_by_substitution(frozenset({"red", "car"}), frozenset({"blue", "car"}))
+    True
+    >>> differ_by_substitution(frozenset({"red", "car"}), frozenset({"red", "fast", "car"}))
+    False
+    >>> differ_by_substitution(frozenset({"ferrowell", "mill"}), frozenset({"ferowell", "mill"}))
+    False
     """
     only_a, only_b = a - b, b - a
     if not only_a or not only_b:

@@ -43,6 +43,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from graph_server.errors import StoreError
 from graph_server.store import GraphStore
 
 STATE_FORMAT = "logic-graph-state"
@@ -88,9 +89,9 @@ class StateFile:
         graphs = self._parse(data)
         try:
             store.restore_state(graphs)
-        except ValueError as exc:
+        except StoreError as exc:
             raise StateFileError(f"state file {self.path} was refused: {exc}") from None
-        return len(store.list_graphs()["graphs"])  # empty graphs of older files are skipped
+        return len(store.list_graphs().graphs)  # empty graphs of older files are skipped
 
     def save(self, store: GraphStore) -> None:
         """Write the whole store to the file atomically and durably.
@@ -99,7 +100,7 @@ class StateFile:
         would pass :data:`MAX_STATE_BYTES` (nothing is written then).
         """
         with self._lock:
-            data = encode(store.dump_state())
+            data = encode([graph.model_dump() for graph in store.dump_state()])
             if len(data) > MAX_STATE_BYTES:
                 raise StateFileError(
                     f"the store would take {len(data):,} bytes in state file {self.path}, "

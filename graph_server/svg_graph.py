@@ -43,7 +43,14 @@ REFUSED_COLOUR = "#b35900"
 @dataclass(frozen=True)
 class RefusedLink:
     """A link the chain check would not count, and why (``look_alike``, ``no_bridge``,
-    ``off_subject``, ...); ``detail`` is the checker's sentence."""
+    ``off_subject``, ...); ``detail`` is the checker's sentence.
+
+    Examples
+    --------
+    >>> link = RefusedLink("B", "Z", "look_alike", "B only restates the question")
+    >>> link.reason
+    'look_alike'
+    """
 
     src: str
     dst: str
@@ -53,7 +60,14 @@ class RefusedLink:
 
 @dataclass(frozen=True)
 class Drawing:
-    """The SVG text and what the page needs to know about it."""
+    """The SVG text and what the page needs to know about it; made by :func:`draw`.
+
+    Examples
+    --------
+    >>> drawing = draw({"nodes": [], "edges": []}, {}, [], None, [])
+    >>> drawing.svg.startswith('<svg id="graph"'), drawing.index, drawing.edges
+    (True, {}, [])
+    """
 
     svg: str
     index: dict[str, int]
@@ -64,12 +78,47 @@ class Drawing:
 
 def esc(text: object) -> str:
     """Text made safe in HTML element content and in a quoted attribute; a lone surrogate
-    (which JSON can carry but UTF-8 cannot) becomes "?"."""
+    (which JSON can carry but UTF-8 cannot) becomes "?". O(len(str(text))).
+
+    Parameters
+    ----------
+    text : object
+        Anything; it is written as ``str(text)``.
+
+    Returns
+    -------
+    str
+        The escaped text.
+
+    Examples
+    --------
+    >>> esc('<b title="x">Acme & Co</b>')
+    '&lt;b title=&quot;x&quot;&gt;Acme &amp; Co&lt;/b&gt;'
+    >>> esc("lone \\ud800 surrogate"), esc(42)
+    ('lone ? surrogate', '42')
+    """
     plain = str(text).encode("utf-8", "replace").decode("utf-8")
     return html.escape(plain, quote=True)
 
 
 def argument_colour(index: int) -> str:
+    """The colour of the argument numbered ``index``, reusing :data:`ARGUMENT_COLOURS` in turn.
+
+    Parameters
+    ----------
+    index : int
+        The argument's number, from 0.
+
+    Returns
+    -------
+    str
+        A ``#rrggbb`` colour.
+
+    Examples
+    --------
+    >>> argument_colour(0), argument_colour(1), argument_colour(len(ARGUMENT_COLOURS))
+    ('#0072b2', '#d55e00', '#0072b2')
+    """
     return ARGUMENT_COLOURS[index % len(ARGUMENT_COLOURS)]
 
 
@@ -80,9 +129,49 @@ def draw(
     answer: str | None,
     refused: Sequence[RefusedLink],
 ) -> Drawing:
-    """The SVG of ``graph`` (a ``get_graph`` payload): ``states`` gives each node's class,
-    ``arguments`` (node ids, each ending at ``answer``) are drawn in their own colours and
-    ``refused`` links dashed with their reason written on them."""
+    """The SVG of ``graph``, laid out by :func:`graph_server.layout.layered`.
+
+    Parameters
+    ----------
+    graph : dict
+        A ``get_graph`` payload: ``nodes`` (``id``, ``claim``, ``type``, optionally
+        ``source``) and ``edges`` (``src``, ``dst``, ``relation``).
+    states : dict of str to str
+        Each node's state, written into its classes (``st-<state>``; default
+        ``unsupported``).
+    arguments : sequence of sequence of str
+        The answer's arguments as node ids; each is drawn in its own colour.
+    answer : str or None
+        The answer's node id, which belongs to every argument.
+    refused : sequence of RefusedLink
+        Links drawn dashed with their reason written on them; one that matches a drawn
+        supports or assumes edge replaces its look.
+
+    Returns
+    -------
+    Drawing
+        The SVG, each node's element number and the edges in drawing order.
+
+    Examples
+    --------
+    >>> graph = {
+    ...     "nodes": [
+    ...         {"id": "A", "claim": "Acme paid <40> invoices", "type": "given"},
+    ...         {"id": "B", "claim": "Acme is rich", "type": "inference"},
+    ...         {"id": "Z", "claim": "Acme is solvent", "type": "conclusion"},
+    ...     ],
+    ...     "edges": [
+    ...         {"src": "A", "dst": "Z", "relation": "supports"},
+    ...         {"src": "B", "dst": "Z", "relation": "supports"},
+    ...     ],
+    ... }
+    >>> refused = [RefusedLink("B", "Z", "look_alike", "B restates the question")]
+    >>> drawing = draw(graph, {"A": "proved", "Z": "proved"}, [["A", "Z"]], "Z", refused)
+    >>> drawing.index, drawing.edges
+    ({'A': 0, 'B': 1, 'Z': 2}, [(0, 2, 'supports', None), (1, 2, 'supports', 'look_alike')])
+    >>> "Acme paid &lt;40&gt; invoices" in drawing.svg
+    True
+    """
     nodes = {node["id"]: node for node in graph["nodes"]}
     ids = sorted(nodes)
     index = {node_id: i for i, node_id in enumerate(ids)}
@@ -135,7 +224,15 @@ def draw(
 
 @dataclass(frozen=True)
 class Grid:
-    """Each node's top-left corner, its layer, and the drawing's size."""
+    """Each node's top-left corner, its layer, and the drawing's size (the layout :func:`draw`
+    works on).
+
+    Examples
+    --------
+    >>> grid = Grid(at={"A": (24, 24)}, column={"A": 0}, width=400, height=124)
+    >>> grid.at["A"], grid.width
+    ((24, 24), 400)
+    """
 
     at: dict[str, tuple[int, int]]
     column: dict[str, int]

@@ -1,28 +1,32 @@
-"""The MCP tools as data: name, title, description, annotations, argument and answer types.
+"""The MCP tools as data: the function each runs, its title, description and annotations.
 
-:data:`TOOLS` lists the sixteen tools. Each names its argument and answer models from
-:mod:`graph_server.tool_models`; the JSON Schemas that ``tools/list`` shows are rendered
-from those models by :func:`render_schema`, with the running store's limits and
-duplicate thresholds written in (:func:`tool_listing`). The server
-(:mod:`graph_server.server`) maps each tool to its store method and takes the accepted
-argument names, the required ones and the defaults from here (:meth:`ToolSpec.required`,
-:meth:`ToolSpec.defaults`), so a schema and the call it describes cannot drift apart.
+:data:`TOOLS` lists the sixteen tools, one entry each. A tool is a
+:class:`~graph_server.store.GraphStore` method (or :func:`search_evidence`); its JSON Schemas
+are derived from that function's signature, as the MCP SDK derives them
+(:mod:`graph_server.tool_spec`: the arguments from the parameters' type hints, the types of
+:mod:`graph_server.records`; the answer from the return type), with the running store's
+limits and duplicate thresholds written in (:func:`tool_listing`). The server
+(:mod:`graph_server.server`) runs each call through :meth:`ToolSpec.run` and takes the
+accepted argument names, the required ones and the defaults from the same spec, so a schema
+and the call it describes cannot drift apart.
+
+Adding a tool is one store method and one :class:`ToolSpec` line in :data:`TOOLS`.
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import asdict, dataclass
-from string import Template
-from typing import Any
+from pathlib import Path
 
 import mcp_types as types
-from pydantic import BaseModel
 
 from graph_server import export
-from graph_server import tool_models as m
+from graph_server.errors import StoreError
+from graph_server.records import IndexPath, Query, SearchEvidenceAnswer, SearchK
+from graph_server.store import CancelCheck, GraphStore
+from graph_server.tool_spec import ToolSpec, placeholder_values
 from graph_server.validation import (
-    DEFAULT_CONFIDENCE,
+    DEFAULT_SEARCH_K,
     MAX_SEARCH_K,
     MAX_SEARCH_QUERY_CHARS,
     StoreLimits,
@@ -48,162 +52,60 @@ Graph ids are yours to choose; graphs live in memory until delete_graph (and, wh
 server was started with --state-file, are saved after every change and reloaded at start).
 Unknown argument names are refused, never ignored."""
 
-Schema = dict[str, Any]
-_NUMERIC_KEYS = frozenset({"maxLength", "minLength", "maxItems", "minItems", "minimum", "maximum"})
-_NULL: Schema = {"type": "null"}
+index_root_flags: list[Path] = []
+"""The ``--index-root`` folders the server was started with (the environment adds more)."""
 
 
-# ------------------------------------------------------------------ schemas
+def search_evidence(
+    index: IndexPath,
+    query: Query,
+    k: SearchK = DEFAULT_SEARCH_K,
+    *,
+    cancel: CancelCheck | None = None,
+) -> SearchEvidenceAnswer:
+    """The ``search_evidence`` tool: the best chunks of a corpus index, cut into citable spans.
 
-
-def placeholder_values(
-    limits: StoreLimits, jaccard_threshold: float, ratio_threshold: float
-) -> dict[str, float]:
-    """The values of the ``$name`` placeholders in the models and descriptions.
+    Only indexes inside the served folders (``--index-root`` and
+    ``LOGIC_GRAPH_INDEX_ROOTS``) are opened (:func:`corpus.documents.search_evidence`).
 
     Parameters
     ----------
-    limits : StoreLimits
-        The store's limits (``$max_id_chars`` and the rest, one per field).
-    jaccard_threshold, ratio_threshold : float
-        The store's duplicate thresholds (``$jaccard_threshold``, ``$ratio_threshold``).
+    index : str
+        Path of the index file.
+    query : str
+        What to look for.
+    k : int, default 5
+        How many chunks (1..50).
+    cancel : callable, optional
+        Checked while the query runs.
 
     Returns
     -------
-    dict
-        Placeholder name -> number; :func:`render_schema` formats them.
-    """
-    values: dict[str, float] = {**asdict(limits)}
-    values.update(
-        jaccard_threshold=jaccard_threshold,
-        ratio_threshold=ratio_threshold,
-        default_confidence=DEFAULT_CONFIDENCE,
-    )
-    return values
-
-
-def fill(text: str, values: dict[str, float]) -> str:
-    """``text`` with each ``$name`` replaced by its value (integers with thousands commas).
-
-    Unknown names are left as they are; nothing raises.
-    """
-    shown = {k: f"{v:,}" if isinstance(v, int) else str(v) for k, v in values.items()}
-    return Template(text).safe_substitute(shown)
-
-
-@functools.cache
-def _generated(model: type[BaseModel]) -> Schema:
-    schema = model.model_json_schema(by_alias=True)
-    # A model's docstring is for readers of the code: only fields' descriptions are shown.
-    for part in [schema, *schema.get("$defs", {}).values()]:
-        part.pop("description", None)
-    return schema
-
-
-def render_schema(model: type[BaseModel], values: dict[str, float]) -> Schema:
-    """The JSON Schema of ``model`` as ``tools/list`` shows it.
-
-    Pydantic's schema is made self-contained and plain: ``$ref`` inlined, titles
-    dropped, ``additionalProperties: true`` dropped (it is the default), an optional
-    argument (``X | None = None``) shown as ``X`` (null means "not given"), a nullable
-    answer field as ``{"type": [X, "null"]}``, and placeholders filled from ``values``
-    (see :func:`placeholder_values`). Cost: linear in the schema's size.
+    SearchEvidenceAnswer
+        ``index``, ``query``, ``dense_used``, ``dense_note`` and the ``hits``.
 
     Raises
     ------
-    KeyError
-        If a numeric constraint names a placeholder missing from ``values``.
+    StoreError
+        For bad input, an index outside the served folders or an unusable index.
+
+    Examples
+    --------
+    >>> search_evidence("/nowhere/idx.sqlite", "rack 7")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    graph_server.errors.StoreError: index: this server serves no index folders; ...
     """
-    generated = _generated(model)
-    schema: Schema = _plain(generated, generated.get("$defs", {}), values)
-    return schema
+    # Imported on first use: graph-only sessions never load the corpus code (the index,
+    # readers, retrieval); they load only the stopwords of corpus.words.
+    from corpus.documents import index_roots_from_env
+    from corpus.documents import search_evidence as search
 
-
-def _plain(node: Any, defs: Schema, values: dict[str, float]) -> Any:
-    if isinstance(node, list):
-        return [_plain(item, defs, values) for item in node]
-    if isinstance(node, str):
-        return fill(node, values)
-    if not isinstance(node, dict):
-        return node
-    if "$ref" in node:
-        target = defs[node["$ref"].rsplit("/", 1)[-1]]
-        return _plain({**target, **{k: v for k, v in node.items() if k != "$ref"}}, defs, values)
-    out: Schema = {}
-    for key, value in node.items():
-        if key in ("title", "$defs") or (key == "additionalProperties" and value is True):
-            continue
-        if key == "properties":
-            out[key] = {name: _plain(prop, defs, values) for name, prop in value.items()}
-        elif key in _NUMERIC_KEYS and isinstance(value, str):
-            out[key] = values[value.lstrip("$")]
-        else:
-            out[key] = _plain(value, defs, values)
-    if "properties" in out:
-        out.setdefault("required", [])
-    return _without_null_branch(out)
-
-
-def _without_null_branch(schema: Schema) -> Schema:
-    branches = schema.get("anyOf")
-    if not isinstance(branches, list) or len(branches) != 2 or _NULL not in branches:
-        return schema
-    other = branches[1] if branches[0] == _NULL else branches[0]
-    rest = {k: v for k, v in schema.items() if k != "anyOf"}
-    if "default" in rest and rest["default"] is None:  # optional argument
-        del rest["default"]
-        return {**other, **rest}
-    if set(other) == {"type"} and isinstance(other["type"], str):  # nullable answer field
-        return {"type": [other["type"], "null"], **rest}
-    return schema
-
-
-# ------------------------------------------------------------------ tools
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """One MCP tool: what ``tools/list`` shows and the argument names a call may use."""
-
-    name: str
-    title: str
-    description: str
-    """May hold ``$name`` placeholders (see :func:`placeholder_values`)."""
-    annotations: types.ToolAnnotations
-    arguments: type[BaseModel]
-    answer: type[BaseModel]
-
-    @property
-    def accepted(self) -> tuple[str, ...]:
-        """Every argument name, as the client spells it, in schema order."""
-        return tuple(f.alias or n for n, f in self.arguments.model_fields.items())
-
-    @property
-    def required(self) -> tuple[str, ...]:
-        """The argument names a call must give (a null counts as not given)."""
-        fields = self.arguments.model_fields.items()
-        return tuple(f.alias or n for n, f in fields if f.is_required())
-
-    @property
-    def defaults(self) -> dict[str, Any]:
-        """Argument name -> default, for the optional arguments whose default is not None."""
-        fields = self.arguments.model_fields.items()
-        return {
-            f.alias or n: f.default
-            for n, f in fields
-            if not f.is_required() and f.default is not None
-        }
-
-    def tool(self, values: dict[str, float]) -> types.Tool:
-        """The ``tools/list`` entry, with the placeholders filled from ``values``."""
-        return types.Tool(
-            name=self.name,
-            title=self.title,
-            description=fill(self.description, values),
-            input_schema=render_schema(self.arguments, values),
-            output_schema=render_schema(self.answer, values),
-            annotations=self.annotations,
-        )
+    roots = [*index_root_flags, *index_roots_from_env()]
+    found = search(index, query, k, roots=roots, cancel=cancel)
+    if "error" in found:
+        raise StoreError(found["error"])
+    return SearchEvidenceAnswer.model_validate(found)
 
 
 @functools.lru_cache(maxsize=16)
@@ -241,7 +143,7 @@ LIMITS_TEXT = (
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
-        "assert_graph",
+        GraphStore.assert_graph,
         "Add claims and links to a graph",
         "Add nodes and edges to a graph (creating it on first use). Valid items are "
         "accepted even when others are rejected; each rejected item comes back with its "
@@ -263,11 +165,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         "before it commits, or would exceed the memory budget, nothing is applied and "
         "the error says so. " + LIMITS_TEXT,
         _WRITE,
-        m.AssertGraphArguments,
-        m.AssertGraphAnswer,
     ),
     ToolSpec(
-        "merge_duplicates",
+        GraphStore.merge_duplicates,
         "Merge duplicate claims",
         "Re-run duplicate detection over the whole graph, folding duplicates together. "
         "Merged nodes disappear (their claim is kept as an alias of the survivor, their "
@@ -275,11 +175,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         "merged]], contradictions_created [[a, b]] and contradictions_withheld (the caps "
         "of assert_graph). A cancelled pass changes nothing.",
         _WRITE,
-        m.MergeDuplicatesArguments,
-        m.MergeDuplicatesAnswer,
     ),
     ToolSpec(
-        "check_structure",
+        GraphStore.check_structure,
         "Check the graph's structure",
         "Find structural faults in the argument for a conclusion. Returns orphans "
         "(claims nothing supports that are neither givens nor assumptions), assumptions "
@@ -287,11 +185,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         "unreachable_conclusion (true when no live given leads to it) and "
         "refuted_but_feeding (refuted claims with a support path to it).",
         _READ,
-        m.ConclusionArguments,
-        m.CheckStructureAnswer,
     ),
     ToolSpec(
-        "critical_links",
+        GraphStore.critical_links,
         "Find the links a conclusion hangs on",
         "Find the weakest points of the support for a conclusion. Returns min_cut_nodes "
         "(fewest claims whose failure cuts the conclusion off from the givens), "
@@ -299,22 +195,18 @@ TOOLS: tuple[ToolSpec, ...] = (
         "an evidence route with its betweenness and the lowest confidence on it, least "
         "confident first.",
         _READ,
-        m.ConclusionArguments,
-        m.CriticalLinksAnswer,
     ),
     ToolSpec(
-        "support_width",
+        GraphStore.support_width,
         "Count independent lines of support",
         "Count the independent (node-disjoint) routes from live given facts to a "
         "conclusion. Returns disjoint_paths (1 means a single point of failure, 0 no "
         "evidence), the paths themselves and max_flow (the same routes weighted by "
         "confidence).",
         _READ,
-        m.ConclusionArguments,
-        m.SupportWidthAnswer,
     ),
     ToolSpec(
-        "argument_width",
+        GraphStore.argument_width,
         "Count independent arguments",
         "Count the independent arguments for a conclusion. Reasons one run lists "
         "together for a claim are joint premises (all needed); an argument is a minimal "
@@ -327,11 +219,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         "width and cut are then lower bounds) and max_arguments. A search running past "
         "$max_request_seconds s ends with an error naming max_request_seconds.",
         _READ,
-        m.ConclusionArguments,
-        m.ArgumentWidthAnswer,
     ),
     ToolSpec(
-        "surviving_claims",
+        GraphStore.surviving_claims,
         "Which claims survive the attacks",
         "Label every claim by grounded argumentation semantics over the attack edges: "
         "refuted claims are out; a claim is in when all its attackers are out, out when "
@@ -340,11 +230,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         "count as surviving) and are either givens or reachable from a given that is not "
         "out through support edges between claims that are not out.",
         _READ,
-        m.GraphArguments,
-        m.SurvivingClaimsAnswer,
     ),
     ToolSpec(
-        "mark_refuted",
+        GraphStore.mark_refuted,
         "Mark a claim refuted",
         "Record that a claim was shown false; it stops counting as support. This cannot "
         "be undone through the tools. Marking it again changes nothing and keeps the "
@@ -352,11 +240,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         "its support width before and after (null when the graph has no single "
         "conclusion and none was named).",
         _WRITE,
-        m.MarkRefutedArguments,
-        m.MarkRefutedAnswer,
     ),
     ToolSpec(
-        "disputed_nodes",
+        GraphStore.disputed_nodes,
         "Find disputed claims",
         "List what needs more evidence before the conclusion can be trusted. "
         "contradiction_pairs: live claims attacking each other both ways (a pair with a "
@@ -366,29 +252,23 @@ TOOLS: tuple[ToolSpec, ...] = (
         "their run_count. Claims without run ids (no provenance) are never reported as "
         "isolated, and the conclusion itself is not listed.",
         _READ,
-        m.ConclusionArguments,
-        m.DisputedNodesAnswer,
     ),
     ToolSpec(
-        "update_node",
+        GraphStore.update_node,
         "Update a claim's confidence or provenance",
         "Set a claim's confidence (overwriting the old value) and/or add a run that "
         "vouches for it. Needs at least one of the two. Returns ok and the updated node.",
         _WRITE,
-        m.UpdateNodeArguments,
-        m.UpdateNodeAnswer,
     ),
     ToolSpec(
-        "get_graph",
+        GraphStore.get_graph,
         "Read a whole graph",
         "Return every node (claim, type, confidence, run_ids, refuted flag and reason, "
         "aliases, merged_ids, source) and every edge, sorted by id.",
         _READ,
-        m.GraphArguments,
-        m.GetGraphAnswer,
     ),
     ToolSpec(
-        "export_graph",
+        GraphStore.export_graph,
         "Export a graph as JSON, GraphML, Mermaid or HTML",
         "Write a graph out for use elsewhere. format 'json': graph holds nodes and "
         "edges exactly as assert_graph takes them, evidence spans for add_evidence and "
@@ -400,29 +280,23 @@ TOOLS: tuple[ToolSpec, ...] = (
         "content is one self-contained page (no network) drawing every node, to save and "
         "open in a browser. For those three, graph is null.",
         _READ,
-        m.ExportGraphArguments,
-        m.ExportGraphAnswer,
     ),
     ToolSpec(
-        "list_graphs",
+        GraphStore.list_graphs,
         "List graphs",
         "List the graphs held in memory with their node and edge counts, and the claim "
         "bytes in use against the memory budget (claim_bytes, claim_bytes_limit).",
         _READ,
-        m.NoArguments,
-        m.ListGraphsAnswer,
     ),
     ToolSpec(
-        "delete_graph",
+        GraphStore.delete_graph,
         "Delete a graph",
         "Delete a graph and everything in it, freeing its memory and its share of the "
         "memory budget. This cannot be undone.",
         _WRITE,
-        m.GraphArguments,
-        m.DeleteGraphAnswer,
     ),
     ToolSpec(
-        "add_evidence",
+        GraphStore.add_evidence,
         "Register evidence spans on a graph",
         "Register evidence sentences ({id, text}) on a graph, creating it on first use. "
         "From then on assert_graph checks every given against them: a given must cite "
@@ -431,11 +305,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         "can be passed as they come. Re-sending a span changes nothing; a known id with "
         "a different text is rejected. Span text counts against the memory budget. " + LIMITS_TEXT,
         _ADD,
-        m.AddEvidenceArguments,
-        m.AddEvidenceAnswer,
     ),
     ToolSpec(
-        "search_evidence",
+        search_evidence,
         "Search a document index for evidence",
         "Search an index built by `logic-graph ingest` (keyword BM25, plus dense vectors "
         "when the index has them and the corpus extra is installed, fused by rank) and "
@@ -447,8 +319,6 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Only indexes inside the folders the server was started with (--index-root DIR, "
         "or LOGIC_GRAPH_INDEX_ROOTS) are opened; any other path gets the same refusal.",
         _READ,
-        m.SearchEvidenceArguments,
-        m.SearchEvidenceAnswer,
     ),
 )
 

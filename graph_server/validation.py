@@ -22,6 +22,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
+from corpus.limits import MAX_SEARCH_K as MAX_SEARCH_K
 from graph_server.views import SUPER_SOURCE
 
 # The single source of the store's enums and defaults: the store, the MCP tool schemas
@@ -35,10 +36,10 @@ DEFAULT_RATIO_THRESHOLD = 0.85
 """Character-similarity score (0..1) at or above which two claims count as duplicates."""
 DEFAULT_SEARCH_K = 5
 """Chunks ``search_evidence`` returns when no ``k`` is given."""
-MAX_SEARCH_K = 50
-"""Most chunks one ``search_evidence`` call may ask for (the corpus layer enforces it)."""
 MAX_SEARCH_QUERY_CHARS = 1_000
 """Longest ``search_evidence`` query (the corpus layer enforces it)."""
+EXPORT_FORMATS = ("graphml", "json", "mermaid", "html")
+"""What ``export_graph`` writes (graph_server.export)."""
 NODE_KEYS = ("id", "claim", "type", "confidence", "run_ids", "source")
 EDGE_KEYS = ("src", "dst", "from", "to", "relation", "confidence", "run_ids")
 SPAN_KEYS = ("id", "text")
@@ -49,7 +50,16 @@ _REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 
 @dataclass(frozen=True)
 class StoreLimits:
-    """Hard limits; every one is enforced with an error that names it."""
+    """Hard limits; every one is enforced with an error that names it.
+
+    Examples
+    --------
+    >>> limits = StoreLimits(max_id_chars=3)
+    >>> limits.max_id_chars, limits.max_graphs
+    (3, 1000)
+    >>> normalise_id("id", "ABCD", limits)
+    (None, "id 'ABCD' is longer than the limit of 3 characters")
+    """
 
     max_graphs: int = 1_000
     max_nodes_per_graph: int = 20_000
@@ -74,6 +84,15 @@ class StoreLimits:
 
 @dataclass(frozen=True)
 class NodeRecord:
+    """One validated node, as :func:`parse_node` returns it.
+
+    Examples
+    --------
+    >>> NodeRecord("A", "Acme paid", "given", 0.8, frozenset({"r1"}))
+    NodeRecord(id='A', claim='Acme paid', type='given', confidence=0.8, run_ids=frozenset({'r1'}),
+               source=None)
+    """
+
     id: str
     claim: str
     type: str
@@ -85,6 +104,14 @@ class NodeRecord:
 
 @dataclass(frozen=True)
 class EdgeRecord:
+    """One validated edge, as :func:`parse_edge` returns it.
+
+    Examples
+    --------
+    >>> EdgeRecord("A", "B", "supports", 0.8, frozenset())
+    EdgeRecord(src='A', dst='B', relation='supports', confidence=0.8, run_ids=frozenset())
+    """
+
     src: str
     dst: str
     relation: str
@@ -93,7 +120,25 @@ class EdgeRecord:
 
 
 def shown(value: Any) -> str:
-    """A short repr of a caller value for error messages."""
+    """A short repr of a caller value for error messages. O(len(repr(value))).
+
+    Parameters
+    ----------
+    value : object
+        Anything a caller sent.
+
+    Returns
+    -------
+    str
+        Its ``repr``, cut after 60 characters with the full length noted.
+
+    Examples
+    --------
+    >>> shown("A")
+    "'A'"
+    >>> shown("x" * 100)
+    "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx... (102 chars)"
+    """
     text = repr(value)
     return text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS] + f"... ({len(text)} chars)"
 
@@ -104,6 +149,23 @@ def decode_json_text(value: Any) -> Any:
     Models often send a list or an object as a JSON string. Strings that are not such
     JSON (including nesting too deep to parse) are returned untouched, so the caller's
     check reports the field with its usual message. O(len(value)).
+
+    Parameters
+    ----------
+    value : object
+        A field as a caller sent it.
+
+    Returns
+    -------
+    object
+        The decoded list or dict, or ``value`` itself.
+
+    Examples
+    --------
+    >>> decode_json_text('["r1", "r2"]'), decode_json_text('{"id": "A"}')
+    (['r1', 'r2'], {'id': 'A'})
+    >>> decode_json_text("[not json"), decode_json_text('"A"'), decode_json_text(3)
+    ('[not json', '"A"', 3)
     """
     if not isinstance(value, str) or not value.lstrip().startswith(("[", "{")):
         return value
@@ -122,7 +184,35 @@ def normalise_id(field: str, value: Any, limits: StoreLimits) -> tuple[str | Non
     """``(id, None)`` for a usable id after normalisation, else ``(None, reason)``.
 
     The rule is in the module docstring. Booleans are refused (JSON ``true`` is not
-    an id); integers are accepted as their decimal string. O(len(value)).
+    an id); integers are accepted as their decimal string; the virtual super-source's id
+    is reserved. O(len(value)).
+
+    Parameters
+    ----------
+    field : str
+        The field's name, for the reason.
+    value : object
+        The id as a caller sent it.
+    limits : StoreLimits
+        Gives ``max_id_chars``.
+
+    Returns
+    -------
+    id : str or None
+        The normalised id, or None when it is refused.
+    reason : str or None
+        Why it is refused, or None.
+
+    Examples
+    --------
+    >>> limits = StoreLimits()
+    >>> normalise_id("src", " A\\u200b", limits), normalise_id("src", 7, limits)
+    (('A', None), ('7', None))
+    >>> normalise_id("src", True, limits)
+    (None, 'src must be a non-empty string, got True')
+    >>> print(normalise_id("src", "A\\u200bB", limits)[1])
+    src 'A\\u200bB' holds U+200B (ZERO WIDTH SPACE), a control or invisible character; ids
+    may not contain one
     """
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
@@ -156,8 +246,32 @@ def normalise_id(field: str, value: Any, limits: StoreLimits) -> tuple[str | Non
 
 def check_text(field: str, value: Any, limit: int) -> tuple[str | None, str | None]:
     """A non-empty string of at most ``limit`` characters, surrounding spaces dropped,
-    holding valid Unicode only (no lone surrogate). Returns ``(text, None)`` or
-    ``(None, reason)``. O(len(value)).
+    holding valid Unicode only (no lone surrogate). O(len(value)).
+
+    Parameters
+    ----------
+    field : str
+        The field's name, for the reason.
+    value : object
+        The text as a caller sent it.
+    limit : int
+        The most characters it may have (surrounding spaces count).
+
+    Returns
+    -------
+    text : str or None
+        The text without surrounding spaces, or None when it is refused.
+    reason : str or None
+        Why it is refused, or None.
+
+    Examples
+    --------
+    >>> check_text("claim", "  Acme paid ", 20)
+    ('Acme paid', None)
+    >>> check_text("claim", "Acme paid", 5)
+    (None, 'claim has 9 characters, over the limit of 5')
+    >>> check_text("claim", "  ", 5)
+    (None, "claim must be a non-empty string, got '  '")
     """
     if not isinstance(value, str) or not value.strip():
         return None, f"{field} must be a non-empty string, got {shown(value)}"
@@ -176,6 +290,29 @@ def check_text(field: str, value: Any, limit: int) -> tuple[str | None, str | No
 def check_confidence(field: str, value: Any) -> tuple[float | None, str | None]:
     """Parse a number in [0, 1]. Numeric strings such as ``"0.9"`` are accepted;
     booleans are not numbers; ``-0.0`` comes back as ``0.0``. O(1).
+
+    Parameters
+    ----------
+    field : str
+        The field's name, for the reason.
+    value : object
+        The confidence as a caller sent it.
+
+    Returns
+    -------
+    confidence : float or None
+        The number, or None when it is refused.
+    reason : str or None
+        Why it is refused, or None.
+
+    Examples
+    --------
+    >>> check_confidence("confidence", "0.9"), check_confidence("confidence", -0.0)
+    ((0.9, None), (0.0, None))
+    >>> check_confidence("confidence", 2)
+    (None, 'confidence 2 is outside [0, 1]')
+    >>> check_confidence("confidence", True)
+    (None, 'confidence must be a number in [0, 1], got True')
     """
     if isinstance(value, bool):
         return None, f"{field} must be a number in [0, 1], got {shown(value)}"
@@ -195,6 +332,27 @@ def check_flag(field: str, value: Any) -> tuple[bool | None, str | None]:
     """Parse a yes/no switch: a bool, or the strings ``"true"``/``"false"`` (any case,
     surrounding spaces ignored) as JSON-minded clients send them. Anything else,
     including 0/1 and "yes"/"no", is refused with a reason naming ``field``. O(1).
+
+    Parameters
+    ----------
+    field : str
+        The field's name, for the reason.
+    value : object
+        The switch as a caller sent it.
+
+    Returns
+    -------
+    flag : bool or None
+        The switch, or None when it is refused.
+    reason : str or None
+        Why it is refused, or None.
+
+    Examples
+    --------
+    >>> check_flag("force", " TRUE "), check_flag("force", False)
+    ((True, None), (False, None))
+    >>> check_flag("force", 1)
+    (None, 'force must be true or false, got 1')
     """
     if isinstance(value, bool):
         return value, None
@@ -204,7 +362,29 @@ def check_flag(field: str, value: Any) -> tuple[bool | None, str | None]:
 
 
 def unknown_keys(what: str, raw: dict[str, Any], accepted: tuple[str, ...]) -> str | None:
-    """Reason naming the first unknown key of ``raw`` (sorted), with the accepted keys."""
+    """Reason naming the first unknown key of ``raw`` (sorted), with the accepted keys.
+
+    Parameters
+    ----------
+    what : str
+        What ``raw`` is ("node", "edge", ...), for the reason.
+    raw : dict
+        The object a caller sent.
+    accepted : tuple of str
+        The keys it may have.
+
+    Returns
+    -------
+    str or None
+        The reason, or None when every key is accepted.
+
+    Examples
+    --------
+    >>> unknown_keys("span", {"id": "D1", "text": "...", "page": 2}, SPAN_KEYS)
+    "unknown key 'page' in span; accepted keys: id, text"
+    >>> unknown_keys("span", {"id": "D1"}, SPAN_KEYS) is None
+    True
+    """
     extra = sorted(str(key) for key in raw if key not in accepted)
     if not extra:
         return None
@@ -231,7 +411,31 @@ def _run_ids(
 
 
 def parse_node(raw: Any, run_id: str | None, limits: StoreLimits) -> NodeRecord | str:
-    """Validate one incoming node dict; returns the record or the rejection reason."""
+    """Validate one incoming node dict (or its JSON text). O(size of ``raw``).
+
+    Parameters
+    ----------
+    raw : object
+        The node as a caller sent it: ``id``, ``claim``, ``type`` and optionally
+        ``confidence`` (default :data:`DEFAULT_CONFIDENCE`), ``run_ids`` and ``source``.
+    run_id : str or None
+        The run the node comes from when it names no ``run_ids`` of its own.
+    limits : StoreLimits
+        The id and claim limits.
+
+    Returns
+    -------
+    NodeRecord or str
+        The record, or the reason it is refused.
+
+    Examples
+    --------
+    >>> parse_node({"id": "A", "claim": "Acme paid", "type": "given"}, "r1", StoreLimits())
+    NodeRecord(id='A', claim='Acme paid', type='given', confidence=0.8, run_ids=frozenset({'r1'}),
+               source=None)
+    >>> parse_node('{"id": "A", "claim": "Acme paid", "type": "fact"}', "r1", StoreLimits())
+    "type must be one of given, inference, assumption, conclusion; got 'fact'"
+    """
     head = _id_and_text(raw, "node", NODE_KEYS, "claim", limits)
     if isinstance(head, str):
         return head
@@ -249,8 +453,28 @@ def parse_node(raw: Any, run_id: str | None, limits: StoreLimits) -> NodeRecord 
 
 
 def parse_span(raw: Any, limits: StoreLimits) -> tuple[str, str] | str:
-    """Validate one evidence span ``{id, text}``; returns ``(id, text)`` or the rejection
-    reason. The id follows the node id rules; the text the claim rules."""
+    """Validate one evidence span ``{id, text}`` (or its JSON text). The id follows the
+    node id rules; the text the claim rules. O(size of ``raw``).
+
+    Parameters
+    ----------
+    raw : object
+        The span as a caller sent it.
+    limits : StoreLimits
+        The id and claim limits.
+
+    Returns
+    -------
+    tuple of str or str
+        ``(id, text)``, or the reason it is refused.
+
+    Examples
+    --------
+    >>> parse_span({"id": " D1.1 ", "text": "Acme paid. "}, StoreLimits())
+    ('D1.1', 'Acme paid.')
+    >>> parse_span({"id": "D1.1"}, StoreLimits())
+    'text must be a non-empty string, got None'
+    """
     head = _id_and_text(raw, "span", SPAN_KEYS, "text", limits)
     return head if isinstance(head, str) else head[1:]
 
@@ -277,7 +501,30 @@ def _id_and_text(
 
 
 def parse_edge(raw: Any, run_id: str | None, limits: StoreLimits) -> EdgeRecord | str:
-    """Validate one incoming edge dict (``src``/``dst`` or ``from``/``to``)."""
+    """Validate one incoming edge dict (or its JSON text). O(size of ``raw``).
+
+    Parameters
+    ----------
+    raw : object
+        The edge as a caller sent it: ``src`` and ``dst`` (or ``from`` and ``to``),
+        ``relation`` and optionally ``confidence`` and ``run_ids``.
+    run_id : str or None
+        The run the edge comes from when it names no ``run_ids`` of its own.
+    limits : StoreLimits
+        The id limits.
+
+    Returns
+    -------
+    EdgeRecord or str
+        The record, or the reason it is refused.
+
+    Examples
+    --------
+    >>> parse_edge({"from": "A", "to": "B", "relation": "supports"}, None, StoreLimits())
+    EdgeRecord(src='A', dst='B', relation='supports', confidence=0.8, run_ids=frozenset())
+    >>> parse_edge({"src": "A", "dst": "A", "relation": "attacks"}, None, StoreLimits())
+    "src and dst are both 'A': a claim cannot support or attack itself"
+    """
     raw = decode_json_text(raw)
     if not isinstance(raw, dict):
         return f"edge must be an object, got {shown(raw)}"

@@ -26,12 +26,59 @@ INFINITE_CAPACITY = 1e9
 
 
 def live_nodes(graph: nx.MultiDiGraph) -> set[str]:
-    """Nodes not marked refuted. O(V)."""
+    """Nodes not marked refuted. O(V).
+
+    Parameters
+    ----------
+    graph : networkx.MultiDiGraph
+        A stored argument graph.
+
+    Returns
+    -------
+    set of str
+        The ids of the nodes whose ``refuted`` attribute is false or missing.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> graph = nx.MultiDiGraph()
+    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
+    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
+    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
+    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> graph.nodes["C"]["refuted"] = True
+    >>> sorted(live_nodes(graph))
+    ['A', 'B', 'Z']
+    """
     return {n for n, refuted in graph.nodes(data="refuted") if not refuted}
 
 
 def givens(graph: nx.MultiDiGraph, among: Iterable[str] | None = None) -> list[str]:
-    """Sorted ids of ``type == "given"`` nodes, optionally restricted to ``among``. O(V)."""
+    """Sorted ids of ``type == "given"`` nodes, optionally restricted to ``among``. O(V).
+
+    Parameters
+    ----------
+    graph : networkx.MultiDiGraph
+        A stored argument graph.
+    among : iterable of str, optional
+        Only these nodes are considered (default: every node).
+
+    Returns
+    -------
+    list of str
+        The givens, sorted.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> graph = nx.MultiDiGraph()
+    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
+    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
+    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
+    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> givens(graph), givens(graph, among=["B", "C"])
+    (['A', 'B'], ['B'])
+    """
     pool = graph.nodes if among is None else among
     return sorted(n for n in pool if graph.nodes[n]["type"] == "given")
 
@@ -42,6 +89,31 @@ def support_view(graph: nx.MultiDiGraph, keep: Iterable[str] | None = None) -> n
     Parallel support and assumes edges between one pair become a single edge whose
     ``confidence`` is the larger of the two. ``keep`` restricts the view to those
     nodes (e.g. only live nodes); by default every node is kept. O(V log V + E log E).
+
+    Parameters
+    ----------
+    graph : networkx.MultiDiGraph
+        A stored argument graph.
+    keep : iterable of str, optional
+        The nodes of the view (default: every node).
+
+    Returns
+    -------
+    networkx.DiGraph
+        The kept nodes with their attributes and the support edges among them, each with its
+        ``confidence``, inserted in sorted order.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> graph = nx.MultiDiGraph()
+    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
+    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
+    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
+    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> _ = graph.add_edge("B", "Z", "attacks", confidence=0.5)
+    >>> sorted(support_view(graph, keep=["A", "C", "Z"]).edges(data="confidence"))
+    [('A', 'C', 0.8), ('C', 'Z', 0.8)]
     """
     kept = set(graph.nodes) if keep is None else set(keep)
     view = nx.DiGraph()
@@ -59,7 +131,30 @@ def support_view(graph: nx.MultiDiGraph, keep: Iterable[str] | None = None) -> n
 
 
 def attack_pairs(graph: nx.MultiDiGraph) -> list[tuple[str, str]]:
-    """Sorted (attacker, target) pairs of every attacks edge. O(E log E)."""
+    """Sorted (attacker, target) pairs of every attacks edge. O(E log E).
+
+    Parameters
+    ----------
+    graph : networkx.MultiDiGraph
+        A stored argument graph.
+
+    Returns
+    -------
+    list of (str, str)
+        ``(attacker, target)``, sorted.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> graph = nx.MultiDiGraph()
+    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
+    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
+    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
+    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> _ = graph.add_edge("B", "Z", "attacks", confidence=0.5)
+    >>> attack_pairs(graph)
+    [('B', 'Z')]
+    """
     return sorted(
         (src, dst) for src, dst, relation in graph.edges(keys=True) if relation == "attacks"
     )
@@ -71,6 +166,30 @@ def augmented_view(graph: nx.MultiDiGraph, conclusion: str) -> nx.DiGraph:
     Refuted nodes are dropped entirely. The conclusion itself is never linked from
     the super-source, even when it is a given, so its width counts the evidence
     that leads *to* it rather than the claim vouching for itself. O(V log V + E log E).
+
+    Parameters
+    ----------
+    graph : networkx.MultiDiGraph
+        A stored argument graph.
+    conclusion : str
+        The node whose evidence is measured.
+
+    Returns
+    -------
+    networkx.DiGraph
+        The live support view with :data:`SUPER_SOURCE` linked to each live given.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> graph = nx.MultiDiGraph()
+    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
+    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
+    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
+    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> graph.nodes["B"]["refuted"] = True
+    >>> sorted(augmented_view(graph, "Z").edges)
+    [('A', 'C'), ('C', 'Z'), ('__S__', 'A')]
     """
     view = support_view(graph, live_nodes(graph))
     sources = [given for given in givens(graph, view.nodes) if given != conclusion]
@@ -81,7 +200,31 @@ def augmented_view(graph: nx.MultiDiGraph, conclusion: str) -> nx.DiGraph:
 
 
 def reachable_from(view: nx.DiGraph, sources: Iterable[str]) -> set[str]:
-    """Every node reachable from any of ``sources`` (sources included). O(V + E)."""
+    """Every node reachable from any of ``sources`` (sources included). O(V + E).
+
+    Parameters
+    ----------
+    view : networkx.DiGraph
+        A view of the graph (:func:`support_view`).
+    sources : iterable of str
+        Where to start.
+
+    Returns
+    -------
+    set of str
+        The sources and every node a directed path leads to from one of them.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> graph = nx.MultiDiGraph()
+    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
+    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
+    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
+    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> sorted(reachable_from(support_view(graph), ["C"]))
+    ['C', 'Z']
+    """
     reached = set(sources)
     frontier = deque(reached)
     while frontier:

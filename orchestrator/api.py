@@ -1,48 +1,72 @@
 """Answer one task with the full system: the library entry point.
 
-:func:`run_task` runs the control loop of :mod:`orchestrator.loop` (or, for a corpus task,
-the retrieval rounds of :mod:`orchestrator.corpus_mode` around it) behind a
-:class:`orchestrator.client.GuardedClient`, and builds the report of
-:mod:`orchestrator.report`. :func:`default_model`, :func:`model_shape`,
+:func:`run_task` runs the control loop of :mod:`orchestrator.loop.driver` (or, for a corpus task,
+the retrieval rounds of :mod:`orchestrator.loop.corpus_mode` around it) behind a
+:class:`orchestrator.llm.client.GuardedClient`, and builds the report of
+:mod:`orchestrator.report.build`. :func:`default_model`, :func:`model_shape`,
 :func:`model_greedy_first` and :func:`model_sampling` read models.json.
-The command line (:mod:`orchestrator.run`) and the evaluation harness (:mod:`evals`) both
+The command line (:mod:`orchestrator.cli.run`) and the evaluation harness (:mod:`evals`) both
 call in here; nothing here parses arguments or prints.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from orchestrator._pricing import DEFAULT_MODELS_PATH
-from orchestrator.client import ChatClient, GuardedClient, RunStop, SupportsChat
-from orchestrator.context import fit_documents
-from orchestrator.corpus_mode import CorpusRun, run_corpus_task
-from orchestrator.errors import (
+from orchestrator.llm import (
     APIStatusError,
     CallTimeBudgetError,
+    ChatClient,
     ContextOverflowError,
+    GuardedClient,
     LLMError,
     LLMTimeoutError,
+    ModelEntry,
+    ModelsFile,
+    ModelsFileError,
     ResponseTooLargeError,
     RetryExhaustedError,
     RunInterruptedError,
+    RunStop,
+    SamplingSettings,
+    SupportsChat,
+    read_models_file,
 )
-from orchestrator.live_progress import LiveProgress
-from orchestrator.loop import LoopResult, Progress, run_loop
-from orchestrator.outdir import locked_out_dir
-from orchestrator.report import BackendFailure, build_report, set_wall_clock, write_report
-from orchestrator.report_types import HttpLimits, InterruptRecord, RunLimits, RunReport
-from orchestrator.task import RunConfig, Task, TaskError, validate_task
-from orchestrator.trace import Trace
+from orchestrator.loop import (
+    CorpusRun,
+    LoopResult,
+    Progress,
+    Trace,
+    fit_documents,
+    run_corpus_task,
+    run_loop,
+)
+from orchestrator.records import (
+    HttpLimits,
+    InterruptRecord,
+    RunConfig,
+    RunLimits,
+    RunReport,
+    Task,
+    TaskError,
+    validate_task,
+)
+from orchestrator.report import (
+    BackendFailure,
+    LiveProgress,
+    build_report,
+    locked_out_dir,
+    set_wall_clock,
+    write_report,
+)
 
 OTEL_VARIABLE = "LOGIC_GRAPH_OTEL"
-"""Set to ``otlp`` or a file path, each run's OpenTelemetry spans go there (orchestrator/otel.py,
+"""Set to ``otlp`` or a file path, each run's OpenTelemetry spans go there (report/otel.py,
 the ``otel`` extra)."""
 
 __all__ = [
@@ -73,7 +97,7 @@ def run_task(
 ) -> RunReport:
     """Answer ``task`` (``{"question", "documents" or "corpus", "expected_answer"?}``) and
     return the report. A corpus task is answered in retrieval rounds
-    (:mod:`orchestrator.corpus_mode`) and its report gains ``retrieval``.
+    (:mod:`orchestrator.loop.corpus_mode`) and its report gains ``retrieval``.
 
     ``client`` is anything with ``ChatClient.chat``'s signature (a ChatClient, a
     ScriptedClient); ``config`` defaults to :class:`RunConfig()`; with ``out_dir``,
@@ -90,7 +114,7 @@ def run_task(
     and gains ``interrupted`` (see :func:`mark_interrupted`).
 
     Raises :class:`TaskError` for an invalid task or a corpus that cannot be searched, before
-    any call is made (:class:`orchestrator.outdir.OutDirInUseError` when another run writes
+    any call is made (:class:`orchestrator.report.outdir.OutDirInUseError` when another run writes
     into ``out_dir``), and :class:`BackendUnusableError` when the backend refused or could not
     be reached (no key, DNS, connection refused, 401, 402, 404) before any call succeeded:
     after the first such failure no further request is sent. If calls had succeeded first, the
@@ -101,47 +125,71 @@ def run_task(
     start = time.perf_counter()
     guard = GuardedClient(client, budget_s=budget_seconds, stop=stop, started=budget_started)
     trace_path = out_dir / "trace.jsonl" if out_dir is not None else None
-    live = None
-    if isinstance(progress, LiveProgress):
-        live = progress.watch(guard, config, corpus=checked.corpus is not None)
     lock = locked_out_dir(out_dir) if out_dir is not None else contextlib.nullcontext()
-    with lock, Trace(trace_path) as trace, live or contextlib.nullcontext():
+    with lock, Trace(trace_path) as trace, _watched(progress, guard, config, checked):
         result, corpus_run = _answer(checked, guard, model, config, trace, progress)
-        if guard.unusable is not None and guard.succeeded == 0:
-            trace.event("backend_unusable", kind=guard.unusable.kind, error=str(guard.unusable))
-            raise guard.unusable.fresh()
-        built = time.perf_counter()
-        # An interrupted run's unanswered calls are the interrupt's doing, not the backend's.
-        failure = None if guard.interrupted else _backend_failed(guard, result)
-        if failure is not None:
-            trace.event("backend_failed", error=failure.reason)
-        report = build_report(
-            result,
-            wall_s=built - start,
-            trace_file=trace_path.name if trace_path is not None else None,
-            context=context,
-            limits=_limits(client, config, guard),
-            corpus=corpus_run,
-            backend_failure=failure,
-        )
-        report["timing"]["local_s"]["report"] = round(time.perf_counter() - built, 6)
-        if guard.interrupted:
-            mark_interrupted(report, stop.reason if stop is not None else None)
-            trace.event("interrupted", **report["interrupted"])
-        set_wall_clock(report, time.perf_counter() - start)
-        trace.event(
-            "report",
-            refused=report["refused"],
-            refusal_reason=report["refusal_reason"],
-            stop_reason=report["stop_reason"],
-            calls=report["totals"]["calls"],
-            wall_s=report["timing"]["wall_s"],
+        limits = _limits(client, config, guard)
+        report = _report(
+            result, corpus_run, guard, trace, started=start, limits=limits, context=context
         )
         if out_dir is not None:  # still under the folder's lock
             write_report(report, out_dir, evidence=result.evidence)
         events = trace.events()
     if spans is not None:
         spans(report, events)
+    return report
+
+
+def _watched(
+    progress: Progress | None, guard: GuardedClient, config: RunConfig, task: Task
+) -> contextlib.AbstractContextManager[object]:
+    """Live progress following ``guard``'s calls while the run works, when ``progress`` is a
+    :class:`LiveProgress`; else nothing."""
+    if isinstance(progress, LiveProgress):
+        return progress.watch(guard, config, corpus=task.corpus is not None)
+    return contextlib.nullcontext()
+
+
+def _report(
+    result: LoopResult,
+    corpus_run: CorpusRun | None,
+    guard: GuardedClient,
+    trace: Trace,
+    *,
+    started: float,
+    limits: RunLimits,
+    context: dict[str, Any] | None,
+) -> RunReport:
+    """The report of the finished (or interrupted) run begun at ``started`` (a
+    ``time.perf_counter()`` time), under ``limits``: the backend failure it blames, if any,
+    its interruption and its timing; a ``report`` event in the trace."""
+    built = time.perf_counter()
+    # An interrupted run's unanswered calls are the interrupt's doing, not the backend's.
+    failure = None if guard.interrupted else _backend_failed(guard, result)
+    if failure is not None:
+        trace.event("backend_failed", error=failure.reason)
+    report = build_report(
+        result,
+        wall_s=built - started,
+        trace_file=trace.path.name if trace.path is not None else None,
+        context=context,
+        limits=limits,
+        corpus=corpus_run,
+        backend_failure=failure,
+    )
+    report["timing"]["local_s"]["report"] = round(time.perf_counter() - built, 6)
+    if guard.interrupted:
+        mark_interrupted(report, guard.stop.reason if guard.stop is not None else None)
+        trace.event("interrupted", **report["interrupted"])
+    set_wall_clock(report, time.perf_counter() - started)
+    trace.event(
+        "report",
+        refused=report["refused"],
+        refusal_reason=report["refusal_reason"],
+        stop_reason=report["stop_reason"],
+        calls=report["totals"]["calls"],
+        wall_s=report["timing"]["wall_s"],
+    )
     return report
 
 
@@ -152,7 +200,7 @@ def _span_exporter() -> Callable[[RunReport, list[dict[str, Any]]], None] | None
     if not target:
         return None
     try:
-        from orchestrator.otel import export_run
+        from orchestrator.report.otel import export_run
     except ImportError as exc:
         raise TaskError(
             f"{OTEL_VARIABLE} is set but the otel extra is missing ({exc}); "
@@ -206,16 +254,22 @@ def _answer(
     progress: Progress | None,
 ) -> tuple[LoopResult, CorpusRun | None]:
     """Run the loop, or the retrieval rounds of a corpus task: the (last) loop's result and
-    the corpus run, if any."""
+    the corpus run, if any. Raises :class:`BackendUnusableError` when the backend could not
+    be used before any call succeeded."""
+    corpus_run = None
     if task.corpus is None:
         result = run_loop(
             task, client=client, model=model, config=config, trace=trace, progress=progress
         )
-        return result, None
-    corpus_run = run_corpus_task(
-        task, client=client, model=model, config=config, trace=trace, progress=progress
-    )
-    return corpus_run.result, corpus_run
+    else:
+        corpus_run = run_corpus_task(
+            task, client=client, model=model, config=config, trace=trace, progress=progress
+        )
+        result = corpus_run.result
+    if client.unusable is not None and client.succeeded == 0:
+        trace.event("backend_unusable", kind=client.unusable.kind, error=str(client.unusable))
+        raise client.unusable.fresh()
+    return result, corpus_run
 
 
 def _limits(client: SupportsChat, config: RunConfig, guard: GuardedClient) -> RunLimits:
@@ -245,57 +299,47 @@ def _limits(client: SupportsChat, config: RunConfig, guard: GuardedClient) -> Ru
     }
 
 
-def default_model(models_path: Path = DEFAULT_MODELS_PATH) -> str:
-    """``default_model`` from models.json; raises :class:`TaskError` when it is missing."""
-    try:
-        data = json.loads(models_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise TaskError(f"no --model given and {models_path} cannot be read: {exc}") from exc
-    model = data.get("default_model") if isinstance(data, dict) else None
-    if not isinstance(model, str) or not model.strip():
-        raise TaskError(f"no --model given and {models_path} has no 'default_model'")
-    return model
+def default_model(models_path: Path | None = None) -> str:
+    """``default_model`` from models.json (default: the repository's); raises
+    :class:`TaskError` when the file cannot be read or names no default."""
+    models = _models_file(models_path)
+    if models.default_model is None:
+        raise TaskError(f"no --model given and {models.path} has no 'default_model'")
+    return models.default_model
 
 
-def model_shape(model: str, models_path: Path = DEFAULT_MODELS_PATH) -> str:
-    """The ``interrogation_shape`` models.json sets for ``model``; ``graph`` when the file, the
-    model or the setting is missing (an unknown value fails in :class:`RunConfig`)."""
-    shape = _model_entry(model, models_path).get("interrogation_shape", "graph")
-    return shape if isinstance(shape, str) else repr(shape)
+def model_shape(model: str, models_path: Path | None = None) -> str:
+    """The ``interrogation_shape`` models.json sets for ``model``; ``graph`` when the model
+    or the setting is missing (an unknown value fails in :class:`RunConfig`)."""
+    return _model_entry(model, models_path).interrogation_shape or "graph"
 
 
-def model_greedy_first(model: str, models_path: Path = DEFAULT_MODELS_PATH) -> bool:
+def model_greedy_first(model: str, models_path: Path | None = None) -> bool:
     """The ``greedy_first`` models.json sets for ``model`` (run ``r1`` at temperature 0, see
-    :class:`RunConfig`); False when the file, the model or the setting is missing, and for
-    any value but ``true``."""
-    return _model_entry(model, models_path).get("greedy_first") is True
+    :class:`RunConfig`); False when the model or the setting is missing."""
+    return _model_entry(model, models_path).greedy_first is True
 
 
-SAMPLING_SETTINGS = ("n", "temperature", "budget_calls")
-"""The :class:`RunConfig` fields a models.json entry may set for its model: how many runs, at
-which temperature, within how many calls, chosen per model from measurements
-(docs/results/verdicts-small-models.md: the 1.5B is most accurate as one greedy run)."""
+def model_sampling(model: str, models_path: Path | None = None) -> SamplingSettings:
+    """The sampling settings models.json sets for ``model`` (:class:`SamplingSettings`),
+    only those present (empty when the model is missing). :class:`RunConfig` checks their
+    values, naming the field."""
+    return _model_entry(model, models_path).sampling()
 
 
-def model_sampling(model: str, models_path: Path = DEFAULT_MODELS_PATH) -> dict[str, Any]:
-    """The :data:`SAMPLING_SETTINGS` that models.json sets for ``model``, by field name; only
-    those present (empty when the file or the model is missing). Values are passed on as
-    written: :class:`RunConfig` refuses a bad one, naming the field."""
-    entry = _model_entry(model, models_path)
-    return {name: entry[name] for name in SAMPLING_SETTINGS if name in entry}
-
-
-def _model_entry(model: str, models_path: Path) -> dict[str, Any]:
-    """The models.json entry for ``model``; empty when the file or the entry is missing."""
+def _models_file(models_path: Path | None) -> ModelsFile:
+    """models.json read once (:func:`read_models_file`); its error becomes a
+    :class:`TaskError` (refused before any call)."""
     try:
-        data = json.loads(models_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return {}
-    entries = data.get("models") if isinstance(data, dict) else None
-    for entry in entries if isinstance(entries, list) else []:
-        if isinstance(entry, dict) and entry.get("id") == model:
-            return entry
-    return {}
+        return read_models_file(models_path)
+    except ModelsFileError as exc:
+        raise TaskError(str(exc)) from exc
+
+
+def _model_entry(model: str, models_path: Path | None) -> ModelEntry:
+    """The models.json entry for ``model``; one without settings when the file does not
+    list it."""
+    return _models_file(models_path).entry(model) or ModelEntry(model)
 
 
 def _backend_failed(guard: GuardedClient, result: LoopResult) -> BackendFailure | None:

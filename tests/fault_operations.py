@@ -1,7 +1,7 @@
 """Random store operations near the store's limits, for the state-file reload trials.
 
 Shared by ``tests/test_faults_engine.py`` (a few short trials) and
-``benchmarks/faults_engine.py`` (100 longer ones). The limits are small so that calls meet
+``tests/faults_engine.py`` (100 longer ones). The limits are small so that calls meet
 them: full graphs, rival groups over the cap, the memory budget, merges and deletions.
 """
 

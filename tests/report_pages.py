@@ -23,7 +23,7 @@ from corpus_fixtures import corpus_script, write_corpus
 
 import corpus
 from orchestrator.api import RunConfig, run_task
-from orchestrator.testing import ScriptedClient
+from orchestrator.llm.testing import ScriptedClient
 
 ROOT = Path(__file__).resolve().parents[1]
 LOOKALIKE_TASK: dict[str, Any] = json.loads((ROOT / "examples" / "lookalike.json").read_text())

@@ -8,11 +8,11 @@ import pytest
 
 from evals.arms import ArmSettings, self_consistency
 from evals.datasets import load_dataset
+from evals.metrics import abstention_metrics, g2_reading, risk_coverage
 from evals.results import result_row
 from evals.score import ABSTAINED, CORRECT, ERROR, NO_ANSWER, WRONG, outcome, row_outcome
-from evals.summary import abstention_metrics, g2_reading, risk_coverage
 from evals.vote import ABSTAIN, MAJORITY, NO_VOTES, TIE, majority_vote
-from orchestrator.testing import ScriptedClient
+from orchestrator.llm.testing import ScriptedClient
 
 MULTIHOP = load_dataset("multihop", limit=1)
 UNANSWERABLE = load_dataset("multihop_unanswerable", limit=1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from corpus.evidence import build_evidence
-from orchestrator.anchor import AnchoredRun, anchor_run
+from orchestrator.checks.anchor import AnchoredRun, anchor_run
 
 EVIDENCE = build_evidence(
     [

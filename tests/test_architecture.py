@@ -18,10 +18,11 @@ The layers, lowest first (docs/architecture.md draws them):
    screen does not reach the harness through them.
 
 So an arrow may only point down a layer, and there is no import cycle between packages. Two
-downward arrows are ruled out too: nothing outside the command line imports the CLI module
-``orchestrator.run`` (the library entry point is ``orchestrator.api``), and ``evals`` takes
-the facts about built-in models from ``orchestrator.local_models``, not from the llama.cpp
-server ``orchestrator.local``.
+downward arrows are ruled out too: nothing outside the command line imports the CLI package
+``orchestrator.cli`` or its alias ``orchestrator.run`` (the library entry point is
+``orchestrator.api``), and ``evals`` takes
+the facts about built-in models from ``orchestrator.llm.local_models``, not from the llama.cpp
+server ``orchestrator.llm.local``.
 Every ``import`` and ``from ... import`` is read with :mod:`ast`, at any depth (imports made
 inside functions count), relative ones resolved; ``importlib.import_module`` and
 ``__import__`` calls with a literal name count too. There are no exceptions: every
@@ -52,21 +53,23 @@ ONLY_FROM: dict[str, tuple[str, ...]] = {
 """Modules that may import only the listed project modules (so importing them pulls in
 nothing else): the screen's items, grading and tables."""
 NOT_FROM = (
+    ("evals", "orchestrator.cli", "orchestrator.api"),
     ("evals", "orchestrator.run", "orchestrator.api"),
+    ("screen", "orchestrator.cli", "orchestrator.api"),
     ("screen", "orchestrator.run", "orchestrator.api"),
-    ("evals", "orchestrator.local", "orchestrator.local_models"),
+    ("evals", "orchestrator.llm.local", "orchestrator.llm.local_models"),
 )
-"""(package, module, where instead): downward arrows that are still wrong. ``orchestrator.run``
-is the command line (the library entry point is ``orchestrator.api``); ``orchestrator.local``
+"""(package, module, where instead): downward arrows that are still wrong. ``orchestrator.cli.run``
+is the command line (the library entry point is ``orchestrator.api``); ``orchestrator.llm.local``
 serves models with llama.cpp (the facts about built-in models are in
-``orchestrator.local_models``)."""
+``orchestrator.llm.local_models``)."""
 
 Arrow = tuple[str, str, int]
 """(importing module, imported module, line)."""
 
 
 def module_name(path: Path, root: Path) -> str:
-    """``orchestrator/stages/merge.py`` -> ``orchestrator.stages.merge``; a package's
+    """``orchestrator/loop/stages/merge.py`` -> ``orchestrator.loop.stages.merge``; a package's
     ``__init__.py`` is the package itself."""
     parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
@@ -176,12 +179,65 @@ def test_no_import_cycle_between_packages(arrows: list[Arrow]) -> None:
 def test_the_walk_sees_the_arrows_it_should(arrows: list[Arrow]) -> None:
     """A walker that read nothing would pass the rules: it must see known arrows."""
     pairs = {(src, dst) for src, dst, _ in arrows}
-    assert ("orchestrator.loop", "graph_server.store") in pairs  # a top-level import
-    assert ("graph_server.server", "corpus.documents") in pairs  # inside a function
-    assert ("orchestrator.loop", "corpus.evidence") in pairs
+    assert ("orchestrator.loop.stages.context", "graph_server.store") in pairs  # top-level
+    assert ("graph_server.tools", "corpus.documents") in pairs  # inside a function
+    assert ("orchestrator.loop.driver", "corpus.evidence") in pairs
     assert ("evals.arms", "orchestrator.api") in pairs
     assert ("screen", "evals.grounding") in pairs
     assert len(source_files(ROOT)) > 60
+
+
+ROOMS = ("llm", "reply", "records", "checks", "loop", "report", "api", "cli", "run")
+"""orchestrator's rooms (its subpackages, then the top-level modules ``api`` and ``run``),
+lowest first, as docs/architecture.md lists them: a room imports only rooms before it."""
+
+
+def room(module: str) -> str:
+    """``orchestrator.loop.stages.merge`` -> ``loop``; the package itself is ``orchestrator``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def rooms_out_of_order(root: Path) -> list[str]:
+    """Each import between two of orchestrator's rooms that does not point to a lower room."""
+    rank = {name: i for i, name in enumerate(ROOMS)}
+    found = []
+    for path in sorted((root / "orchestrator").rglob("*.py")):
+        for src, dst, line in imports_of(path, root):
+            if top(dst) != "orchestrator" or room(dst) == room(src) or room(dst) == "orchestrator":
+                continue
+            if rank.get(room(dst), len(ROOMS)) >= rank.get(room(src), -1):
+                found.append(f"{src} -> {dst} (line {line})")
+    return sorted(set(found))
+
+
+def test_orchestrator_rooms_import_only_lower_rooms() -> None:
+    assert rooms_out_of_order(ROOT) == []
+
+
+def test_every_orchestrator_room_is_ranked_and_has_a_public_surface() -> None:
+    rooms = {p.name for p in (ROOT / "orchestrator").iterdir() if (p / "__init__.py").exists()}
+    assert rooms == set(ROOMS) - {"api", "run"}
+    for name in sorted(rooms):
+        init = (ROOT / "orchestrator" / name / "__init__.py").read_text()
+        assert "__all__" in init, name
+
+
+def test_the_room_rule_catches_an_upward_import(tmp_path: Path) -> None:
+    files = {
+        "orchestrator/__init__.py": "",
+        "orchestrator/llm/__init__.py": "",
+        "orchestrator/llm/client.py": "from orchestrator.loop.driver import run_loop\n",
+        "orchestrator/loop/__init__.py": "",
+        "orchestrator/loop/driver.py": "from orchestrator.llm.client import x\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert rooms_out_of_order(tmp_path) == [
+        "orchestrator.llm.client -> orchestrator.loop.driver (line 1)",
+        "orchestrator.llm.client -> orchestrator.loop.driver.run_loop (line 1)",
+    ]
 
 
 def corpus_modules_loaded_by(module: str) -> list[str]:
@@ -196,10 +252,15 @@ def test_the_corpus_package_loads_only_what_is_imported() -> None:
     """``corpus/__init__`` imports nothing up front: the graph server (its stopwords) and the
     loop (citation spans and how a sentence reads) do not load the index, the readers or
     retrieval."""
-    assert corpus_modules_loaded_by("graph_server.server") == ["corpus", "corpus.words"]
-    assert corpus_modules_loaded_by("orchestrator.loop") == [
+    assert corpus_modules_loaded_by("graph_server.server") == [
+        "corpus",
+        "corpus.limits",
+        "corpus.words",
+    ]
+    assert corpus_modules_loaded_by("orchestrator.loop.driver") == [
         "corpus",
         "corpus.evidence",
+        "corpus.limits",
         "corpus.reference",
         "corpus.words",
     ]
@@ -227,10 +288,14 @@ def test_the_rules_catch_a_wrong_way_arrow(tmp_path: Path) -> None:
         "graph_server/store.py": "def f():\n    from orchestrator import loop\n",
         "graph_server/server.py": "from corpus.documents import search_evidence\n",
         "orchestrator/__init__.py": "",
-        "orchestrator/loop.py": "from ..evals import run\nfrom graph_server import store\n",
+        "orchestrator/loop/driver.py": "from ...evals import run\nfrom graph_server import store\n",
         "evals/__init__.py": "",
-        "evals/grounding.py": "import importlib\nimportlib.import_module('orchestrator.task')\n",
-        "evals/run.py": "from orchestrator.loop import x\nfrom orchestrator.run import main\n",
+        "evals/grounding.py": (
+            "import importlib\nimportlib.import_module('orchestrator.records.task')\n"
+        ),
+        "evals/run.py": (
+            "from orchestrator.loop.driver import x\nfrom orchestrator.cli.run import main\n"
+        ),
         "screen.py": "from evals.run import main\nfrom evals.grounding import load_items\n",
     }
     for name, text in files.items():
@@ -242,19 +307,20 @@ def test_the_rules_catch_a_wrong_way_arrow(tmp_path: Path) -> None:
         "graph_server (a higher layer)",
         "corpus.retrieval -> graph_server.similarity.STOPWORDS (line 1): corpus may not import "
         "graph_server (a higher layer)",
-        "evals.grounding -> orchestrator.task (line 2): evals.grounding may import only "
+        "evals.grounding -> orchestrator.records.task (line 2): evals.grounding may import only "
         "nothing from the project",
-        "evals.run -> orchestrator.run (line 2): evals takes this from orchestrator.api, not "
-        "orchestrator.run",
-        "evals.run -> orchestrator.run.main (line 2): evals takes this from orchestrator.api, "
-        "not orchestrator.run",
+        "evals.run -> orchestrator.cli.run (line 2): evals takes this from orchestrator.api, not "
+        "orchestrator.cli",
+        "evals.run -> orchestrator.cli.run.main (line 2): evals takes this from orchestrator.api, "
+        "not orchestrator.cli",
         "graph_server.store -> orchestrator (line 2): graph_server may not import orchestrator "
         "(a higher layer)",
         "graph_server.store -> orchestrator.loop (line 2): graph_server may not import "
         "orchestrator (a higher layer)",
-        "orchestrator.loop -> evals (line 1): orchestrator may not import evals (a higher layer)",
-        "orchestrator.loop -> evals.run (line 1): orchestrator may not import evals (a higher "
-        "layer)",
+        "orchestrator.loop.driver -> evals (line 1): orchestrator may not import evals (a "
+        "higher layer)",
+        "orchestrator.loop.driver -> evals.run (line 1): orchestrator may not import evals (a "
+        "higher layer)",
         "screen -> evals.run (line 1): screen.py may use only evals.grounding, its tables and "
         "evals.cli from evals",
         "screen -> evals.run.main (line 1): screen.py may use only evals.grounding, its tables "

@@ -8,7 +8,7 @@ from typing import Any
 from canned_runs import GOOD, RACK7_TASK, SPAN, YES, Script, always, chain_run, model_graph
 
 from orchestrator.api import RunConfig, run_task
-from orchestrator.testing import ScriptedClient
+from orchestrator.llm.testing import ScriptedClient
 
 CONCLUSION = "server x9 can be used for the nightly cron job"
 SURVEY_ROW = "Rack 7 survey, row 9: server x9; operating system: Linux; owner: platform team."

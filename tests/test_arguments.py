@@ -26,6 +26,7 @@ from graph_server.arguments import (
     min_hitting_set,
     premise_sets,
 )
+from graph_server.errors import NotFound
 from graph_server.fixture import CONCLUSION, RUNS
 from graph_server.store import GraphStore
 
@@ -49,7 +50,7 @@ def store_with(*runs: tuple[str, list[dict[str, Any]], list[dict[str, Any]]]) ->
     store = GraphStore()
     for run_id, nodes, edges in runs:
         result = store.assert_graph(GID, nodes, edges, run_id=run_id, dedup=False)
-        assert result["rejected"] == [], result
+        assert result.rejected == [], result
     return store
 
 
@@ -66,10 +67,10 @@ def test_a_conclusion_resting_jointly_on_three_sentences_has_width_1() -> None:
 
     result = store.argument_width(GID, "c")
 
-    assert result["width"] == 1
-    assert result["arguments"] == [["s1", "s2", "s3"]]
-    assert len(result["min_cut"]) == 1
-    assert store.support_width(GID, "c")["disjoint_paths"] == 3
+    assert result.width == 1
+    assert result.arguments == [["s1", "s2", "s3"]]
+    assert len(result.min_cut) == 1
+    assert store.support_width(GID, "c").disjoint_paths == 3
 
 
 def test_two_runs_with_disjoint_sentence_chains_to_one_answer_have_width_2() -> None:
@@ -81,9 +82,9 @@ def test_two_runs_with_disjoint_sentence_chains_to_one_answer_have_width_2() -> 
 
     result = store.argument_width(GID, "c")
 
-    assert result["width"] == 2
-    assert result["independent"] == [["i1", "s1", "s2"], ["i2", "s3", "s4"]]
-    assert len(result["min_cut"]) == 2
+    assert result.width == 2
+    assert result.independent == [["i1", "s1", "s2"], ["i2", "s3", "s4"]]
+    assert len(result.min_cut) == 2
 
 
 def test_two_runs_drawing_the_same_chain_have_width_1() -> None:
@@ -95,8 +96,8 @@ def test_two_runs_drawing_the_same_chain_have_width_1() -> None:
 
     result = store.argument_width(GID, "c")
 
-    assert result["width"] == 1
-    assert result["arguments"] == [["i1", "s1", "s2"]]
+    assert result.width == 1
+    assert result.arguments == [["i1", "s1", "s2"]]
 
 
 def test_a_merged_claim_has_one_premise_set_per_run() -> None:
@@ -107,15 +108,15 @@ def test_a_merged_claim_has_one_premise_set_per_run() -> None:
     graph = store._graphs[GID].graph
 
     assert premise_sets(graph, "m") == [frozenset({"s3"}), frozenset({"s1", "s2"})]
-    assert store.argument_width(GID, "m")["arguments"] == [["s3"], ["s1", "s2"]]
+    assert store.argument_width(GID, "m").arguments == [["s3"], ["s1", "s2"]]
 
 
 def test_a_refuted_premise_sinks_its_whole_premise_set() -> None:
     store = store_with(("r1", [*SENTENCES[:2], node("c", "conclusion")], supports("s1>c", "s2>c")))
     store.mark_refuted(GID, "s2", "misread")
 
-    assert store.argument_width(GID, "c")["width"] == 0
-    assert store.support_width(GID, "c")["disjoint_paths"] == 1
+    assert store.argument_width(GID, "c").width == 0
+    assert store.support_width(GID, "c").disjoint_paths == 1
 
 
 def test_an_unsupported_assumption_among_the_premises_leaves_no_argument() -> None:
@@ -124,7 +125,7 @@ def test_an_unsupported_assumption_among_the_premises_leaves_no_argument() -> No
 
     result = store.argument_width(GID, "c")
 
-    assert (result["width"], result["arguments"], result["min_cut"]) == (0, [], [])
+    assert (result.width, result.arguments, result.min_cut) == (0, [], [])
 
 
 def test_a_support_cycle_is_not_an_argument() -> None:
@@ -135,7 +136,7 @@ def test_a_support_cycle_is_not_an_argument() -> None:
         ("r3", nodes, supports("s1>a")),
     )
 
-    assert store.argument_width(GID, "c")["arguments"] == [["a", "b", "s1"]]
+    assert store.argument_width(GID, "c").arguments == [["a", "b", "s1"]]
 
 
 def test_the_design_fixture_is_one_argument_though_it_has_two_disjoint_paths() -> None:
@@ -145,10 +146,10 @@ def test_the_design_fixture_is_one_argument_though_it_has_two_disjoint_paths() -
 
     result = store.argument_width(GID, CONCLUSION)
 
-    assert result["width"] == 1
-    assert result["arguments"] == [["A", "B", "C", "D", "E"]]
-    assert result["min_cut"] == ["A"]
-    assert store.support_width(GID, CONCLUSION)["disjoint_paths"] == 2
+    assert result.width == 1
+    assert result.arguments == [["A", "B", "C", "D", "E"]]
+    assert result.min_cut == ["A"]
+    assert store.support_width(GID, CONCLUSION).disjoint_paths == 2
 
 
 def nine_arguments() -> nx.MultiDiGraph:
@@ -213,7 +214,8 @@ def test_an_empty_argument_cannot_be_hit() -> None:
 def test_an_unknown_conclusion_is_an_error_naming_it() -> None:
     store = store_with(("r1", [SENTENCES[0]], []))
 
-    assert "conclusion_id 'Q'" in store.argument_width(GID, "Q")["error"]
+    with pytest.raises(NotFound, match="conclusion_id 'Q'"):
+        store.argument_width(GID, "Q")
 
 
 # ------------------------------------------------------------ property cross-check
@@ -250,12 +252,12 @@ def run_graphs(draw: st.DrawFn) -> Case:
 def ingest(case: Case) -> GraphStore:
     nodes = [node(node_id, kind) for node_id, kind in case.types.items()]
     store = GraphStore()
-    assert store.assert_graph(GID, nodes, dedup=False)["rejected"] == []
+    assert store.assert_graph(GID, nodes, dedup=False).rejected == []
     for (src, dst), runs in sorted(case.edges.items()):
         edge = {"src": src, "dst": dst, "relation": "supports", "run_ids": sorted(runs)}
-        assert store.assert_graph(GID, [], [edge])["rejected"] == []
+        assert store.assert_graph(GID, [], [edge]).rejected == []
     for node_id in sorted(case.refuted):
-        assert store.mark_refuted(GID, node_id, "test")["ok"]
+        assert store.mark_refuted(GID, node_id, "test").ok
     return store
 
 
@@ -325,13 +327,13 @@ def test_argument_width_matches_brute_force_on_small_random_graphs(case: Case) -
 
     result = store.argument_width(GID, case.target)
 
-    assert result["capped"] is False
-    assert sorted(map(frozenset, result["arguments"]), key=sorted) == sorted(family, key=sorted)
-    assert result["width"] == oracle_width(family) == len(result["independent"])
-    chosen = [frozenset(a) for a in result["independent"]]
+    assert result.capped is False
+    assert sorted(map(frozenset, result.arguments), key=sorted) == sorted(family, key=sorted)
+    assert result.width == oracle_width(family) == len(result.independent)
+    chosen = [frozenset(a) for a in result.independent]
     assert all(a.isdisjoint(b) for a, b in combinations(chosen, 2))
-    assert len(result["min_cut"]) == oracle_cut_size(family)
-    assert all(not claims.isdisjoint(result["min_cut"]) for claims in family)
+    assert len(result.min_cut) == oracle_cut_size(family)
+    assert all(not claims.isdisjoint(result.min_cut) for claims in family)
 
 
 @reproducible(200)

@@ -1,4 +1,4 @@
-"""Equations a claim writes out are checked by evaluating them (orchestrator.arithmetic)."""
+"""Equations a claim writes out are checked by evaluating them (orchestrator.checks.arithmetic)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from fractions import Fraction
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator.arithmetic import equations, false_equation
-from orchestrator.chain import ChainContext
+from orchestrator.checks.arithmetic import equations, false_equation
+from orchestrator.checks.chain import ChainContext
 
 
 def test_a_false_sum_is_caught_and_its_true_value_named() -> None:

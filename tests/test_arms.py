@@ -33,8 +33,8 @@ from evals.metering import (
 )
 from evals.score import score
 from orchestrator.api import RunConfig
-from orchestrator.client import APIStatusError
-from orchestrator.testing import ScriptedClient
+from orchestrator.llm.client import APIStatusError
+from orchestrator.llm.testing import ScriptedClient
 
 SETTINGS = ArmSettings(max_tokens=64)
 MATH = load_dataset("math", limit=2)

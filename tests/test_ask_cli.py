@@ -20,14 +20,14 @@ from canned_runs import GOOD, RACK7_TASK
 from corpus_fixtures import RACK_SENTENCE, hall_graph, span_of, write_corpus
 
 import corpus
-from orchestrator import ask, run
-from orchestrator.backend import open_backend
-from orchestrator.cli import build_parser as logic_graph_parser
-from orchestrator.cli import main as logic_graph
-from orchestrator.client import ChatClient, GuardedClient
-from orchestrator.live_progress import LiveProgress
-from orchestrator.task import RunConfig, TaskError, validate_task
-from orchestrator.testing import FakeOpenAIServer, FakeReply, ScriptedClient, completion_body
+from orchestrator.cli import ask, run
+from orchestrator.cli.main import build_parser as logic_graph_parser
+from orchestrator.cli.main import main as logic_graph
+from orchestrator.llm.backend import open_backend
+from orchestrator.llm.client import ChatClient, GuardedClient
+from orchestrator.llm.testing import FakeOpenAIServer, FakeReply, ScriptedClient, completion_body
+from orchestrator.records.task import RunConfig, TaskError, validate_task
+from orchestrator.report.progress import LiveProgress
 
 QUESTION = RACK7_TASK["question"]
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator.chain import (
+from orchestrator.checks.chain import (
     LOOK_ALIKE,
     NO_BRIDGE,
     OFF_SUBJECT,
@@ -19,7 +19,7 @@ from orchestrator.chain import (
     failed_links,
     without_links,
 )
-from orchestrator.question import subject_terms
+from orchestrator.checks.question import subject_terms
 
 DOCS = [
     "Embstone Ironworks was founded by Mara Vance in 1921.",

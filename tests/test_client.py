@@ -1,4 +1,4 @@
-"""The real ChatClient against a real local HTTP server (orchestrator.testing.FakeOpenAIServer)."""
+"""The real ChatClient against a real local HTTP server (orchestrator.llm.testing's fake)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator.client import (
+from orchestrator.llm.client import (
     DEFAULT_BASE_URL,
     DEFAULT_MAX_TOKENS,
     APIStatusError,
@@ -33,7 +33,7 @@ from orchestrator.client import (
     is_openrouter_url,
     parse_retry_after,
 )
-from orchestrator.testing import FakeOpenAIServer, FakeReply, completion_body
+from orchestrator.llm.testing import FakeOpenAIServer, FakeReply, completion_body
 
 MESSAGES = [{"role": "user", "content": "What is on rack 7?"}]
 FAKE_KEY = "sk-or-v1-TESTKEY-0123456789abcdef-DO-NOT-LEAK"

@@ -14,21 +14,21 @@ from corpus_fixtures import write_corpus
 
 import corpus
 from orchestrator.api import run_task
-from orchestrator.backend import open_backend
-from orchestrator.client import ChatClient
-from orchestrator.context import (
+from orchestrator.cli.run import main
+from orchestrator.llm.backend import open_backend
+from orchestrator.llm.client import ChatClient
+from orchestrator.llm.errors import APIStatusError, ContextOverflowError, status_error
+from orchestrator.llm.probe import probe_context_tokens
+from orchestrator.llm.testing import FakeOpenAIServer, FakeReply, ScriptedClient
+from orchestrator.llm.tokens import prompt_tokens
+from orchestrator.loop.context_window import (
     MIN_REPLY_TOKENS,
     base_tokens,
     document_tokens,
-    messages_tokens,
-    probe_context_tokens,
 )
-from orchestrator.errors import APIStatusError, ContextOverflowError, status_error
-from orchestrator.reasons import RefusalReason
-from orchestrator.report_md import render_markdown
-from orchestrator.run import main
-from orchestrator.task import RunConfig, TaskError
-from orchestrator.testing import FakeOpenAIServer, FakeReply, ScriptedClient
+from orchestrator.records.reasons import RefusalReason
+from orchestrator.records.task import RunConfig, TaskError
+from orchestrator.report.markdown import render_markdown
 
 QUESTION = "Which release added the git switch command?"
 ANSWER_SENTENCE = "Git 2.23 added the git switch command."
@@ -123,7 +123,7 @@ def test_corpus_evidence_is_packed_best_first_into_the_window_and_left_out_chunk
     assert round_1["context"]["context_tokens"] == window
     for call in client.calls:
         if call["kwargs"]["role"] == "interrogation":
-            assert messages_tokens(call["messages"]) + call["kwargs"]["max_tokens"] <= window
+            assert prompt_tokens(call["messages"]) + call["kwargs"]["max_tokens"] <= window
     markdown = render_markdown(report)
     assert f"context window of {window} tokens" in markdown and f"`{left_out[0]}`" in markdown
 
@@ -210,7 +210,7 @@ def test_inline_documents_that_fit_get_a_reply_cap_that_keeps_the_request_inside
     assert report["answer"] == "Git 2.23"
     assert report["config"]["max_tokens_interrogation"] < 2048  # capped to what fits
     for call in client.calls:
-        assert messages_tokens(call["messages"]) + call["kwargs"]["max_tokens"] <= 2400
+        assert prompt_tokens(call["messages"]) + call["kwargs"]["max_tokens"] <= 2400
 
 
 def test_a_window_too_small_for_the_instructions_is_refused_before_any_call(

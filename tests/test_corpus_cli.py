@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from corpus_fixtures import write_corpus
 
-from orchestrator.cli import ProgressBar, main
+from orchestrator.cli.main import ProgressBar, main
 
 
 def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

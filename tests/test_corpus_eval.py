@@ -12,18 +12,21 @@ from canned_runs import model_graph, verdict
 import corpus
 from corpus.retrieval import Hit
 from evals.corpus_eval import (
+    CONFIGS,
     citation_precision,
+    configurations_table,
     corpus_path,
     gold_ids,
     main,
+    measure_configurations,
     recall,
     retrieval_recall,
     run_mode,
     write_pool,
 )
 from orchestrator.api import RunConfig
-from orchestrator.corpus_mode import interleave_new
-from orchestrator.testing import ScriptedClient
+from orchestrator.llm.testing import ScriptedClient
+from orchestrator.loop.corpus_search import interleave_new
 
 
 def item(item_id: str, documents: list[str], supporting: list[str], **extra: Any) -> dict[str, Any]:
@@ -75,6 +78,23 @@ def test_the_pool_holds_every_document_once_and_recall_is_measured_on_it(tmp_pat
     # "Orla Vane lives in Jorvwick." shares no word with Ivo's question: keyword search
     # cannot find it, however deep it looks
     assert measured["recall_at"][20] == 0.75 and measured["all_gold_at"][1] == 0.5
+
+
+def test_every_configuration_is_measured_side_by_side_and_hybrid_needs_vectors(
+    tmp_path: Path,
+) -> None:
+    write_pool([ORLA, IVO], tmp_path / "corpus")
+    index = tmp_path / "index.sqlite"
+    corpus.ingest(tmp_path / "corpus", index, dense=False)
+    measured = measure_configurations([ORLA, IVO], index, CONFIGS)
+    assert list(measured) == [c.name for c in CONFIGS]
+    keyword = measured["keyword"]
+    assert not isinstance(keyword, str) and keyword["recall_at"][20] == 0.75
+    assert str(measured["hybrid+subq"]).startswith("dense embeddings were turned off")
+    table = configurations_table(measured).splitlines()
+    assert table[0].startswith("| configuration | recall@5 | recall@10 | recall@20 | all-gold@5")
+    assert table[2] == "| keyword | 75.0% | 75.0% | 75.0% | 50.0% | 50.0% | 50.0% |"
+    assert table[3].startswith("| hybrid | not run: dense embeddings were turned off")
 
 
 def test_two_items_may_not_share_a_folder(tmp_path: Path) -> None:
@@ -162,6 +182,7 @@ def test_the_command_writes_a_summary_and_rejects_unknown_modes(tmp_path: Path) 
     assert main(["--dataset", str(dataset), "--out", str(out), "--retrieval-only"]) == 0
     summary = (out / "summary.md").read_text()
     assert "| mean recall@k | 75.0% |" in summary and "## Answers" not in summary
+    assert "| keyword+subq+entity |" in summary
     assert main(["--dataset", str(dataset), "--out", str(out), "--modes", "both"]) == 2
 
 

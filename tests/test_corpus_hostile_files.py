@@ -12,7 +12,7 @@ from corpus_fixtures import write_corpus
 
 import corpus
 from corpus.readers import MAX_FILE_BYTES
-from orchestrator.cli import main as cli_main
+from orchestrator.cli.main import main as cli_main
 
 SECRET = "The vault code is 4417."
 

@@ -246,6 +246,6 @@ def test_index_info_counts_files_chunks_and_vectors(tmp_path: Path) -> None:
     report = ingest(root, index)
     info = index_info(index)
     assert (info.files, info.chunks, info.vectors) == (3, report.chunks_total, 0)
-    assert info.schema_version == 1 and info.size_bytes > 0
+    assert info.schema_version == 2 and info.size_bytes > 0
     with pytest.raises(ValueError, match="does not exist"):
         index_info(tmp_path / "nope.sqlite")

@@ -13,17 +13,13 @@ from corpus_fixtures import RACK_SENTENCE, corpus_script, span_of, write_corpus
 
 import corpus
 from orchestrator.api import RunConfig, run_task
-from orchestrator.corpus_mode import (
-    END_ANSWERED,
-    END_MAX_ROUNDS,
-    END_NO_NEW_EVIDENCE,
-    parse_queries,
-)
-from orchestrator.reasons import RefusalReason
-from orchestrator.report_md import render_markdown
-from orchestrator.run import main
-from orchestrator.task import TaskError, load_task, validate_task
-from orchestrator.testing import ScriptedClient
+from orchestrator.cli.run import main
+from orchestrator.llm.testing import ScriptedClient
+from orchestrator.loop.corpus_calls import parse_queries
+from orchestrator.loop.corpus_mode import END_ANSWERED, END_MAX_ROUNDS, END_NO_NEW_EVIDENCE
+from orchestrator.records.reasons import RefusalReason
+from orchestrator.records.task import TaskError, load_task, validate_task
+from orchestrator.report.markdown import render_markdown
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +88,10 @@ def test_a_corpus_without_the_answer_is_refused_after_every_round_with_each_roun
     assert retrieval["last_refusal_reason"] == "runs_found_no_answer"
     assert retrieval["rewrite"]["fallback"] == "the reply holds no JSON object"
     rounds = retrieval["rounds"]
-    assert rounds[0]["queries"] == ["Who is the mayor of the Quelheim site?"]
+    # the question first, then its grammar plan's sub-questions, each retrieved on its own
+    assert rounds[0]["queries"][0] == "Who is the mayor of the Quelheim site?"
+    plan = [hop["sub_question"] for hop in rounds[0]["plan"]]
+    assert plan == ["Who or what is the mayor of the Quelheim?", "Who is #1 site?"]
     assert len(rounds) >= 2 and all(len(r["hits"]) == 1 for r in rounds if "refused" in r)
     # round 2 searched for what round 1 lacked: the question's words no chunk contained
     assert "mayor" in rounds[1]["queries"][0]

@@ -44,6 +44,7 @@ from strategies import (
     reproducible,
 )
 
+from graph_server.errors import StoreError
 from graph_server.similarity import (
     claim_key,
     differ_by_substitution,
@@ -87,10 +88,10 @@ def build(case: GraphCase) -> GraphStore:
             for e in case.edges
         ],
     )
-    assert result["rejected"] == [] and result["auto_merged"] == [], result
-    assert result["contradictions_created"] == [], result
+    assert result.rejected == [] and result.auto_merged == [], result
+    assert result.contradictions_created == [], result
     for node_id in case.refuted:
-        assert store.mark_refuted(GID, node_id, "test refutation")["ok"]
+        assert store.mark_refuted(GID, node_id, "test refutation").ok
     return store
 
 
@@ -277,21 +278,21 @@ def test_support_width_equals_independent_edmonds_karp_and_paths_are_valid(
     case: GraphCase,
 ) -> None:
     result = build(case).support_width(GID, case.conclusion)
-    assert result["disjoint_paths"] == oracle_width(case)
-    assert result["disjoint_paths"] == len(result["paths"])
+    assert result.disjoint_paths == oracle_width(case)
+    assert result.disjoint_paths == len(result.paths)
 
     alive = live(case)
     edges = support_units(case, alive)
     sources = set(evidence_sources(case))
     used: set[str] = set()
-    for path in result["paths"]:
+    for path in result.paths:
         assert path[0] in sources and path[-1] == case.conclusion
         assert len(set(path)) == len(path), f"path {path} repeats a node"
         assert all(pair in edges for pair in pairwise(path)), f"path {path} uses a non-edge"
         interior = set(path[:-1])
         assert not interior & used, f"path {path} shares a node with another path"
         used |= interior
-    assert "__S__" not in {n for path in result["paths"] for n in path}
+    assert "__S__" not in {n for path in result.paths for n in path}
 
 
 @GRAPH_SETTINGS
@@ -301,7 +302,7 @@ def test_max_flow_equals_independent_edmonds_karp_on_the_split_graph(case: Graph
     expected = 0
     if case.conclusion in live(case):
         expected = edmonds_karp(*split_network(case, unit=False))
-    assert result["max_flow"] == pytest.approx(expected / CONFIDENCE_STEPS, abs=1e-6)
+    assert result.max_flow == pytest.approx(expected / CONFIDENCE_STEPS, abs=1e-6)
 
 
 @GRAPH_SETTINGS
@@ -312,8 +313,8 @@ def test_mark_refuted_reports_widths_before_and_after(case: GraphCase) -> None:
         before = GraphCase(case.nodes, case.edges, case.refuted[:count], "n0")
         after = GraphCase(case.nodes, case.edges, case.refuted[: count + 1], "n0")
         result = store.mark_refuted(GID, node_id, "refuted in test")
-        assert result["conclusion_id"] == "n0"
-        assert (result["width_before"], result["width_after"]) == (
+        assert result.conclusion_id == "n0"
+        assert (result.width_before, result.width_after) == (
             oracle_width(before),
             oracle_width(after),
         )
@@ -326,8 +327,8 @@ def test_mark_refuted_reports_widths_before_and_after(case: GraphCase) -> None:
 @given(argument_graphs())
 def test_min_cut_has_width_size_and_really_disconnects_the_conclusion(case: GraphCase) -> None:
     store = build(case)
-    cut = store.critical_links(GID, case.conclusion)["min_cut_nodes"]
-    width = store.support_width(GID, case.conclusion)["disjoint_paths"]
+    cut = store.critical_links(GID, case.conclusion).min_cut_nodes
+    width = store.support_width(GID, case.conclusion).disjoint_paths
     assert len(cut) == width == oracle_width(case)
     assert cut == sorted(set(cut))
     assert "__S__" not in cut and case.conclusion not in cut
@@ -338,7 +339,7 @@ def test_min_cut_has_width_size_and_really_disconnects_the_conclusion(case: Grap
 @GRAPH_SETTINGS
 @given(argument_graphs())
 def test_bridge_edges_equal_brute_force_edge_removal(case: GraphCase) -> None:
-    bridges = build(case).critical_links(GID, case.conclusion)["bridge_edges"]
+    bridges = build(case).critical_links(GID, case.conclusion).bridge_edges
     expected = []
     if conclusion_reachable(case):
         alive = live(case)
@@ -354,7 +355,7 @@ def test_bridge_edges_equal_brute_force_edge_removal(case: GraphCase) -> None:
 @GRAPH_SETTINGS
 @given(argument_graphs())
 def test_ranked_betweenness_equals_shortest_path_enumeration(case: GraphCase) -> None:
-    ranked = build(case).critical_links(GID, case.conclusion)["ranked"]
+    ranked = [link.model_dump() for link in build(case).critical_links(GID, case.conclusion).ranked]
     alive = live(case)
     pairs = support_units(case, alive)
     sources = evidence_sources(case)
@@ -395,7 +396,7 @@ def test_ranked_betweenness_equals_shortest_path_enumeration(case: GraphCase) ->
 def test_grounded_labelling_equals_naive_fixpoint_and_formal_argumentation(
     case: GraphCase,
 ) -> None:
-    result = build(case).surviving_claims(GID)
+    result = build(case).surviving_claims(GID).model_dump(by_alias=True)
     engine = {n: label for label in ("in", "out", "undecided") for n in result[label]}
     assert engine == naive_grounded(case)
     assert engine == package_grounded(case)
@@ -410,7 +411,7 @@ def test_surviving_equals_its_definition(case: GraphCase) -> None:
     standing = {n for n, lab in label.items() if lab != "out"}
     standing_givens = [n.id for n in case.nodes if n.type == "given" and n.id in standing]
     reach = closure(standing_givens, support_units(case, standing))
-    assert result["surviving"] == sorted(n for n in standing if n in reach)
+    assert result.surviving == sorted(n for n in standing if n in reach)
 
 
 # ----------------------------------------------------------------- structure
@@ -442,21 +443,21 @@ def test_check_structure_fields_equal_brute_force(case: GraphCase) -> None:
     supported = {dst for _, dst in pairs}
     types = {n.id: n.type for n in case.nodes}
 
-    assert result["orphans"] == sorted(
+    assert result.orphans == sorted(
         n for n in everyone if n not in supported and types[n] not in ("given", "assumption")
     )
-    assert result["assumptions"] == sorted(
+    assert result.assumptions == sorted(
         n for n in everyone if n not in supported and types[n] == "assumption"
     )
     alive = live(case)
     live_givens = [n for n in alive if types[n] == "given"]
     reach = closure(live_givens, support_units(case, alive))
-    assert result["unreachable_conclusion"] == (case.conclusion not in reach)
-    assert result["refuted_but_feeding"] == sorted(
+    assert result.unreachable_conclusion == (case.conclusion not in reach)
+    assert result.refuted_but_feeding == sorted(
         r for r in case.refuted if r != case.conclusion and case.conclusion in closure([r], pairs)
     )
 
-    reported = result["cycles"]
+    reported = result.cycles
     assert len(reported) <= 10
     assert reported == sorted(reported)
     assert len({tuple(c) for c in reported}) == len(reported)
@@ -482,7 +483,7 @@ def test_disputed_nodes_equal_their_definition(case: GraphCase) -> None:
     result = build(case).disputed_nodes(GID, case.conclusion)
     alive = live(case)
     attacks = {(e.src, e.dst) for e in case.edges if e.relation == "attacks"}
-    assert result["contradiction_pairs"] == sorted(
+    assert result.contradiction_pairs == sorted(
         [a, b] for a, b in attacks if a < b and (b, a) in attacks and {a, b} <= alive
     )
 
@@ -497,7 +498,7 @@ def test_disputed_nodes_equal_their_definition(case: GraphCase) -> None:
     leaned_on = on_path | {case.conclusion}
     attackers = {a for a, t in attacks if t in leaned_on and a in alive}
     runs = {n.id: len(n.run_ids) for n in case.nodes}
-    assert result["isolated_load_bearing"] == [
+    assert [claim.model_dump() for claim in result.isolated_load_bearing] == [
         {"id": n, "run_count": 1, "on_path": n in on_path}
         for n in sorted((on_path | attackers) - {case.conclusion})
         if runs[n] == 1
@@ -555,6 +556,14 @@ def dedup_payloads(draw: st.DrawFn) -> dict[str, Any]:
     }
 
 
+def refute(store: GraphStore, node_id: str) -> dict[str, Any]:
+    """``mark_refuted``'s answer as JSON, or the error it raised."""
+    try:
+        return store.mark_refuted(GID, node_id, "refuted in test").model_dump()
+    except StoreError as refused:
+        return {"error": str(refused)}
+
+
 def replay(payload: dict[str, Any], shuffle_seed: int | None) -> tuple[GraphStore, list[Any]]:
     """Ingest the batches (optionally shuffled), refuting between them; return the outcomes."""
     rng = random.Random(shuffle_seed)
@@ -566,18 +575,17 @@ def replay(payload: dict[str, Any], shuffle_seed: int | None) -> tuple[GraphStor
             rng.shuffle(nodes)
             rng.shuffle(edges)
         result = store.assert_graph(GID, nodes, edges)
-        assert "error" not in result, result
         outcomes.append(
             {
-                "accepted_nodes": sorted(result["accepted_nodes"]),
-                "accepted_edges": sorted(result["accepted_edges"]),
-                "rejected": sorted(r["reason"] for r in result["rejected"]),
-                "auto_merged": result["auto_merged"],
-                "contradictions_created": result["contradictions_created"],
+                "accepted_nodes": sorted(result.accepted_nodes),
+                "accepted_edges": sorted(result.accepted_edges),
+                "rejected": sorted(r.reason for r in result.rejected),
+                "auto_merged": result.auto_merged,
+                "contradictions_created": result.contradictions_created,
             }
         )
         if index == 0:
-            outcomes += [store.mark_refuted(GID, n, "refuted in test") for n in payload["refute"]]
+            outcomes += [refute(store, n) for n in payload["refute"]]
     return store, outcomes
 
 
@@ -599,7 +607,7 @@ def test_merge_duplicates_is_idempotent_and_respects_guards(payload: dict[str, A
     refuted = {o["node_id"] for o in outcomes if o.get("ok")}
     store.merge_duplicates(GID)
     settled = store.get_graph(GID)
-    assert store.merge_duplicates(GID) == {
+    assert store.merge_duplicates(GID).model_dump(by_alias=True) == {
         "merges": [],
         "contradictions_created": [],
         "contradictions_withheld": [],
@@ -607,21 +615,21 @@ def test_merge_duplicates_is_idempotent_and_respects_guards(payload: dict[str, A
     assert store.get_graph(GID) == settled
 
     sent = {n["id"]: n for nodes, _ in payload["batches"] for n in nodes}
-    for node in settled["nodes"]:
+    for node in settled.nodes:
         # Only pairs with equal numbers and negation parity ever merge, so every
         # claim a node absorbed states the same numbers with the same polarity.
-        keys = [claim_key(text) for text in [node["claim"], *node["aliases"]]]
+        keys = [claim_key(text) for text in [node.claim, *node.aliases]]
         assert len({(k.numbers, k.negations % 2) for k in keys}) == 1, node
         # ... and no two of its wordings fill one slot differently (the slot guard).
         assert not any(differ_by_substitution(a.content, b.content) for a in keys for b in keys)
-        members = [sent[m] for m in [node["id"], *node["merged_ids"]]]
+        members = [sent[m] for m in [node.id, *node.merged_ids]]
         assert len({m["type"] == "conclusion" for m in members}) == 1, node
         sources = {m["source"] for m in members} - {None}
-        assert len(sources) <= 1 and node["source"] == next(iter(sources), None), node
-        if refuted & {node["id"], *node["merged_ids"]}:
-            assert node["refuted"], f"refuted claim merged into live node {node['id']}"
-    owner = {m: n["id"] for n in settled["nodes"] for m in [n["id"], *n["merged_ids"]]}
-    assert all(edge["src"] != edge["dst"] for edge in settled["edges"])
+        assert len(sources) <= 1 and node.source == next(iter(sources), None), node
+        if refuted & {node.id, *node.merged_ids}:
+            assert node.refuted, f"refuted claim merged into live node {node['id']}"
+    owner = {m: n.id for n in settled.nodes for m in [n.id, *n.merged_ids]}
+    assert all(edge.src != edge.dst for edge in settled.edges)
     accepted_attacks = [
         edge
         for outcome in outcomes

@@ -1,4 +1,4 @@
-"""A multi-hop question's plan read off its grammar (orchestrator.decompose): each nested
+"""A multi-hop question's plan read off its grammar (orchestrator.checks.decompose): each nested
 description is one lookup, innermost first, with ``#k`` for an earlier answer."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from evals.datasets import load_dataset
-from orchestrator.decompose import decompose
-from orchestrator.hops import plan_problem
+from orchestrator.checks.decompose import decompose
+from orchestrator.checks.hops import plan_problem
 
 
 @pytest.mark.parametrize(
@@ -70,7 +70,7 @@ def test_a_question_of_one_fact_or_another_grammar_has_no_plan(question: str) ->
 def test_every_generated_question_unwinds_into_a_plan_the_plan_check_accepts(
     dataset: str,
 ) -> None:
-    """An independent check of the reading: the hop rules (orchestrator.hops.plan_problem)
+    """An independent check of the reading: the hop rules (orchestrator.checks.hops.plan_problem)
     accept every plan, and each has as many lookups as the question has hops."""
     for item in load_dataset(dataset):
         lookups = decompose(item["question"])

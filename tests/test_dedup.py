@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from graph_server.dedup import same_claim
+from graph_server.errors import InvalidInput
 from graph_server.similarity import claim_key, is_similar, normalize
 from graph_server.store import GraphStore
 
@@ -48,23 +49,23 @@ def test_case_and_punctuation_variants_merge_with_run_ids_unioned() -> None:
     store, result = two_runs(
         node("r1:n1", "Server X runs Linux"), node("r2:n1", "server x runs linux.")
     )
-    assert result["auto_merged"] == [["r1:n1", "r2:n1"]]
-    (kept,) = store.get_graph("g")["nodes"]
-    assert kept["id"] == "r1:n1"
-    assert kept["run_ids"] == ["r1", "r2"]
-    assert kept["aliases"] == ["server x runs linux."]
-    assert kept["merged_ids"] == ["r2:n1"]
+    assert result.auto_merged == [["r1:n1", "r2:n1"]]
+    (kept,) = store.get_graph("g").nodes
+    assert kept.id == "r1:n1"
+    assert kept.run_ids == ["r1", "r2"]
+    assert kept.aliases == ["server x runs linux."]
+    assert kept.merged_ids == ["r2:n1"]
 
 
 def test_negated_claim_is_not_merged_and_mutual_attacks_are_created() -> None:
     store, result = two_runs(
         node("r1:n1", "Server X runs Linux"), node("r2:n1", "Server X does not run Linux")
     )
-    assert result["auto_merged"] == []
-    assert result["contradictions_created"] == [["r1:n1", "r2:n1"]]
-    edges = {(e["src"], e["dst"], e["relation"]) for e in store.get_graph("g")["edges"]}
+    assert result.auto_merged == []
+    assert result.contradictions_created == [["r1:n1", "r2:n1"]]
+    edges = {(e.src, e.dst, e.relation) for e in store.get_graph("g").edges}
     assert edges == {("r1:n1", "r2:n1", "attacks"), ("r2:n1", "r1:n1", "attacks")}
-    assert store.disputed_nodes("g", "r1:n1")["contradiction_pairs"] == [["r1:n1", "r2:n1"]]
+    assert store.disputed_nodes("g", "r1:n1").contradiction_pairs == [["r1:n1", "r2:n1"]]
 
 
 @pytest.mark.parametrize(
@@ -87,8 +88,8 @@ def test_a_differing_number_or_a_negation_is_a_contradiction_not_a_merge(
     first: str, second: str
 ) -> None:
     _, result = two_runs(node("a", first), node("b", second))
-    assert result["auto_merged"] == []
-    assert result["contradictions_created"] == [["a", "b"]]
+    assert result.auto_merged == []
+    assert result.contradictions_created == [["a", "b"]]
 
 
 def test_double_negation_is_not_a_contradiction() -> None:
@@ -123,10 +124,10 @@ def test_edges_are_repointed_and_parallel_edges_collapse() -> None:
         node("r2:c", "X9 is usable.", "conclusion", 0.9),
         edges=[{"from": "r2:g", "to": "r2:c", "relation": "supports", "confidence": 0.9}],
     )
-    assert sorted(result["auto_merged"]) == [["r1:c", "r2:c"], ["r1:g", "r2:g"]]
+    assert sorted(result.auto_merged) == [["r1:c", "r2:c"], ["r1:g", "r2:g"]]
     graph = store.get_graph("g")
-    assert [n["id"] for n in graph["nodes"]] == ["r1:c", "r1:g"]
-    assert graph["edges"] == [
+    assert [n.id for n in graph.nodes] == ["r1:c", "r1:g"]
+    assert [edge.model_dump() for edge in graph.edges] == [
         {
             "src": "r1:g",
             "dst": "r1:c",
@@ -135,8 +136,8 @@ def test_edges_are_repointed_and_parallel_edges_collapse() -> None:
             "run_ids": ["r1", "r2"],
         }
     ]
-    conclusion = next(n for n in graph["nodes"] if n["id"] == "r1:c")
-    assert conclusion["confidence"] == 0.9
+    conclusion = next(n for n in graph.nodes if n.id == "r1:c")
+    assert conclusion.confidence == 0.9
 
 
 def test_earliest_run_is_kept_in_natural_order() -> None:
@@ -145,7 +146,7 @@ def test_earliest_run_is_kept_in_natural_order() -> None:
         node("r2:n1", "the cooling loop failed at noon."),
         runs=("r10", "r2"),
     )
-    assert result["auto_merged"] == [["r2:n1", "r10:n1"]]
+    assert result.auto_merged == [["r2:n1", "r10:n1"]]
 
 
 @pytest.mark.parametrize(
@@ -161,8 +162,8 @@ def test_merged_type_follows_precedence(first: str, second: str, expected: str) 
         node("a", "The pump station shut down", first),
         node("b", "the pump station shut down.", second),
     )
-    (kept,) = store.get_graph("g")["nodes"]
-    assert kept["type"] == expected
+    (kept,) = store.get_graph("g").nodes
+    assert kept.type == expected
 
 
 @pytest.mark.parametrize("other", ["given", "inference", "assumption"])
@@ -171,18 +172,18 @@ def test_a_conclusion_never_absorbs_or_joins_a_non_conclusion(other: str) -> Non
         node("a", "The pump station shut down", other),
         node("b", "the pump station shut down.", "conclusion"),
     )
-    assert result["auto_merged"] == [] and result["contradictions_created"] == []
-    assert len(store.get_graph("g")["nodes"]) == 2
+    assert result.auto_merged == [] and result.contradictions_created == []
+    assert len(store.get_graph("g").nodes) == 2
 
 
 def test_live_paraphrase_merges_into_refuted_node_which_stays_refuted() -> None:
     store = holding(node("r2:n1", "The vendor shipped the firmware in March"), run="r2")
     store.mark_refuted("g", "r2:n1", "the changelog says April")
     result = ingest(store, "r1", node("r1:n1", "the vendor shipped the firmware in march."))
-    assert result["auto_merged"] == [["r2:n1", "r1:n1"]]
-    (kept,) = store.get_graph("g")["nodes"]
-    assert kept["refuted"] is True and kept["refute_reason"] == "the changelog says April"
-    assert kept["run_ids"] == ["r1", "r2"]
+    assert result.auto_merged == [["r2:n1", "r1:n1"]]
+    (kept,) = store.get_graph("g").nodes
+    assert kept.refuted is True and kept.refute_reason == "the changelog says April"
+    assert kept.run_ids == ["r1", "r2"]
 
 
 def test_merge_never_bridges_a_contradiction_through_a_third_claim() -> None:
@@ -192,7 +193,7 @@ def test_merge_never_bridges_a_contradiction_through_a_third_claim() -> None:
     )
     # c is similar to both a and b; it may join one of them, never both.
     ingest(store, "r2", node("c", "the east pump station shut down early monday"))
-    ids = [n["id"] for n in store.get_graph("g")["nodes"]]
+    ids = [n.id for n in store.get_graph("g").nodes]
     assert "a" in ids and "b" in ids
 
 
@@ -209,9 +210,9 @@ def unmerged(*claims: str) -> GraphStore:
 
 def test_merge_duplicates_with_strict_thresholds_merges_less() -> None:
     store = unmerged(PUMP_FAILED, f"{PUMP_FAILED} today")
-    assert store.get_graph("g")["nodes"][1]["id"] == "b"
+    assert store.get_graph("g").nodes[1].id == "b"
     result = store.merge_duplicates("g", jaccard_threshold=0.7, ratio_threshold=0.85)
-    assert result["merges"] == [["a", "b"]]
+    assert result.merges == [["a", "b"]]
 
 
 def test_merge_duplicates_is_idempotent() -> None:
@@ -221,8 +222,8 @@ def test_merge_duplicates_is_idempotent() -> None:
     loose = {"jaccard_threshold": 0.7, "ratio_threshold": 0.85}
     first = store.merge_duplicates("g", **loose)
     snapshot = store.get_graph("g")
-    assert first["merges"]
-    assert store.merge_duplicates("g", **loose) == {
+    assert first.merges
+    assert store.merge_duplicates("g", **loose).model_dump(by_alias=True) == {
         "merges": [],
         "contradictions_created": [],
         "contradictions_withheld": [],
@@ -230,25 +231,27 @@ def test_merge_duplicates_is_idempotent() -> None:
     assert store.get_graph("g") == snapshot
 
 
-@pytest.mark.parametrize("bad", [-0.1, 1.5, "high", None, True])
+@pytest.mark.parametrize("bad", [-0.1, 1.5, "high", True])
 def test_merge_duplicates_rejects_bad_thresholds(bad: Any) -> None:
     store = holding(node("a", "x"))
-    error = store.merge_duplicates("g", jaccard_threshold=bad)["error"]
+    with pytest.raises(InvalidInput) as refused:
+        store.merge_duplicates("g", jaccard_threshold=bad)
+    error = str(refused.value)
     assert "jaccard_threshold" in error
 
 
 def test_claims_naming_different_identifiers_stay_apart_without_contradicting() -> None:
     _, result = two_runs(node("a", "Server x9 runs Linux"), node("b", "server x8 runs linux."))
-    assert result["auto_merged"] == [] and result["contradictions_created"] == []
+    assert result.auto_merged == [] and result.contradictions_created == []
 
 
 def test_identical_wordings_from_many_runs_collapse_into_one_node() -> None:
     store = GraphStore()
     for run in range(1, 7):
         ingest(store, f"r{run}", node(f"r{run}:n1", "The generator in hall B is offline."))
-    (kept,) = store.get_graph("g")["nodes"]
-    assert kept["id"] == "r1:n1"
-    assert kept["merged_ids"] == [f"r{run}:n1" for run in range(2, 7)]
+    (kept,) = store.get_graph("g").nodes
+    assert kept.id == "r1:n1"
+    assert kept.merged_ids == [f"r{run}:n1" for run in range(2, 7)]
 
 
 WORDS = ["x9", "x8", "runs", "Linux", "not", "the", "server", "rack", "7", "9", "cron", "job"]
@@ -264,4 +267,4 @@ def test_same_claim_agrees_with_what_the_store_merges(first: list[str], second: 
     # same two claims (one run each, neither with a source).
     a, b = " ".join(first), " ".join(second)
     _, result = two_runs(node("a", a, "inference"), node("b", b, "inference"))
-    assert same_claim(a, b) == bool(result["auto_merged"])
+    assert same_claim(a, b) == bool(result.auto_merged)

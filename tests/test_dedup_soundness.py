@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from graph_server.dedup import _must_stay_apart
+from graph_server.errors import InvalidInput
 from graph_server.similarity import claim_key, differ_by_substitution, is_variant, tokenize
 from graph_server.store import GraphStore
 
@@ -48,11 +49,11 @@ def two_runs(a: str, b: str, **extra: Any) -> dict[str, Any]:
 @pytest.mark.parametrize(("a", "b"), DIFFERENT_THINGS)
 def test_claims_about_different_things_neither_merge_nor_attack(a: str, b: str) -> None:
     result = two_runs(a, b)
-    assert result["auto_merged"] == [] and result["contradictions_created"] == []
+    assert result.auto_merged == [] and result.contradictions_created == []
     store = GraphStore()
     store.assert_graph("g", [{"id": "a", "claim": a, "type": "given"}], run_id="r1")
     store.assert_graph("g", [{"id": "b", "claim": b, "type": "given"}], dedup=False)
-    assert store.merge_duplicates("g") == {
+    assert store.merge_duplicates("g").model_dump(by_alias=True) == {
         "merges": [],
         "contradictions_created": [],
         "contradictions_withheld": [],
@@ -61,7 +62,7 @@ def test_claims_about_different_things_neither_merge_nor_attack(a: str, b: str) 
 
 @pytest.mark.parametrize(("a", "b"), SAME_THING)
 def test_restatements_of_one_claim_still_merge(a: str, b: str) -> None:
-    assert two_runs(a, b)["auto_merged"] == [["a", "b"]]
+    assert two_runs(a, b).auto_merged == [["a", "b"]]
 
 
 def test_citation_markers_are_no_tokens() -> None:
@@ -71,16 +72,16 @@ def test_citation_markers_are_no_tokens() -> None:
 
 
 def test_the_spec_guards_still_hold() -> None:
-    assert two_runs("Server X runs Linux", "server x runs linux.")["auto_merged"] == [["a", "b"]]
+    assert two_runs("Server X runs Linux", "server x runs linux.").auto_merged == [["a", "b"]]
     negated = two_runs("Server X runs Linux", "Server X does not run Linux")
-    assert negated["auto_merged"] == [] and negated["contradictions_created"] == [["a", "b"]]
+    assert negated.auto_merged == [] and negated.contradictions_created == [["a", "b"]]
     numeric = two_runs("trellium melts at 412 C", "trellium melts at 350 C")
-    assert numeric["auto_merged"] == [] and numeric["contradictions_created"] == [["a", "b"]]
+    assert numeric.auto_merged == [] and numeric.contradictions_created == [["a", "b"]]
 
 
 def test_claims_with_different_sources_never_merge_and_a_sourced_node_is_kept() -> None:
     result = two_runs("Server x9 runs Linux", "server x9 runs linux.", source="D1.1")
-    assert result["auto_merged"] == [["a", "b"]]
+    assert result.auto_merged == [["a", "b"]]
     store = GraphStore()
     store.assert_graph(
         "g", [{"id": "a", "claim": "x9 runs Linux", "type": "inference"}], run_id="r1"
@@ -90,27 +91,27 @@ def test_claims_with_different_sources_never_merge_and_a_sourced_node_is_kept() 
         [{"id": "D2.1", "claim": "x9 runs linux.", "type": "given", "source": "D2.1"}],
         run_id="r2",
     )
-    (kept,) = store.get_graph("g")["nodes"]
-    assert (kept["id"], kept["source"], kept["type"]) == ("D2.1", "D2.1", "given")
+    (kept,) = store.get_graph("g").nodes
+    assert (kept.id, kept.source, kept.type) == ("D2.1", "D2.1", "given")
     store.assert_graph(
         "g",
         [{"id": "D3.1", "claim": "x9 runs Linux!", "type": "given", "source": "D3.1"}],
         run_id="r3",
     )
-    assert sorted(n["id"] for n in store.get_graph("g")["nodes"]) == ["D2.1", "D3.1"]
+    assert sorted(n.id for n in store.get_graph("g").nodes) == ["D2.1", "D3.1"]
 
 
 def test_a_source_is_validated_and_cannot_change_under_one_id() -> None:
     store = GraphStore()
     # A boolean is no source (a number is: it is taken as its decimal string, like an id).
     bad = store.assert_graph("g", [{"id": "a", "claim": "c", "type": "given", "source": True}])
-    assert "source must be a non-empty string" in bad["rejected"][0]["reason"]
+    assert "source must be a non-empty string" in bad.rejected[0].reason
     store.assert_graph("g", [{"id": "a", "claim": "c", "type": "given", "source": "D1.1"}])
     again = store.assert_graph("g", [{"id": "a", "claim": "c", "type": "given", "source": "D1.2"}])
-    assert "differs from the source 'D1.1'" in again["rejected"][0]["reason"]
+    assert "differs from the source 'D1.1'" in again.rejected[0].reason
     same = store.assert_graph("g", [{"id": "a", "claim": "c", "type": "given"}])
-    assert same["rejected"] == []
-    assert store.get_graph("g")["nodes"][0]["source"] == "D1.1"
+    assert same.rejected == []
+    assert store.get_graph("g").nodes[0].source == "D1.1"
 
 
 def test_dedup_false_ingests_without_merging_and_a_bad_flag_is_named() -> None:
@@ -119,8 +120,9 @@ def test_dedup_false_ingests_without_merging_and_a_bad_flag_is_named() -> None:
     result = store.assert_graph(
         "g", [{"id": "b", "claim": "x9 runs linux.", "type": "given"}], dedup=False
     )
-    assert result["auto_merged"] == [] and len(store.get_graph("g")["nodes"]) == 2
-    assert "dedup must be true or false" in store.assert_graph("g", [], dedup="no")["error"]
+    assert result.auto_merged == [] and len(store.get_graph("g").nodes) == 2
+    with pytest.raises(InvalidInput, match="dedup must be true or false"):
+        store.assert_graph("g", [], dedup="no")
 
 
 def test_a_typo_variant_needs_a_long_word_its_first_letters_and_one_edit() -> None:
@@ -139,13 +141,14 @@ def test_dedup_takes_a_bool_or_its_json_spelling(flag: object, merged: int) -> N
     result = store.assert_graph(
         "g", [{"id": "b", "claim": "x9 runs linux.", "type": "given"}], dedup=flag
     )
-    assert len(result["auto_merged"]) == merged and result["contradictions_created"] == []
+    assert len(result.auto_merged) == merged and result.contradictions_created == []
 
 
 @pytest.mark.parametrize("flag", ["no", 1, 0, None, "yes", ""])
 def test_any_other_dedup_value_is_refused_naming_the_field(flag: object) -> None:
-    result = GraphStore().assert_graph("g", [], dedup=flag)
-    assert result["error"].startswith("dedup must be true or false")
+    with pytest.raises(InvalidInput, match=r"^dedup must be true or false") as refused:
+        GraphStore().assert_graph("g", [], dedup=flag)
+    assert refused.value.field == "dedup"
 
 
 def test_dedup_false_creates_no_contradiction_and_merge_duplicates_catches_up() -> None:
@@ -154,8 +157,8 @@ def test_dedup_false_creates_no_contradiction_and_merge_duplicates_catches_up() 
     result = store.assert_graph(
         "g", [{"id": "b", "claim": "trellium melts at 350 C", "type": "given"}], dedup=False
     )
-    assert result["auto_merged"] == [] and result["contradictions_created"] == []
-    assert store.merge_duplicates("g")["contradictions_created"] == [["a", "b"]]
+    assert result.auto_merged == [] and result.contradictions_created == []
+    assert store.merge_duplicates("g").contradictions_created == [["a", "b"]]
 
 
 def test_a_merged_id_keeps_the_source_of_the_node_it_was_merged_into() -> None:
@@ -164,19 +167,19 @@ def test_a_merged_id_keeps_the_source_of_the_node_it_was_merged_into() -> None:
         "g", [{"id": "a", "claim": "x9 runs Linux", "type": "given", "source": "D1.1"}]
     )
     merged = {"id": "b", "claim": "x9 runs linux.", "type": "given"}
-    assert store.assert_graph("g", [merged])["auto_merged"] == [["a", "b"]]
-    assert store.assert_graph("g", [merged])["rejected"] == []
-    assert store.assert_graph("g", [{**merged, "source": "D1.1"}])["rejected"] == []
-    (refused,) = store.assert_graph("g", [{**merged, "source": "D4.2"}])["rejected"]
-    assert "source 'D4.2' of id 'b' differs from the source 'D1.1'" in refused["reason"]
+    assert store.assert_graph("g", [merged]).auto_merged == [["a", "b"]]
+    assert store.assert_graph("g", [merged]).rejected == []
+    assert store.assert_graph("g", [{**merged, "source": "D1.1"}]).rejected == []
+    (refused,) = store.assert_graph("g", [{**merged, "source": "D4.2"}]).rejected
+    assert "source 'D4.2' of id 'b' differs from the source 'D1.1'" in refused.reason
 
 
 def test_a_node_without_a_source_takes_the_one_it_is_re_asserted_with() -> None:
     store = GraphStore()
     node = {"id": "a", "claim": "x9 runs Linux", "type": "given"}
     store.assert_graph("g", [node])
-    assert store.assert_graph("g", [{**node, "source": " D2.1 "}])["rejected"] == []
-    assert store.get_graph("g")["nodes"][0]["source"] == "D2.1"
+    assert store.assert_graph("g", [{**node, "source": " D2.1 "}]).rejected == []
+    assert store.get_graph("g").nodes[0].source == "D2.1"
 
 
 SLOT_WORDS = ("red", "blue", "car", "owns", "suspect", "men", "ferrowell", "ferowell")
@@ -215,8 +218,8 @@ def test_no_cluster_ever_holds_two_claims_the_slot_guard_keeps_apart(claims: lis
     for i, claim in enumerate(claims):
         store.assert_graph("g", [{"id": f"n{i}", "claim": claim, "type": "given"}], run_id=f"r{i}")
     store.merge_duplicates("g")
-    for kept in store.get_graph("g")["nodes"]:
-        texts = [kept["claim"], *kept["aliases"]]
+    for kept in store.get_graph("g").nodes:
+        texts = [kept.claim, *kept.aliases]
         keys = [claim_key(t).content for t in texts]
         assert not any(differ_by_substitution(x, y) for x in keys for y in keys)
 
@@ -227,10 +230,10 @@ def test_two_wordings_a_substitution_apart_never_meet_through_a_third() -> None:
     store = GraphStore()
     claims = ["server x9 runs Linux", "X9 RUNS LINUX", "SERVER X9 LINUX"]
     nodes = [{"id": f"c{i}", "claim": c, "type": "given"} for i, c in enumerate(claims)]
-    assert store.assert_graph("g", nodes)["auto_merged"] == [["c0", "c1"]]
-    kept = {node["id"]: node["aliases"] for node in store.get_graph("g")["nodes"]}
+    assert store.assert_graph("g", nodes).auto_merged == [["c0", "c1"]]
+    kept = {node.id: node.aliases for node in store.get_graph("g").nodes}
     assert kept == {"c0": ["X9 RUNS LINUX"], "c2": []}
-    assert store.merge_duplicates("g")["merges"] == []
+    assert store.merge_duplicates("g").merges == []
 
 
 def test_two_sources_never_meet_through_a_claim_that_has_none() -> None:
@@ -241,6 +244,6 @@ def test_two_sources_never_meet_through_a_claim_that_has_none() -> None:
         {"id": "c", "claim": "the pump failed twice", "type": "given", "source": "D2.1"},
     ]
     result = store.assert_graph("g", nodes)
-    assert result["auto_merged"] == [["b", "a"]]
-    sources = sorted(node["source"] for node in store.get_graph("g")["nodes"])
+    assert result.auto_merged == [["b", "a"]]
+    sources = sorted(node.source for node in store.get_graph("g").nodes)
     assert sources == ["D1.1", "D2.1"]

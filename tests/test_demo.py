@@ -23,4 +23,5 @@ def test_the_demo_explains_each_check_in_words_with_its_figures(
 
 def test_the_demo_prints_every_raw_answer_with_json(capsys: pytest.CaptureFixture[str]) -> None:
     main(["--json"])
-    assert json.loads(capsys.readouterr().out) == run_demo()
+    raw = {name: step.model_dump(mode="json", by_alias=True) for name, step in run_demo().items()}
+    assert json.loads(capsys.readouterr().out) == raw

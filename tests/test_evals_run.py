@@ -13,9 +13,9 @@ import pytest
 from corpus.evidence import build_evidence
 from evals import run as evals_run
 from evals.datasets import BUILTIN, load_dataset
-from evals.summary import arm_metrics, g2_reading, width_strata
+from evals.metrics import arm_metrics, g2_reading, width_strata
 from evals.summary import main as summary_main
-from orchestrator.testing import FakeOpenAIServer, FakeReply, completion_body
+from orchestrator.llm.testing import FakeOpenAIServer, FakeReply, completion_body
 
 ITEMS = load_dataset("multihop", limit=3) + load_dataset("math", limit=2)
 ARM6_FLAGS = ["--n", "2", "--k", "1", "--budget-calls", "4"]

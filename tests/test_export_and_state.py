@@ -13,7 +13,9 @@ import networkx as nx
 import pytest
 from raw_server import REPO_ROOT, SERVER_COMMAND, RawServer
 
+from graph_server.errors import InvalidInput, NotFound
 from graph_server.fixture import CONCLUSION, RUNS
+from graph_server.records import GetGraphAnswer
 from graph_server.server import dispatch
 from graph_server.state import STATE_FORMAT, StateFile, StateFileError
 from graph_server.store import GraphStore
@@ -35,13 +37,13 @@ def fixture_store() -> GraphStore:
     for run_id, nodes, edges in RUNS:
         store.assert_graph(GRAPH, nodes, edges, run_id=run_id)
     restated = {"id": "B2", "claim": "Server x9 is listed in the rack 7 survey.", "type": "given"}
-    assert store.assert_graph(GRAPH, [restated], run_id="r3")["auto_merged"] == [["B", "B2"]]
+    assert store.assert_graph(GRAPH, [restated], run_id="r3").auto_merged == [["B", "B2"]]
     store.add_evidence(GRAPH, [SPAN])
     cited = store.assert_graph(
         GRAPH, [CITING], [{"src": "M", "dst": CONCLUSION, "relation": "supports"}]
     )
-    assert cited["rejected"] == [] and cited["citations"][0]["ok"]
-    assert store.mark_refuted(GRAPH, "D", "survey column misread")["ok"]
+    assert cited.rejected == [] and cited.citations[0].ok
+    assert store.mark_refuted(GRAPH, "D", "survey column misread").ok
     return store
 
 
@@ -55,50 +57,48 @@ def all_checks(store: GraphStore, graph_id: str) -> dict[str, Any]:
     }
 
 
-def without_merge_history(graph: dict[str, Any]) -> dict[str, Any]:
-    nodes = [
-        {k: v for k, v in n.items() if k not in ("aliases", "merged_ids")} for n in graph["nodes"]
-    ]
-    return {**graph, "nodes": nodes}
+def without_merge_history(graph: GetGraphAnswer) -> dict[str, Any]:
+    nodes = [n.model_dump(exclude={"aliases", "merged_ids"}) for n in graph.nodes]
+    return {**graph.model_dump(), "nodes": nodes}
 
 
 def test_json_export_replayed_into_a_fresh_store_gives_the_same_graph_and_checks() -> None:
     store = fixture_store()
     exported = store.export_graph(GRAPH, "json")
-    assert exported["format"] == "json" and exported["graph_id"] == GRAPH
-    graph = json.loads(json.dumps(exported["graph"]))  # what a client gets over the wire
+    assert exported.format == "json" and exported.graph_id == GRAPH
+    graph = json.loads(json.dumps(exported.graph))  # what a client gets over the wire
 
     fresh = GraphStore()
     replay = fresh.assert_graph("copy", graph["nodes"], graph["edges"], dedup=False)
-    assert replay["rejected"] == [] and "error" not in replay
-    assert fresh.add_evidence("copy", graph["evidence"])["rejected"] == []
+    assert replay.rejected == []
+    assert fresh.add_evidence("copy", graph["evidence"]).rejected == []
     for refuted in graph["refuted"]:
-        assert fresh.mark_refuted("copy", refuted["id"], refuted["reason"])["ok"]
+        assert fresh.mark_refuted("copy", refuted["id"], refuted["reason"]).ok
 
     assert all_checks(fresh, "copy") == all_checks(store, GRAPH)
     original = without_merge_history(store.get_graph(GRAPH))
     assert without_merge_history(fresh.get_graph("copy")) == {**original, "graph_id": "copy"}
-    assert fresh.export_graph("copy", "json")["graph"] == exported["graph"]
+    assert fresh.export_graph("copy", "json").graph == exported.graph
 
 
 def test_graphml_export_reads_back_into_networkx_with_every_claim_and_link() -> None:
     store = fixture_store()
-    content = store.export_graph(GRAPH, "graphml")["content"]
+    content = store.export_graph(GRAPH, "graphml").content
     parsed = nx.parse_graphml(content, force_multigraph=True)
     graph = store.get_graph(GRAPH)
 
-    assert sorted(parsed.nodes) == [node["id"] for node in graph["nodes"]]
-    assert parsed.number_of_edges() == len(graph["edges"])
+    assert sorted(parsed.nodes) == [node.id for node in graph.nodes]
+    assert parsed.number_of_edges() == len(graph.edges)
     assert parsed.nodes["D"]["refuted"] is True
     assert parsed.nodes["D"]["refute_reason"] == "survey column misread"
     assert parsed.nodes["M"]["source"] == "D1.1"
     relations = sorted(data["relation"] for _, _, data in parsed.edges(data=True))
-    assert relations == sorted(edge["relation"] for edge in graph["edges"])
+    assert relations == sorted(edge.relation for edge in graph.edges)
 
 
 def test_mermaid_export_is_a_flowchart_with_one_line_per_claim_and_link() -> None:
     store = fixture_store()
-    content = store.export_graph(GRAPH, "mermaid")["content"]
+    content = store.export_graph(GRAPH, "mermaid").content
     graph = store.get_graph(GRAPH)
 
     assert content.startswith("flowchart TD")
@@ -106,7 +106,7 @@ def test_mermaid_export_is_a_flowchart_with_one_line_per_claim_and_link() -> Non
     links = [
         line for line in content.splitlines() if "-->" in line or "--x" in line or "-.->" in line
     ]
-    assert len(links) == len(graph["edges"])
+    assert len(links) == len(graph.edges)
     assert "class " in content and "refuted" in content
 
 
@@ -117,10 +117,10 @@ def test_export_is_deterministic() -> None:
 
 def test_export_graph_refuses_an_unknown_format_or_graph_naming_the_field() -> None:
     store = fixture_store()
-    assert (
-        "format must be one of graphml, json, mermaid" in store.export_graph(GRAPH, "dot")["error"]
-    )
-    assert "graph_id 'nope' not found" in store.export_graph("nope", "json")["error"]
+    with pytest.raises(InvalidInput, match="format must be one of graphml, json, mermaid"):
+        store.export_graph(GRAPH, "dot")
+    with pytest.raises(NotFound, match="graph_id 'nope' not found"):
+        store.export_graph("nope", "json")
     assert dispatch(store, "export_graph", {"graph_id": GRAPH}) == {
         "error": "format is required for export_graph"
     }
@@ -129,7 +129,7 @@ def test_export_graph_refuses_an_unknown_format_or_graph_naming_the_field() -> N
 def test_a_state_dump_restores_every_graph_with_its_merge_history_and_evidence() -> None:
     store = fixture_store()
     store.assert_graph("second", [{"id": "x", "claim": "x holds", "type": "conclusion"}])
-    dumped = json.loads(json.dumps(store.dump_state()))
+    dumped = [graph.model_dump(mode="json") for graph in store.dump_state()]
 
     restored = GraphStore()
     restored.restore_state(dumped)
@@ -137,18 +137,18 @@ def test_a_state_dump_restores_every_graph_with_its_merge_history_and_evidence()
     assert restored.dump_state() == store.dump_state()
     assert restored.list_graphs() == store.list_graphs()
     assert all_checks(restored, GRAPH) == all_checks(store, GRAPH)
-    merged = next(node for node in store.get_graph(GRAPH)["nodes"] if node["merged_ids"])
+    merged = next(node for node in store.get_graph(GRAPH).nodes if node.merged_ids)
     # A merged id still resolves to the node it was merged into.
     again = restored.assert_graph(
-        GRAPH, [], [{"src": merged["merged_ids"][0], "dst": "Z", "relation": "supports"}]
+        GRAPH, [], [{"src": merged.merged_ids[0], "dst": "Z", "relation": "supports"}]
     )
-    assert again["accepted_edges"] == [[merged["id"], "Z", "supports"]]
+    assert again.accepted_edges == [[merged.id, "Z", "supports"]]
 
 
 def test_a_state_dump_over_the_memory_budget_is_refused_naming_the_limit() -> None:
-    dumped = fixture_store().dump_state()
+    dumped = [graph.model_dump() for graph in fixture_store().dump_state()]
     small = GraphStore(limits=StoreLimits(max_claim_bytes=100))
-    with pytest.raises(ValueError, match=r"graphs\.0 \('rack7'\): memory budget exceeded"):
+    with pytest.raises(InvalidInput, match=r"graphs\.0 \('rack7'\): memory budget exceeded"):
         small.restore_state(dumped)
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from evals.datasets import BUILTIN, build_bigbench, build_reasoning_gym, load_items, validate_item
 from evals.score import is_answerable, score
-from orchestrator.answers import answer_key
+from orchestrator.reply.answers import answer_key
 
 EXTERNAL = ("family_relationships", "knights_knaves", "syllogism", "logical_deduction", "vitaminc")
 

@@ -1,7 +1,7 @@
 """Issue 35, corpus items: ingest bounded by the work a file makes, not only by its bytes;
 a first ingest that dies leaves an index that says so; a search under index roots reads
 only the file it checked. Every test asserts on work done or on what was read, never on
-wall time (benchmarks/faults_corpus.py prints the time and memory figures)."""
+wall time (tests/faults_corpus.py prints the time and memory figures)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Each test reproduces one defect the fault pass found, at a size that runs in well under a
 second; the figures at full size (2,000 claims over MCP, 100 random state files, the big
-graph) are printed by ``benchmarks/faults_engine.py``.
+graph) are printed by ``tests/faults_engine.py``.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from strategies import reproducible
 
 from graph_server import state as state_module
 from graph_server.dedup import _guard_pairs
+from graph_server.errors import Cancelled, LimitExceeded, NotFound
 from graph_server.server import _dispatch_and_save
 from graph_server.similarity import ClaimKey, claim_key
 from graph_server.state import MAX_STATE_BYTES, StateFile, StateFileError, encode
@@ -46,12 +47,14 @@ def templated(count: int, start: int = 0) -> list[dict[str, str]]:
 def test_templated_claims_differing_in_one_number_make_no_attack_edges() -> None:
     store = GraphStore()
     result = store.assert_graph("g", templated(200))
-    assert result["contradictions_created"] == []
-    assert store.list_graphs()["graphs"] == [{"graph_id": "g", "nodes": 200, "edges": 0}]
-    [withheld] = result["contradictions_withheld"]
-    assert withheld["size"] == 200 and withheld["pairs"] == 200 * 199 // 2
-    assert "max_rival_claims (32)" in withheld["reason"]
-    assert withheld["claims"] == ["n0", "n1", "n10", "n100", "n101", "n102", "n103", "n104"]
+    assert result.contradictions_created == []
+    assert store.list_graphs().model_dump()["graphs"] == [
+        {"graph_id": "g", "nodes": 200, "edges": 0}
+    ]
+    [withheld] = result.contradictions_withheld
+    assert withheld.size == 200 and withheld.pairs == 200 * 199 // 2
+    assert "max_rival_claims (32)" in withheld.reason
+    assert withheld.claims == ["n0", "n1", "n10", "n100", "n101", "n102", "n103", "n104"]
 
 
 def test_a_few_rival_readings_of_one_value_still_attack_each_other() -> None:
@@ -61,9 +64,9 @@ def test_a_few_rival_readings_of_one_value_still_attack_each_other() -> None:
         for i, t in enumerate((412, 350, 390))
     ]
     result = store.assert_graph("g", claims)
-    assert result["contradictions_created"] == [["r0", "r1"], ["r0", "r2"], ["r1", "r2"]]
-    assert result["contradictions_withheld"] == []
-    assert store.list_graphs()["graphs"][0]["edges"] == 6
+    assert result.contradictions_created == [["r0", "r1"], ["r0", "r2"], ["r1", "r2"]]
+    assert result.contradictions_withheld == []
+    assert store.list_graphs().graphs[0].edges == 6
 
 
 def test_templated_claims_added_one_call_at_a_time_stop_attacking_past_the_cap() -> None:
@@ -71,10 +74,10 @@ def test_templated_claims_added_one_call_at_a_time_stop_attacking_past_the_cap()
     for start in range(0, 10, 2):
         store.assert_graph("g", templated(2, start))
     # Pairs among the first four claims were rivals; later calls find a group of 6, 8, 10.
-    assert store.list_graphs()["graphs"][0]["edges"] == 4 * 3
+    assert store.list_graphs().graphs[0].edges == 4 * 3
     again = store.merge_duplicates("g")
-    assert again["contradictions_created"] == []
-    assert [entry["size"] for entry in again["contradictions_withheld"]] == [10]
+    assert again.contradictions_created == []
+    assert [entry.size for entry in again.contradictions_withheld] == [10]
 
 
 def test_contradictions_never_take_a_graph_past_its_edge_limit() -> None:
@@ -83,12 +86,12 @@ def test_contradictions_never_take_a_graph_past_its_edge_limit() -> None:
         {"id": f"v{i}", "claim": f"the pump read {40 + i} bar", "type": "given"} for i in range(4)
     ]
     result = store.assert_graph("g", claims, dedup=False)
-    assert result["rejected"] == []
+    assert result.rejected == []
     merged = store.merge_duplicates("g")
-    assert len(merged["contradictions_created"]) == 2  # four edges fit, the fifth pair would not
-    assert store.list_graphs()["graphs"][0]["edges"] == 4
-    [full] = merged["contradictions_withheld"]
-    assert full["pairs"] == 4 and "max_edges_per_graph (5)" in full["reason"]
+    assert len(merged.contradictions_created) == 2  # four edges fit, the fifth pair would not
+    assert store.list_graphs().graphs[0].edges == 4
+    [full] = merged.contradictions_withheld
+    assert full.pairs == 4 and "max_edges_per_graph (5)" in full.reason
 
 
 def test_a_state_file_written_after_templated_claims_loads_back(tmp_path: Path) -> None:
@@ -288,7 +291,7 @@ def test_a_version_1_state_file_without_checksum_still_loads(tmp_path: Path) -> 
     store = GraphStore()
     assert StateFile(path).load_into(store) == 1
     saved = json.loads(path.read_text(encoding="utf-8"))
-    assert store.dump_state() == saved["graphs"]
+    assert [graph.model_dump() for graph in store.dump_state()] == saved["graphs"]
 
 
 def test_a_store_too_big_for_its_state_file_is_not_written_and_the_old_file_stays(
@@ -331,11 +334,12 @@ def test_a_state_file_saved_after_any_accepted_call_loads_back_equal(
 def test_an_assert_graph_whose_every_node_is_rejected_creates_no_graph() -> None:
     store = GraphStore()
     answer = store.assert_graph("g", [{"id": "a", "claim": "", "type": "given"}])
-    assert [item["at"] for item in answer["rejected"]] == ["nodes.0"]
-    assert store.list_graphs()["graphs"] == []
+    assert [item.at for item in answer.rejected] == ["nodes.0"]
+    assert store.list_graphs().graphs == []
     refused = store.add_evidence("h", [{"id": "D1.1"}])
-    assert len(refused["rejected"]) == 1 and store.list_graphs()["graphs"] == []
-    assert "graph_id 'g' not found" in store.get_graph("g")["error"]
+    assert len(refused.rejected) == 1 and store.list_graphs().graphs == []
+    with pytest.raises(NotFound, match="graph_id 'g' not found"):
+        store.get_graph("g")
 
 
 def test_an_empty_graph_in_an_older_state_file_is_skipped_on_load(tmp_path: Path) -> None:
@@ -345,7 +349,7 @@ def test_an_empty_graph_in_an_older_state_file_is_skipped_on_load(tmp_path: Path
     path.write_text(json.dumps(body), encoding="utf-8")
     store = GraphStore()
     assert StateFile(path).load_into(store) == 0
-    assert store.list_graphs()["graphs"] == []
+    assert store.list_graphs().graphs == []
 
 
 # ------------------------------------------------------------------ 8. JSON-RPC ids
@@ -393,7 +397,7 @@ def test_graphml_with_control_characters_parses_and_keeps_edges_apart() -> None:
         dedup=False,
     )
     store.mark_refuted("g", "b", "bad\x02reason")
-    content = store.export_graph("g", "graphml")["content"]
+    content = store.export_graph("g", "graphml").content
 
     root = ElementTree.fromstring(content)  # an independent, strict XML parser
     namespace = "{http://graphml.graphdrawing.org/xmlns}"
@@ -433,12 +437,12 @@ def chain_store(steps: int, limits: StoreLimits | None = None) -> GraphStore:
         {"src": a, "dst": b, "relation": "supports"}
         for a, b in itertools.pairwise(ids)  # a chain: every claim rests on the one before
     ]
-    assert store.assert_graph("G", nodes, edges, dedup=False)["rejected"] == []
+    assert store.assert_graph("G", nodes, edges, dedup=False).rejected == []
     return store
 
 
 def test_argument_width_on_a_chain_deeper_than_the_search_depth_is_capped_not_a_crash() -> None:
-    deep = chain_store(1_500).argument_width("G", "c")
+    deep = chain_store(1_500).argument_width("G", "c").model_dump()
     assert deep == {
         "width": 0,
         "arguments": [],
@@ -448,16 +452,19 @@ def test_argument_width_on_a_chain_deeper_than_the_search_depth_is_capped_not_a_
         "max_arguments": 32,
     }
     shallow = chain_store(50).argument_width("G", "c")
-    assert shallow["width"] == 1 and shallow["capped"] is False
+    assert shallow.width == 1 and shallow.capped is False
 
 
 def test_argument_width_past_its_time_limit_ends_with_an_error_naming_the_limit() -> None:
     store = chain_store(5, StoreLimits(max_request_seconds=0.0))
-    error = store.argument_width("G", "c")["error"]
+    with pytest.raises(LimitExceeded) as refused:
+        store.argument_width("G", "c")
+    error = str(refused.value)
+    assert refused.value.limit == "max_request_seconds"
     assert "argument_width stopped after 0 s" in error
     assert "max_request_seconds" in error and "7 claims and 6 links" in error
 
 
 def test_a_cancelled_argument_width_says_so() -> None:
-    error = chain_store(5).argument_width("G", "c", cancel=lambda: True)["error"]
-    assert error.startswith("cancelled: argument_width stopped")
+    with pytest.raises(Cancelled, match=r"^cancelled: argument_width stopped"):
+        chain_store(5).argument_width("G", "c", cancel=lambda: True)

@@ -24,13 +24,13 @@ import pytest
 from canned_runs import GOOD, RACK7_TASK
 from test_local import _fake_llama
 
-from orchestrator import local
-from orchestrator.client import ChatClient, LLMError, ResponseTooLargeError
-from orchestrator.local import _check_port_free
-from orchestrator.outdir import OutDirInUseError, locked_out_dir
-from orchestrator.run import main
-from orchestrator.serve_front import ServeFront
-from orchestrator.testing import FakeOpenAIServer, FakeReply, completion_body
+from orchestrator.cli.run import main
+from orchestrator.llm import local
+from orchestrator.llm.client import ChatClient, LLMError, ResponseTooLargeError
+from orchestrator.llm.local import _check_port_free
+from orchestrator.llm.serve_front import ServeFront
+from orchestrator.llm.testing import FakeOpenAIServer, FakeReply, completion_body
+from orchestrator.report.outdir import OutDirInUseError, locked_out_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -17,13 +17,13 @@ from evals.goal import (
     main,
     pool,
     ratio_gap,
-    render,
     right_gap,
     selective_gap,
     verdict,
     width_gap,
     wrong_gap,
 )
+from evals.reporting import render_goal_table as render
 
 
 def row(item: str, arm: int, outcome: str, **extra: Any) -> dict[str, Any]:

@@ -11,10 +11,10 @@ import pytest
 from canned_runs import GOOD_EDGES, GOOD_NODES, RACK7_TASK, Script, model_graph, six_runs
 
 from orchestrator.api import RunConfig, run_task
-from orchestrator.report import plain_answer
-from orchestrator.report_md import render_markdown
-from orchestrator.run import main
-from orchestrator.testing import ScriptedClient
+from orchestrator.cli.run import main
+from orchestrator.llm.testing import ScriptedClient
+from orchestrator.report.build import plain_answer
+from orchestrator.report.markdown import render_markdown
 
 
 def report_for(config: RunConfig, script: Script | None = None) -> dict[str, Any]:

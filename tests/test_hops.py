@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from orchestrator import hops
 from orchestrator.api import RunConfig, run_task
-from orchestrator.hops import FOUND, NOT_IN_SENTENCE, OFF_HOP, Hop
-from orchestrator.parse import parse_lookup, parse_plan
-from orchestrator.testing import ScriptedClient
+from orchestrator.checks import hops
+from orchestrator.checks.hops import FOUND, NOT_IN_SENTENCE, OFF_HOP, Hop
+from orchestrator.llm.testing import ScriptedClient
+from orchestrator.reply.parse import parse_lookup, parse_plan
 
 DOCUMENTS = [
     "Title: Faldhaven Bridge\nThe Faldhaven Bridge is a road bridge. It was built by "
@@ -25,7 +25,7 @@ DOCUMENTS = [
     "Title: Malin Corvane\nMalin Corvane was an engineer. She was born in Kelvford.",
 ]
 QUESTION = "In which town was the founder of the company that built the Faldhaven Bridge born?"
-# What the question's grammar unwinds into (orchestrator.decompose): no plan call.
+# What the question's grammar unwinds into (orchestrator.checks.decompose): no plan call.
 PLAN = [
     "Which company built the Faldhaven Bridge?",
     "Who or what is the founder of #1?",
@@ -227,7 +227,7 @@ def test_plan_and_lookup_replies_are_read_leniently_and_bounded() -> None:
 
 
 def test_report_md_shows_each_hop_with_its_sentence() -> None:
-    from orchestrator.report_md import render_markdown
+    from orchestrator.report.markdown import render_markdown
 
     text = render_markdown(run(scripted(PLAN, LOOKUPS)))  # type: ignore[arg-type]
     assert "## Hop by hop" in text

@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 
-from orchestrator import backend as backend_module
-from orchestrator import local
-from orchestrator.backend import open_backend
-from orchestrator.client import CostLedger
-from orchestrator.local import (
+from orchestrator.llm import _local_file, _local_threads, local
+from orchestrator.llm import backend as backend_module
+from orchestrator.llm.backend import open_backend
+from orchestrator.llm.client import CostLedger
+from orchestrator.llm.local import (
     LocalModelError,
     LocalModelServer,
     chunk_paths,
@@ -31,8 +31,13 @@ from orchestrator.local import (
     ensure_model_file,
     get_spec,
 )
-from orchestrator.local_models import LOCAL_MODELS, ChunkSource, LocalModelSpec, default_cache_dir
-from orchestrator.testing import FakeOpenAIServer, completion_body
+from orchestrator.llm.local_models import (
+    LOCAL_MODELS,
+    ChunkSource,
+    LocalModelSpec,
+    default_cache_dir,
+)
+from orchestrator.llm.testing import FakeOpenAIServer, completion_body
 
 CHUNKS = [b"GGUF" + b"a" * 1000, b"b" * 777, b"c" * 1]
 
@@ -155,7 +160,7 @@ def test_reuse_trusts_the_sidecar_and_neither_hashes_nor_reads_chunks(
     def no_hashing(path: Path) -> str:
         raise AssertionError("a vouched file must not be re-hashed")
 
-    monkeypatch.setattr(local, "_sha256_file", no_hashing)
+    monkeypatch.setattr(_local_file, "_sha256_file", no_hashing)
     assert ensure_model_file(spec, cache_dir=tmp_path, sources=[tmp_path / "gone.bin"]) == first
 
 
@@ -259,9 +264,9 @@ def test_default_threads_leave_out_cores_that_are_already_busy(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("LOGIC_GRAPH_LOCAL_THREADS", raising=False)
-    monkeypatch.setattr(local, "_usable_cores", lambda: 2)
+    monkeypatch.setattr(_local_threads, "_usable_cores", lambda: 2)
     for busy, expected in ((0.0, 2), (0.4, 2), (0.8, 1), (4.0, 1)):
-        monkeypatch.setattr(local, "busy_cores", lambda busy=busy: busy)
+        monkeypatch.setattr(_local_threads, "busy_cores", lambda busy=busy: busy)
         assert default_threads() == expected
 
 
@@ -269,21 +274,21 @@ def test_busy_cores_measures_the_share_of_cpu_time_spent_busy(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     samples = iter([(100, 1000), (175, 1100)])  # 75 of 100 jiffies busy
-    monkeypatch.setattr(local, "_cpu_times", lambda: next(samples))
+    monkeypatch.setattr(_local_threads, "_cpu_times", lambda: next(samples))
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    assert local.busy_cores(sample_s=0.0) == pytest.approx(1.5)
+    assert _local_threads.busy_cores(sample_s=0.0) == pytest.approx(1.5)
 
 
 def test_busy_cores_falls_back_to_the_load_average_without_proc_stat(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(local, "_cpu_times", lambda: None)
+    monkeypatch.setattr(_local_threads, "_cpu_times", lambda: None)
     monkeypatch.setattr(os, "getloadavg", lambda: (0.7, 0.5, 0.2))
-    assert local.busy_cores(sample_s=0.0) == 0.7
+    assert _local_threads.busy_cores(sample_s=0.0) == 0.7
 
 
 def test_cpu_times_reads_a_busy_and_a_larger_total_count() -> None:
-    times = local._cpu_times()
+    times = _local_threads._cpu_times()
     if times is not None:  # Linux
         busy, total = times
         assert 0 <= busy <= total
@@ -381,7 +386,8 @@ def test_llama_cpp_refusing_the_file_gives_the_verify_command(
 ) -> None:
     monkeypatch.setattr(local, "_import_xllamacpp", lambda: _fake_llama("", [], fail=True))
     monkeypatch.setattr(local, "ensure_model_file", lambda spec, **_: tmp_path / "m.gguf")
-    with pytest.raises(LocalModelError, match=r"orchestrator\.local prepare local-tiny --verify"):
+    needed = r"orchestrator\.llm\.local prepare local-tiny --verify"
+    with pytest.raises(LocalModelError, match=needed):
         LocalModelServer("local-tiny", n_threads=1).start()
 
 
@@ -534,7 +540,7 @@ def test_models_json_sets_timeout_retries_concurrency_and_structured_output(
 def test_a_models_json_setting_of_the_wrong_type_names_the_key_and_model(tmp_path: Path) -> None:
     models = _models_file(tmp_path, [{"id": "acme/m1", "concurrency": "many"}])
     with (
-        pytest.raises(ValueError, match="concurrency of 'acme/m1' must be a int"),
+        pytest.raises(ValueError, match="concurrency of 'acme/m1' must be an integer"),
         open_backend("acme/m1", models_path=models, preflight=False),
     ):
         pass
@@ -611,7 +617,7 @@ def test_models_json_local_entry_that_is_not_built_in_is_rejected(tmp_path: Path
 
 def test_unreadable_models_file_and_blank_model_name_are_rejected(tmp_path: Path) -> None:
     with (
-        pytest.raises(ValueError, match="cannot read the models file"),
+        pytest.raises(ValueError, match="does not exist"),
         open_backend("acme/m1", models_path=tmp_path / "missing.json"),
     ):
         pass

@@ -14,10 +14,10 @@ import pytest
 from tiny_model import tiny_model_missing
 
 from corpus.evidence import build_evidence
-from orchestrator.backend import open_backend
-from orchestrator.client import CostLedger
-from orchestrator.prompts import verification_messages
-from orchestrator.schemas import VERDICTS, verification_response_format
+from orchestrator.llm.backend import open_backend
+from orchestrator.llm.client import CostLedger
+from orchestrator.reply.prompts import verification_messages
+from orchestrator.reply.schemas import VERDICTS, verification_response_format
 
 pytestmark = [
     pytest.mark.local_model,

@@ -31,9 +31,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from orchestrator.api import RunConfig, run_task
-from orchestrator.errors import APIStatusError, BackendRejectedError, BackendUnusableError
-from orchestrator.task import TaskError
-from orchestrator.testing import ScriptedClient
+from orchestrator.llm.errors import APIStatusError, BackendRejectedError, BackendUnusableError
+from orchestrator.llm.testing import ScriptedClient
+from orchestrator.records.task import TaskError
 
 # r2: same argument reworded; r3: no JSON; r4: only json_repair can read it; r5: misreads D2.
 MIXED = six_runs(r2=PARAPHRASE, r3=MALFORMED, r4=SALVAGEABLE, r5=CONTRADICTING)
@@ -364,6 +364,7 @@ def test_the_budget_is_never_exceeded(budget: int, n: int, kinds: list[int], ver
     assert report["stop_reason"] in {
         "no_candidates",
         "no_disputes",
+        "nothing_to_gain",
         "width_reached",
         "disputes_exhausted",
         "budget_exhausted",

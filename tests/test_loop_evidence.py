@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from corpus.evidence import build_evidence
 from graph_server.similarity import normalize
 from orchestrator.api import RunConfig, run_task
-from orchestrator.testing import ScriptedClient
+from orchestrator.llm.testing import ScriptedClient
 
 FOUNDER_TASK: dict[str, Any] = {
     "question": "Where was the founder of Embstone Ironworks born?",

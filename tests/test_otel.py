@@ -17,8 +17,8 @@ from canned_runs import CONTRADICTING, RACK7_TASK, Script, six_runs
 from report_pages import corpus_run
 
 from orchestrator.api import OTEL_VARIABLE, RunConfig, run_task
-from orchestrator.task import TaskError
-from orchestrator.testing import ScriptedClient
+from orchestrator.llm.testing import ScriptedClient
+from orchestrator.records.task import TaskError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -77,7 +77,7 @@ def in_memory_spans(report: dict[str, Any], events: list[dict[str, Any]]) -> lis
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from orchestrator.otel import emit_run
+    from orchestrator.report.otel import emit_run
 
     memory = InMemorySpanExporter()
     provider = TracerProvider()
@@ -136,7 +136,8 @@ def test_the_variable_without_the_extra_is_refused_before_any_call(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(OTEL_VARIABLE, str(tmp_path / "spans.jsonl"))
-    monkeypatch.setitem(sys.modules, "orchestrator.otel", None)  # as if the extra were absent
+    # as if the extra were absent
+    monkeypatch.setitem(sys.modules, "orchestrator.report.otel", None)
     client = ScriptedClient(Script(six_runs()))
     with pytest.raises(TaskError, match="the otel extra is missing"):
         run_task(RACK7_TASK, client=client, model="scripted")

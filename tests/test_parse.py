@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator.errors import LLMTimeoutError
-from orchestrator.parse import (
+from orchestrator.llm.errors import LLMTimeoutError
+from orchestrator.reply.parse import (
     ComplianceTally,
     extract_json_text,
     parse_chain,
@@ -19,7 +19,7 @@ from orchestrator.parse import (
     parse_verdict,
     usable_runs,
 )
-from orchestrator.schemas import (
+from orchestrator.reply.schemas import (
     interrogation_response_format,
     interrogation_schema,
     verification_response_format,
@@ -728,7 +728,7 @@ def test_parse_chain_never_raises(text: str) -> None:
 
 def test_a_parsed_reply_always_fits_the_store_it_is_anchored_into() -> None:
     from graph_server.validation import StoreLimits
-    from orchestrator.parse import MAX_CLAIM_CHARS, MAX_ID_CHARS
+    from orchestrator.reply.parse import MAX_CLAIM_CHARS, MAX_ID_CHARS
 
     store = StoreLimits()
     # Anchoring prefixes a node id with its run id ("r12:"), so leave room for that.

@@ -1,13 +1,13 @@
-"""The loop's pure rules (`orchestrator.policy`), checked one by one."""
+"""The loop's pure rules (`orchestrator.loop.policy`), checked one by one."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orchestrator.assess import Assessment, Candidate
-from orchestrator.policy import attack_counts, stop_rule
-from orchestrator.reasons import StopReason
+from orchestrator.checks.assess import Assessment, Candidate
+from orchestrator.loop.policy import attack_counts, stop_rule
+from orchestrator.records.reasons import StopReason
 
 
 def test_an_attack_counts_when_enough_runs_draw_it() -> None:

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from corpus.evidence import build_evidence
-from orchestrator.prompts import (
+from orchestrator.reply.prompts import (
     PROMPT_VERSIONS,
     commit_messages,
     interrogation_messages,
@@ -39,6 +39,8 @@ def test_every_template_has_a_version() -> None:
         "query_rewrite": "query_rewrite/v1",
         "plan": "plan/v3",
         "lookup": "lookup/v1",
+        "rerank": "rerank/v1",
+        "hyde": "hyde/v1",
     }
 
 

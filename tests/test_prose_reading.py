@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from corpus.evidence import build_evidence
 from corpus.reference import document_subject, looks_like_person, opening_reference, title_line
 from graph_server.citation import check_citation
-from orchestrator.chain import LOOK_ALIKE, ChainContext, failed_links
-from orchestrator.question import subject_terms
+from orchestrator.checks.chain import ARGUMENT_OFF_SUBJECT, LOOK_ALIKE, ChainContext, failed_links
+from orchestrator.checks.question import relation_terms, subject_terms
 
 MILL = (
     "Title: Harrow Mill\nThe Harrow Mill is a watermill on the Wend River. "
@@ -48,8 +48,8 @@ def verdicts(
     edges = [
         {"src": a, "dst": b, "relation": "supports", "run_ids": ["r1"]} for a, b in pairwise(order)
     ]
-    read = context.read(nodes)
-    return failed_links(read, edges, "answer", context.subject, context.names, context.paired)
+    checked = context.read(nodes)
+    return failed_links(checked, edges, "answer", context.subject, context.names, context.paired)
 
 
 def test_a_title_line_is_cut_off_the_sentence_it_runs_into() -> None:
@@ -194,14 +194,49 @@ def test_a_lower_case_title_named_again_by_the_first_sentence_is_a_title() -> No
 
 
 def test_a_bracket_ends_a_run_of_names_so_a_reading_names_two_mentions_not_one() -> None:
-    from orchestrator.chain import evidence_names
-    from orchestrator.question import name_runs
+    from orchestrator.checks.chain import evidence_names
+    from orchestrator.checks.question import name_runs
 
     reading = "Korelm (Odile Korelm) was born in Thorvford."
     assert "korelm odile korelm" not in name_runs(reading)
     assert {"korelm", "odile korelm", "thorvford"} <= set(name_runs(reading))
     # The hop chain's step "Odile Korelm" bridges to that reading with no look-alike.
     names = evidence_names([reading, "Odile Korelm was a craftsman."])
-    from orchestrator.chain import _link_problem
+    from orchestrator.checks.chain import _link_problem
 
     assert _link_problem("Odile Korelm", reading, names) is None
+
+
+VELLDRUM = "In which town was the inventor of the velldrum born?"
+
+
+def test_a_question_naming_its_subject_only_by_a_description_has_that_description_as_subject() -> (
+    None
+):
+    """From prose-0004's replay: without a capitalised name, the subject fell back to the
+    question's content words, and "born" let a look-alike's birthplace through."""
+    assert subject_terms(VELLDRUM) == {"velldrum"}
+    assert relation_terms(VELLDRUM) == {"inventor", "born"}  # what it asks of the velldrum
+    assert subject_terms("Who built the ship of the dresselute?") == {"dresselute"}
+    comparison = (
+        "Who was born earlier: the inventor of the quarzither or the inventor of the silpipe?"
+    )
+    assert subject_terms(comparison) == {"quarzither", "silpipe"}
+
+
+def test_a_look_alikes_birthplace_is_no_argument_about_the_described_inventor() -> None:
+    documents = [
+        "The velldrum is a seven-stringed instrument. It was invented by Odile Ivelane.",
+        "Odile Ivelane was born in Wendmere.",
+        "Maris Ellane was a potter. Ellane was born in Wendstad.",
+    ]
+    texts = [span.checked_text for span in build_evidence(documents).spans]
+    context = ChainContext.of(VELLDRUM, texts)
+    assert context.argument_problem("wendstad", ["Ellane was born in Wendstad."]) == (
+        ARGUMENT_OFF_SUBJECT
+    )
+    inventor = [
+        "The velldrum was invented by Odile Ivelane.",
+        "Odile Ivelane was born in Wendmere.",
+    ]
+    assert context.argument_problem("wendmere", inventor) is None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from orchestrator.question import (
+from orchestrator.checks.question import (
     compared_options,
     relation_terms,
     smaller_wins,

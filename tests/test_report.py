@@ -22,9 +22,9 @@ from canned_runs import (
 
 from graph_server import mermaid
 from orchestrator.api import RunConfig, run_task
-from orchestrator.report import totals, write_report
-from orchestrator.report_md import render_markdown
-from orchestrator.testing import ScriptedClient
+from orchestrator.llm.testing import ScriptedClient
+from orchestrator.report.build import totals, write_report
+from orchestrator.report.markdown import render_markdown
 
 MIXED = six_runs(r2=PARAPHRASE, r3=MALFORMED, r4=SALVAGEABLE, r5=CONTRADICTING)
 

@@ -20,7 +20,7 @@ from report_pages import rack7, refusal
 from graph_server.html_view import Page, render_page
 from graph_server.layout import layered
 from graph_server.svg_graph import ARGUMENT_COLOURS, esc
-from orchestrator.report_html import CITED_ONLY, evidence_from_task_file, render_report_html
+from orchestrator.report.html import CITED_ONLY, evidence_from_task_file, render_report_html
 
 HOSTILE = (
     '</script><script>alert(1)</script><img src=x onerror="alert(2)">'

@@ -20,7 +20,7 @@ import pytest
 from browser import Browser, Tab, find_chromium
 from report_pages import REPORTS
 
-from orchestrator.report_html import render_report_html
+from orchestrator.report.html import render_report_html
 
 CHROMIUM = find_chromium()
 REQUIRED = os.environ.get("LOGIC_GRAPH_REQUIRE_CHROMIUM") == "1"

@@ -17,11 +17,11 @@ import pytest
 from canned_runs import CONTRADICTING, GOOD, RACK7_TASK, claim_of, refute_wrong_claims
 
 from corpus.evidence import build_evidence
-from orchestrator import prompts
 from orchestrator.api import default_model
-from orchestrator.run import main
-from orchestrator.task import TaskError
-from orchestrator.testing import FakeOpenAIServer, FakeReply, completion_body
+from orchestrator.cli.run import main
+from orchestrator.llm.testing import FakeOpenAIServer, FakeReply, completion_body
+from orchestrator.records.task import TaskError
+from orchestrator.reply import prompts
 
 VERIFY_SYSTEM = prompts.verification_messages(build_evidence(["x"]), "y")[0]["content"]
 
@@ -399,7 +399,7 @@ def test_live_progress_counts_calls_against_the_budget_cap_and_reports_running_c
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("orchestrator.live_progress.TICK_S", 0.2)
+    monkeypatch.setattr("orchestrator.report.progress.TICK_S", 0.2)
     slow = FakeReply(body=completion_body(GOOD, completion_tokens=321), delay_s=1.0)
     with FakeOpenAIServer(lambda req, headers: slow) as fake:
         argv = served(task_file, fake.base_url, "m")

@@ -22,7 +22,7 @@ from evals.grounding import (
     load_items,
     summarise,
 )
-from orchestrator.testing import FakeOpenAIServer, FakeReply, completion_body
+from orchestrator.llm.testing import FakeOpenAIServer, FakeReply, completion_body
 
 ITEMS = load_items(screen.DEFAULT_ITEMS)
 BY_QUESTION = {it.question: it for it in ITEMS}
@@ -272,7 +272,7 @@ def test_the_estimate_is_priced_from_estimated_prompt_tokens_and_max_tokens() ->
     spec = screen.ModelSpec("m", None, False, 1e-6, 3e-6, listed=True)
     item = ITEMS[0]
     chars = sum(len(m["content"]) for m in screen.screen_messages(item))
-    prompt = screen.estimate_prompt_tokens(screen.screen_messages(item))
+    prompt = screen.prompt_tokens(screen.screen_messages(item))
     assert prompt >= chars / 3 + 16
     assert screen.worst_case_call_cost(spec, item, 100) == pytest.approx(prompt * 1e-6 + 3e-4)
     unpriced = screen.ModelSpec("m", "http://x", False, None, None, listed=False)
@@ -360,9 +360,9 @@ def test_invalid_numeric_arguments_are_rejected_by_the_parser(argv: list[str]) -
 
 def test_the_shipped_models_file_is_valid_and_its_default_is_listed() -> None:
     config = screen.load_models_config(screen.DEFAULT_MODELS_FILE)
-    ids = [m["id"] for m in config["models"]]
+    ids = config.ids()
     assert len(ids) == len(set(ids))
-    assert config["default_model"] in ids
+    assert config.default_model in ids
     assert {"local", "local-1.5b", "local-tiny"} <= set(ids)
     for spec in screen.resolve_models(ids, config, None, screen.DEFAULT_MODELS_FILE):
         assert spec.price_per_token is not None, spec.id

@@ -187,7 +187,7 @@ async def test_a_bad_item_is_rejected_with_its_position_and_reason_exactly_as_in
     library = GraphStore()
     for run_id, nodes, edges in RUNS:
         library.assert_graph(GRAPH, nodes, edges, run_id=run_id)
-    expected = json.loads(json.dumps(library.assert_graph(GRAPH, **payload)))
+    expected = library.assert_graph(GRAPH, **payload).model_dump(mode="json", by_alias=True)
 
     async with Client(build_server()) as client:
         await seeded_client_calls(client)
@@ -242,7 +242,7 @@ async def test_items_the_store_refuses_come_back_per_item_like_library_mode() ->
         )
         served = await call(client, "assert_graph", args)
 
-    assert served == json.loads(json.dumps(library.assert_graph(**args)))
+    assert served == library.assert_graph(**args).model_dump(mode="json", by_alias=True)
     assert served["accepted_nodes"] == ["N"]
     assert [r["item"] for r in served["rejected"]] == [dangling]
 
@@ -273,7 +273,7 @@ async def test_numbers_and_arrays_sent_as_strings_build_the_same_graph() -> None
         await call(client, "merge_duplicates", thresholds)
         served = await call(client, "get_graph", {"graph_id": GRAPH})
 
-    assert served == json.loads(json.dumps(library.get_graph(GRAPH)))
+    assert served == library.get_graph(GRAPH).model_dump(mode="json", by_alias=True)
 
 
 async def test_dedup_sent_as_text_and_a_numeric_source_act_like_library_mode() -> None:
@@ -292,4 +292,4 @@ async def test_dedup_sent_as_text_and_a_numeric_source_act_like_library_mode() -
         served = await call(client, "get_graph", {"graph_id": GRAPH})
 
     assert sent["auto_merged"] == [] and len(served["nodes"]) == 2
-    assert served == json.loads(json.dumps(library.get_graph(GRAPH)))
+    assert served == library.get_graph(GRAPH).model_dump(mode="json", by_alias=True)

@@ -63,7 +63,8 @@ FIXTURE_SESSION: list[tuple[str, dict[str, Any]]] = [
 def library_payloads(session: list[tuple[str, dict[str, Any]]]) -> list[Any]:
     """Run ``session`` directly on a fresh GraphStore; payloads as they look after JSON."""
     store = GraphStore()
-    return [json.loads(json.dumps(getattr(store, name)(**args))) for name, args in session]
+    records = [getattr(store, name)(**args) for name, args in session]
+    return [record.model_dump(mode="json", by_alias=True) for record in records]
 
 
 def text_of(result: CallToolResult) -> str:
@@ -118,7 +119,7 @@ async def test_server_shares_the_store_it_is_given_with_library_code() -> None:
             await call(client, name, args)
         listed = await call(client, "list_graphs", {})
 
-    assert listed == store.list_graphs()
+    assert listed == store.list_graphs().model_dump()
     assert listed["graphs"] == [{"graph_id": GRAPH, "nodes": 8, "edges": 7}]
 
 

@@ -21,6 +21,7 @@ import pytest
 from mcp import Client
 from raw_server import raw_server
 
+from graph_server.errors import StoreError
 from graph_server.fixture import CONCLUSION, RUNS
 from graph_server.server import build_server, dispatch
 from graph_server.store import GraphStore
@@ -127,7 +128,10 @@ def library_answer(store: GraphStore, tool: str, args: dict[str, Any]) -> Any:
     parameters = inspect.signature(method).parameters
     required = [name for name, p in parameters.items() if p.default is inspect.Parameter.empty]
     if set(args) <= set(parameters) and set(required) <= set(args) and None not in args.values():
-        return json.loads(json.dumps(method(**args)))
+        try:
+            return method(**args).model_dump(mode="json", by_alias=True)
+        except StoreError as refused:
+            return {"error": str(refused)}
     return json.loads(json.dumps(dispatch(store, tool, args)))
 
 

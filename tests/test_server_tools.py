@@ -9,10 +9,12 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from graph_server import server, tool_models, validation
+from graph_server import records, validation
+from graph_server.errors import InvalidInput
 from graph_server.server import build_server, dispatch
 from graph_server.store import GraphStore
-from graph_server.tools import SPECS, TOOLS, placeholder_values, render_schema, tool_listing
+from graph_server.tool_spec import placeholder_values, render_schema
+from graph_server.tools import SPECS, TOOLS, search_evidence, tool_listing
 from graph_server.validation import StoreLimits
 
 NEAR_DUPLICATES = [
@@ -29,37 +31,43 @@ def strict_store() -> GraphStore:
 
 def test_merge_duplicates_without_thresholds_uses_the_stores_own() -> None:
     store = strict_store()
-    assert store.merge_duplicates("g") == {
-        "merges": [],
-        "contradictions_created": [],
-        "contradictions_withheld": [],
-    }
-    assert store.merge_duplicates("g", 0.7, 0.85)["merges"] == [["a", "b"]]
+    assert store.merge_duplicates("g") == records.MergeDuplicatesAnswer(
+        merges=[], contradictions_created=[], contradictions_withheld=[]
+    )
+    assert store.merge_duplicates("g", None, None).merges == []
+    assert store.merge_duplicates("g", 0.7, 0.85).merges == [["a", "b"]]
 
 
 def test_merge_duplicates_tool_without_thresholds_uses_the_stores_own() -> None:
     store = strict_store()
     answer = dispatch(store, "merge_duplicates", {"graph_id": "g", "jaccard_threshold": None})
     assert answer == {"merges": [], "contradictions_created": [], "contradictions_withheld": []}
-    assert GraphStore().merge_duplicates("nope", None)["error"].startswith("jaccard_threshold")
+    with pytest.raises(InvalidInput, match=r"^jaccard_threshold") as refused:
+        GraphStore().merge_duplicates("nope", 1.5)
+    assert refused.value.field == "jaccard_threshold"
 
 
-def test_every_tool_maps_one_to_one_onto_a_method_taking_its_argument_names() -> None:
-    assert set(server._CALLS) == set(SPECS) and len(SPECS) == len(TOOLS) == 16
+def test_every_tool_is_a_store_method_or_the_search_taking_its_argument_names() -> None:
+    assert len(SPECS) == len(TOOLS) == 16
     for spec in TOOLS:
-        if spec.name == "search_evidence":
-            method: Any = server._search_evidence
-        else:
-            method = getattr(GraphStore, spec.name)
+        method: Any = search_evidence if spec.name == "search_evidence" else None
+        method = method or getattr(GraphStore, spec.name)
+        assert spec.call is method
         parameters = set(inspect.signature(method).parameters) - {"self", "cancel"}
         assert parameters == set(spec.accepted), spec.name
 
 
+def test_each_tools_answer_schema_is_the_return_type_of_its_method() -> None:
+    assert SPECS["get_graph"].answer is records.GetGraphAnswer
+    assert SPECS["search_evidence"].answer is records.SearchEvidenceAnswer
+    assert all(spec.answer.__module__ == "graph_server.records" for spec in TOOLS)
+
+
 def test_item_models_accept_exactly_the_keys_the_store_accepts() -> None:
     values = placeholder_values(StoreLimits(), 0.7, 0.85)
-    node = render_schema(tool_models.NodeIn, values)
-    edge = render_schema(tool_models.EdgeIn, values)
-    span = render_schema(tool_models.SpanIn, values)
+    node = render_schema(records.NodeIn, values)
+    edge = render_schema(records.EdgeIn, values)
+    span = render_schema(records.SpanIn, values)
     assert tuple(node["properties"]) == validation.NODE_KEYS
     assert set(edge["properties"]) == set(validation.EDGE_KEYS)
     assert tuple(span["properties"]) == validation.SPAN_KEYS

@@ -10,11 +10,11 @@ import pytest
 from canned_runs import RACK7_TASK, Script, always
 
 from orchestrator.api import RunConfig, model_greedy_first, model_sampling, model_shape, run_task
-from orchestrator.report_md import render_markdown
-from orchestrator.run import _settings, build_parser
-from orchestrator.schemas import chain_response_format
-from orchestrator.task import load_task
-from orchestrator.testing import ScriptedClient
+from orchestrator.cli.run import _settings, build_parser
+from orchestrator.llm.testing import ScriptedClient
+from orchestrator.records.task import TaskError, load_task
+from orchestrator.reply.schemas import chain_response_format
+from orchestrator.report.markdown import render_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 LOOKALIKE: dict[str, Any] = json.loads((ROOT / "examples" / "lookalike.json").read_text())
@@ -103,7 +103,8 @@ def test_the_shape_comes_from_models_json_and_the_cli_overrides_it(tmp_path: Pat
     models.write_text(json.dumps({"models": [{"id": "tiny", "interrogation_shape": "chain"}]}))
     assert model_shape("tiny", models) == "chain"
     assert model_shape("other", models) == "graph"
-    assert model_shape("tiny", tmp_path / "missing.json") == "graph"
+    with pytest.raises(TaskError, match="does not exist"):
+        model_shape("tiny", tmp_path / "missing.json")
     args = build_parser().parse_args(["--task", "t.json", "--shape", "chain"])
     assert args.shape == "chain"
     with pytest.raises(ValueError, match="interrogation_shape"):
@@ -114,12 +115,9 @@ def test_the_greedy_anchor_comes_from_models_json_and_the_cli_overrides_it(
     tmp_path: Path,
 ) -> None:
     models = tmp_path / "models.json"
-    entries = [{"id": "big", "greedy_first": True}, {"id": "odd", "greedy_first": "yes"}]
-    models.write_text(json.dumps({"models": entries}))
+    models.write_text(json.dumps({"models": [{"id": "big", "greedy_first": True}]}))
     assert model_greedy_first("big", models) is True
-    assert model_greedy_first("odd", models) is False  # only a JSON true turns it on
     assert model_greedy_first("other", models) is False
-    assert model_greedy_first("big", tmp_path / "missing.json") is False
     parser = build_parser()
     assert parser.parse_args(["--task", "t.json"]).greedy_first is None  # the model decides
     assert parser.parse_args(["--task", "t.json", "--no-greedy-first"]).greedy_first is False
@@ -195,7 +193,15 @@ def test_a_model_entry_sets_its_sampling_and_only_the_fields_it_names(tmp_path: 
     models.write_text(json.dumps({"models": entries}))
     assert model_sampling("small", models) == {"n": 1, "temperature": 0.0, "budget_calls": 3}
     assert model_sampling("other", models) == {}
-    assert model_sampling("small", tmp_path / "missing.json") == {}
+
+
+def test_a_models_file_setting_of_the_wrong_type_is_refused_naming_the_field(
+    tmp_path: Path,
+) -> None:
+    models = tmp_path / "models.json"
+    models.write_text(json.dumps({"models": [{"id": "odd", "greedy_first": "yes"}]}))
+    with pytest.raises(TaskError, match=r"models\[0\]\.greedy_first of 'odd' must be true"):
+        model_greedy_first("odd", models)
 
 
 def test_the_cli_runs_the_1_5b_as_one_greedy_chain_unless_told_otherwise() -> None:

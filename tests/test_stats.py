@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evals.compare import arm_statistics, render_statistics
+from evals.compare import arm_statistics
+from evals.reporting import render_statistics
 from evals.score import ABSTAINED, CORRECT, WRONG, row_outcome
 from evals.stats import (
     aurc,

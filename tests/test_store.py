@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from graph_server.errors import InvalidInput, LimitExceeded, NotFound, StoreError
 from graph_server.fixture import CONCLUSION, RUNS
 from graph_server.store import GraphStore
 from graph_server.validation import StoreLimits
@@ -34,8 +35,8 @@ def test_partial_ingest_keeps_valid_items_and_explains_each_rejection() -> None:
             {"src": "ok", "dst": "t", "relation": "undermines"},
         ],
     )
-    assert result["accepted_nodes"] == ["ok"]
-    reasons = [r["reason"] for r in result["rejected"]]
+    assert result.accepted_nodes == ["ok"]
+    reasons = [r.reason for r in result.rejected]
     assert "type must be one of" in reasons[0] and "'guess'" in reasons[0]
     assert "confidence 1.5 is outside [0, 1]" in reasons[1]
     assert reasons[2].startswith("id must be a non-empty string")
@@ -43,37 +44,37 @@ def test_partial_ingest_keeps_valid_items_and_explains_each_rejection() -> None:
     assert "dst 'missing' is not a node of graph 'g'" in reasons[4]
     assert "cannot support or attack itself" in reasons[5]
     assert "relation must be one of" in reasons[6]
-    assert result["rejected"][0]["item"]["type"] == "guess"
-    assert [n["id"] for n in store.get_graph("g")["nodes"]] == ["ok"]
+    assert result.rejected[0].item["type"] == "guess"
+    assert [n.id for n in store.get_graph("g").nodes] == ["ok"]
 
 
 def test_same_id_with_a_different_claim_is_rejected_without_touching_the_original() -> None:
     store = GraphStore()
     store.assert_graph("g", [good_node("n1", "the pump failed")], [])
     result = store.assert_graph("g", [good_node("n1", "the valve failed")], [])
-    assert "already holds the claim" in result["rejected"][0]["reason"]
-    assert store.get_graph("g")["nodes"][0]["claim"] == "the pump failed"
+    assert "already holds the claim" in result.rejected[0].reason
+    assert store.get_graph("g").nodes[0].claim == "the pump failed"
 
 
 def test_same_id_same_claim_unions_run_ids() -> None:
     store = GraphStore()
     store.assert_graph("g", [good_node()], [], run_id="r1")
     store.assert_graph("g", [good_node()], [], run_id="r2")
-    assert store.get_graph("g")["nodes"][0]["run_ids"] == ["r1", "r2"]
+    assert store.get_graph("g").nodes[0].run_ids == ["r1", "r2"]
 
 
 def test_numeric_strings_are_accepted_for_confidence() -> None:
     store = GraphStore()
     result = store.assert_graph("g", [good_node(confidence="0.75")], [])
-    assert result["rejected"] == []
-    assert store.get_graph("g")["nodes"][0]["confidence"] == 0.75
+    assert result.rejected == []
+    assert store.get_graph("g").nodes[0].confidence == 0.75
 
 
 def test_claim_length_limit_is_enforced_with_a_clear_reason() -> None:
     store = GraphStore(limits=StoreLimits(max_claim_chars=50))
     result = store.assert_graph("g", [good_node(claim="x" * 51)], [])
-    assert result["rejected"][0]["reason"] == "claim has 51 characters, over the limit of 50"
-    assert len(json.dumps(result)) < 1000  # the long claim is not echoed back whole
+    assert result.rejected[0].reason == "claim has 51 characters, over the limit of 50"
+    assert len(result.model_dump_json()) < 1000  # the long claim is not echoed back whole
 
 
 def test_node_limit_rejects_the_overflow_and_keeps_the_rest() -> None:
@@ -81,17 +82,18 @@ def test_node_limit_rejects_the_overflow_and_keeps_the_rest() -> None:
     result = store.assert_graph(
         "g", [good_node(f"n{i}", f"claim number {i} about pumps") for i in range(3)], []
     )
-    assert result["accepted_nodes"] == ["n0", "n1"]
-    assert "limit of 2 nodes" in result["rejected"][0]["reason"]
+    assert result.accepted_nodes == ["n0", "n1"]
+    assert "limit of 2 nodes" in result.rejected[0].reason
 
 
 def test_graph_count_limit_names_the_limit() -> None:
     store = GraphStore(limits=StoreLimits(max_graphs=1))
     store.assert_graph("a", [good_node()], [])
-    error = store.assert_graph("b", [good_node()], [])["error"]
-    assert "limit of 1" in error and "'b'" in error
+    with pytest.raises(LimitExceeded, match="limit of 1") as refused:
+        store.assert_graph("b", [good_node()], [])
+    assert "'b'" in str(refused.value) and refused.value.limit == "max_graphs"
     store.delete_graph("a")
-    assert "error" not in store.assert_graph("b", [good_node()], [])
+    assert store.assert_graph("b", [good_node()], []).accepted_nodes == ["n1"]
 
 
 @pytest.mark.parametrize(
@@ -110,19 +112,21 @@ def test_graph_count_limit_names_the_limit() -> None:
         (lambda s: s.assert_graph("rack7", "nodes", []), "nodes must be a list"),
         (lambda s: s.assert_graph("", [], []), "graph_id must be a non-empty string"),
         (
-            lambda s: s.assert_graph("g", [good_node("__S__")], [])["rejected"][0]["reason"],
+            lambda s: s.assert_graph("g", [good_node("__S__")], []).rejected[0].reason,
             "reserved",
         ),
         (lambda s: s.update_node("rack7", "D"), "needs confidence, run_id or both"),
         (lambda s: s.delete_graph("nope"), "graph_id 'nope' not found"),
     ],
 )
-def test_bad_calls_return_errors_that_name_the_field(call: Any, fragment: str) -> None:
+def test_bad_calls_raise_store_errors_that_name_the_field(call: Any, fragment: str) -> None:
     store = GraphStore()
     for run_id, nodes, edges in RUNS:
         store.assert_graph("rack7", nodes, edges, run_id=run_id)
-    result = call(store)
-    text = result if isinstance(result, str) else result["error"]
+    try:
+        text = call(store)
+    except StoreError as refused:
+        text = str(refused)
     assert fragment in text
 
 
@@ -130,7 +134,8 @@ def test_merged_ids_point_callers_to_the_kept_node() -> None:
     store = GraphStore()
     store.assert_graph("g", [good_node("r1:n1", "Server X runs Linux")], [], run_id="r1")
     store.assert_graph("g", [good_node("r2:n1", "server x runs linux.")], [], run_id="r2")
-    assert "was merged into 'r1:n1'" in store.support_width("g", "r2:n1")["error"]
+    with pytest.raises(NotFound, match="was merged into 'r1:n1'"):
+        store.support_width("g", "r2:n1")
     # Re-sending the merged node and an edge to it resolves to the kept node.
     again = store.assert_graph(
         "g",
@@ -138,8 +143,8 @@ def test_merged_ids_point_callers_to_the_kept_node() -> None:
         [{"src": "r2:n2", "dst": "r2:n1", "relation": "supports"}],
         run_id="r2",
     )
-    assert again["rejected"] == []
-    assert again["accepted_edges"] == [["r2:n2", "r1:n1", "supports"]]
+    assert again.rejected == []
+    assert again.accepted_edges == [["r2:n2", "r1:n1", "supports"]]
 
 
 def test_mark_refuted_is_idempotent_and_keeps_the_first_reason() -> None:
@@ -148,18 +153,20 @@ def test_mark_refuted_is_idempotent_and_keeps_the_first_reason() -> None:
         store.assert_graph("rack7", nodes, edges, run_id=run_id)
     first = store.mark_refuted("rack7", "D", "survey column misread")
     second = store.mark_refuted("rack7", "D", "another reason")
-    assert first["already_refuted"] is False and second["already_refuted"] is True
-    assert second["width_before"] == second["width_after"] == 1
-    node = next(n for n in store.get_graph("rack7")["nodes"] if n["id"] == "D")
-    assert node["refute_reason"] == "survey column misread"
+    assert first.already_refuted is False and second.already_refuted is True
+    assert second.width_before == second.width_after == 1
+    node = next(n for n in store.get_graph("rack7").nodes if n.id == "D")
+    assert node.refute_reason == "survey column misread"
 
 
 def test_update_node_sets_confidence_and_adds_provenance() -> None:
     store = GraphStore()
     store.assert_graph("g", [good_node()], [], run_id="r1")
     result = store.update_node("g", "n1", confidence=0.95, run_id="v1")
-    assert result["node"]["confidence"] == 0.95 and result["node"]["run_ids"] == ["r1", "v1"]
-    assert "outside [0, 1]" in store.update_node("g", "n1", confidence=2)["error"]
+    assert result.node.confidence == 0.95 and result.node.run_ids == ["r1", "v1"]
+    with pytest.raises(InvalidInput, match=r"outside \[0, 1\]") as refused:
+        store.update_node("g", "n1", confidence=2)
+    assert refused.value.field == "confidence"
 
 
 def test_reads_never_mutate_the_graph() -> None:
@@ -178,7 +185,7 @@ def test_reads_never_mutate_the_graph() -> None:
 def test_every_payload_is_json_serialisable() -> None:
     store = GraphStore()
     for run_id, nodes, edges in RUNS:
-        json.dumps(store.assert_graph("rack7", nodes, edges, run_id=run_id))
+        json.dumps(store.assert_graph("rack7", nodes, edges, run_id=run_id).model_dump())
     for payload in (
         store.check_structure("rack7", CONCLUSION),
         store.critical_links("rack7", CONCLUSION),
@@ -190,7 +197,7 @@ def test_every_payload_is_json_serialisable() -> None:
         store.mark_refuted("rack7", "D", "misread"),
         store.merge_duplicates("rack7"),
     ):
-        json.dumps(payload)
+        json.dumps(payload.model_dump(by_alias=True))
 
 
 def test_list_and_delete_graphs() -> None:
@@ -198,18 +205,18 @@ def test_list_and_delete_graphs() -> None:
     store.assert_graph("b", [good_node()], [])
     store.assert_graph("a", [good_node(), good_node("n2", "the valve held")], [])
     listed = store.list_graphs()
-    assert listed["graphs"] == [
+    assert [graph.model_dump() for graph in listed.graphs] == [
         {"graph_id": "a", "nodes": 2, "edges": 0},
         {"graph_id": "b", "nodes": 1, "edges": 0},
     ]
     assert (
-        listed["claim_bytes"]
+        listed.claim_bytes
         == store.claim_bytes
         == 2 * len("the pump failed") + len("the valve held")
     )
-    assert listed["claim_bytes_limit"] == StoreLimits().max_claim_bytes
-    assert store.delete_graph("a") == {"ok": True, "graph_id": "a"}
-    assert [g["graph_id"] for g in store.list_graphs()["graphs"]] == ["b"]
+    assert listed.claim_bytes_limit == StoreLimits().max_claim_bytes
+    assert store.delete_graph("a").model_dump() == {"ok": True, "graph_id": "a"}
+    assert [g.graph_id for g in store.list_graphs().graphs] == ["b"]
 
 
 def test_concurrent_ingests_lose_nothing() -> None:
@@ -229,12 +236,12 @@ def test_concurrent_ingests_lose_nothing() -> None:
     for thread in threads:
         thread.join()
     graph = store.get_graph("g")
-    assert len(graph["nodes"]) == 160
+    assert len(graph.nodes) == 160
     # Claims that differ in their numbers are never merged.
-    assert all(n["merged_ids"] == [] for n in graph["nodes"])
+    assert all(n.merged_ids == [] for n in graph.nodes)
 
 
-def test_an_internal_failure_becomes_an_error_not_an_exception(
+def test_an_internal_failure_raises_as_the_bug_it_is_and_leaves_the_store_usable(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from graph_server import checks
@@ -247,10 +254,9 @@ def test_an_internal_failure_becomes_an_error_not_an_exception(
         raise RuntimeError("boom")
 
     monkeypatch.setattr(checks, "check_structure", explode)
-    assert store.check_structure("rack7", CONCLUSION) == {
-        "error": "internal error in check_structure: RuntimeError: boom"
-    }
-    assert store.support_width("rack7", CONCLUSION)["disjoint_paths"] == 2
+    with pytest.raises(RuntimeError, match="boom"):
+        store.check_structure("rack7", CONCLUSION)
+    assert store.support_width("rack7", CONCLUSION).disjoint_paths == 2
 
 
 def test_edge_limit_rejects_the_overflow_and_keeps_the_rest() -> None:
@@ -258,8 +264,8 @@ def test_edge_limit_rejects_the_overflow_and_keeps_the_rest() -> None:
     nodes = [good_node(f"n{i}", f"reading {i} from gauge {i * 7} is stable") for i in range(4)]
     edges = [{"src": f"n{i}", "dst": "n3", "relation": "supports"} for i in range(3)]
     result = store.assert_graph("g", nodes, edges)
-    assert result["accepted_edges"] == [["n0", "n3", "supports"], ["n1", "n3", "supports"]]
-    assert "limit of 2 edges" in result["rejected"][0]["reason"]
+    assert result.accepted_edges == [["n0", "n3", "supports"], ["n1", "n3", "supports"]]
+    assert "limit of 2 edges" in result.rejected[0].reason
     # Re-asserting an existing edge is not a new edge and is still accepted.
     again = store.assert_graph("g", [], edges[:1])
-    assert again["rejected"] == []
+    assert again.rejected == []

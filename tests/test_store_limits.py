@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from graph_server.errors import Cancelled, LimitExceeded
 from graph_server.fixture import CONCLUSION, RUNS
 from graph_server.store import GraphStore
 from graph_server.validation import StoreLimits, normalise_id
@@ -45,9 +46,9 @@ def test_work_on_one_graph_never_waits_for_a_busy_other_graph() -> None:
     try:
         assert inside.wait(timeout=60)
         # Graph "busy" is locked until release is set; these must not wait for it.
-        assert store.check_structure("other", CONCLUSION)["orphans"] == ["F", "G"]
-        assert store.assert_graph("third", _claims("t", 3))["rejected"] == []
-        assert [g["graph_id"] for g in store.list_graphs()["graphs"]] == [
+        assert store.check_structure("other", CONCLUSION).orphans == ["F", "G"]
+        assert store.assert_graph("third", _claims("t", 3)).rejected == []
+        assert [g.graph_id for g in store.list_graphs().graphs] == [
             "busy",
             "other",
             "third",
@@ -55,7 +56,7 @@ def test_work_on_one_graph_never_waits_for_a_busy_other_graph() -> None:
     finally:
         release.set()
         worker.join(timeout=60)
-    assert len(store.get_graph("busy")["nodes"]) == 5
+    assert len(store.get_graph("busy").nodes) == 5
 
 
 @pytest.mark.parametrize("fire_at", [1, 2, 3, 4, 6])
@@ -81,23 +82,24 @@ def test_a_cancelled_ingest_leaves_the_graph_exactly_as_it_was(fire_at: int) -> 
         {**RUNS[0][2][0], "confidence": 1.0},
         {"src": "n1", "dst": "n2", "relation": "supports"},
     ]
-    result = store.assert_graph("rack7", nodes, edges, run_id="r9", cancel=cancel)
+    with pytest.raises(Cancelled) as refused:
+        store.assert_graph("rack7", nodes, edges, run_id="r9", cancel=cancel)
 
-    assert result == {
-        "error": "cancelled: assert_graph stopped before its commit point; nothing from this "
+    assert str(refused.value) == (
+        "cancelled: assert_graph stopped before its commit point; nothing from this "
         "call was applied and the graph is as it was"
-    }
+    )
     assert store.get_graph("rack7") == before and store.list_graphs() == listed
     # The same call without a cancel applies in full, merge included.
     applied = store.assert_graph("rack7", nodes, edges, run_id="r9")
-    assert len(applied["accepted_nodes"]) == len(nodes) and applied["auto_merged"] == [["A", "dup"]]
+    assert len(applied.accepted_nodes) == len(nodes) and applied.auto_merged == [["A", "dup"]]
 
 
 def test_a_cancelled_first_ingest_leaves_no_graph_behind() -> None:
     store = GraphStore()
-    result = store.assert_graph("new", _claims("n", 10), cancel=lambda: True)
-    assert result["error"].startswith("cancelled")
-    assert store.list_graphs()["graphs"] == [] and store.claim_bytes == 0
+    with pytest.raises(Cancelled):
+        store.assert_graph("new", _claims("n", 10), cancel=lambda: True)
+    assert store.list_graphs().graphs == [] and store.claim_bytes == 0
 
 
 def test_a_cancelled_merge_pass_changes_nothing() -> None:
@@ -107,30 +109,30 @@ def test_a_cancelled_merge_pass_changes_nothing() -> None:
         "g", [{"id": "x", "claim": "a gauge 1 reads 3 bar.", "type": "given"}], dedup=False
     )
     before = store.get_graph("g")
-    assert store.merge_duplicates("g", cancel=lambda: True)["error"].startswith("cancelled")
+    with pytest.raises(Cancelled):
+        store.merge_duplicates("g", cancel=lambda: True)
     assert store.get_graph("g") == before
-    assert store.merge_duplicates("g")["merges"] == [["a1", "x"]]
+    assert store.merge_duplicates("g").merges == [["a1", "x"]]
 
 
 def test_the_memory_budget_refuses_a_call_whole_and_names_the_limit() -> None:
     store = GraphStore(limits=StoreLimits(max_claim_bytes=1_000))
     first = store.assert_graph("a", _claims("a", 20))
     used = store.claim_bytes
-    assert first["rejected"] == [] and 0 < used <= 1_000
+    assert first.rejected == [] and 0 < used <= 1_000
 
-    over = store.assert_graph("b", _claims("b", 40))
-    assert "memory budget exceeded" in over["error"] and "max_claim_bytes" in over["error"]
-    assert "nothing from this call was applied" in over["error"]
-    assert store.claim_bytes == used and [g["graph_id"] for g in store.list_graphs()["graphs"]] == [
-        "a"
-    ]
+    with pytest.raises(LimitExceeded) as over:
+        store.assert_graph("b", _claims("b", 40))
+    assert "memory budget exceeded" in str(over.value) and over.value.limit == "max_claim_bytes"
+    assert "nothing from this call was applied" in str(over.value)
+    assert store.claim_bytes == used and [g.graph_id for g in store.list_graphs().graphs] == ["a"]
 
     # Re-asserting what is stored costs nothing; deleting gives the budget back.
-    assert store.assert_graph("a", _claims("a", 20))["rejected"] == []
+    assert store.assert_graph("a", _claims("a", 20)).rejected == []
     assert store.claim_bytes == used
     store.delete_graph("a")
     assert store.claim_bytes == 0
-    assert store.assert_graph("b", _claims("b", 40))["rejected"] == []
+    assert store.assert_graph("b", _claims("b", 40)).rejected == []
 
 
 def test_no_cache_keeps_the_text_of_a_deleted_graph() -> None:
@@ -188,10 +190,10 @@ def test_three_spellings_of_one_id_are_one_node() -> None:
         "g",
         [{"id": spelling, "claim": claim, "type": "given"} for spelling in ("A", "A ", "A\u200b")],
     )
-    assert result["accepted_nodes"] == ["A", "A", "A"]
-    assert [n["id"] for n in store.get_graph("g")["nodes"]] == ["A"]
-    assert store.update_node(" g ", "A\u200b", confidence=-0.0)["node"]["confidence"] == 0.0
-    assert str(store.get_graph("g")["nodes"][0]["confidence"]) == "0.0"
+    assert result.accepted_nodes == ["A", "A", "A"]
+    assert [n.id for n in store.get_graph("g").nodes] == ["A"]
+    assert store.update_node(" g ", "A\u200b", confidence=-0.0).node.confidence == 0.0
+    assert str(store.get_graph("g").nodes[0].confidence) == "0.0"
 
 
 @settings(max_examples=200, deadline=None)

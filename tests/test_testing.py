@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import requests
 
-from orchestrator.client import LLMError, LLMTimeoutError
-from orchestrator.testing import (
+from orchestrator.llm.client import LLMError, LLMTimeoutError
+from orchestrator.llm.testing import (
     FakeOpenAIServer,
     FakeReply,
     ScriptedClient,

@@ -11,29 +11,30 @@ from report_pages import rack7
 from test_export_and_state import GRAPH, SPAN, fixture_store
 
 from graph_server.state import StateFile
-from orchestrator.cli import main
-from orchestrator.report_html import CITED_ONLY
+from orchestrator.cli.main import main
+from orchestrator.report.html import CITED_ONLY
 
 
 def test_export_graph_html_draws_every_node_and_marks_the_cited_sentence() -> None:
     store = fixture_store()
     answer = store.export_graph(GRAPH, "html")
-    assert answer["format"] == "html" and answer["graph"] is None
-    page = answer["content"]
-    for node in store.get_graph(GRAPH)["nodes"]:
-        assert f'data-id="{node["id"]}"' in page
+    assert answer.format == "html" and answer.graph is None
+    page = answer.content
+    assert page is not None
+    for node in store.get_graph(GRAPH).nodes:
+        assert f'data-id="{node.id}"' in page
     assert f'<span class="sent cited" id="s0"><b class="span">D1.1</b> {SPAN["text"]}' in page
     assert 'class="node st-refuted' in page
-    assert page == fixture_store().export_graph(GRAPH, "html")["content"]
+    assert page == fixture_store().export_graph(GRAPH, "html").content
 
 
 def test_view_of_an_export_json_file_draws_what_the_store_itself_draws(tmp_path: Path) -> None:
     store = fixture_store()
     path = tmp_path / "rack7.json"
-    path.write_text(json.dumps(store.export_graph(GRAPH, "json")), encoding="utf-8")
+    path.write_text(store.export_graph(GRAPH, "json").model_dump_json(), encoding="utf-8")
     assert main(["view", str(path)]) == 0
     assert (tmp_path / "rack7.html").read_text(encoding="utf-8") == (
-        store.export_graph(GRAPH, "html")["content"]
+        store.export_graph(GRAPH, "html").content
     )
 
 
@@ -49,7 +50,7 @@ def test_view_of_a_state_file_draws_the_graph_asked_for_and_names_them_when_unsu
     out = tmp_path / "page.html"
     assert main(["view", str(state), "--graph", GRAPH, "--out", str(out)]) == 0
     assert capsys.readouterr().out.strip() == str(out)
-    assert out.read_text(encoding="utf-8") == store.export_graph(GRAPH, "html")["content"]
+    assert out.read_text(encoding="utf-8") == store.export_graph(GRAPH, "html").content
 
 
 def test_view_of_report_json_and_the_task_file_it_names_gives_the_page_the_run_wrote(
@@ -92,7 +93,7 @@ def test_view_refuses_a_file_it_cannot_draw_saying_why(
 def test_a_broken_export_is_refused_by_the_store_not_drawn(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    exported = fixture_store().export_graph(GRAPH, "json")
+    exported = fixture_store().export_graph(GRAPH, "json").model_dump()
     exported["graph"]["edges"].append(
         {"src": "nowhere", "dst": "B", "relation": "supports", "confidence": 1, "run_ids": []}
     )

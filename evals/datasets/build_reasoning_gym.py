@@ -46,7 +46,7 @@ class BuildError(ValueError):
 
 
 def _item(
-    name: str, index: int, question: str, document: str, answer: str, aliases: list[str], entry
+    name: str, index: int, question: str, document: str, answer: str, aliases: list[str], entry: Any
 ) -> dict[str, Any]:
     metadata_ = entry.get("metadata") or {}
     return {

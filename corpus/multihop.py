@@ -1,0 +1,423 @@
+"""Sub-question retrieval: a multi-hop question's plan, checked, then retrieved hop by hop,
+each later hop filled with the bridge the hop before it found.
+
+A plan is a list of sub-questions in which ``#k`` stands for the answer of sub-question
+``k`` ("Which company built the Faldcrest Bridge?", "Who or what is the founder of #1?",
+"In which town was #2 born?"). This package does not make plans: the caller passes one
+(``orchestrator.checks.decompose.decompose`` reads it off the question's grammar), and
+:func:`check_plan` refuses one whose sub-question is about nothing the question or an
+earlier hop names.
+
+:func:`retrieve_plan` retrieves each sub-question on its own (keyword, dense when available,
+fused by RRF), with each ``#k`` replaced by **hop k's bridge**: from each of hop k's
+:data:`BRIDGE_HITS` best chunks, the first new name (:func:`corpus.entities.extract_entities`)
+of its sentence that shares most relation words with hop k's query (:func:`bridge_names`;
+no model). A sub-question that refers to a hop with two bridge names runs once per name, and
+its rankings are interleaved (alternatives, not votes); with ``entities`` > 0, each query
+also gets the entity-graph ranking of the bridge names it was filled with, as a third list.
+The answer interleaves the hops' rankings and the question's own (first of each, then
+second of each, ...): an RRF sum over them would lift the chunks that many hops rank in the
+middle above each hop's best (measured: docs/results/multihop-retrieval.md). The question's
+own best hits are kept as :func:`corpus.retrieval.retrieve` keeps them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from corpus.embed import Embedder
+from corpus.entities import FUNCTION_WORDS, entity_key, extract_entities, names_in
+from corpus.evidence import split_sentences
+from corpus.index import QueryGuard, open_index
+from corpus.index_pin import PinnedIndex
+from corpus.retrieval import (
+    DEFAULT_DEPTH,
+    KEEP_OWN,
+    MAX_K,
+    Dropped,
+    Hit,
+    Rankings,
+    Searcher,
+    check_hyde,
+    check_queries,
+    check_weight,
+    keep_own,
+    query_terms,
+    rrf_fuse,
+)
+
+MAX_HOPS = 6
+BRIDGE_HITS = 2
+"""A hop's bridge is read from this many of its best chunks (one name each)."""
+MAX_FILLED = 4
+"""A sub-question is run as at most this many queries (one per bridge name it refers to)."""
+STEM_CHARS = 4
+"""Words compare on their first four letters ("founder" and "founded", "headquartered"
+and "head office" agree)."""
+_PLACEHOLDER = re.compile(r"#(\d+)")
+
+
+class PlanError(ValueError):
+    """A plan that cannot be retrieved: its message names the sub-question and why.
+
+    Examples
+    --------
+    >>> q = "In which town was the founder of Rookcombe Foundry born?"
+    >>> try:
+    ...     check_plan(q, ["In which town was #2 born?", "Who founded Rookcombe Foundry?"])
+    ... except PlanError as exc:
+    ...     print(exc)
+    plan[0] 'In which town was #2 born?' refers to #2, but the first sub-question can refer
+    to no earlier one
+    """
+
+
+@dataclass(frozen=True)
+class Hop:
+    """One sub-question's retrieval."""
+
+    sub_question: str
+    """As planned, with its ``#k`` placeholders."""
+    queries: tuple[str, ...]
+    """As run: one per choice of a bridge name of hop k for each ``#k`` (:func:`fill`)."""
+    chunk_ids: tuple[str, ...]
+    """Its fused ranking, best first (at most the depth)."""
+    bridge: tuple[str, ...]
+    """The names its best chunks give the hops that refer to it (may be empty)."""
+
+
+@dataclass(frozen=True)
+class PlanRetrieval:
+    """The result of :func:`retrieve_plan`: the hits, best first; each hop's queries, ranking
+    and bridge names; whether dense rankings were used (and why not); and the chunks dropped
+    to keep the question's own best hits.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from corpus import ingest
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> docs, index = Path(tmp.name, "docs"), Path(tmp.name, "docs.sqlite")
+    >>> docs.mkdir()
+    >>> _ = (docs / "foundry.md").write_text("Rookcombe Foundry was founded by Tamsin Vell.")
+    >>> _ = ingest(docs, index, dense=False)
+    >>> found = retrieve_plan(index, "Who founded Rookcombe Foundry?",
+    ...                       ["Who founded Rookcombe Foundry?"], k=1, dense=False)
+    >>> [hit.path for hit in found.hits], found.hops[0].bridge, found.dense_used
+    (['foundry.md'], ('Tamsin Vell',), False)
+    >>> tmp.cleanup()
+    """
+
+    hits: tuple[Hit, ...]
+    hops: tuple[Hop, ...]
+    dense_used: bool
+    dense_note: str
+    dropped: tuple[Dropped, ...]
+
+
+def check_plan(question: str, plan: Sequence[str]) -> list[str]:
+    """``plan`` as a list of cleaned sub-questions, or :class:`PlanError` saying which
+    sub-question is wrong and why.
+
+    Parameters
+    ----------
+    question: the multi-hop question.
+    plan: its sub-questions, ``#k`` standing for the answer of sub-question ``k``.
+
+    Returns
+    -------
+    The sub-questions, whitespace collapsed.
+
+    Raises
+    ------
+    PlanError: an empty plan or one of more than :data:`MAX_HOPS`; a sub-question that is
+        blank, refers to itself or a later one (``#k`` with ``k`` not below its own number),
+        names something the question does not name, or names nothing at all (no ``#k``, no
+        name of the question and not only words of the question).
+
+    Examples
+    --------
+    >>> q = "In which town was the founder of Rookcombe Foundry born?"
+    >>> check_plan(q, ["Who founded Rookcombe Foundry?", "In which town was #1 born?"])
+    ['Who founded Rookcombe Foundry?', 'In which town was #1 born?']
+    >>> try:
+    ...     check_plan(q, ["Who founded Rookcombe Foundry?", "Where is the Kest Bridge?"])
+    ... except PlanError as exc:
+    ...     print(exc)
+    plan[1] 'Where is the Kest Bridge?' names 'kest bridge', which the question does not name
+    """
+    if not isinstance(question, str) or not question.strip():
+        raise PlanError(f"question must be a non-empty string, got {question!r}")
+    if isinstance(plan, str) or not isinstance(plan, Sequence) or not 1 <= len(plan) <= MAX_HOPS:
+        raise PlanError(f"plan must be a list of 1 to {MAX_HOPS} sub-questions, got {plan!r}")
+    asked = entity_key(question)
+    asked_stems = _stems(question)
+    cleaned: list[str] = []
+    for number, sub in enumerate(plan):
+        if not isinstance(sub, str) or not sub.strip():
+            raise PlanError(f"plan[{number}] must be a non-empty string, got {sub!r}")
+        sub = " ".join(sub.split())
+        names = names_in(sub)
+        for name in names:
+            if name.startswith("#") and not 1 <= int(name[1:]) <= number:
+                raise PlanError(
+                    f"plan[{number}] {sub!r} refers to {name}, which is not an earlier "
+                    f"sub-question (it may refer to #1 to #{number})"
+                    if number
+                    else f"plan[0] {sub!r} refers to {name}, but the first sub-question "
+                    "can refer to no earlier one"
+                )
+            if not name.startswith("#") and name not in asked:
+                raise PlanError(
+                    f"plan[{number}] {sub!r} names {name!r}, which the question does not name"
+                )
+        if not names and not _stems(sub) <= asked_stems:
+            raise PlanError(
+                f"plan[{number}] {sub!r} names nothing in the question or an earlier hop "
+                "(no #k, no name of the question)"
+            )
+        cleaned.append(sub)
+    return cleaned
+
+
+def bridge_names(query: str, text: str) -> list[str]:
+    """The name ``text`` gives in answer to ``query``, as written in ``text``, ``[]`` when it
+    holds no name that ``query`` does not. Among the new names, the first by: a name holding
+    a relation word of ``query`` ("Naren River" for "Which river ..."); then the name's
+    sentence sharing the most relation words with ``query`` (words outside the names,
+    compared on their first :data:`STEM_CHARS` letters); then a name sharing no word with the
+    names of ``query`` (not "Rookcombe Works" for a question about "Rookcombe Foundry");
+    then the earliest.
+
+    Examples
+    --------
+    >>> bridge_names(
+    ...     "Who or what is the founder of Rookcombe Foundry?",
+    ...     "Rookcombe Foundry has its head office in Karnmere. "
+    ...     "Rookcombe Foundry was founded by Vidar Tarvard.",
+    ... )
+    ['Vidar Tarvard']
+    """
+    wanted = _relation_stems(query)
+    known = set(names_in(query))
+    known_words = {word for name in known for word in name.split()}
+    candidates: list[tuple[int, int, int, int, int, str]] = []
+    for number, (start, end) in enumerate(split_sentences(text)):
+        sentence = text[start:end]
+        overlap = len(_relation_stems(sentence) & wanted)
+        for position, name in enumerate(_names_as_written(sentence)):
+            key = entity_key(name)
+            if key in known:
+                continue
+            typed = bool(_stems(key) & wanted)  # "Which river ..." -> "Naren River"
+            alike = bool(set(key.split()) & known_words)
+            candidates.append((-typed, -overlap, alike, number, position, name))
+    return [min(candidates)[-1]] if candidates else []
+
+
+def _relation_stems(text: str) -> set[str]:
+    """The stems (:func:`_stems`) of the words of ``text`` outside its names."""
+    folded = " ".join(text.split()).casefold()
+    for name in names_in(text):
+        folded = folded.replace(name, " ")
+    return _stems(folded)
+
+
+def _names_as_written(sentence: str) -> list[str]:
+    """The names of ``sentence`` in its own spelling, in order of :func:`extract_entities`."""
+    folded = sentence.casefold()
+    written: list[str] = []
+    for key in extract_entities(sentence):
+        at = folded.find(key)
+        written.append(" ".join(sentence[at : at + len(key)].split()) if at >= 0 else key)
+    return written
+
+
+def _stems(text: str) -> set[str]:
+    """The content words of ``text`` (function words dropped), cut to :data:`STEM_CHARS`."""
+    return {term[:STEM_CHARS] for term in query_terms(text) if term not in FUNCTION_WORDS}
+
+
+def fill(sub_question: str, bridges: Sequence[Sequence[str]]) -> list[str]:
+    """The queries ``sub_question`` becomes: one per choice of a bridge name for each ``#k``
+    it holds (``bridges[k-1]``; a hop that found none drops its ``#k``), in order, at most
+    :data:`MAX_FILLED`.
+
+    >>> fill("In which town was #2 born?", [["Rookcombe Foundry"], ["Vidar Tarvard", "Ulla Oss"]])
+    ['In which town was Vidar Tarvard born?', 'In which town was Ulla Oss born?']
+    """
+    refs = sorted({int(ref) for ref in _PLACEHOLDER.findall(sub_question)})
+    choices = itertools.product(*(bridges[ref - 1] or [""] for ref in refs))
+    queries: list[str] = []
+    for choice in itertools.islice(choices, MAX_FILLED):
+        queries.append(_substitute(sub_question, dict(zip(refs, choice, strict=True))))
+    return queries
+
+
+def _substitute(sub_question: str, named: dict[int, str]) -> str:
+    """``sub_question`` with each ``#k`` replaced by ``named[k]``, whitespace collapsed."""
+    filled = _PLACEHOLDER.sub(lambda m: named[int(m.group(1))], sub_question)
+    return " ".join(filled.split())
+
+
+def interleave(rankings: Sequence[Sequence[str]]) -> list[str]:
+    """The first of each ranking, then the second of each, ..., each id once.
+
+    >>> interleave([["a", "b", "c"], ["d", "a", "e"]])
+    ['a', 'd', 'b', 'c', 'e']
+    """
+    merged: dict[str, None] = {}
+    for row in itertools.zip_longest(*rankings):
+        merged.update((chunk, None) for chunk in row if chunk is not None)
+    return list(merged)
+
+
+def _asking(chunk_id: str, queries: Sequence[str], lists: Sequence[Rankings]) -> str:
+    """The query of ``queries`` whose rankings (``lists``, one per query) rank ``chunk_id``
+    best; the first query when none ranks it."""
+
+    def rank(item: Rankings) -> int:
+        ranks = [r.index(chunk_id) for r in item.all if chunk_id in r]
+        return min(ranks, default=MAX_K * 10)
+
+    return min(zip(queries, lists, strict=True), key=lambda pair: rank(pair[1]))[0]
+
+
+def retrieve_plan(
+    index_path: Path | str | PinnedIndex,
+    question: str,
+    plan: Sequence[str],
+    k: int = 8,
+    *,
+    dense: bool | Embedder = True,
+    entities: float = 0.0,
+    keep: int = KEEP_OWN,
+    depth: int = DEFAULT_DEPTH,
+    guard: QueryGuard | None = None,
+    variants: Sequence[str] = (),
+    hyde: str | None = None,
+) -> PlanRetrieval:
+    """The top ``k`` chunks for ``question`` and its ``plan``, hop by hop (module docstring).
+
+    Cost: one :func:`corpus.retrieval.retrieve` per query of each hop, plus one for the
+    question.
+
+    Parameters
+    ----------
+    index_path : Path, str or PinnedIndex
+        An ingested index.
+    question : str
+        The multi-hop question.
+    plan : sequence of str
+        Its sub-questions, ``#k`` standing for the answer of sub-question ``k``
+        (:func:`check_plan`).
+    k : int, optional
+        Chunks returned, 1 to :data:`~corpus.retrieval.MAX_K` (default 8).
+    dense : bool or Embedder, optional
+        As for :func:`corpus.retrieval.retrieve`.
+    entities : float, optional
+        Weight of each hop's entity-graph ranking (seeded with the hop's best chunks and the
+        bridge names it was filled with); 0 (the default) for none.
+    keep : int, optional
+        How many of the question's own best hits stay in the top ``k`` (at most ``k // 2``,
+        :func:`corpus.retrieval.keep_own`).
+    depth : int, optional
+        Length of each single ranking (raised to ``4 * k``).
+    guard : QueryGuard, optional
+        The time limit and cancellation check for every query.
+    variants : sequence of str, optional
+        Other phrasings of the question (a model's rewrites), at most
+        :data:`~corpus.retrieval.MAX_VARIANTS`: fused into the question's own ranking, as
+        :func:`corpus.retrieval.retrieve` fuses them; the hits kept by ``keep`` are still
+        the question's own.
+    hyde : str, optional
+        A hypothetical answer passage whose dense ranking joins the question's ranking
+        (:func:`corpus.retrieval.retrieve`).
+
+    Returns
+    -------
+    PlanRetrieval
+        The hits, each hop's queries, ranking and bridge, and the chunks dropped to keep the
+        question's own hits.
+
+    Raises
+    ------
+    PlanError
+        When the plan fails :func:`check_plan`.
+    ValueError
+        For another bad argument.
+    CorpusIndexError
+        For an unusable index.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from corpus import ingest
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> docs, index = Path(tmp.name, "docs"), Path(tmp.name, "docs.sqlite")
+    >>> docs.mkdir()
+    >>> _ = (docs / "foundry.md").write_text("Rookcombe Foundry was founded by Tamsin Vell.")
+    >>> _ = (docs / "vell.md").write_text("Tamsin Vell was born in Harrowgate.")
+    >>> _ = (docs / "mill.md").write_text("Kestrel Mill was founded by Oren Dask.")
+    >>> _ = ingest(docs, index, dense=False)
+    >>> q = "In which town was the founder of Rookcombe Foundry born?"
+    >>> plan = ["Who founded Rookcombe Foundry?", "In which town was #1 born?"]
+    >>> found = retrieve_plan(index, q, plan, k=2, dense=False)
+    >>> found.hops[1].queries[0]
+    'In which town was Tamsin Vell born?'
+    >>> [hit.path for hit in found.hits]
+    ['foundry.md', 'vell.md']
+    >>> tmp.cleanup()
+    """
+    subs = check_plan(question, plan)
+    for name, value, top in (("k", k, MAX_K), ("depth", depth, 10 * MAX_K), ("keep", keep, MAX_K)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= top:
+            raise ValueError(f"{name} must be an integer from 0 to {top}, got {value!r}")
+    if k < 1:
+        raise ValueError(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
+    check_weight("entities", entities)
+    phrasings = check_queries(question, variants, k, dense, max(depth, 1))
+    check_hyde(hyde)
+    guard = guard if guard is not None else QueryGuard()
+    with open_index(index_path, guard) as conn:
+        searcher = Searcher(conn, index_path, max(depth, 4 * k), dense, guard)
+        own = searcher.rankings(phrasings[0])
+        asked = [own, *(searcher.rankings(query) for query in phrasings[1:])]
+        asked += searcher.passage_rankings(hyde)
+        hops: list[Hop] = []
+        searched = list(asked)
+        graphs: list[list[str]] = []
+        for sub in subs:
+            bridges = [hop.bridge for hop in hops]
+            queries = fill(sub, bridges)
+            given = [n for ref in _PLACEHOLDER.findall(sub) for n in bridges[int(ref) - 1]]
+            lists = [searcher.rankings(query) for query in queries]
+            searched += lists
+            fused = [searcher.fuse([one], entities=entities, seeds=0, names=given) for one in lists]
+            graphs += [graph for _, graph in fused]
+            ranking = interleave([[chunk for chunk, _ in pairs] for pairs, _ in fused])
+            bridge = dict.fromkeys(
+                name
+                for chunk in ranking[:BRIDGE_HITS]
+                for name in bridge_names(_asking(chunk, queries, lists), searcher.text(chunk))
+            )
+            hops.append(Hop(sub, tuple(queries), tuple(ranking), tuple(bridge)))
+        question_ranking = [c for c, _ in rrf_fuse([r for item in asked for r in item.all])]
+        order = interleave([*(hop.chunk_ids for hop in hops), question_ranking])
+        final = [(chunk, 1.0 / rank) for rank, chunk in enumerate(order, 1)]
+        own_best = [c for c, _ in rrf_fuse(own.all)][:keep]
+        kept, dropped = keep_own(final, own_best, k)
+        hits = searcher.load_hits(kept, searched, graphs)
+    return PlanRetrieval(
+        hits=tuple(hits),
+        hops=tuple(hops),
+        dense_used=not searcher.dense_note,
+        dense_note=searcher.dense_note,
+        dropped=tuple(dropped),
+    )

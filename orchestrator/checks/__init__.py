@@ -1,0 +1,25 @@
+"""The mechanical checks on an argument: no model is asked anything here.
+
+- :mod:`.question`: what a question asks, read from its words;
+- :mod:`.arithmetic`: equations a claim writes out, and whether they hold;
+- :mod:`.anchor`: a parsed run anchored to the evidence (citations, givens);
+- :mod:`.chain`: is an argument about the question, and does each link hold;
+- :mod:`.decompose`, :mod:`.hops`: a multi-hop question's plan, and the hop-by-hop rules;
+- :mod:`.assess`: what the merged graph says now (ranked candidates, disputed claims).
+"""
+
+from orchestrator.checks.anchor import ANSWER_PREFIX, AnchoredRun, anchor_run
+from orchestrator.checks.assess import Assessment, Candidate, assess
+from orchestrator.checks.chain import ChainContext
+from orchestrator.checks.decompose import decompose
+
+__all__ = [
+    "ANSWER_PREFIX",
+    "AnchoredRun",
+    "Assessment",
+    "Candidate",
+    "ChainContext",
+    "anchor_run",
+    "assess",
+    "decompose",
+]

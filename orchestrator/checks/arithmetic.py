@@ -1,0 +1,180 @@
+"""Equations a claim writes out, and whether they hold.
+
+A model's reasoning step "the total is 25 + 9 + 13 = 57 slices" states something a machine can
+check: 25 + 9 + 13 is 47. The chain check (:mod:`orchestrator.checks.chain`) refuses an argument
+that holds such a false equation, whatever else it gets right.
+
+An equation is two sides joined by ``=``, each side a number or an arithmetic expression of
+numbers: ``+ - * / × ÷``, ``x`` between two numbers, parentheses, currency signs before a
+number and thousands separators. A side with anything else (a letter, a ``%``) is not
+arithmetic, so "x = 2 * 3 = 6" yields one equation, "2 * 3 = 6". Expressions are evaluated
+with the usual precedence (``*`` and ``/`` before ``+`` and ``-``), in exact decimals.
+
+All functions are pure and deterministic.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import itertools
+import operator
+import re
+from collections.abc import Callable
+from decimal import Decimal, DivisionByZero, InvalidOperation
+
+_HEAD = re.compile(r"\s*[\d.()+\-*/][\d\s.()+\-*/]*")
+_TAIL = re.compile(r"[\d\s.()+\-*/]*[\d.()]\s*$")
+"""The characters of a side once normalised (:func:`_normalised`): digits, points, operators,
+parentheses and spaces."""
+_TIMES = re.compile(r"(?<=[\d)])\s*[x×]\s*(?=[\d(])")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_CURRENCY = re.compile(r"[$€£¥](?=\s*[\d(])")
+MAX_SIDE_CHARS = 200
+"""A longer side is no calculation a reasoning step writes out; the bound keeps the work per
+``=`` constant and the expression shallow enough to evaluate."""
+EXACT_PLACES = 9
+"""The precision an expression side is held to: exact decimals, less the rounding of a
+division (1/3 + 1/3 and 2/3 differ in the 28th place)."""
+_OPERATORS: dict[type[ast.operator], Callable[[Decimal, Decimal], Decimal]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+}
+
+
+def equations(text: str) -> list[tuple[str, str, Decimal, Decimal]]:
+    """The equations ``text`` writes out: (left side, right side, left value, right value)
+    for each ``=`` whose two neighbouring sides are both arithmetic (module docstring); a side
+    reaches from the ``=`` to the previous or next ``=``, or to the nearest character that is
+    no part of arithmetic. Sides that cannot be evaluated (division by zero, a malformed
+    number) are skipped. O(len(text))."""
+    found = []
+    pieces = _normalised(text).split("=")
+    for before, after in itertools.pairwise(pieces):
+        left, right = _tail(before), _head(after)
+        values = _value(left), _value(right)
+        if left and right and values[0] is not None and values[1] is not None:
+            found.append((left, right, values[0], values[1]))
+    return found
+
+
+# The chain check asks this of each claim once per argument the claim is part of, and the
+# argument search meets the same claim in many: a small bounded cache keeps that one parse.
+@functools.lru_cache(maxsize=4096)
+def false_equation(text: str) -> str | None:
+    """The first equation of ``text`` whose sides differ by more than the rounding of a
+    written result allows ("25 + 9 + 13 = 57" -> ``"25 + 9 + 13 = 57 (it is 47)"``), or None
+    when every equation holds. A result written with d decimal places may be off by half a
+    unit of the last place: "100 / 3 = 33.3" and "100 / 3 = 33" hold, "100 / 3 = 34" does
+    not. O(len(text))."""
+    for left, right, left_value, right_value in equations(text):
+        places = min(_places(left), _places(right))
+        tolerance = Decimal(5) * Decimal(10) ** -(places + 1)
+        if abs(left_value - right_value) > tolerance:
+            if _is_number(right) or _is_number(left):
+                actual = left_value if _is_number(right) else right_value
+                return f"{left} = {right} (it is {_plain(actual)})"
+            sides = f"{_plain(left_value)} and {_plain(right_value)}"
+            return f"{left} = {right} (the sides are {sides})"
+    return None
+
+
+def _normalised(text: str) -> str:
+    text = _THOUSANDS.sub("", text)
+    text = _CURRENCY.sub("", text)
+    return _TIMES.sub(" * ", text).replace("÷", "/").replace("−", "-")
+
+
+def _tail(piece: str) -> str:
+    """The arithmetic at the end of ``piece`` (the text before an ``=``); "" when a word or
+    a ``%`` is glued to it ("2x + 3", "A330 + 5", "50%") or it is longer than
+    :data:`MAX_SIDE_CHARS`."""
+    window = piece[-MAX_SIDE_CHARS:]
+    match = _TAIL.search(window)
+    if not match or (match.start() == 0 and len(piece) > MAX_SIDE_CHARS):
+        return ""
+    side = match.group().strip().lstrip("+*/)")
+    start = match.start() + (len(match.group()) - len(match.group().lstrip()))
+    if start > 0 and (window[start - 1].isalnum() or window[start - 1] == "%"):
+        return ""
+    return _balanced(side)
+
+
+def _head(piece: str) -> str:
+    """The arithmetic at the start of ``piece`` (the text after an ``=``); "" when a word or
+    a ``%`` is glued to it ("2x", "23.85%") or it is longer than :data:`MAX_SIDE_CHARS`."""
+    window = piece[:MAX_SIDE_CHARS]
+    match = _HEAD.match(window)
+    if not match or (match.end() == len(window) and len(piece) > MAX_SIDE_CHARS):
+        return ""
+    side = match.group().strip().rstrip(".(+-*/ ")
+    end = len(piece) - len(piece[match.start() :].lstrip()) + len(side)
+    if end < len(piece) and (piece[end].isalnum() or piece[end] == "%"):
+        return ""
+    return _balanced(side)
+
+
+def _balanced(side: str) -> str:
+    """``side`` less a parenthesis of the prose around it ("(the total is 5 + 3 = 8)"), when
+    its parentheses then pair up and it holds a digit; else ""."""
+    while side.endswith(")") and side.count(")") > side.count("("):
+        side = side[:-1].rstrip()
+    while side.startswith("(") and side.count("(") > side.count(")"):
+        side = side[1:].lstrip()
+    depth = 0
+    for char in side:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth < 0:
+            return ""
+    return side if depth == 0 and any(char.isdigit() for char in side) else ""
+
+
+def _value(side: str) -> Decimal | None:
+    """``side`` evaluated exactly, or None when it is not a well-formed expression."""
+    if not side:
+        return None
+    try:
+        return _evaluate(ast.parse(side, mode="eval").body)
+    # A side is at most MAX_SIDE_CHARS long, but 100 nested parentheses are still no
+    # arithmetic worth a crash.
+    except (SyntaxError, RecursionError, MemoryError, InvalidOperation, DivisionByZero, ValueError):
+        return None
+
+
+def _evaluate(node: ast.expr) -> Decimal:
+    # Only numbers and the four operations: anything else is no arithmetic (ValueError).
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+        if isinstance(node.value, bool):
+            raise ValueError("not a number")
+        return Decimal(str(node.value))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        value = _evaluate(node.operand)
+        return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        left, right = _evaluate(node.left), _evaluate(node.right)
+        if isinstance(node.op, ast.Div) and right == 0:
+            raise DivisionByZero("division by zero")
+        return _OPERATORS[type(node.op)](left, right)
+    raise ValueError("not arithmetic")
+
+
+def _is_number(side: str) -> bool:
+    return re.fullmatch(r"-?\d+(?:\.\d+)?", side.replace(" ", "")) is not None
+
+
+def _places(side: str) -> int:
+    """Decimal places of a lone number (a written result's precision), or
+    :data:`EXACT_PLACES` for an expression."""
+    if not _is_number(side):
+        return EXACT_PLACES
+    _, _, decimals = side.replace(" ", "").partition(".")
+    return len(decimals)
+
+
+def _plain(value: Decimal) -> str:
+    """``value`` to at most three decimals, without an exponent or trailing zeros: 47,
+    33.333."""
+    rounded = value if value == value.to_integral() else value.quantize(Decimal("0.001"))
+    return format(rounded.normalize(), "f")

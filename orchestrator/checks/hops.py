@@ -1,0 +1,270 @@
+"""Hop-by-hop interrogation, the rules: check a plan, check each hop, assemble the chain.
+
+A small model that cannot write the whole chain for "In which town was the founder of the
+company that built the Faldhaven Bridge born?" can often answer each of "Which company built
+the Faldhaven Bridge?", "Who founded #1?" and "In which town was #2 born?" from one sentence.
+So when the first chain fails the checks, the loop (:mod:`orchestrator.loop.stages.hops`) asks the
+model for a *plan* (the lookups, a later one naming an earlier one's answer as ``#1``), then asks
+each lookup alone: one sub-question, the evidence, one cited sentence and the value it gives.
+The rules here, all mechanical, decide what counts:
+
+* a plan (:func:`plan_problem`) refers only to earlier lookups, and each lookup names something
+  of the question or refers to an earlier one: a plan about something else is no plan;
+* a hop (:func:`hop_problem`) cites a sentence that holds its answer, and that names the
+  *bridge*, the value an earlier hop found that this one refers to, or else something the
+  lookup names. Sentences are read as :attr:`corpus.evidence.Span.checked_text` reads them,
+  so "It (Arlfield Works) was founded by Malin Corver" names Arlfield Works;
+* the system, not the model, assembles the chain (:func:`assembled_chain`): the hops'
+  sentences in order, each followed by the value it gave, and the last value as the answer;
+  for a comparison (:func:`comparison_answer`), the option whose number wins. The chain then
+  meets the same argument rules as any interrogation's (:mod:`orchestrator.checks.chain`).
+
+All functions are pure and deterministic.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from decimal import Decimal, InvalidOperation
+
+from orchestrator.checks.question import (
+    asked,
+    compared_options,
+    name_runs,
+    smaller_wins,
+    subject_terms,
+    terms,
+)
+from orchestrator.reply import answer_key, asked_category, normalise_text
+
+REFERENCE = re.compile(r"#\s?(\d+)")
+_WORDS = re.compile(r"[^\W_]+")
+"""How a lookup names an earlier lookup's answer: ``#1``."""
+
+FOUND = "found"
+NO_SENTENCE = "no_sentence"
+"""The reply names no sentence of the evidence (or says none answers)."""
+NOT_IN_SENTENCE = "answer_not_in_sentence"
+OFF_HOP = "sentence_off_hop"
+"""The sentence names neither the bridge nor anything the lookup asks about."""
+UNREADABLE = "unreadable"
+CALL_FAILED = "call_failed"
+NOT_ASKED = "not_asked"
+"""An earlier hop failed or the call budget ran out."""
+
+
+@dataclass(frozen=True)
+class Hop:
+    """One lookup of a plan and what became of it."""
+
+    number: int
+    planned: str
+    """The lookup as the plan wrote it: "Who founded #1?"."""
+    asked: str
+    """The lookup as sent, earlier answers filled in: "Who founded Arlfield Works?"."""
+    sentence: str | None = None
+    answer: str | None = None
+    status: str = NOT_ASKED
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready."""
+        return asdict(self)
+
+
+_BACK_REFERENCE = re.compile(
+    r"\b(?:this|that|these|those|it|its|they|their|he|she|his|her)\b", re.I
+)
+"""Words with which a lookup may point at the answer before it ("Where is this company?")."""
+
+
+def references(lookup: str, number: int = 0) -> list[int]:
+    """The earlier lookups ``lookup`` (the ``number``-th, 1-based) refers to, in order of
+    first mention: its ``#k``, or, when it has none and says "this", "it", "its" ..., the one
+    just before it (the 1.5B writes "this company" for ``#1`` despite the prompt)."""
+    explicit = list(dict.fromkeys(int(n) for n in REFERENCE.findall(lookup)))
+    if explicit or number <= 1 or not _BACK_REFERENCE.search(lookup):
+        return explicit
+    return [number - 1]
+
+
+def plan_problem(lookups: Sequence[str], question: str) -> str | None:
+    """Why a plan cannot be followed, or None: a reference to itself, a later or a missing
+    lookup, or a lookup that neither refers to an earlier one nor names anything of the
+    question (its terms, :func:`orchestrator.checks.question.terms`). O(total length).
+
+    >>> plan_problem(["Who built the Kest Bridge?", "Who founded #1?"], "Who founded the "
+    ...     "company that built the Kest Bridge?") is None
+    True
+    >>> plan_problem(["Who founded #2?", "Who built it?"], "Who built the Kest Bridge?")
+    'lookup 1 refers to #2, which is not an earlier lookup'
+    """
+    if not lookups:
+        return "the plan has no lookup"
+    wanted = terms(asked(question))
+    for number, lookup in enumerate(lookups, 1):
+        refs = references(lookup, number)
+        for ref in refs:
+            if not 1 <= ref < number:
+                return f"lookup {number} refers to #{ref}, which is not an earlier lookup"
+        if not refs and not terms(REFERENCE.sub(" ", lookup)) & wanted:
+            return f"lookup {number} names nothing of the question and no earlier lookup"
+    kind = terms(" ".join(sorted(asked_category(asked(question)))))
+    if kind and not compared_options(question) and not terms(lookups[-1]) & kind:
+        return f"the last lookup does not ask for the question's {' '.join(sorted(kind))}"
+    return None
+
+
+def fill(lookup: str, answers: Sequence[str]) -> str:
+    """``lookup`` with each ``#k`` replaced by the k-th answer; a reference to an answer not
+    found (yet) stays as written. A lookup that points back with "this" or "it" instead
+    (:func:`references`) gets the answer it points at in brackets.
+
+    >>> fill("Who founded #1, and where was #2 born?", ["Arlfield Works"])
+    'Who founded Arlfield Works, and where was #2 born?'
+    >>> fill("Where is this company based?", ["Arlfield Works"])
+    'Where is this company based? (Arlfield Works)'
+    """
+
+    def answer(match: re.Match[str]) -> str:
+        number = int(match.group(1))
+        return answers[number - 1] if 1 <= number <= len(answers) else match.group(0)
+
+    if REFERENCE.search(lookup):
+        return REFERENCE.sub(answer, lookup)
+    implicit = references(lookup, len(answers) + 1)
+    return f"{lookup} ({answers[implicit[0] - 1]})" if implicit else lookup
+
+
+def hop_problem(
+    sentence: str, answer: str, lookup: str, bridges: Sequence[str]
+) -> tuple[str, str] | None:
+    """``(status, detail)`` when the hop's cited ``sentence`` (its checked text) does not
+    carry it, else None: the answer must occur in the sentence, and the sentence must name
+    every ``bridge`` (the answers of the lookups this one refers to) or, for a lookup that
+    refers to none, a name or number of the ``lookup`` (:func:`subject_terms`). O(length).
+
+    >>> hop_problem("It (Arlfield Works) was founded by Malin Corver.", "Malin Corver",
+    ...     "Who founded Arlfield Works?", ["Arlfield Works"]) is None
+    True
+    >>> hop_problem("Malin Corver was born in Kelvholt.", "Kelvholt",
+    ...     "Who founded Arlfield Works?", ["Arlfield Works"])[0]
+    'sentence_off_hop'
+    """
+    text = f" {normalise_text(sentence)} "
+    key = answer_key(answer)
+    if not key or f" {key} " not in text:
+        return NOT_IN_SENTENCE, f"{answer!r} does not occur in the cited sentence"
+    for bridge in bridges:
+        bridge_key = answer_key(bridge)
+        if bridge_key and f" {bridge_key} " not in text:
+            return OFF_HOP, f"the cited sentence does not name {bridge!r}, the earlier answer"
+    if not bridges:
+        # A whole name of the lookup, not one of its words: "the Faldwald Bridge" shares
+        # "bridge" with "the Faldhaven Bridge" and is another bridge.
+        named = [run for run in whole_names(lookup) if f" {run} " in f" {_folded(sentence)} "]
+        if whole_names(lookup) and not named:
+            return OFF_HOP, "the cited sentence names nothing the lookup names"
+        if not whole_names(lookup) and not subject_terms(lookup) & terms(sentence):
+            return OFF_HOP, "the cited sentence names nothing the lookup asks about"
+    return None
+
+
+def whole_names(text: str) -> list[str]:
+    """The whole runs of name-like words of ``text``, folded ("faldhaven bridge"), without
+    the single words of a longer run (:func:`orchestrator.checks.question.name_runs`)."""
+    runs = name_runs(text)
+    return [run for run in runs if not any(run != other and run in other.split() for other in runs)]
+
+
+def _folded(text: str) -> str:
+    return " ".join(name_runs(text)) + " " + " ".join(_WORDS.findall(text.casefold()))
+
+
+def comparison_answer(question: str, hops: Sequence[Hop]) -> str | None:
+    """The answer of a comparison question from its hops' numbers, or None when the question
+    compares nothing with a direction (:func:`orchestrator.checks.question.smaller_wins`) or the
+    hops do not give each option exactly one number. A hop stands for the option its lookup
+    names, or the option of the lookup it refers to; the answer is the value the winning
+    option's first hop found ("the one that built the Kest Bridge": the company), else the
+    option as the question writes it. O(hops x length)."""
+    options = compared_options(question)
+    direction = smaller_wins(question)
+    if direction is None or len(options) != 2:
+        return None
+    sides: dict[int, int] = {}
+    for hop in hops:
+        named = [i for i, option in enumerate(options) if terms(hop.planned) & option]
+        via = [sides[r - 1] for r in references(hop.planned) if r - 1 in sides]
+        if len(set(named + via)) == 1:
+            sides[hop.number - 1] = (named + via)[0]
+    numbers: dict[int, set[Decimal]] = {0: set(), 1: set()}
+    for index, option in sides.items():
+        value = _number(hops[index].answer or "")
+        if value is not None and not references_of_number(hops, index):
+            numbers[option].add(value)
+    if any(len(found) != 1 for found in numbers.values()):
+        return None
+    first, second = (found.pop() for found in (numbers[0], numbers[1]))
+    if first == second:
+        return None
+    winner = 0 if (first < second) == direction else 1
+    firsts = [i for i, option in sorted(sides.items()) if option == winner]
+    entity = hops[firsts[0]].answer if firsts else None
+    if entity is not None and _number(entity) is None:
+        return entity
+    return _option_texts(question)[winner]
+
+
+def references_of_number(hops: Sequence[Hop], index: int) -> bool:
+    """Whether a later hop refers to hop ``index`` (0-based): then its value is a bridge, not
+    the number compared."""
+    return any(index + 1 in references(hop.planned, hop.number) for hop in hops[index + 1 :])
+
+
+def assembled_chain(hops: Sequence[Hop], answer: str) -> dict[str, object]:
+    """The chain-shaped reply the hops amount to (see :func:`orchestrator.reply.parse.parse_chain`):
+    each hop's sentence, with the value it gave as the step's inference, then ``answer``."""
+    return {
+        "steps": [{"sentence": hop.sentence, "inference": hop.answer} for hop in hops],
+        "answer": answer,
+    }
+
+
+def hop_answer(question: str, hops: Sequence[Hop]) -> str | None:
+    """What the hops answer, when every hop was found: the comparison's winner for a
+    comparison, else the last hop's value; None otherwise."""
+    if not hops or any(hop.status != FOUND for hop in hops):
+        return None
+    if compared_options(question):
+        return comparison_answer(question, hops)
+    return hops[-1].answer
+
+
+def hop_summary(hops: Sequence[Hop]) -> Mapping[str, int]:
+    """How many hops ended in each status, sorted by status."""
+    counts: dict[str, int] = {}
+    for hop in hops:
+        counts[hop.status] = counts.get(hop.status, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def _number(text: str) -> Decimal | None:
+    found = re.findall(r"-?\d+(?:\.\d+)?", text.replace(",", ""))
+    if len(found) != 1:
+        return None
+    try:
+        return Decimal(found[0])
+    except InvalidOperation:  # pragma: no cover - the pattern only matches numbers
+        return None
+
+
+def _option_texts(question: str) -> tuple[str, str]:
+    """The two options of a comparison as the question writes them, as
+    :func:`orchestrator.checks.question.compared_options` finds them."""
+    proper = asked(question).rstrip("?")
+    cut = max(proper.rfind(","), proper.rfind(":"))
+    first, second = re.split(r"\bor\b", proper[cut + 1 :])
+    return first.strip(), second.strip()

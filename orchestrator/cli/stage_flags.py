@@ -1,0 +1,79 @@
+"""The corpus retrieval stage flags (docs/corpus.md, "Retrieval"), defined once for the run
+commands (``python -m orchestrator.run``, ``logic-graph ask``) and ``logic-graph search``:
+sub-questions, the entity graph's weight, the cross-encoder reranker, and, for the run
+commands only (they need a model), the LLM reranker and HyDE."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from corpus.rerank import RerankerUnavailable, check_cross_encoder
+from orchestrator.records import RunConfig, TaskError
+
+
+def add_stage_flags(
+    parser: argparse.ArgumentParser, defaults: RunConfig, *, model_stages: bool
+) -> None:
+    """Add ``--subquestions``, ``--entity-weight``, ``--reranker PATH`` and, with
+    ``model_stages``, ``--rerank`` and ``--hyde``."""
+    on_off = "on" if defaults.subquestions else "off"
+    parser.add_argument(
+        "--subquestions",
+        choices=("on", "off"),
+        default=on_off,
+        help="retrieve a question whose grammar gives a plan hop by hop, each sub-question "
+        f"filled with the bridge the hop before it found (no model call; default {on_off})",
+    )
+    parser.add_argument(
+        "--entity-weight",
+        type=float,
+        metavar="W",
+        default=defaults.entity_weight,
+        help="weight of the entity-graph ranking in the fusion, 0 to 100 "
+        f"(default {defaults.entity_weight:g}: off)",
+    )
+    parser.add_argument(
+        "--reranker",
+        metavar="PATH",
+        help="rerank a pool of twice the chunks asked for with the cross-encoder model in "
+        "this folder (one you have: nothing is downloaded; needs the corpus-rerank extra)",
+    )
+    if not model_stages:
+        return
+    parser.add_argument(
+        "--rerank",
+        choices=("off", "llm"),
+        default=defaults.rerank,
+        help="'llm' reorders each round's pool of twice --retrieval-k chunks with one model "
+        "call, keeping the fused order when the reply is not a valid ordering "
+        f"(default {defaults.rerank})",
+    )
+    parser.add_argument(
+        "--hyde",
+        action="store_true",
+        help="one model call writes a hypothetical answer passage whose dense ranking joins "
+        "round 1 (needs dense search; default off)",
+    )
+
+
+def stage_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The :class:`~orchestrator.records.RunConfig` fields the stage flags set. Raises
+    :class:`~orchestrator.records.TaskError` when ``--rerank llm`` and ``--reranker`` are
+    both given, or the cross-encoder cannot be used (no folder, no library), before any
+    model is started."""
+    rerank = getattr(args, "rerank", "off")
+    if args.reranker is not None and rerank != "off":
+        raise TaskError(f"--rerank {rerank} and --reranker PATH are both given; give one reranker")
+    if args.reranker is not None:
+        try:
+            check_cross_encoder(args.reranker)
+        except (ValueError, RerankerUnavailable) as exc:
+            raise TaskError(f"--reranker: {exc}") from exc
+    return {
+        "subquestions": args.subquestions == "on",
+        "entity_weight": args.entity_weight,
+        "rerank": "cross-encoder" if args.reranker is not None else rerank,
+        "reranker_path": args.reranker,
+        "hyde": getattr(args, "hyde", False),
+    }

@@ -1,0 +1,216 @@
+"""models.json, read once: the file's typed record and its one reader.
+
+``models.json`` lists the models a run may name (``{"default_model", "max_leak_rate",
+"models": [{"id", "backend", "base_url", "pricing": {"prompt", "completion"}, ...}]}``).
+:func:`read_models_file` is the only function that parses it; prices, backends, the run
+command's per-model settings, the evaluation harness and the screen all read the
+:class:`ModelsFile` it returns.
+
+One error rule: a field of the wrong type or value raises :class:`ModelsFileError`, whose
+message names the file, the field (``models[3].timeout_s``) and the problem. A missing file is
+an error too, except the repository's own default file (an installed package has none), which
+reads as a file that lists no model.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypedDict
+
+from orchestrator.llm.json_object import JsonObject
+
+DEFAULT_MODELS_PATH = Path(__file__).resolve().parents[2] / "models.json"
+
+
+class ModelsFileError(ValueError):
+    """models.json cannot be read, or one of its fields is wrong; the message names both."""
+
+
+class SamplingSettings(TypedDict, total=False):
+    """The :class:`orchestrator.records.RunConfig` fields a models.json entry may set for its
+    model, only those it sets: how many runs, at which temperature, within how many calls,
+    chosen per model from measurements (docs/results/verdicts-small-models.md: the 1.5B is
+    most accurate as one greedy run)."""
+
+    n: int
+    temperature: float
+    budget_calls: int
+
+
+def sampling_settings(
+    n: int | None, temperature: float | None, budget_calls: int | None
+) -> SamplingSettings:
+    """The settings given (not None), by field name."""
+    settings: SamplingSettings = {}
+    if n is not None:
+        settings["n"] = n
+    if temperature is not None:
+        settings["temperature"] = temperature
+    if budget_calls is not None:
+        settings["budget_calls"] = budget_calls
+    return settings
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One model of models.json. Every setting is None when the entry leaves it out."""
+
+    id: str
+    backend: str | None = None
+    """``local`` for a built-in llama.cpp model, ``openrouter`` or absent otherwise."""
+    base_url: str | None = None
+    pricing: tuple[float, float] | None = None
+    """(prompt, completion) USD per token."""
+    timeout_s: float | None = None
+    max_retries: int | None = None
+    concurrency: int | None = None
+    structured_output: bool | None = None
+    context_tokens: int | None = None
+    interrogation_shape: str | None = None
+    greedy_first: bool | None = None
+    n: int | None = None
+    temperature: float | None = None
+    budget_calls: int | None = None
+
+    def sampling(self) -> SamplingSettings:
+        """The sampling settings this entry sets (see :class:`SamplingSettings`)."""
+        return sampling_settings(self.n, self.temperature, self.budget_calls)
+
+
+@dataclass(frozen=True)
+class ModelsFile:
+    """The whole of models.json: its entries, the default model and the screen's leak bound.
+
+    ``raw`` is the parsed document as written, for a tool that rewrites the file and must keep
+    the fields it does not know (the screen records its chosen default there)."""
+
+    path: Path
+    models: tuple[ModelEntry, ...]
+    default_model: str | None
+    max_leak_rate: float | None
+    raw: JsonObject
+
+    def entry(self, model: str) -> ModelEntry | None:
+        """The entry whose id is ``model``, or None when the file does not list it."""
+        return next((entry for entry in self.models if entry.id == model), None)
+
+    def ids(self) -> list[str]:
+        """The listed model ids, in file order."""
+        return [entry.id for entry in self.models]
+
+
+# What each typed setting of an entry must be: (Python types accepted, the rule's words).
+_NUMBER = (int, float)
+_SETTINGS: dict[str, tuple[tuple[type, ...], str]] = {
+    "backend": ((str,), "a string"),
+    "base_url": ((str,), "a string"),
+    "timeout_s": (_NUMBER, "a number"),
+    "max_retries": ((int,), "an integer"),
+    "concurrency": ((int,), "an integer"),
+    "structured_output": ((bool,), "true or false"),
+    "context_tokens": ((int,), "an integer"),
+    "interrogation_shape": ((str,), "a string"),
+    "greedy_first": ((bool,), "true or false"),
+    "n": ((int,), "an integer"),
+    "temperature": (_NUMBER, "a number"),
+    "budget_calls": ((int,), "an integer"),
+}
+
+
+def read_models_file(path: Path | str | None = None) -> ModelsFile:
+    """The models file at ``path`` (default: :data:`DEFAULT_MODELS_PATH`), checked.
+
+    Raises :class:`ModelsFileError` naming the file, the field and the problem when the file
+    is missing (unless it is the default one: then no model is listed), not JSON, or holds a
+    field of the wrong type.
+    """
+    file = Path(path) if path is not None else DEFAULT_MODELS_PATH
+    if not file.is_file():
+        if file == DEFAULT_MODELS_PATH:
+            return ModelsFile(file, (), None, None, {})
+        raise ModelsFileError(f"models file {str(file)!r} does not exist")
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelsFileError(f"cannot read the models file {str(file)!r}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ModelsFileError(f"{file}: must be a JSON object, got {type(data).__name__}")
+    entries = data.get("models", [])
+    if not isinstance(entries, list):
+        raise ModelsFileError(f"{file}: field 'models' must be a list")
+    models = tuple(_entry(file, index, entry) for index, entry in enumerate(entries))
+    default = data.get("default_model")
+    if default is not None and not (isinstance(default, str) and default.strip()):
+        raise ModelsFileError(f"{file}: field 'default_model' must be a model id, got {default!r}")
+    return ModelsFile(file, models, default, _leak_rate(file, data.get("max_leak_rate")), data)
+
+
+def _entry(file: Path, index: int, entry: object) -> ModelEntry:
+    """``models[index]`` as a :class:`ModelEntry`; ModelsFileError names the bad field."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or not entry["id"]:
+        raise ModelsFileError(f"{file}: models[{index}] must be an object with a string 'id'")
+    settings: dict[str, Any] = {}
+    for key, (kinds, rule) in _SETTINGS.items():
+        value = entry.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            raise ModelsFileError(
+                f"{file}: models[{index}].{key} of {entry['id']!r} must be {rule}, got {value!r}"
+            )
+        settings[key] = value
+    pricing = entry.get("pricing")
+    prices = price_pair(pricing) if pricing is not None else None
+    if pricing is not None and prices is None:
+        raise ModelsFileError(
+            f"{file}: models[{index}].pricing of {entry['id']!r} must be "
+            f"{{'prompt': usd_per_token, 'completion': usd_per_token}} with non-negative "
+            f"finite numbers, got {pricing!r}"
+        )
+    return ModelEntry(id=entry["id"], pricing=prices, **settings)
+
+
+def _leak_rate(file: Path, value: object) -> float | None:
+    """``max_leak_rate``: a number in (0, 1], or None when absent."""
+    if value is None:
+        return None
+    if not isinstance(value, int | float) or isinstance(value, bool) or not 0 < value <= 1:
+        raise ModelsFileError(
+            f"{file}: field 'max_leak_rate' must be a number in (0, 1], got {value!r}"
+        )
+    return float(value)
+
+
+def usd_per_token(value: object) -> float | None:
+    """A per-token price as a finite, non-negative float, or None if it is not one.
+
+    Catalogs write prices as decimal strings; OpenRouter uses "-1" for routers whose price
+    depends on the model they pick, which is not a price we can charge against.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            return None
+    else:
+        return None
+    return number if math.isfinite(number) and number >= 0 else None
+
+
+def price_pair(pricing: object) -> tuple[float, float] | None:
+    """``{"prompt", "completion"}`` as a (prompt, completion) pair, or None if either is no
+    price (see :func:`usd_per_token`)."""
+    if not isinstance(pricing, dict):
+        return None
+    prompt = usd_per_token(pricing.get("prompt"))
+    completion = usd_per_token(pricing.get("completion"))
+    if prompt is None or completion is None:
+        return None
+    return prompt, completion

@@ -10,8 +10,9 @@ Usage::
 One call per item per model, temperature 0, through the project's own client and backends
 (:func:`orchestrator.llm.backend.open_backend`), so ``--models local`` runs the built-in llama.cpp
 model by the same path as an OpenRouter model. Grading and the default-model rule live in
-:mod:`evals.grounding`; this module does the command line, the cost guard, the calls and the
-files. Details: docs/screen.md.
+:mod:`evals.grounding`, the models screened and their prices in :mod:`evals.grounding_models`,
+the files' reading and writing in :mod:`evals.grounding_files`; this module does the command
+line, the cost guard, the calls and the summary. Details: docs/screen.md.
 
 Files under ``--out`` (default ``runs/screen``):
 
@@ -26,14 +27,10 @@ Exit status: 0 done; 1 some calls failed or ``--set-default`` found no eligible 
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import os
 import sys
-import tempfile
 from collections.abc import Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -47,10 +44,18 @@ from evals.grounding import (
     choose_default,
     grade_answer,
     item_sha,
-    json_lines,
     load_items,
     screen_messages,
     summarise,
+)
+from evals.grounding_files import answered_keys, append_result, read_results, write_json_atomic
+from evals.grounding_models import (
+    Budget,
+    ModelSpec,
+    ScreenError,
+    load_models_config,
+    resolve_models,
+    worst_case_call_cost,
 )
 from evals.grounding_tables import summary_markdown, summary_table, usd
 from orchestrator.llm import (
@@ -59,11 +64,9 @@ from orchestrator.llm import (
     CostLedger,
     LLMError,
     ModelsFile,
-    ModelsFileError,
     SupportsChat,
     open_backend,
     prompt_tokens,
-    read_models_file,
 )
 
 REPO = Path(__file__).resolve().parent
@@ -79,139 +82,6 @@ MAX_TOKENS_LIMIT = 4096
 MAX_CONSECUTIVE_FAILURES = 3
 
 
-class ScreenError(Exception):
-    """A refusal before any call is made; the message says what to change."""
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """A model to screen: where it is served and what it costs (USD per token, None unknown)."""
-
-    id: str
-    base_url: str | None
-    is_local: bool
-    prompt_price: float | None
-    completion_price: float | None
-    listed: bool
-
-    @property
-    def price_per_token(self) -> float | None:
-        if self.prompt_price is None or self.completion_price is None:
-            return None
-        return self.prompt_price + self.completion_price
-
-
-# ---- configuration --------------------------------------------------------------------------
-
-
-def load_models_config(path: Path) -> ModelsFile:
-    """Read models.json (:func:`read_models_file`); ScreenError naming the field when its shape
-    is wrong or it sets no ``max_leak_rate``."""
-    try:
-        models = read_models_file(path)
-    except ModelsFileError as exc:
-        raise ScreenError(str(exc)) from exc
-    if models.max_leak_rate is None:
-        raise ScreenError(f"{path}: field 'max_leak_rate' must be a number in (0, 1], got None")
-    return models
-
-
-def resolve_models(
-    names: Sequence[str], config: ModelsFile, base_url: str | None, models_path: Path
-) -> list[ModelSpec]:
-    """One ModelSpec per requested name (duplicates dropped, order kept).
-
-    A name listed in models.json takes its base URL (``--base-url`` overrides it, except for
-    local models, which serve themselves) and prices from there; a local backend without
-    prices costs 0. An unlisted name is allowed only with
-    ``--base-url`` and has unknown prices. Anything else is a ScreenError.
-    """
-    entries = {e.id: e for e in config.models}
-    specs: list[ModelSpec] = []
-    for name in dict.fromkeys(names):
-        entry = entries.get(name)
-        if entry is None:
-            if base_url is None:
-                known = ", ".join(sorted(entries))
-                raise ScreenError(
-                    f"unknown model {name!r}: it is not in {models_path} and no --base-url was "
-                    f"given. Known models: {known}"
-                )
-            specs.append(ModelSpec(name, base_url, False, None, None, listed=False))
-            continue
-        is_local = entry.backend == "local"
-        prompt, completion = entry.pricing or ((0.0, 0.0) if is_local else (None, None))
-        specs.append(
-            ModelSpec(
-                id=name,
-                # Built-in local models start their own server and take no URL.
-                base_url=None if is_local else base_url or entry.base_url,
-                is_local=is_local,
-                prompt_price=prompt,
-                completion_price=completion,
-                listed=True,
-            )
-        )
-    return specs
-
-
-# ---- cost estimate --------------------------------------------------------------------------
-
-
-def worst_case_call_cost(spec: ModelSpec, item: Item, max_tokens: int) -> float | None:
-    """Upper bound on one call's cost: estimated prompt tokens and a full max_tokens answer."""
-    if spec.prompt_price is None or spec.completion_price is None:
-        return None
-    prompt = prompt_tokens(screen_messages(item))
-    return prompt * spec.prompt_price + max_tokens * spec.completion_price
-
-
-# ---- results file ---------------------------------------------------------------------------
-
-
-def read_results(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
-    """Rows of results.jsonl plus warnings for lines that are not JSON objects (those lines
-    are left in the file untouched and ignored; a crash mid-write can leave one)."""
-    if not path.exists():
-        return [], []
-    rows: list[dict[str, Any]] = []
-    warnings: list[str] = []
-    with path.open(encoding="utf-8", errors="replace") as handle:
-        for lineno, row in json_lines(handle):
-            if isinstance(row, json.JSONDecodeError):
-                warnings.append(f"{path} line {lineno} ignored: not valid JSON ({row.msg})")
-                continue
-            if not isinstance(row, dict) or not isinstance(row.get("model"), str):
-                warnings.append(f"{path} line {lineno} ignored: not a result object")
-                continue
-            rows.append(row)
-    return rows, warnings
-
-
-def append_result(path: Path, row: dict[str, Any]) -> None:
-    """Append one row durably (flushed and fsynced), so a crash loses at most the call in
-    flight. A torn last line from an earlier crash is closed off first, never merged into."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a+b") as handle:
-        handle.seek(0, os.SEEK_END)
-        if handle.tell() > 0:
-            handle.seek(-1, os.SEEK_END)
-            if handle.read(1) != b"\n":
-                handle.write(b"\n")
-        handle.write((json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8"))
-        handle.flush()
-        os.fsync(handle.fileno())
-
-
-def answered_keys(rows: Sequence[dict[str, Any]]) -> set[tuple[str, str, str]]:
-    """(model, item_id, item_sha) of every successful row: these pairs are not called again."""
-    return {
-        (r["model"], str(r.get("item_id")), str(r.get("item_sha")))
-        for r in rows
-        if r.get("error") is None and isinstance(r.get("answer"), str)
-    }
-
-
 # ---- calling --------------------------------------------------------------------------------
 
 
@@ -225,23 +95,6 @@ def _call_cost_of_failure(ledger: CostLedger, error: LLMError) -> float | None:
     records = ledger.records()
     cost = records[error.call_id].get("cost_usd") if error.call_id < len(records) else None
     return cost if isinstance(cost, float) else None
-
-
-@dataclass
-class Budget:
-    """What this invocation may still spend (USD). Calls with unknown prices are not capped
-    (the user accepted that with --allow-unknown-cost)."""
-
-    remaining: float
-
-    def allows(self, worst_case: float | None) -> bool:
-        return worst_case is None or worst_case <= self.remaining + 1e-12
-
-    def spend(self, actual: float | None, worst_case: float | None) -> None:
-        # An unreported cost on a priced model is charged at its worst case, to stay safe.
-        charge = actual if actual is not None else worst_case
-        if charge is not None:
-            self.remaining -= charge
 
 
 def _row_start(spec: ModelSpec, item: Item) -> dict[str, Any]:
@@ -362,23 +215,7 @@ def _screen_item(
     return True
 
 
-# ---- summary --------------------------------------------------------------------------------
-
-
 # ---- default model --------------------------------------------------------------------------
-
-
-def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    """Replace `path` with `data` (indent 2) via a temporary file, so a crash never leaves a
-    half-written models.json behind."""
-    fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def set_default(

@@ -225,40 +225,31 @@ def search_evidence(
 ) -> dict[str, Any]:
     """Search an index for evidence an agent can cite (the MCP tool ``search_evidence``).
 
-    Inputs: ``index``, the path of an index made by ``logic-graph ingest`` (at most
-    :data:`MAX_INDEX_PATH_CHARS` characters); ``query``, any text (1 to
-    :data:`MAX_SEARCH_QUERY_CHARS` characters); ``k``, how many chunks (1 to
-    :data:`MAX_SEARCH_K`); ``roots``: when given, the index must be a file inside one of
-    these folders (opened once without following links below the root, and every SQLite
-    connection checked to be to that file: :mod:`corpus.index_pin`), and any other path
-    gets one and the same refusal (the MCP server passes
-    its ``--index-root`` folders; None, for library callers, allows any path); ``cancel``:
-    checked while the queries run (MCP cancellation). Every query is bounded by
-    :data:`~corpus.index.QUERY_TIME_LIMIT_S`.
-    Cost: one retrieval (see :func:`retrieve`).
+    Every query is bounded by :data:`~corpus.index.QUERY_TIME_LIMIT_S`; cost: one :func:`retrieve`.
 
     Parameters
     ----------
     index : str or Path
-        The path of an index made by ``logic-graph ingest`` (at most
-        :data:`MAX_INDEX_PATH_CHARS` characters).
+        An index made by ``logic-graph ingest`` (at most :data:`MAX_INDEX_PATH_CHARS` characters).
     query : str
         Any text, 1 to :data:`MAX_SEARCH_QUERY_CHARS` characters.
     k : int, optional
         How many chunks, 1 to :data:`MAX_SEARCH_K` (default 5).
     roots : sequence of Path or str, optional
-        When given, the folders the index must be inside (the server's ``--index-root``).
+        When given (the MCP server's ``--index-root`` folders), the index must be a file inside
+        one of them, opened once without following links below the root, every SQLite
+        connection checked to be to that file (:mod:`corpus.index_pin`); any other path gets
+        one and the same refusal. None (library callers) allows any path.
     cancel : callable, optional
-        Returns True when the search should stop (MCP cancellation).
+        Returns True when the search should stop (MCP cancellation); checked while it runs.
 
     Returns
     -------
     dict
-        ``{"index", "query", "dense_used", "dense_note", "hits"}``, hits best first, each
-        with its chunk id, file, page, section, version, fused score, text and ``spans``: the
-        chunk's sentences, each with a stable id ``<chunk id>:s<n>`` and its character
-        offsets in the page. Bad input or an unusable index gives ``{"error": ...}`` naming
-        the argument; nothing raises.
+        ``{"index", "query", "dense_used", "dense_note", "hits"}``, hits best first, each a
+        :class:`ChunkView` (its ``spans``: the chunk's sentences, with stable ids
+        ``<chunk id>:s<n>`` and offsets in the page). Bad input or an unusable index gives
+        ``{"error": ...}`` naming the argument; nothing raises.
 
     Examples
     --------
@@ -278,36 +269,66 @@ def search_evidence(
     {'error': "query must be a non-empty string, got ''"}
     >>> tmp.cleanup()
     """
+    try:
+        path, text, count = _search_arguments(index, query, k)
+        target = _served_index(path, roots)
+    except ValueError as exc:
+        return {"error": str(exc)}
+    return _search_answer(path, target, text, count, cancel)
+
+
+def _search_arguments(index: object, query: object, k: object) -> tuple[Path | str, str, int]:
+    """``index``, ``query`` and ``k`` of :func:`search_evidence`, checked; ValueError naming
+    the first bad one."""
     if not isinstance(index, str | Path) or not str(index).strip():
-        return {"error": f"index must be the path of a corpus index, got {index!r}"}
+        raise ValueError(f"index must be the path of a corpus index, got {index!r}")
     if len(str(index)) > MAX_INDEX_PATH_CHARS:
-        return {
-            "error": f"index: the path has {len(str(index))} characters, over the limit of "
+        raise ValueError(
+            f"index: the path has {len(str(index))} characters, over the limit of "
             f"{MAX_INDEX_PATH_CHARS}"
-        }
+        )
     if not isinstance(query, str) or not query.strip():
-        return {"error": f"query must be a non-empty string, got {query!r}"}
+        raise ValueError(f"query must be a non-empty string, got {query!r}")
     if len(query) > MAX_SEARCH_QUERY_CHARS:
-        return {
-            "error": f"query has {len(query)} characters, over the limit of "
-            f"{MAX_SEARCH_QUERY_CHARS}"
-        }
+        raise ValueError(
+            f"query has {len(query)} characters, over the limit of {MAX_SEARCH_QUERY_CHARS}"
+        )
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_SEARCH_K:
-        return {"error": f"k must be an integer in 1..{MAX_SEARCH_K}, got {k!r}"}
-    target: Path | str | PinnedIndex = index
-    if roots is not None:
-        if not roots:
-            return {
-                "error": "index: this server serves no index folders; start it with "
-                f"--index-root DIR (repeatable) or set {INDEX_ROOTS_ENV}"
-            }
-        pinned = pin_inside(str(index), roots)
-        if pinned is None:
-            return {
-                "error": f"index {str(index)!r} is not an index file inside the folders "
-                "this server serves (see --index-root)"
-            }
-        target = pinned
+        raise ValueError(f"k must be an integer in 1..{MAX_SEARCH_K}, got {k!r}")
+    return index, query, k
+
+
+def _served_index(
+    index: Path | str, roots: Sequence[Path | str] | None
+) -> Path | str | PinnedIndex:
+    """What :func:`search_evidence` opens: ``index`` itself when ``roots`` is None, else the
+    index pinned inside one of ``roots`` (:func:`corpus.index_pin.pin_inside`); ValueError
+    when there are no roots or the index is not inside them."""
+    if roots is None:
+        return index
+    if not roots:
+        raise ValueError(
+            "index: this server serves no index folders; start it with "
+            f"--index-root DIR (repeatable) or set {INDEX_ROOTS_ENV}"
+        )
+    pinned = pin_inside(str(index), roots)
+    if pinned is None:
+        raise ValueError(
+            f"index {str(index)!r} is not an index file inside the folders "
+            "this server serves (see --index-root)"
+        )
+    return pinned
+
+
+def _search_answer(
+    index: Path | str,
+    target: Path | str | PinnedIndex,
+    query: str,
+    k: int,
+    cancel: Callable[[], bool] | None,
+) -> dict[str, Any]:
+    """:func:`search_evidence`'s answer: ``k`` chunks of ``target`` retrieved for ``query``
+    (a pinned index closed after), or ``{"error": ...}`` when the index is unusable."""
     try:
         found = retrieve(target, query, (), k, guard=QueryGuard(cancel=cancel))
     except (ValueError, CorpusIndexError) as exc:

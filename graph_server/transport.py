@@ -277,71 +277,83 @@ async def stdio_transport(
     restore: Callable[[], None] = lambda: None  # noqa: E731
     if stdin is None or stdout is None:
         stdin, stdout, restore = _claim_stdio()
-    wire_in, wire_out = stdin, stdout
     to_server, from_client = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     to_client, from_server = anyio.create_memory_object_stream[SessionMessage](0)
     replies = to_client.clone()
-
-    async def reader() -> None:
-        async with to_server, replies:
-            while True:
-                line, problem = await anyio.to_thread.run_sync(
-                    _read_line, wire_in, abandon_on_cancel=True
-                )
-                if not line:
-                    return
-                if not line.strip():
-                    continue
-                message = None
-                if problem is None:
-                    try:
-                        message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-                    except Exception:
-                        message = None
-                if isinstance(message, types.JSONRPCNotification):
-                    refused = unusable_id_error(line)
-                    if refused is not None:
-                        log.info("answered a request with a bad id: %s", refused.error.message)
-                        await replies.send(SessionMessage(refused))
-                        continue
-                if message is None:
-                    error = error_for_line(line, problem)
-                    if error is not None:
-                        log.info("answered an unreadable line: %s", error.error.message)
-                        await replies.send(SessionMessage(error))
-                    continue
-                if isinstance(message, types.JSONRPCRequest) and message.method == "tools/call":
-                    cancellations.started(message.id)
-                elif (
-                    isinstance(message, types.JSONRPCNotification) and message.method == _CANCELLED
-                ):
-                    target = (message.params or {}).get("requestId")
-                    if cancellations.cancel(target):
-                        log.info("tool call %r cancelled by the client", target)
-                        continue
-                await to_server.send(SessionMessage(message))
-
-    async def writer() -> None:
-        async with from_server:
-            async for outgoing in from_server:
-                message = outgoing.message
-                data = message.model_dump_json(by_alias=True, exclude_unset=True)
-                await anyio.to_thread.run_sync(_write, wire_out, data)
-                if (
-                    isinstance(message, types.JSONRPCResponse | types.JSONRPCError)
-                    and message.id is not None
-                ):
-                    cancellations.finished(message.id)
-
     try:
         async with anyio.create_task_group() as group:
-            group.start_soon(reader)
-            group.start_soon(writer)
+            group.start_soon(_read_lines, stdin, to_server, replies, cancellations)
+            group.start_soon(_write_messages, stdout, from_server, cancellations)
             async with to_client:
                 yield from_client, to_client
             group.cancel_scope.cancel()
     finally:
         restore()
+
+
+async def _read_lines(
+    wire_in: BinaryIO,
+    to_server: MemoryObjectSendStream[SessionMessage | Exception],
+    replies: MemoryObjectSendStream[SessionMessage],
+    cancellations: Cancellations,
+) -> None:
+    """Read ``wire_in`` line by line until it ends: each message goes to the server, except
+    an unreadable line or a request with a bad id (answered on ``replies`` here) and a
+    cancellation of a running tool call (recorded in ``cancellations``)."""
+    async with to_server, replies:
+        while True:
+            line, problem = await anyio.to_thread.run_sync(
+                _read_line, wire_in, abandon_on_cancel=True
+            )
+            if not line:
+                return
+            if not line.strip():
+                continue
+            message = None
+            if problem is None:
+                try:
+                    message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                except Exception:
+                    message = None
+            if isinstance(message, types.JSONRPCNotification):
+                refused = unusable_id_error(line)
+                if refused is not None:
+                    log.info("answered a request with a bad id: %s", refused.error.message)
+                    await replies.send(SessionMessage(refused))
+                    continue
+            if message is None:
+                error = error_for_line(line, problem)
+                if error is not None:
+                    log.info("answered an unreadable line: %s", error.error.message)
+                    await replies.send(SessionMessage(error))
+                continue
+            if isinstance(message, types.JSONRPCRequest) and message.method == "tools/call":
+                cancellations.started(message.id)
+            elif isinstance(message, types.JSONRPCNotification) and message.method == _CANCELLED:
+                target = (message.params or {}).get("requestId")
+                if cancellations.cancel(target):
+                    log.info("tool call %r cancelled by the client", target)
+                    continue
+            await to_server.send(SessionMessage(message))
+
+
+async def _write_messages(
+    wire_out: BinaryIO,
+    from_server: MemoryObjectReceiveStream[SessionMessage],
+    cancellations: Cancellations,
+) -> None:
+    """Write each message of the server to ``wire_out``, one line each; a response or error
+    ends its request in ``cancellations``."""
+    async with from_server:
+        async for outgoing in from_server:
+            message = outgoing.message
+            data = message.model_dump_json(by_alias=True, exclude_unset=True)
+            await anyio.to_thread.run_sync(_write, wire_out, data)
+            if (
+                isinstance(message, types.JSONRPCResponse | types.JSONRPCError)
+                and message.id is not None
+            ):
+                cancellations.finished(message.id)
 
 
 def _write(stream: BinaryIO, data: str) -> None:

@@ -10,12 +10,16 @@ The layers, lowest first (docs/architecture.md draws them):
    ``graph_server``, never ``evals``.
 4. ``evals`` - the evaluation harness. It may import every layer below.
 5. ``screen.py`` - the grounding screen, an application on top. It may import
-   ``graph_server`` and ``orchestrator``, and from ``evals`` only :mod:`evals.grounding`, the
-   screen's own items and grading (pure functions), :mod:`evals.grounding_tables`, its
-   Markdown tables, and :mod:`evals.cli`, how a command ends on an expected error; never the
-   harness (runs, arms, banks, replay, summaries).
-   :mod:`evals.grounding` imports nothing from the project and the tables only it, so the
-   screen does not reach the harness through them.
+   ``graph_server`` and ``orchestrator``, and from ``evals`` only the screen's own modules:
+   :mod:`evals.grounding`, its grading (pure functions), over :mod:`evals.grounding_items`,
+   its items; :mod:`evals.grounding_tables`, its Markdown tables; :mod:`evals.grounding_files`,
+   its results file; :mod:`evals.grounding_models`, the models it screens and their prices;
+   and :mod:`evals.cli`, how a command ends on an expected error; never the harness (runs,
+   arms, banks, replay, summaries).
+   The items import nothing from the project, the grading only the items, the tables and the
+   files only the grading, and the models only the grading and ``orchestrator.llm`` (the
+   models.json reader and the token estimate the screen uses itself), so the screen does not
+   reach the harness through them.
 
 So an arrow may only point down a layer, and there is no import cycle between packages. Two
 downward arrows are ruled out too: nothing outside the command line imports the CLI package
@@ -44,14 +48,25 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("corpus", "graph_server", "orchestrator", "evals")
 APPS = ("screen",)
 LAYER = {"corpus": 1, "graph_server": 2, "orchestrator": 3, "evals": 4, "screen": 5}
-SCREEN_MAY_USE_FROM_EVALS = ("evals.cli", "evals.grounding", "evals.grounding_tables")
+SCREEN_MAY_USE_FROM_EVALS = (
+    "evals.cli",
+    "evals.grounding",
+    "evals.grounding_files",
+    "evals.grounding_items",
+    "evals.grounding_models",
+    "evals.grounding_tables",
+)
 ONLY_FROM: dict[str, tuple[str, ...]] = {
     "evals.cli": (),
-    "evals.grounding": (),
+    "evals.grounding_items": (),
+    "evals.grounding": ("evals.grounding_items",),
+    "evals.grounding_files": ("evals.grounding",),
+    "evals.grounding_models": ("evals.grounding", "orchestrator.llm"),
     "evals.grounding_tables": ("evals.grounding",),
 }
 """Modules that may import only the listed project modules (so importing them pulls in
-nothing else): the screen's items, grading and tables."""
+nothing else): the screen's items, grading, results file, models and tables (the models take
+the models.json reader and the token estimate from ``orchestrator.llm``, as screen.py does)."""
 NOT_FROM = (
     ("evals", "orchestrator.cli", "orchestrator.api"),
     ("evals", "orchestrator.run", "orchestrator.api"),
@@ -290,7 +305,7 @@ def test_the_rules_catch_a_wrong_way_arrow(tmp_path: Path) -> None:
         "orchestrator/__init__.py": "",
         "orchestrator/loop/driver.py": "from ...evals import run\nfrom graph_server import store\n",
         "evals/__init__.py": "",
-        "evals/grounding.py": (
+        "evals/grounding_items.py": (
             "import importlib\nimportlib.import_module('orchestrator.records.task')\n"
         ),
         "evals/run.py": (
@@ -307,8 +322,8 @@ def test_the_rules_catch_a_wrong_way_arrow(tmp_path: Path) -> None:
         "graph_server (a higher layer)",
         "corpus.retrieval -> graph_server.similarity.STOPWORDS (line 1): corpus may not import "
         "graph_server (a higher layer)",
-        "evals.grounding -> orchestrator.records.task (line 2): evals.grounding may import only "
-        "nothing from the project",
+        "evals.grounding_items -> orchestrator.records.task (line 2): evals.grounding_items may "
+        "import only nothing from the project",
         "evals.run -> orchestrator.cli.run (line 2): evals takes this from orchestrator.api, not "
         "orchestrator.cli",
         "evals.run -> orchestrator.cli.run.main (line 2): evals takes this from orchestrator.api, "

@@ -301,11 +301,11 @@ def two_roads(second: str) -> ScriptedClient:
     return ScriptedClient(answer)
 
 
-def leave_out_run(client: ScriptedClient) -> dict[str, Any]:
+def leave_out_run(client: ScriptedClient, documents: list[str] = TWO_ROADS) -> dict[str, Any]:
     config = RunConfig(
         n=1, k=2, budget_calls=2, temperature=0.0, interrogation_shape="chain", leave_out=True
     )
-    task = {"question": "Where was Malin Corver born?", "documents": TWO_ROADS}
+    task = {"question": "Where was Malin Corver born?", "documents": documents}
     return run_task(task, client=client, model="m", config=config)
 
 
@@ -325,6 +325,29 @@ def test_leave_the_argument_out_without_a_second_road_keeps_width_one() -> None:
     assert report["answer"] == "Kelvholt"  # a run that finds nothing vetoes nothing
     assert report["chosen"]["width"] == 1
     assert report["leave_out"]["asked"] and report["leave_out"]["answer"] == "unanswerable"
+
+
+def test_an_answer_whose_left_out_run_verifies_another_is_refused_as_fragile() -> None:
+    """The run that cannot see D1.2 verifies Kelvford from another page: it saw less evidence, so
+    it must not outrank Kelvholt, and Kelvholt has lost its footing."""
+    documents = [
+        *TWO_ROADS[:1],
+        "Title: Kelvford\nKelvford is a town. Malin Corver was born in Kelvford.",
+    ]
+
+    def answer(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
+        if "[D1.2]" in messages[-1]["content"]:
+            return json.dumps(
+                {"steps": [{"sentence": "D1.2", "inference": ""}], "answer": "Kelvholt"}
+            )
+        return json.dumps({"steps": [{"sentence": "D2.2", "inference": ""}], "answer": "Kelvford"})
+
+    report = leave_out_run(ScriptedClient(answer), documents)
+    assert report["leave_out"]["answer"] == "Kelvford"
+    grounded = {c["answer"] for c in report["candidates"] if c["grounded"]}
+    assert grounded == {"Kelvholt", "Kelvford"}
+    assert report["answer"] is None and report["refusal_reason"] == "answer_fragile"
+    assert "without those sentences" in report["statement"] and "Kelvford" in report["statement"]
 
 
 def test_a_hop_citing_the_wrong_sentence_for_its_value_stands_on_the_one_that_carries_it() -> None:

@@ -202,7 +202,7 @@ def test_a_bracket_ends_a_run_of_names_so_a_reading_names_two_mentions_not_one()
     assert {"korelm", "odile korelm", "thorvford"} <= set(name_runs(reading))
     # The hop chain's step "Odile Korelm" bridges to that reading with no look-alike.
     names = evidence_names([reading, "Odile Korelm was a craftsman."])
-    from orchestrator.checks.chain import _link_problem
+    from orchestrator.checks.links import _link_problem
 
     assert _link_problem("Odile Korelm", reading, names) is None
 

@@ -22,7 +22,9 @@ Since a subject's facts appear only in its own paragraph, no distractor can stat
 question's chain, so the gold answer follows from the gold paragraphs alone and nothing in the
 item contradicts it. Randomness comes from a local SplitMix64 generator (not `random`, whose
 methods may change between Python versions) and no step iterates over a set, so the output
-depends on the seed alone. Cost: linear in the number of items.
+depends on the seed alone. Cost: linear in the number of items. The words (name parts,
+relations and their phrasings, question families) are in
+:mod:`evals.datasets.multihop_vocabulary`.
 """
 
 from __future__ import annotations
@@ -34,6 +36,23 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from evals.datasets.build_cli import one_file_args, write_built
+from evals.datasets.multihop_vocabulary import (
+    CHAINS,
+    COMPANY_KINDS,
+    COMPARISONS,
+    FAMILIES,
+    FILLERS,
+    FIRST_NAMES,
+    HEADS,
+    INCOMING,
+    KIND_RELATIONS,
+    NAME_FORMAT,
+    RANGES,
+    RELATIONS,
+    TAILS,
+    TEMPLATES,
+    WITH_ARTICLE,
+)
 
 DEFAULT_SEED = 1613
 DEFAULT_COUNT = 150
@@ -89,190 +108,6 @@ class Rng:
             items[i], items[j] = items[j], items[i]
 
 
-# Name parts. A name's "key" (head + tail) identifies the entity; near-miss names keep the head
-# and change the tail. Parts were picked to sound plausible yet name nothing well known.
-_HEADS = {
-    "town": ("Varn", "Quel", "Brask", "Thorv", "Ysel", "Drom", "Kelv", "Ostr", "Marr", "Fenn",
-             "Gald", "Hurl", "Isk", "Jorv", "Lunn", "Nesk", "Prav", "Rusk", "Sted", "Tolv",
-             "Vesk", "Wend", "Zarn", "Abr", "Cald", "Ebr", "Hask", "Karn", "Orm", "Pell"),
-    "bridge": ("Hollen", "Kest", "Marl", "Orrin", "Pask", "Selv", "Tamar", "Yarl", "Brom",
-               "Dell", "Fald", "Garr", "Lisk", "Nord", "Ulm", "Wist"),
-    "river": ("Elv", "Ask", "Bryn", "Dwal", "Ferr", "Gell", "Hyv", "Irr", "Lom", "Mev", "Nar",
-              "Oth", "Sab", "Tev", "Urr", "Vol", "Wyr", "Yss"),
-    "company": ("Arl", "Bex", "Carr", "Dun", "Emb", "Falk", "Gorr", "Hest", "Ingl", "Jarr",
-                "Kell", "Lorr", "Merr", "Nox", "Ost", "Pryd", "Rook", "Sarr", "Tull", "Vant"),
-    "person": ("Bren", "Corv", "Dask", "Ell", "Fors", "Harn", "Ivel", "Jast", "Kor", "Lind",
-               "Morv", "Nyl", "Oss", "Quin", "Rav", "Sol", "Tarv", "Ulv", "Vad", "Wex", "Yor"),
-    "instrument": ("dressel", "kor", "vell", "tam", "brun", "sil", "orm", "quar", "fen", "gal",
-                   "hol", "ister"),
-}  # fmt: skip
-_TAILS = {
-    "town": ("holt", "mere", "wick", "stad", "by", "ford", "heim", "ness", "moor", "vale",
-             "dal", "gard", "thorpe", "ley", "brook"),
-    "bridge": ("gate", "stead", "ham", "wald", "berg", "mark", "crest", "haven"),
-    "river": ("ra", "en", "ith", "a", "ow", "ey", "ine", "ul"),
-    "company": ("ton", "ley", "worth", "ridge", "field", "combe", "stone", "hall"),
-    "person": ("ath", "ick", "ow", "er", "sen", "ard", "ing", "ane", "elm", "ist"),
-    "instrument": ("horn", "vina", "lute", "pipe", "harp", "drum", "fife", "zither"),
-}  # fmt: skip
-_FIRST_NAMES = ("Ilsa", "Tamsin", "Oren", "Berit", "Caspar", "Dagny", "Edvin", "Fenna", "Gorm",
-                "Halla", "Isolde", "Jory", "Kestrel", "Malin", "Nils", "Odile", "Runa", "Sigrid",
-                "Torvald", "Ulla", "Vidar", "Wenna", "Yrsa", "Aldo", "Brisa", "Corin", "Dorit",
-                "Emrys")  # fmt: skip
-_COMPANY_KINDS = ("Works", "Foundry", "Ironworks", "Engineering", "Bridgeworks", "Steel Company",
-                  "Construction", "Shipwrights")  # fmt: skip
-_NAME_FORMAT = {
-    "town": "{key}",
-    "bridge": "{key} Bridge",
-    "river": "{key} River",
-    "company": "{key} {extra}",
-    "person": "{extra} {key}",
-    "instrument": "{key}",
-}
-_WITH_ARTICLE = ("bridge", "river", "instrument")  # written "the Varnholt Bridge"
-
-# relation -> (subject kind, object kind); "year" and "km" objects are numbers.
-RELATIONS = {
-    "born_in": ("person", "town"),
-    "birth_year": ("person", "year"),
-    "founded_by": ("company", "person"),
-    "founded_year": ("company", "year"),
-    "headquartered_in": ("company", "town"),
-    "built_by": ("bridge", "company"),
-    "spans": ("bridge", "river"),
-    "opened_year": ("bridge", "year"),
-    "lies_on": ("town", "river"),
-    "town_founded_year": ("town", "year"),
-    "flows_into": ("river", "river"),
-    "length_km": ("river", "km"),
-    "invented_by": ("instrument", "person"),
-}
-_KIND_RELATIONS = {
-    kind: [rel for rel, (subject, _) in RELATIONS.items() if subject == kind] for kind in _HEADS
-}
-# Relations pointing at each kind, used to invent entities that share a gold entity.
-_INCOMING = {
-    kind: [rel for rel, (_, target) in RELATIONS.items() if target == kind] for kind in _HEADS
-}
-# Phrasings of each relation: {s} is the subject, {o} the object, as written in text.
-TEMPLATES = {
-    "born_in": ("{s} was born in {o}.", "{s} was born in the town of {o}."),
-    "birth_year": ("{s} was born in the year {o}.", "{s}'s year of birth was {o}."),
-    "founded_by": ("{s} was founded by {o}.", "{o} founded {s}."),
-    "founded_year": ("{s} was founded in {o}.", "{s} was established in {o}."),
-    "headquartered_in": ("{s} is headquartered in {o}.", "{s} has its head office in {o}."),
-    "built_by": ("{s} was built by {o}.", "{o} built {s}."),
-    "spans": ("{s} spans {o}.", "{s} crosses {o}."),
-    "opened_year": ("{s} opened in {o}.", "{s} was opened to traffic in {o}."),
-    "lies_on": ("{s} lies on {o}.", "{s} is a town on {o}."),
-    "town_founded_year": ("{s} was first settled in {o}.", "{s} received its charter in {o}."),
-    "flows_into": ("{s} flows into {o}.", "{s} empties into {o}."),
-    "length_km": ("{s} is {o} kilometres long.", "{s} runs for {o} kilometres."),
-    "invented_by": ("{s} was invented by {o}.", "{o} invented {s}."),
-}
-# Colour sentences that state no relation, so paragraphs read like prose.
-_FILLERS = {
-    "person": ("{s} trained as a surveyor.", "{s} kept detailed workshop journals.",
-               "{s} later taught drafting to apprentices.", "{s} was a keen amateur astronomer."),
-    "company": ("{s} is known for riveted steel trusses.", "{s} once employed several hundred "
-                "workers.", "{s} also made railway signals.", "{s} won a medal at a trade fair."),
-    "bridge": ("{s} carries two lanes of traffic.", "{s} is a stone arch crossing.",
-               "{s} was repainted green after a storm.", "{s} is popular with walkers at dusk."),
-    "town": ("{s} holds a market every Thursday.", "{s} is known for its slate roofs.",
-             "{s} has a small museum of local crafts."),
-    "river": ("{s} is popular with anglers.", "{s} freezes in hard winters.",
-              "{s} was once used to float timber."),
-    "instrument": ("{s} has seven strings.", "{s} is played with a curved bow.",
-                   "{s} is often heard at harvest festivals.", "{s} is carved from pear wood."),
-}  # fmt: skip
-
-# Chain families: (start kind, relations followed, question with {start}).
-CHAINS = {
-    "bridge_founder_birthplace": (
-        "bridge",
-        ("built_by", "founded_by", "born_in"),
-        "In which town was the founder of the company that built {start} born?",
-    ),
-    "instrument_birthplace_river": (
-        "instrument",
-        ("invented_by", "born_in", "lies_on"),
-        "On which river lies the town where the inventor of {start} was born?",
-    ),
-    "bridge_headquarters_river": (
-        "bridge",
-        ("built_by", "headquartered_in", "lies_on"),
-        "On which river lies the town where the company that built {start} is headquartered?",
-    ),
-    "company_founder_birthplace": (
-        "company",
-        ("founded_by", "born_in"),
-        "In which town was the founder of {start} born?",
-    ),
-    "instrument_inventor_birthplace": (
-        "instrument",
-        ("invented_by", "born_in"),
-        "In which town was the inventor of {start} born?",
-    ),
-    "bridge_builder_founder": (
-        "bridge",
-        ("built_by", "founded_by"),
-        "Who founded the company that built {start}?",
-    ),
-    "bridge_river_outflow": (
-        "bridge",
-        ("spans", "flows_into"),
-        "Into which river does the river crossed by {start} flow?",
-    ),
-    "company_headquarters_river": (
-        "company",
-        ("headquartered_in", "lies_on"),
-        "On which river lies the town where {start} is headquartered?",
-    ),
-}
-# Comparison families: (operand kind, hops before the attribute, attribute, pick, question).
-COMPARISONS = {
-    "company_founded_earlier": (
-        "company",
-        (),
-        "founded_year",
-        "min",
-        "Which was founded earlier, {a} or {b}?",
-    ),
-    "person_born_earlier": ("person", (), "birth_year", "min", "Who was born earlier, {a} or {b}?"),
-    "river_longer": ("river", (), "length_km", "max", "Which river is longer, {a} or {b}?"),
-    "town_settled_earlier": (
-        "town",
-        (),
-        "town_founded_year",
-        "min",
-        "Which town was settled earlier, {a} or {b}?",
-    ),
-    "bridge_builders_founded_earlier": (
-        "bridge",
-        ("built_by",),
-        "founded_year",
-        "min",
-        "Which company was founded earlier: the one that built {a} or the one that built {b}?",
-    ),
-    "instrument_inventors_born_earlier": (
-        "instrument",
-        ("invented_by",),
-        "birth_year",
-        "min",
-        "Who was born earlier: the inventor of {a} or the inventor of {b}?",
-    ),
-}
-FAMILIES = (*CHAINS, *COMPARISONS)
-# Value ranges of numeric attributes when nothing constrains them.
-_RANGES = {
-    "birth_year": (1760, 1890),
-    "founded_year": (1790, 1925),
-    "opened_year": (1820, 1960),
-    "town_founded_year": (880, 1480),
-    "length_km": (35, 940),
-}
-
-
 @dataclass(frozen=True)
 class Entity:
     """A named thing in an item's world; `key` (head + tail) is unique within the world."""
@@ -286,7 +121,7 @@ class Entity:
 
 def mention(entity: Entity) -> str:
     """How running text names the entity ("the Varnholt Bridge", "Quelmere")."""
-    return f"the {entity.name}" if entity.kind in _WITH_ARTICLE else entity.name
+    return f"the {entity.name}" if entity.kind in WITH_ARTICLE else entity.name
 
 
 def _sentence(text: str) -> str:
@@ -316,20 +151,20 @@ class World:
     def new(self, kind: str, near: Entity | None = None) -> Entity:
         """A fresh entity of `kind`; with `near`, a near-miss of it (same head and extra)."""
         for _ in range(_MAX_NAME_TRIES):
-            head = near.head if near else self.rng.choice(_HEADS[kind])
+            head = near.head if near else self.rng.choice(HEADS[kind])
             # Joining parts can triple a letter ("Sarr" + "ridge"); two read as a real name.
-            key = re.sub(r"(.)\1\1", r"\1\1", head + self.rng.choice(_TAILS[kind]))
+            key = re.sub(r"(.)\1\1", r"\1\1", head + self.rng.choice(TAILS[kind]))
             if near:
                 extra = near.extra
             elif kind == "person":
-                extra = self.rng.choice(_FIRST_NAMES)
+                extra = self.rng.choice(FIRST_NAMES)
             elif kind == "company":
-                extra = self.rng.choice(_COMPANY_KINDS)
+                extra = self.rng.choice(COMPANY_KINDS)
             else:
                 extra = ""
             if self._clashes(key) or (kind == "person" and self._clashes(extra) and not near):
                 continue
-            entity = Entity(_NAME_FORMAT[kind].format(key=key, extra=extra), kind, key, head, extra)
+            entity = Entity(NAME_FORMAT[kind].format(key=key, extra=extra), kind, key, head, extra)
             self.entities.append(entity)
             self.by_name[entity.name] = entity
             return entity
@@ -346,7 +181,7 @@ class World:
 
     def _number(self, subject: Entity, relation: str) -> int:
         """A value for a numeric fact, kept chronologically plausible where facts allow."""
-        low, high = _RANGES[relation]
+        low, high = RANGES[relation]
         if relation == "founded_year":
             born = self.facts.get((self.facts.get((subject.name, "founded_by"), ""), "birth_year"))
             return int(born) + self.rng.between(25, 55) if born else self.rng.between(low, high)
@@ -369,7 +204,7 @@ class World:
     def fill(self, subject: Entity, avoid: Sequence[str] = ()) -> None:
         """Give `subject` every fact of its kind that it lacks. Objects are new entities or, a
         third of the time, existing ones not in `avoid` (so paragraphs share entities)."""
-        for relation in _KIND_RELATIONS[subject.kind]:
+        for relation in KIND_RELATIONS[subject.kind]:
             if (subject.name, relation) in self.facts:
                 continue
             target = RELATIONS[relation][1]
@@ -389,7 +224,7 @@ class World:
         """Entities named as objects of `subject`'s facts, in relation order."""
         return [
             self.by_name[self.facts[(subject.name, rel)]]
-            for rel in _KIND_RELATIONS[subject.kind]
+            for rel in KIND_RELATIONS[subject.kind]
             if self.facts.get((subject.name, rel), "") in self.by_name
         ]
 
@@ -397,14 +232,14 @@ class World:
         """The paragraph about `subject` (all its facts plus colour) and its fact sentences by
         relation. Two-fact kinds get one colour sentence, instruments two, others 0-1."""
         sentences: dict[str, str] = {}
-        for relation in _KIND_RELATIONS[subject.kind]:
+        for relation in KIND_RELATIONS[subject.kind]:
             obj = self.facts[(subject.name, relation)]
             template = self.rng.choice(TEMPLATES[relation])
             written = mention(self.by_name[obj]) if obj in self.by_name else obj
             sentences[relation] = _sentence(template.format(s=mention(subject), o=written))
         ordered = list(sentences.values())
         self.rng.shuffle(ordered)
-        fillers = list(_FILLERS[subject.kind])
+        fillers = list(FILLERS[subject.kind])
         self.rng.shuffle(fillers)
         extra = {1: 2, 2: 1}.get(len(ordered), self.rng.below(2))
         for filler in fillers[:extra]:
@@ -459,7 +294,7 @@ def _comparison(world: World, family: str) -> dict[str, Any]:
             target = world.new(RELATIONS[relation][1])
             world.set(operand, relation, target)
             targets.append(target)
-    low, high = _RANGES[attribute]
+    low, high = RANGES[attribute]
     first = world.rng.between(low, high)
     second = first
     while abs(second - first) < 3:  # a clear winner, never a tie
@@ -482,7 +317,7 @@ def _comparison(world: World, family: str) -> dict[str, Any]:
             twins.append(target_twin)
     sharing = []
     for entity in gold:
-        incoming = _INCOMING[entity.kind]
+        incoming = INCOMING[entity.kind]
         if incoming:
             relation = world.rng.choice(incoming)
             other = world.new(RELATIONS[relation][0])

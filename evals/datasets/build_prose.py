@@ -36,9 +36,6 @@ from typing import Any
 
 from evals.datasets.build_cli import one_file_args, write_built
 from evals.datasets.build_multihop import (
-    _FILLERS,
-    _KIND_RELATIONS,
-    TEMPLATES,
     Entity,
     Rng,
     World,
@@ -48,6 +45,7 @@ from evals.datasets.build_multihop import (
 from evals.datasets.build_multihop import (
     build as build_items,
 )
+from evals.datasets.multihop_vocabulary import FILLERS, KIND_RELATIONS, TEMPLATES
 
 DEFAULT_SEED = 3203
 DEFAULT_COUNT = 52
@@ -117,7 +115,7 @@ class ProseWorld(World):
         fact sentences by relation, as the parent does."""
         full = mention(subject)
         sentences: dict[str, str] = {}
-        for relation in _KIND_RELATIONS[subject.kind]:
+        for relation in KIND_RELATIONS[subject.kind]:
             obj = self.facts[(subject.name, relation)]
             template = self.rng.choice(TEMPLATES[relation])
             written = mention(self.by_name[obj]) if obj in self.by_name else obj
@@ -130,7 +128,7 @@ class ProseWorld(World):
             sentences[relation] = _capitalised(template.format(s=ref, o=written))
         ordered = list(sentences.values())
         self.rng.shuffle(ordered)
-        fillers = list(_FILLERS[subject.kind])
+        fillers = list(FILLERS[subject.kind])
         self.rng.shuffle(fillers)
         for filler in fillers[: self.rng.below(2)]:
             ref = referring_expression(subject, self.rng)

@@ -3,7 +3,9 @@
 - :mod:`.question`: what a question asks, read from its words;
 - :mod:`.arithmetic`: equations a claim writes out, and whether they hold;
 - :mod:`.anchor`: a parsed run anchored to the evidence (citations, givens);
-- :mod:`.chain`: is an argument about the question, and does each link hold;
+- :mod:`.chain`: is an argument about the question, and does each link hold; its parts
+  :mod:`.links` (the links), :mod:`.follows` (an answer on its argument) and :mod:`.asserted`
+  (what a sentence asserts);
 - :mod:`.decompose`, :mod:`.hops`: a multi-hop question's plan, and the hop-by-hop rules;
 - :mod:`.assess`: what the merged graph says now (ranked candidates, disputed claims).
 """

@@ -47,7 +47,7 @@ from corpus.evidence import Evidence
 from graph_server.citation import anchor_citation
 from graph_server.dedup import same_claim
 from graph_server.similarity import NEGATIONS, claim_key, normalize
-from orchestrator.checks.chain import asserted_parts
+from orchestrator.checks.asserted import asserted_parts
 from orchestrator.checks.question import subject_terms, terms
 from orchestrator.reply import GUESSED_CONCLUSIONS
 from orchestrator.reply.answers import (

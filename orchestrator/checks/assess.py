@@ -16,7 +16,7 @@ and carries no flag. Flags:
   support, but cannot ground an answer by themselves;
 * ``answer_not_on_argument`` (with a chain context): a name or number answer that no claim of
   its counted arguments holds or computes, or a compound answer with a clause that its
-  argument does not reach (:func:`orchestrator.checks.chain.answer_follows`).
+  argument does not reach (:func:`orchestrator.checks.follows.answer_follows`).
 
 Candidates are ranked by
 
@@ -43,13 +43,9 @@ from typing import Any
 
 from graph_server import arguments, semantics
 from graph_server.store import GraphStore
-from orchestrator.checks.chain import (
-    ChainContext,
-    FailedLink,
-    answer_follows,
-    failed_links,
-    without_links,
-)
+from orchestrator.checks.chain import ChainContext
+from orchestrator.checks.follows import answer_follows
+from orchestrator.checks.links import FailedLink, failed_links, without_links
 from orchestrator.checks.question import terms
 from orchestrator.records import AnswerRecord
 from orchestrator.reply.answers import UNANSWERABLE, answer_clauses, is_entity, preferred_spelling
@@ -166,7 +162,7 @@ def assess(
     current. ``answers`` maps a conclusion id to ``{"key", "answers": [{"answer", ...}]}`` (the
     runs' short answers); ``evidence_texts`` are the evidence spans under
     :func:`orchestrator.reply.answers.normalise_text`, where entity answers are looked up. With a
-    ``chain`` context each candidate's links are checked (:func:`orchestrator.checks.chain.
+    ``chain`` context each candidate's links are checked (:func:`orchestrator.checks.links.
     failed_links`) and its widths count only the links that pass. Cost: one
     surviving-claims pass plus, per live candidate, one support-width and one disputed-nodes
     query (each O(V*E) at worst) and one argument-width query (capped, see docs/engine.md).

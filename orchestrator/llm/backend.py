@@ -58,7 +58,7 @@ from pathlib import Path
 from orchestrator.llm.client import ENV_BASE_URL, ChatClient, CostLedger, PricingTable
 from orchestrator.llm.local import LocalModelServer
 from orchestrator.llm.local_models import LOCAL_MODELS, is_local_model
-from orchestrator.llm.models_file import ModelEntry, read_models_file
+from orchestrator.llm.models_file import ModelEntry, ModelsFile, read_models_file
 from orchestrator.llm.probe import probe_context_tokens
 
 LOCAL_TIMEOUT_S = 600.0
@@ -148,16 +148,7 @@ def open_backend(
         yield from _local_backend(model, ledger, timeout_s, max_retries, concurrency)
         return
     models = read_models_file(models_path)
-    entry = models.entry(model) or ModelEntry(model)
-    if entry.backend == "local" and not is_local_model(model):
-        known = ", ".join(sorted(LOCAL_MODELS))
-        raise ValueError(
-            f"models.json marks {model!r} as a local model, but the built-in local models are "
-            f"{known}"
-        )
-    listed = models.entry(model) is not None
-    if not listed and "/" not in model and not (base_url or os.environ.get(ENV_BASE_URL)):
-        raise _unknown_model_error(model, models.ids())
+    entry = _hosted_entry(model, models, base_url)
     client = ChatClient(
         base_url or entry.base_url,
         timeout_s=timeout_s or entry.timeout_s or HOSTED_TIMEOUT_S,
@@ -178,6 +169,23 @@ def open_backend(
         default = structured if structured is not None else software is not None
         tokens, source = found if found is not None else (None, None)
         yield Backend(client, model, False, default, None, software, tokens, source)
+
+
+def _hosted_entry(model: str, models: ModelsFile, base_url: str | None) -> ModelEntry:
+    """``model``'s models.json entry (a bare one when it is not listed). Raises ValueError
+    when the entry says ``"backend": "local"`` for a name that is no built-in model, or when
+    an unlisted name with no server to send it to cannot be an OpenRouter id."""
+    entry = models.entry(model) or ModelEntry(model)
+    if entry.backend == "local" and not is_local_model(model):
+        known = ", ".join(sorted(LOCAL_MODELS))
+        raise ValueError(
+            f"models.json marks {model!r} as a local model, but the built-in local models are "
+            f"{known}"
+        )
+    listed = models.entry(model) is not None
+    if not listed and "/" not in model and not (base_url or os.environ.get(ENV_BASE_URL)):
+        raise _unknown_model_error(model, models.ids())
+    return entry
 
 
 def _local_backend(

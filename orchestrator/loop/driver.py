@@ -88,7 +88,7 @@ from orchestrator.records import (
     Task,
     VerificationRecord,
 )
-from orchestrator.reply import prompts
+from orchestrator.reply import answer_key, prompts
 
 __all__ = ["GRAPH_ID", "MAX_PARALLEL_CALLS", "LoopResult", "Progress", "decide", "run_loop"]
 
@@ -191,6 +191,7 @@ def run_loop(
         ingested.unanswerable_runs(),
         has_evidence=bool(ctx.inputs.evidence.spans),
         require_width=config.k if config.require_k else None,
+        fragile=_flipped(verified.assessment, left_out),
     )
     trace.event(
         "decide",
@@ -246,6 +247,17 @@ def _leave_out(
             ingest_run(ctx, ingested, run)
         record["answer"] = run["answer"]
     return record
+
+
+def _flipped(assessment: Assessment, left_out: LeaveOutRecord | None) -> bool:
+    """Whether the leave-the-argument-out run verified an answer other than the one whose
+    sentences it could not see."""
+    if left_out is None or not left_out["answer"]:
+        return False
+    other = answer_key(left_out["answer"])
+    return other != left_out["answer_left_out"] and any(
+        candidate.answer_key == other and candidate.grounded for candidate in assessment.candidates
+    )
 
 
 def _ask_hop_by_hop(

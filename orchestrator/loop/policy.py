@@ -158,13 +158,15 @@ def decide(
     *,
     has_evidence: bool = True,
     require_width: int | None = None,
+    fragile: bool = False,
 ) -> tuple[str | None, Candidate | None]:
     """``(refusal_reason, None)`` or ``(None, chosen candidate)``.
 
     In order: ``no_evidence`` (a task without documents, which makes no call at all),
     ``all_runs_failed`` (no usable run), then, when there is no grounded top candidate,
     ``runs_found_no_answer`` (at least half the usable runs said the evidence does not decide
-    the question) or else ``no_grounded_conclusion``; ``candidates_tied``, ``below_k`` (with
+    the question) or else ``no_grounded_conclusion``; ``answer_fragile`` (``fragile``: the
+    leave-the-argument-out run verified another answer); ``candidates_tied``; ``below_k`` (with
     ``require_width``, the ``--require-k`` width, and a smaller top width); otherwise the top
     candidate.
 
@@ -183,6 +185,10 @@ def decide(
         if unanswerable_runs and 2 * unanswerable_runs >= usable_runs:
             return RefusalReason.UNANSWERABLE, None
         return RefusalReason.NO_GROUNDED, None
+    if fragile:
+        # The run that could not see the first argument's sentences saw less evidence: its
+        # verified answer must not outrank the first, and the first has lost its footing.
+        return RefusalReason.FRAGILE, None
     if assessment.top_tied:
         return RefusalReason.TIED, None
     if require_width is not None and top.width < require_width:

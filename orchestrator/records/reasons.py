@@ -44,6 +44,10 @@ class RefusalReason(StrEnum):
     UNANSWERABLE = "runs_found_no_answer"
     """No argument carries an answer, and at least half the usable runs said the evidence does
     not decide the question."""
+    FRAGILE = "answer_fragile"
+    """Leave-the-argument-out: the run without the sentences the answer rests on verified
+    another answer, so the answer hangs on those sentences while the rest of the evidence
+    carries a different one."""
     BELOW_K = "below_k"
     """``require_k`` is set and the answer's support width is below k."""
     INSUFFICIENT_EVIDENCE = "insufficient_evidence"

@@ -129,6 +129,13 @@ def _statement(result: LoopResult) -> str:
             f"The two best-supported answers ({first.claim!r} and {second.claim!r}) are tied on "
             f"argument width ({first.width}), flow and the number of runs behind them."
         )
+    elif reason == RefusalReason.FRAGILE and result.leave_out is not None:
+        left_out = result.leave_out
+        why = (
+            f"The best-supported answer rests on {', '.join(left_out['hidden'])}; asked again "
+            f"without those sentences, the model verified another answer "
+            f"({left_out['answer']!r}), so the first hangs on those sentences alone."
+        )
     elif reason == RefusalReason.NO_GROUNDED:
         # The runs answered but argued badly: say that, not that the documents lack the
         # answer (on rack-7 the 0.5B's six "yes" runs cited only sentences that never name x9).

@@ -125,23 +125,7 @@ def apply_verdict(
     tally = Counter(v["verdict"] for v in votes)
     node_id = node["id"]
     old = float(node["confidence"])
-    entry: VerificationRecord = {
-        "round": round_no,
-        "node_id": node_id,
-        "claim": node["claim"],
-        "votes": votes,
-        "tally": {
-            "supported": tally["supported"],
-            "refuted": tally["refuted"],
-            "not_determinable": tally["not_determinable"],
-            "no_vote": tally[None],
-        },
-        "majority_needed": majority(m),
-        "confidence_before": old,
-        "confidence_after": old,
-        "outcome": "no_majority",
-        "action": "none",
-    }
+    entry = _unsettled_record(round_no, node, votes, tally, m)
     outcome = verdict_outcome(tally, m)
     if outcome == "refuted":
         first = next(v["reason"] for v in votes if v["verdict"] == "refuted")
@@ -172,3 +156,32 @@ def apply_verdict(
         action=entry["action"],
     )
     return entry
+
+
+def _unsettled_record(
+    round_no: int,
+    node: dict[str, Any],
+    votes: list[VoteRecord],
+    tally: Counter[str | None],
+    m: int,
+) -> VerificationRecord:
+    """The record of ``node``'s verification before its verdict is applied: the votes and
+    their ``tally``, the confidence unchanged, outcome ``no_majority`` and no action."""
+    old = float(node["confidence"])
+    return {
+        "round": round_no,
+        "node_id": node["id"],
+        "claim": node["claim"],
+        "votes": votes,
+        "tally": {
+            "supported": tally["supported"],
+            "refuted": tally["refuted"],
+            "not_determinable": tally["not_determinable"],
+            "no_vote": tally[None],
+        },
+        "majority_needed": majority(m),
+        "confidence_before": old,
+        "confidence_after": old,
+        "outcome": "no_majority",
+        "action": "none",
+    }

@@ -16,7 +16,7 @@ import pytest
 from corpus_fixtures import HAS_PYPDF, ingest_killed_after, make_pdf, write_corpus
 
 import corpus
-from corpus import documents, index_ingest, readers
+from corpus import documents, index_ingest, pdf, readers
 from corpus.chunking import DENSE_CHARS, DENSE_FLOOR, chunk_page, iter_chunks
 from corpus.documents import search_evidence
 from corpus.index import CorpusIndexError, open_index
@@ -259,7 +259,7 @@ def test_repeated_pages_keep_the_page_numbers_they_had() -> None:
         ([0] * 500 + [1] + [1, 0] * 300 + [2], [1, 501, 1102]),
     ):
         data = make_pdf(texts[: max(order) + 1], order=order)
-        assert len(readers._collapse_repeated_kids(data)) == len(data)  # offsets still hold
+        assert len(pdf._collapse_repeated_kids(data)) == len(data)  # offsets still hold
         pages = readers.read_pdf(data)
         assert [page.number for page in pages] == numbers, order
         assert [page.text for page in pages] == texts[: len(numbers)]
@@ -281,14 +281,14 @@ def test_a_40_page_pdf_is_read_one_page_at_a_time() -> None:
 @pytest.mark.skipif(not HAS_PYPDF, reason="needs the corpus extra (pypdf)")
 def test_a_pdf_whose_pages_expand_past_the_content_limit_is_a_read_error() -> None:
     data = make_pdf(["rack seven hall b"], repeat=60_000)  # 4 kB that expand to 1.4 MB
-    limit = readers.pdf_content_limit(len(data))
-    assert limit == readers.PDF_CONTENT_FLOOR
+    limit = pdf.pdf_content_limit(len(data))
+    assert limit == pdf.PDF_CONTENT_FLOOR
     with pytest.raises(readers.ReadError) as caught:
         readers.read_pdf(data)
     assert str(caught.value) == (
         f"its pages expand to more than {limit:,} bytes of content "
-        f"(the limit for a {len(data):,}-byte PDF: {readers.PDF_CONTENT_PER_BYTE} times its "
-        f"size, at least {readers.PDF_CONTENT_FLOOR:,}); it was not indexed"
+        f"(the limit for a {len(data):,}-byte PDF: {pdf.PDF_CONTENT_PER_BYTE} times its "
+        f"size, at least {pdf.PDF_CONTENT_FLOOR:,}); it was not indexed"
     )
     # Under the limit the same kind of file is read whole.
     pages = readers.read_pdf(make_pdf(["rack seven hall b"], repeat=2_000))

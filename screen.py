@@ -61,6 +61,7 @@ from evals.grounding_tables import summary_markdown, summary_table, usd
 from orchestrator.llm import (
     CHARS_PER_TOKEN,
     MESSAGE_OVERHEAD_TOKENS,
+    ChatMessage,
     CostLedger,
     LLMError,
     ModelsFile,
@@ -173,9 +174,12 @@ def _screen_item(
     went. True when the call answered."""
     row = _row_start(spec, item)
     try:
+        messages = [
+            ChatMessage(role=m["role"], content=m["content"]) for m in screen_messages(item)
+        ]
         result = client.chat(
             model,
-            screen_messages(item),
+            messages,
             temperature=0.0,
             max_tokens=max_tokens,
             role="screen",

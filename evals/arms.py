@@ -36,7 +36,7 @@ from evals.metering import CallRecorder
 from evals.score import normalize_answer
 from evals.vote import ABSTAIN, TIE, majority_vote
 from orchestrator.api import RunConfig, run_task
-from orchestrator.llm import SupportsChat
+from orchestrator.llm import ChatMessage, SupportsChat
 from orchestrator.reply import UNANSWERABLE, asked_category
 from orchestrator.reply import prompts as orchestrator_prompts
 
@@ -190,7 +190,7 @@ class _Steps:
     def call(
         self,
         step: str,
-        messages: list[dict[str, str]],
+        messages: list[ChatMessage],
         *,
         temperature: float | None = None,
         seed: int | None = None,
@@ -208,7 +208,7 @@ class _Steps:
         self.trace.append({"step": step, "messages": messages, "reply": result.text})
         return result.text
 
-    def reasoned(self, item: Mapping[str, Any]) -> tuple[list[dict[str, str]], str]:
+    def reasoned(self, item: Mapping[str, Any]) -> tuple[list[ChatMessage], str]:
         """The first call of arms 2, 3 and 5 (prompt ``reasoned``): its messages and reply."""
         first = prompts.reasoned_messages(item)
         return first, self.call("reasoned", first)
@@ -226,7 +226,7 @@ class _Steps:
 
 
 def _single_call(
-    arm: int, step: str, messages: Callable[[Mapping[str, Any]], list[dict[str, str]]], doc: str
+    arm: int, step: str, messages: Callable[[Mapping[str, Any]], list[ChatMessage]], doc: str
 ) -> Arm:
     """An arm that answers in one call: ``step``, with ``messages`` built from the item."""
 
@@ -251,7 +251,7 @@ arrow_thinking = _single_call(
 )
 
 
-Second = Callable[[Mapping[str, Any], list[dict[str, str]], str], list[dict[str, str]]]
+Second = Callable[[Mapping[str, Any], list[ChatMessage], str], list[ChatMessage]]
 """(item, the reasoned call's messages, its reply) -> the second call's messages."""
 
 

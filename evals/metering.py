@@ -25,6 +25,7 @@ from dataclasses import replace
 from typing import Any
 
 from orchestrator.llm import (
+    ChatMessage,
     ChatMiddleware,
     ChatRequest,
     ChatResult,
@@ -46,7 +47,7 @@ class CostCapReached(RuntimeError):
     """
 
 
-def worst_case_prompt_tokens(messages: list[dict[str, Any]]) -> int:
+def worst_case_prompt_tokens(messages: list[ChatMessage]) -> int:
     """Upper bound on the prompt tokens of `messages`: UTF-8 bytes plus a per-message overhead."""
     return prompt_tokens(messages, bound=True)
 
@@ -83,7 +84,7 @@ class CostCap:
         self._reserved = 0.0
         self._lock = threading.Lock()
 
-    def worst_case(self, messages: list[dict[str, Any]], max_tokens: int) -> float | None:
+    def worst_case(self, messages: list[ChatMessage], max_tokens: int) -> float | None:
         """Largest possible USD cost of one call, or None when prices are unknown."""
         if self.prices is None:
             return None

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from orchestrator.llm import ChatMessage
+
 PROMPT_VERSIONS: dict[str, int] = {
     "direct": 1,
     "reasoned": 1,
@@ -94,7 +96,7 @@ def _question_block(item: Mapping[str, Any]) -> str:
     return f"Documents:\n{numbered}\n\nQuestion: {item['question']}"
 
 
-def direct_messages(item: Mapping[str, Any]) -> list[dict[str, str]]:
+def direct_messages(item: Mapping[str, Any]) -> list[ChatMessage]:
     """Arm 1: answer at once, no reasoning asked for (prompt ``direct``)."""
     return [
         {"role": "system", "content": _DIRECT_SYSTEM},
@@ -102,7 +104,7 @@ def direct_messages(item: Mapping[str, Any]) -> list[dict[str, str]]:
     ]
 
 
-def reasoned_messages(item: Mapping[str, Any]) -> list[dict[str, str]]:
+def reasoned_messages(item: Mapping[str, Any]) -> list[ChatMessage]:
     """First call of arms 2, 3 and 5: reason step by step, then answer (prompt ``reasoned``)."""
     return [
         {"role": "system", "content": _REASONED_SYSTEM},
@@ -110,7 +112,7 @@ def reasoned_messages(item: Mapping[str, Any]) -> list[dict[str, str]]:
     ]
 
 
-def revisit_messages(first: list[dict[str, str]], reply: str) -> list[dict[str, str]]:
+def revisit_messages(first: list[ChatMessage], reply: str) -> list[ChatMessage]:
     """Arm 2, second call: the same conversation plus a generic "revisit" turn."""
     return [
         *first,
@@ -119,7 +121,7 @@ def revisit_messages(first: list[dict[str, str]], reply: str) -> list[dict[str, 
     ]
 
 
-def reinject_messages(item: Mapping[str, Any], trace: str) -> list[dict[str, str]]:
+def reinject_messages(item: Mapping[str, Any], trace: str) -> list[ChatMessage]:
     """Arm 3, second call: a new conversation given the earlier reasoning word for word."""
     return [
         {"role": "system", "content": _REASONED_SYSTEM},
@@ -130,7 +132,7 @@ def reinject_messages(item: Mapping[str, Any], trace: str) -> list[dict[str, str
     ]
 
 
-def arrow_messages(item: Mapping[str, Any]) -> list[dict[str, str]]:
+def arrow_messages(item: Mapping[str, Any]) -> list[ChatMessage]:
     """Arm 4: a single call forced to think in arrow chains (prompt ``arrow``)."""
     return [
         {"role": "system", "content": _ARROW_SYSTEM},
@@ -138,7 +140,7 @@ def arrow_messages(item: Mapping[str, Any]) -> list[dict[str, str]]:
     ]
 
 
-def compress_messages(first: list[dict[str, str]], reply: str) -> list[dict[str, str]]:
+def compress_messages(first: list[ChatMessage], reply: str) -> list[ChatMessage]:
     """Arm 5, second call: the model compresses its own reply into an arrow chain."""
     return [
         *first,
@@ -147,7 +149,7 @@ def compress_messages(first: list[dict[str, str]], reply: str) -> list[dict[str,
     ]
 
 
-def chain_check_messages(item: Mapping[str, Any], chain: str) -> list[dict[str, str]]:
+def chain_check_messages(item: Mapping[str, Any], chain: str) -> list[ChatMessage]:
     """Arm 5, third call: a fresh context checks the chain against documents and question."""
     return [
         {"role": "system", "content": _CHAIN_CHECK_SYSTEM},

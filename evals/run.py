@@ -77,6 +77,7 @@ from orchestrator.api import default_model as api_default_model
 from orchestrator.api import model_shape
 from orchestrator.llm import (
     BackendUnusableError,
+    LedgerTotals,
     LLMError,
     PricingTable,
     is_local_model,
@@ -263,7 +264,7 @@ def _open(stack: ExitStack, plan: _Plan) -> Backend:
         raise EvalError(f"cannot start model {plan.model!r}: {exc}") from exc
 
 
-def _invoke(plan: _Plan, invocation: dict[str, Any]) -> tuple[str | None, int, dict[str, Any]]:
+def _invoke(plan: _Plan, invocation: dict[str, Any]) -> tuple[str | None, int, LedgerTotals]:
     """Run the pending work against the model: (why it stopped early, rows with an error, the
     ledger's totals). ``invocation`` (run.json's entry, written before the first call) gains
     what ``--structured-output auto`` resolved to."""

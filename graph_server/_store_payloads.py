@@ -13,6 +13,7 @@ import networkx as nx
 
 from graph_server import arguments, disputes, export, semantics
 from graph_server.graph_page import graph_html
+from graph_server.record_data import graph_data
 from graph_server.records import (
     ArgumentWidthAnswer,
     EdgeOut,
@@ -120,7 +121,7 @@ def exported(
         surviving = sorted(semantics.surviving(graph, label))
         disputed = sorted({n for pair in disputes.contradiction_pairs(graph) for n in pair})
         if format == "html":
-            content = graph_html(shot.model_dump(), evidence, surviving, disputed)
+            content = graph_html(graph_data(shot), evidence, surviving, disputed)
         else:
             content = export.to_mermaid(shot, surviving, disputed)
     return ExportGraphAnswer(graph_id=graph_id, format=format, graph=None, content=content)

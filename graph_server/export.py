@@ -25,6 +25,7 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 from graph_server.mermaid import flowchart
+from graph_server.record_data import graph_data
 from graph_server.records import EdgeOut, GetGraphAnswer, NodeOut
 from graph_server.validation import NODE_KEYS
 
@@ -131,7 +132,7 @@ def to_mermaid(graph: GetGraphAnswer, surviving: list[str], disputed: list[str])
     """Mermaid flowchart source of ``graph``, drawn as the orchestrator's report draws it."""
     conclusions = [node.id for node in graph.nodes if node.type == "conclusion"]
     return flowchart(
-        graph.model_dump(),
+        graph_data(graph),
         chosen=None,
         candidates=conclusions,
         surviving=surviving,

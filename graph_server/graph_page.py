@@ -8,16 +8,16 @@ the graph's evidence spans become the documents, cited sentences marked.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from graph_server.html_view import Document, Items, NodeLink, Page, Section, render_page
 from graph_server.mermaid import node_state
+from graph_server.record_data import GraphData
 
 _SPAN = re.compile(r"D(\d+)\.(\d+)")
 
 
 def graph_html(
-    graph: dict[str, Any], evidence: dict[str, str], surviving: list[str], disputed: list[str]
+    graph: GraphData, evidence: dict[str, str], surviving: list[str], disputed: list[str]
 ) -> str:
     """The page for ``graph`` and its evidence spans.
 

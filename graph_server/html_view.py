@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+from graph_server.record_data import GraphData
 from graph_server.svg_graph import (
     NODE_H,
     NODE_W,
@@ -206,7 +207,7 @@ class Page:
     title: str
     headline: str
     statement: str
-    graph: dict[str, Any]
+    graph: GraphData
     states: dict[str, str]
     answer: str | None = None
     arguments: Sequence[Sequence[str]] = ()

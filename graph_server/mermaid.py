@@ -13,7 +13,8 @@ their evidence paths, disputed and refuted claims), and the diagram says how muc
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+
+from graph_server.record_data import GraphData, NodeData
 
 DEFAULT_MAX_NODES = 60
 LABEL_CHARS = 90
@@ -66,7 +67,7 @@ def escape_label(text: str, limit: int = LABEL_CHARS) -> str:
 
 
 def flowchart(
-    graph: dict[str, Any],
+    graph: GraphData,
     *,
     chosen: str | None,
     candidates: Iterable[str],
@@ -159,7 +160,7 @@ def flowchart(
 
 
 def node_state(
-    node: dict[str, Any],
+    node: NodeData,
     chosen: str | None,
     candidates: set[str],
     surviving: set[str],
@@ -203,8 +204,8 @@ def node_state(
 
 
 def _select(
-    graph: dict[str, Any],
-    nodes: dict[str, dict[str, Any]],
+    graph: GraphData,
+    nodes: dict[str, NodeData],
     chosen: str | None,
     candidates: set[str],
     disputed: set[str],

@@ -12,9 +12,9 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from graph_server.layout import Placement, layered
+from graph_server.record_data import GraphData, NodeData
 
 NODE_W = 232
 NODE_H = 58
@@ -123,7 +123,7 @@ def argument_colour(index: int) -> str:
 
 
 def draw(
-    graph: dict[str, Any],
+    graph: GraphData,
     states: dict[str, str],
     arguments: Sequence[Sequence[str]],
     answer: str | None,
@@ -326,7 +326,7 @@ def _edge(
 
 def _node(
     number: int,
-    node: dict[str, Any],
+    node: NodeData,
     grid: Grid,
     states: dict[str, str],
     arguments: list[int],

@@ -26,6 +26,7 @@ NAMES = (
     "_store_state",
     "errors",
     "export",
+    "record_data",
     "records",
     "server",
     "state",

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from corpus.evidence import Evidence
 from graph_server.citation import anchor_citation
@@ -49,7 +48,8 @@ from graph_server.dedup import same_claim
 from graph_server.similarity import NEGATIONS, claim_key, normalize
 from orchestrator.checks.asserted import asserted_parts
 from orchestrator.checks.question import subject_terms, terms
-from orchestrator.reply import GUESSED_CONCLUSIONS
+from orchestrator.records import CitationRecord
+from orchestrator.reply import GUESSED_CONCLUSIONS, ReplyEdge, ReplyGraph, ReplyNode
 from orchestrator.reply.answers import (
     ANSWER_SHORT,
     NO,
@@ -68,15 +68,15 @@ ANSWER_PREFIX = "answer:"
 class AnchoredRun:
     """One run, ready for ``GraphStore.assert_graph`` (see the module docstring)."""
 
-    nodes: list[dict[str, Any]] = field(default_factory=list)
-    edges: list[dict[str, Any]] = field(default_factory=list)
+    nodes: list[ReplyNode] = field(default_factory=list)
+    edges: list[ReplyEdge] = field(default_factory=list)
     conclusion: str | None = None
     """Store id of the run's conclusion node (None when it was dropped)."""
     conclusion_claim: str | None = None
     """The run's own conclusion sentence."""
     answer: str | None = None
     answer_key: str = ""
-    citations: list[dict[str, Any]] = field(default_factory=list)
+    citations: list[CitationRecord] = field(default_factory=list)
     """One record per given the model wrote: claim, source, span, ok, reason, detail."""
     notes: list[str] = field(default_factory=list)
     leniencies: list[str] = field(default_factory=list)
@@ -88,7 +88,7 @@ class AnchoredRun:
 
 def anchor_run(
     run_id: str,
-    graph: Mapping[str, Any],
+    graph: ReplyGraph,
     evidence: Evidence,
     question: str,
     answer_claims: Mapping[str, str],
@@ -107,7 +107,7 @@ def anchor_run(
     for node in graph["nodes"]:
         local = node["id"]
         if node["claim"].rstrip().endswith("?") or normalize(node["claim"]) == question_form:
-            if local != graph["conclusion_node"] or not out.answer_key:
+            if local != graph["conclusion_node"] or out.answer is None or not out.answer_key:
                 out.notes.append(f"node {local!r} dropped: it restates the question")
                 continue
             # The conclusion is stored under its answer anyway: keep the run's argument and
@@ -127,7 +127,7 @@ def anchor_run(
 
 
 def _fold_restatements(
-    edges: Sequence[Mapping[str, Any]], store_id: dict[str, str], out: AnchoredRun
+    edges: Sequence[ReplyEdge], store_id: dict[str, str], out: AnchoredRun
 ) -> None:
     """Join each inference that only restates a cited span it rests on
     (:func:`graph_server.dedup.same_claim`) to that span, with a note: the store would fold
@@ -159,9 +159,7 @@ def _fold_restatements(
     out.nodes[:] = [record for record in out.nodes if record["id"] not in folded]
 
 
-def _answered(
-    graph: Mapping[str, Any], evidence: Evidence, category: frozenset[str]
-) -> AnchoredRun:
+def _answered(graph: ReplyGraph, evidence: Evidence, category: frozenset[str]) -> AnchoredRun:
     """A new :class:`AnchoredRun` holding the run's short answer, its key (folding the
     question's ``category``: :func:`orchestrator.reply.answers.asked_category`), the graph's
     leniencies and whether its conclusion was guessed; a long answer cut short (or dropped)
@@ -184,22 +182,27 @@ def _answered(
 
 
 def _store_node(
-    node: Mapping[str, Any],
+    node: ReplyNode,
     run_id: str,
     evidence: Evidence,
     question: str,
     subject: frozenset[str],
     answer_claims: Mapping[str, str],
     out: AnchoredRun,
-) -> dict[str, Any]:
+) -> ReplyNode:
     """The store record for one parsed ``node`` of run ``run_id``: a given whose citation
     checks out becomes its span (else an assumption), and the conclusion becomes the shared
     answer node when the run has an answer. Appends the citation check to ``out.citations``
     and sets ``out.conclusion_claim``; raises nothing."""
     local, claim = node["id"], node["claim"]
     scoped = f"{run_id}:{local}"
-    record = {"id": scoped, "claim": claim, "type": node["type"]}
-    record.update(confidence=node["confidence"], source=None)
+    record: ReplyNode = {
+        "id": scoped,
+        "claim": claim,
+        "type": node["type"],
+        "confidence": node["confidence"],
+        "source": None,
+    }
     if node["type"] == "given":
         check = anchor_citation(claim, node.get("source"), evidence)
         out.citations.append(
@@ -216,7 +219,8 @@ def _store_node(
             }
         )
         if check.span is not None and check.ok:
-            record.update(id=check.span.id, claim=check.span.text, source=check.span.id)
+            record["id"], record["claim"] = check.span.id, check.span.text
+            record["source"] = check.span.id
         else:
             record["type"] = "assumption"
     elif node["type"] == "conclusion":
@@ -230,12 +234,12 @@ def _store_node(
             if shown is None:
                 stated = states_answer(claim, out.answer_key, subject)
                 shown = claim if stated else f"{out.answer} (the answer to: {question})"
-            record.update(id=anchor, source=anchor, claim=shown)
+            record["id"], record["source"], record["claim"] = anchor, anchor, shown
     return record
 
 
 def _add_edges(
-    edges: Sequence[Mapping[str, Any]],
+    edges: Sequence[ReplyEdge],
     store_id: Mapping[str, str],
     evidence: Evidence,
     out: AnchoredRun,
@@ -250,7 +254,7 @@ def _add_edges(
     span itself leads to (an edge drawn backwards, which would only close a cycle), or one
     for a span that supports nothing, is dropped with a note. Cost: O(edges^2) per distinct
     span an edge points into."""
-    mapped = [
+    mapped: list[tuple[ReplyEdge, ReplyEdge]] = [
         ({**edge, "src": store_id[edge["src"]], "dst": store_id[edge["dst"]]}, edge)
         for edge in edges
         if edge["src"] in store_id and edge["dst"] in store_id  # else an end was dropped
@@ -262,7 +266,7 @@ def _add_edges(
     onward = {span: _supported_through_spans(span, supports, evidence) for span in spans}
     seen: set[tuple[str, str, str]] = set()
 
-    def add(edge: dict[str, Any]) -> None:
+    def add(edge: ReplyEdge) -> None:
         key = (edge["src"], edge["dst"], edge["relation"])
         if key not in seen:
             seen.add(key)
@@ -294,7 +298,7 @@ def _add_edges(
                 )
 
 
-def _downstream(start: str, supports: Sequence[Mapping[str, Any]]) -> set[str]:
+def _downstream(start: str, supports: Sequence[ReplyEdge]) -> set[str]:
     """Every node reachable from ``start`` along ``supports`` edges. O(edges^2)."""
     found: set[str] = set()
     frontier = [start]
@@ -308,7 +312,7 @@ def _downstream(start: str, supports: Sequence[Mapping[str, Any]]) -> set[str]:
 
 
 def _supported_through_spans(
-    span: str, supports: Sequence[Mapping[str, Any]], evidence: Evidence
+    span: str, supports: Sequence[ReplyEdge], evidence: Evidence
 ) -> dict[str, float]:
     """The nodes other than cited spans that ``span`` supports, directly or through a chain
     of cited spans, each with the confidence of the edge that reaches it. O(edges^2)."""

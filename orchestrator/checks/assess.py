@@ -38,10 +38,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from graph_server import arguments, semantics
+from graph_server.record_data import GraphData, NodeData, graph_data
 from graph_server.store import GraphStore
 from orchestrator.checks.chain import ChainContext
 from orchestrator.checks.follows import answer_follows
@@ -151,7 +152,7 @@ class Assessment:
 def assess(
     store: GraphStore,
     graph_id: str,
-    nodes: dict[str, dict[str, Any]],
+    nodes: dict[str, NodeData],
     answers: Mapping[str, AnswerRecord] | None = None,
     evidence_texts: Sequence[str] | None = None,
     chain: ChainContext | None = None,
@@ -197,6 +198,22 @@ def assess(
     )
 
 
+@dataclass(frozen=True)
+class _Support:
+    """One conclusion's measures: its path width (the disjoint ``paths`` and ``max_flow``)
+    and its argument width (``width`` arguments, the ``independent`` ones, their
+    ``min_cut``, whether enumeration was ``capped``, and the derivations ``set_aside`` with
+    why). The defaults are a refuted conclusion's."""
+
+    paths: list[list[str]] = field(default_factory=list)
+    max_flow: float = 0.0
+    width: int = 0
+    independent: list[list[str]] = field(default_factory=list)
+    min_cut: list[str] = field(default_factory=list)
+    capped: bool = False
+    set_aside: list[tuple[tuple[str, ...], str]] = field(default_factory=list)
+
+
 class _Measure:
     """One conclusion's path width, argument width and failed links (a refuted conclusion has
     none); the graph is read once, when a chain check first needs it."""
@@ -205,35 +222,33 @@ class _Measure:
         self,
         store: GraphStore,
         graph_id: str,
-        nodes: dict[str, dict[str, Any]],
+        nodes: dict[str, NodeData],
         chain: ChainContext | None,
     ) -> None:
         self.store, self.graph_id, self.nodes, self.chain = store, graph_id, nodes, chain
-        self.export: dict[str, Any] | None = None
+        self.export: GraphData | None = None
 
-    def __call__(
-        self, node_id: str, answer_key: str
-    ) -> tuple[dict[str, Any], dict[str, Any], list[FailedLink]]:
-        width: dict[str, Any] = {"disjoint_paths": 0, "paths": [], "max_flow": 0.0}
-        found: dict[str, Any] = {"width": 0, "independent": [], "min_cut": [], "capped": False}
-        failed: list[FailedLink] = []
+    def __call__(self, node_id: str, answer_key: str) -> tuple[_Support, list[FailedLink]]:
         if self.nodes[node_id]["refuted"]:
-            return width, found, failed
+            return _Support(), []
         store, graph_id, nodes, chain = self.store, self.graph_id, self.nodes, self.chain
-        width = store.support_width(graph_id, node_id).model_dump()
-        found = store.argument_width(graph_id, node_id).model_dump()
-        if chain is None or not width["paths"]:
-            return width, found, failed  # no chain check asked for, or nothing to check
-        self.export = self.export or store.get_graph(graph_id).model_dump()
+        width = store.support_width(graph_id, node_id)
+        found = store.argument_width(graph_id, node_id)
+        support = _Support(
+            width.paths, width.max_flow, found.width, found.independent, found.min_cut, found.capped
+        )
+        if chain is None or not width.paths:
+            return support, []  # no chain check asked for, or nothing to check
+        self.export = self.export or graph_data(store.get_graph(graph_id))
         edges = self.export["edges"]
         failed = failed_links(nodes, edges, node_id, chain.subject, chain.names, chain.paired)
         counted = without_links(self.export, failed)
-        return (*_widths(counted, node_id, _problem(nodes, chain, answer_key)), failed)
+        return _widths(counted, node_id, _problem(nodes, chain, answer_key)), failed
 
 
 def _candidate(
     node_id: str,
-    nodes: dict[str, dict[str, Any]],
+    nodes: dict[str, NodeData],
     measure: _Measure,
     surviving: set[str],
     answers: Mapping[str, AnswerRecord] | None,
@@ -245,32 +260,32 @@ def _candidate(
     info = (answers or {}).get(node_id)
     spelled = [a["answer"] for a in info["answers"] if a["answer"]] if info else []
     key = info["key"] if info else ""
-    width, found, failed = measure(node_id, key)
+    found, failed = measure(node_id, key)
     return Candidate(
         node_id=node_id,
         claim=node["claim"],
         refuted=bool(node["refuted"]),
         surviving=node_id in surviving,
-        width=int(found["width"]),
-        max_flow=float(width["max_flow"]),
-        paths=tuple(tuple(path) for path in width["paths"]),
+        width=found.width,
+        max_flow=found.max_flow,
+        paths=tuple(tuple(path) for path in found.paths),
         run_ids=tuple(node["run_ids"]),
         answer=preferred_spelling(spelled) if spelled else None,
         answer_key=key,
         flags=_flags(key, info, found, nodes, evidence_texts, chain),
         failed_links=tuple(failed),
-        arguments=tuple(tuple(claims) for claims in found["independent"]),
-        argument_cut=tuple(found["min_cut"]),
-        arguments_capped=bool(found["capped"]),
-        set_aside=tuple(found.get("set_aside", ())),
+        arguments=tuple(tuple(claims) for claims in found.independent),
+        argument_cut=tuple(found.min_cut),
+        arguments_capped=found.capped,
+        set_aside=tuple(found.set_aside),
     )
 
 
 def _flags(
     key: str,
     info: AnswerRecord | None,
-    found: dict[str, Any],
-    nodes: dict[str, dict[str, Any]],
+    found: _Support,
+    nodes: dict[str, NodeData],
     evidence_texts: Sequence[str] | None,
     chain: ChainContext | None,
 ) -> tuple[str, ...]:
@@ -282,8 +297,8 @@ def _flags(
         flags += ("answer_restates_question",)
     if info and all(a.get("guessed_conclusion") for a in info["answers"]):
         flags += ("conclusion_guessed",)
-    if chain is not None and found["independent"]:
-        argument = sorted({n for claims in found["independent"] for n in claims})
+    if chain is not None and found.independent:
+        argument = sorted({n for claims in found.independent for n in claims})
         stated = [a["claim"] for a in info["answers"] if a["claim"]] if info else []
         claims = [nodes[n]["claim"] for n in argument]
         if not answer_follows(key, claims, stated):
@@ -296,7 +311,7 @@ def _flags(
 def _disputes(
     store: GraphStore,
     graph_id: str,
-    nodes: dict[str, dict[str, Any]],
+    nodes: dict[str, NodeData],
     candidates: list[Candidate],
 ) -> tuple[list[tuple[str, str]], list[dict[str, Any]]]:
     """The contradiction pairs (the last live candidate's) and the isolated load-bearing
@@ -322,28 +337,28 @@ def _disputes(
 
 def _widths(
     counted: Any, node_id: str, problem: Callable[[frozenset[str]], str | None]
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Path width and argument width on ``counted`` (the graph without the failed links), in
-    the store's payload shapes; only derivations without a ``problem`` count as arguments,
-    and the minimal ones that have one are listed as ``set_aside`` with it."""
+) -> _Support:
+    """Path width and argument width on ``counted`` (the graph without the failed links);
+    only derivations without a ``problem`` count as arguments, and the minimal ones that have
+    one are listed as ``set_aside`` with it."""
     paths, flow = semantics.support_width(counted, node_id)
     kept = arguments.argument_width(
         counted, node_id, admissible=lambda claims: problem(claims) is None
     )
     derived, _ = arguments.enumerate_arguments(counted, node_id)
-    found = {
-        "width": kept.width,
-        "arguments": [list(claims) for claims in kept.arguments],
-        "independent": [list(kept.arguments[i]) for i in kept.independent],
-        "min_cut": list(kept.min_cut),
-        "capped": kept.capped,
-        "set_aside": [
+    return _Support(
+        paths=paths,
+        max_flow=flow,
+        width=kept.width,
+        independent=[list(kept.arguments[i]) for i in kept.independent],
+        min_cut=list(kept.min_cut),
+        capped=kept.capped,
+        set_aside=[
             (tuple(sorted(claims)), why)
             for claims in derived
             if (why := problem(claims)) is not None
         ],
-    }
-    return {"disjoint_paths": len(paths), "paths": paths, "max_flow": flow}, found
+    )
 
 
 def _problem(

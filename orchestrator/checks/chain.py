@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
 
+from graph_server.record_data import NodeData
 from graph_server.similarity import claim_key
 from orchestrator.checks.arithmetic import false_equation
 from orchestrator.checks.asserted import asserted_parts
@@ -135,7 +135,7 @@ class ChainContext:
             readings=dict(readings or {}),
         )
 
-    def read(self, nodes: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    def read(self, nodes: Mapping[str, NodeData]) -> dict[str, NodeData]:
         """``nodes`` (id -> node) with each cited given's claim replaced by its span's reading
         (:attr:`readings`): "It was founded by Jonas Harrow" is checked as "It (Harrow Mill)
         was founded by Jonas Harrow". A given is stored under its span's id, so the id is the
@@ -144,7 +144,7 @@ class ChainContext:
             node_id: (
                 {**node, "claim": self.readings[node_id]}
                 if node_id in self.readings and node.get("source") == node_id
-                else dict(node)
+                else node.copy()
             )
             for node_id, node in nodes.items()
         }

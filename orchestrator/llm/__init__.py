@@ -20,8 +20,9 @@ about graphs, questions or reports:
 - :mod:`.testing`: scripted clients and a fake server for tests.
 """
 
+from orchestrator.llm._ledger import LedgerTotals
 from orchestrator.llm.backend import open_backend
-from orchestrator.llm.chat import ChatMiddleware, ChatRequest, ChatSeam
+from orchestrator.llm.chat import ChatMessage, ChatMiddleware, ChatRequest, ChatSeam
 from orchestrator.llm.client import (
     DEFAULT_MAX_TOKENS,
     ChatClient,
@@ -75,6 +76,7 @@ __all__ = [
     "BackendUnusableError",
     "CallTimeBudgetError",
     "ChatClient",
+    "ChatMessage",
     "ChatMiddleware",
     "ChatRequest",
     "ChatResult",
@@ -85,6 +87,7 @@ __all__ = [
     "JsonObject",
     "LLMError",
     "LLMTimeoutError",
+    "LedgerTotals",
     "LocalModelError",
     "ModelEntry",
     "ModelsFile",

@@ -18,10 +18,12 @@ Cost semantics (documented once, here):
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from orchestrator.llm.errors import LLMError
+from orchestrator.llm.json_object import JsonObject
 
 _CORE_KEYS = frozenset(
     {
@@ -67,12 +69,66 @@ class ChatResult:
     """Of ``prompt_tokens``, those the server read from its prompt cache (None: not said)."""
 
 
+class CallOutcome(TypedDict):
+    """What the ledger records of every call (its record adds ``call_id`` and the caller's
+    fields, such as ``run_id``)."""
+
+    role: str
+    model: str
+    ok: bool
+    prompt_tokens: int | None
+    cached_tokens: int | None
+    completion_tokens: int | None
+    cost_usd: float | None
+    cost_source: str
+    latency_s: float
+    attempts: int
+    transport_failures: int
+    finish_reason: str | None
+    error: str | None
+
+
+class RoleTotals(TypedDict):
+    """:meth:`CostLedger.totals` for the calls of one role."""
+
+    calls: int
+    failed_calls: int
+    attempts: int
+    cost_usd_known: float
+    calls_cost_unknown: int
+
+
+class LedgerTotals(TypedDict):
+    """Aggregates over a ledger's records (see the module docstring for the cost fields)."""
+
+    calls: int
+    ok_calls: int
+    failed_calls: int
+    attempts: int
+    retries: int
+    transport_failures: int
+    prompt_tokens: int
+    completion_tokens: int
+    calls_tokens_unknown: int
+    cost_usd: float | None
+    cost_usd_known: float
+    calls_cost_unknown: int
+    cost_complete: bool
+    latency_s: float
+    by_role: dict[str, RoleTotals]
+
+
 class CostLedger:
-    """Thread-safe list of per-call records plus totals. See the module docstring for costs."""
+    """Thread-safe list of per-call records plus totals. See the module docstring for costs.
+
+    A record is open: the keys of :class:`CallOutcome` and ``call_id``, plus whatever fields
+    the caller attached (tags such as ``run_id`` or ``eval_arm``, chosen by each caller), so
+    records are :data:`~orchestrator.llm.json_object.JsonObject`.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._records: list[dict[str, Any]] = []
+        self._records: list[JsonObject] = []
 
     def __len__(self) -> int:
         with self._lock:
@@ -138,15 +194,15 @@ class CostLedger:
                 raise ValueError(f"call_id {call_id!r} is not a record of this ledger")
             self._records[call_id].update(fields)
 
-    def records(self) -> list[dict[str, Any]]:
+    def records(self) -> list[JsonObject]:
         """Copies of all records, in call_id order."""
         with self._lock:
             return [dict(r) for r in self._records]
 
-    def totals(self) -> dict[str, Any]:
+    def totals(self) -> LedgerTotals:
         """Aggregates over all records (see the module docstring for the cost fields)."""
         records = self.records()
-        by_role: dict[str, dict[str, Any]] = {}
+        by_role: dict[str, RoleTotals] = {}
         for rec in records:
             role = by_role.setdefault(
                 rec["role"],
@@ -190,7 +246,7 @@ class CostLedger:
             "by_role": dict(sorted(by_role.items())),
         }
 
-    def _append(self, record: dict[str, Any], fields: dict[str, Any]) -> int:
+    def _append(self, record: CallOutcome, fields: Mapping[str, object]) -> int:
         _check_fields(fields)
         with self._lock:
             call_id = len(self._records)
@@ -198,7 +254,7 @@ class CostLedger:
             return call_id
 
 
-def _check_fields(fields: dict[str, Any]) -> None:
+def _check_fields(fields: Mapping[str, object]) -> None:
     clash = sorted(_CORE_KEYS.intersection(fields))
     if clash:
         raise ValueError(f"ledger fields {clash} are reserved; choose other names")

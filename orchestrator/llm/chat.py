@@ -13,10 +13,18 @@ here once, and no wrapper needs to know which concrete client it wraps.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from orchestrator.llm._ledger import ChatResult, CostLedger
 from orchestrator.llm.json_object import JsonObject
+
+
+class ChatMessage(TypedDict):
+    """One turn of a chat in the OpenAI format: who speaks (``system``, ``user`` or
+    ``assistant``) and what is said."""
+
+    role: str
+    content: str
 
 
 @dataclass(frozen=True)
@@ -32,7 +40,7 @@ class ChatRequest:
     """
 
     model: str
-    messages: list[dict[str, Any]]
+    messages: list[ChatMessage]
     temperature: float = 0.0
     max_tokens: int | None = None
     response_format: JsonObject | None = None
@@ -54,7 +62,7 @@ class ChatSeam:
     def chat(
         self,
         model: str,
-        messages: list[dict[str, Any]],
+        messages: list[ChatMessage],
         *,
         temperature: float = 0.0,
         max_tokens: int | None = None,

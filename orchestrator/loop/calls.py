@@ -11,9 +11,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
 
-from orchestrator.llm import ChatResult, LLMError, SupportsChat, UnexpectedClientError
+from orchestrator.llm import (
+    ChatMessage,
+    ChatResult,
+    JsonObject,
+    LLMError,
+    SupportsChat,
+    UnexpectedClientError,
+)
 from orchestrator.records import CallRecord
 
 
@@ -29,8 +35,8 @@ class CallSpec:
     step: str
     role: str
     subject: str
-    messages: list[dict[str, Any]]
-    response_format: dict[str, Any] | None
+    messages: list[ChatMessage]
+    response_format: JsonObject | None
     max_tokens: int | None
     seed: int | None
     temperature: float

@@ -21,7 +21,7 @@ from json_repair import repair_json
 from corpus.rerank import apply_order
 from corpus.retrieval import MAX_VARIANTS, Hit, query_terms
 from graph_server.similarity import STOPWORDS
-from orchestrator.llm import SupportsChat
+from orchestrator.llm import ChatMessage, SupportsChat
 from orchestrator.loop.calls import CallOutcome, CallSpec, make_call
 from orchestrator.records import CallRecord, HydeRecord, RewriteRecord, RunConfig
 from orchestrator.reply import parse, prompts, schemas
@@ -143,7 +143,7 @@ def _greedy_call(
     model: str,
     config: RunConfig,
     step: str,
-    messages: list[dict[str, Any]],
+    messages: list[ChatMessage],
     response_format: dict[str, Any] | None,
     max_tokens: int,
 ) -> CallOutcome:

@@ -295,7 +295,7 @@ def gap_queries(question: str, result: LoopResult, documents: Sequence[str]) -> 
         if node["type"] == "assumption" or node_id in ungrounded
     ]
     for node_id in [*unsupported, *sorted(result.assessment.disputed)]:
-        add(str(nodes.get(node_id, {}).get("claim", "")))
+        add(nodes[node_id]["claim"] if node_id in nodes else "")
     return queries[:MAX_GAP_QUERIES]
 
 

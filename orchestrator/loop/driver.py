@@ -52,6 +52,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from corpus.evidence import Evidence
+from graph_server.record_data import GraphData
 from orchestrator.checks import Assessment, Candidate
 from orchestrator.llm import SupportsChat
 from orchestrator.loop.budget import CallBudget
@@ -77,6 +78,7 @@ from orchestrator.records import (
     AnswerRecord,
     AttackRecord,
     CallRecord,
+    CitationRecord,
     ContradictionRecord,
     HopsRecord,
     LeaveOutRecord,
@@ -105,7 +107,7 @@ class LoopResult:
     calls: list[CallRecord]
     merges: list[MergeRecord]
     contradictions_created: list[ContradictionRecord]
-    citations: list[dict[str, Any]]
+    citations: list[CitationRecord]
     attacks: list[AttackRecord]
     evidence: Evidence
     answers: dict[str, AnswerRecord]
@@ -119,7 +121,7 @@ class LoopResult:
     chosen: Candidate | None
     structure: dict[str, dict[str, Any]]
     critical_links: dict[str, Any] | None
-    graph: dict[str, Any]
+    graph: GraphData
     budget_used: int
     model_wait_s: float
     compliance: dict[str, Any]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, NotRequired, TypedDict
 
+from orchestrator.reply import ReplyGraph
+
 
 class CallRecord(TypedDict):
     """One logical call (:func:`orchestrator.loop.calls.call_record`)."""
@@ -31,6 +33,23 @@ class CallRecord(TypedDict):
     """Corpus runs only: the retrieval round that made the call."""
 
 
+class CitationRecord(TypedDict):
+    """One given a run wrote, checked against the span it cites
+    (:func:`orchestrator.checks.anchor.anchor_run`): the span it was anchored to (None when
+    none), whether the check passed, the span id it was corrected from (when the model cited
+    a neighbour), and why it failed."""
+
+    run_id: str
+    node: str
+    claim: str
+    source: str | None
+    span: str | None
+    ok: bool
+    corrected_from: str | None
+    reason: str | None
+    detail: str
+
+
 class RunRecord(TypedDict):
     """One interrogation run: its parse outcome, what the store kept, its answer. ``graph``
     (the parsed reply) is present only between the fan-out and its ingest."""
@@ -48,7 +67,7 @@ class RunRecord(TypedDict):
     rejected: list[Any]
     wait_s: float
     leniencies: list[Any]
-    graph: NotRequired[dict[str, Any] | None]
+    graph: NotRequired[ReplyGraph | None]
 
 
 class HopsRecord(TypedDict):

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
+from graph_server.record_data import GraphData
 from orchestrator.records.loop import (
     AttackRecord,
     CallRecord,
+    CitationRecord,
     ContradictionRecord,
     HopsRecord,
     LeaveOutRecord,
@@ -413,8 +415,8 @@ class RunReport(OutcomePart, StopPart, AssessmentPart, AccountingPart, CorpusPar
     rounds: int
     runs: list[RunRecord]
     givens: list[GivenRecord]
-    citations: list[dict[str, Any]]
-    rejected_citations: list[dict[str, Any]]
+    citations: list[CitationRecord]
+    rejected_citations: list[CitationRecord]
     attacks: list[AttackRecord]
     evidence_spans: int
     merges: list[MergeRecord]
@@ -424,7 +426,7 @@ class RunReport(OutcomePart, StopPart, AssessmentPart, AccountingPart, CorpusPar
     config: dict[str, Any]
     context: dict[str, Any]
     timing: Timing
-    graph: dict[str, Any]
+    graph: GraphData
     trace_file: str | None
 
 

@@ -2,6 +2,7 @@
 
 - :mod:`.prompts`: the named, versioned prompt templates;
 - :mod:`.schemas`: the bounded JSON schemas sent as ``response_format``;
+- :mod:`.graph_record`: the normalised graph a reply describes, typed once;
 - :mod:`.parse`: replies turned into validated graphs, chains, plans and verdicts, never a crash;
 - :mod:`.fields`, :mod:`.top`: lenient readers of a reply's fields;
 - :mod:`.graph_shape`, :mod:`.chain_shape`, :mod:`.hop_shape`, :mod:`.verdict_shape`: one
@@ -20,6 +21,7 @@ from orchestrator.reply.answers import (
     preferred_spelling,
 )
 from orchestrator.reply.chain_shape import normalise_chain
+from orchestrator.reply.graph_record import ReplyEdge, ReplyGraph, ReplyNode
 from orchestrator.reply.parse import GUESSED_CONCLUSIONS
 from orchestrator.reply.prompts import LAYOUTS
 from orchestrator.reply.schemas import SHAPES
@@ -31,6 +33,9 @@ __all__ = [
     "SHAPES",
     "UNANSWERABLE",
     "YES",
+    "ReplyEdge",
+    "ReplyGraph",
+    "ReplyNode",
     "answer_key",
     "asked_category",
     "normalise_chain",

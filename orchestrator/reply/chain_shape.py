@@ -15,12 +15,13 @@ from orchestrator.reply.fields import (
     read_answer,
     read_source,
 )
+from orchestrator.reply.graph_record import ReplyEdge, ReplyGraph, ReplyNode
 from orchestrator.reply.top import read_top
 
 
 def normalise_chain(
     value: Any, spans: Mapping[str, str], max_steps: int
-) -> tuple[dict[str, Any] | None, list[str], str | None]:
+) -> tuple[ReplyGraph | None, list[str], str | None]:
     """(the built graph or None, item errors, the fatal problem or None) for a loaded chain
     reply ``value``; ``spans`` maps span ids to sentences, steps past ``max_steps`` are dropped
     (noted). Never raises. Cost: O(steps)."""
@@ -33,16 +34,20 @@ def normalise_chain(
         return None, errors, "the chain has no answer"
     if len(steps) > max_steps:
         errors.append(f"steps: {len(steps)} given, limit {max_steps}; the rest dropped")
-    nodes: list[dict[str, Any]] = []
-    edges: list[dict[str, Any]] = []
+    nodes: list[ReplyNode] = []
+    edges: list[ReplyEdge] = []
     pending: list[str] = []  # what the next inference (or the conclusion) rests on
     cited: dict[str, str] = {}  # span id -> given node id, one node per sentence
 
     def rests_on(node_id: str) -> None:
         for src in dict.fromkeys(pending):
             edges.append(
-                {"src": src, "dst": node_id, "relation": "supports"}
-                | {"confidence": DEFAULT_CONFIDENCE}
+                {
+                    "src": src,
+                    "dst": node_id,
+                    "relation": "supports",
+                    "confidence": DEFAULT_CONFIDENCE,
+                }
             )
         pending[:] = [node_id]
 
@@ -53,21 +58,14 @@ def normalise_chain(
         span_id, inference = read
         if span_id not in cited:
             cited[span_id] = f"g{index}"
-            given = {"id": f"g{index}", "claim": spans[span_id], "type": "given"}
-            nodes.append(given | {"confidence": DEFAULT_CONFIDENCE, "source": span_id})
+            nodes.append(_node(f"g{index}", spans[span_id], "given", span_id))
         pending.append(cited[span_id])
         if any(char.isalnum() for char in inference):
-            nodes.append(
-                {"id": f"i{index}", "claim": inference, "type": "inference"}
-                | {"confidence": DEFAULT_CONFIDENCE, "source": None}
-            )
+            nodes.append(_node(f"i{index}", inference, "inference", None))
             rests_on(f"i{index}")
-    nodes.append(
-        {"id": "c", "claim": answer, "type": "conclusion"}
-        | {"confidence": DEFAULT_CONFIDENCE, "source": None}
-    )
+    nodes.append(_node("c", answer, "conclusion", None))
     rests_on("c")
-    graph = {
+    graph: ReplyGraph = {
         "conclusion_node": "c",
         "conclusion_from": CONCLUSION_DECLARED,
         "answer": answer,
@@ -96,3 +94,14 @@ def _read_step(
         errors.append(f"{where}.inference has {len(inference)} characters; ignored")
         return span_id, ""
     return span_id, inference
+
+
+def _node(node_id: str, claim: str, node_type: str, source: str | None) -> ReplyNode:
+    """A chain node: every claim a chain states has the default confidence."""
+    return {
+        "id": node_id,
+        "claim": claim,
+        "type": node_type,
+        "confidence": DEFAULT_CONFIDENCE,
+        "source": source,
+    }

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from orchestrator.llm import JsonObject
 from orchestrator.reply.schemas import NO_SOURCE
 
 DEFAULT_CONFIDENCE = 0.8
@@ -62,7 +63,7 @@ def read_source(value: Any, where: str, errors: list[str]) -> str | None:
     return text
 
 
-def read_answer(obj: dict[str, Any], errors: list[str]) -> str | None:
+def read_answer(obj: JsonObject, errors: list[str]) -> str | None:
     """The reply's answer, whitespace collapsed; None (noted) when missing or unusable. A long
     answer is kept here (up to a claim's length): :func:`orchestrator.reply.answers.shorten_answer`
     cuts it to its short value once the evidence is at hand."""
@@ -91,7 +92,7 @@ def read_identifier(value: Any, field: str) -> tuple[str | None, str | None]:
     return value, None
 
 
-def read_confidence(item: dict[str, Any], where: str, errors: list[str]) -> tuple[float, bool]:
+def read_confidence(item: JsonObject, where: str, errors: list[str]) -> tuple[float, bool]:
     """The item's confidence in 0..1 (numeric strings are read), and whether a value the
     model wrote was replaced. A non-numeric or out-of-range value becomes
     :data:`DEFAULT_CONFIDENCE` with a note naming :data:`CONFIDENCE_DEFAULTED`: small models
@@ -119,7 +120,7 @@ def read_confidence(item: dict[str, Any], where: str, errors: list[str]) -> tupl
     return DEFAULT_CONFIDENCE, True
 
 
-def single_object(value: Any, errors: list[str]) -> dict[str, Any] | None:
+def single_object(value: Any, errors: list[str]) -> JsonObject | None:
     """The value if it is an object; a list holding exactly one object is unwrapped (noted)."""
     if isinstance(value, dict):
         return value

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from graph_server.validation import NODE_TYPES, RELATIONS
+from orchestrator.llm import JsonObject
 from orchestrator.reply.answers import NO, UNANSWERABLE, YES, answer_key, normalise_text
 from orchestrator.reply.fields import (
     CONCLUSION_ANSWER_NODE,
@@ -26,12 +27,13 @@ from orchestrator.reply.fields import (
     read_identifier,
     read_source,
 )
+from orchestrator.reply.graph_record import ReplyEdge, ReplyGraph, ReplyNode
 from orchestrator.reply.top import read_top
 
 
 def normalise_graph(
     value: Any, max_nodes: int, max_edges: int
-) -> tuple[dict[str, Any] | None, list[str], str | None]:
+) -> tuple[ReplyGraph | None, list[str], str | None]:
     """(the normalised graph or None, item errors, the fatal problem or None) for a loaded
     reply ``value``: nodes past ``max_nodes`` and edges past ``max_edges`` are dropped (noted).
     Never raises. Cost: O(nodes + edges)."""
@@ -41,9 +43,9 @@ def normalise_graph(
         return None, errors, top.problem
     if len(raw_nodes) > max_nodes:
         errors.append(f"nodes: {len(raw_nodes)} given, limit {max_nodes}; the rest dropped")
-    nodes: list[dict[str, Any]] = []
-    by_id: dict[str, dict[str, Any]] = {}
-    kept: list[tuple[int, dict[str, Any]]] = []  # (index, raw item) of each kept node
+    nodes: list[ReplyNode] = []
+    by_id: dict[str, ReplyNode] = {}
+    kept: list[tuple[int, JsonObject]] = []  # (index, raw item) of each kept node
     leniencies: list[str] = []
     for index, item in enumerate(raw_nodes[:max_nodes]):
         node, problem = _node(item, errors, index, leniencies)
@@ -74,10 +76,15 @@ def normalise_graph(
         leniencies.append(f"conclusion:{how}")
     candidates = _edge_list(obj, by_id, errors) + _reason_edges(kept, by_id, errors)
     if declared_given is not None:
-        rests_on = {"src": declared_given, "dst": conclusion, "relation": "supports"}
-        candidates.append(("conclusion_node", rests_on | {"confidence": DEFAULT_CONFIDENCE}, None))
+        rests_on: ReplyEdge = {
+            "src": declared_given,
+            "dst": conclusion,
+            "relation": "supports",
+            "confidence": DEFAULT_CONFIDENCE,
+        }
+        candidates.append(("conclusion_node", rests_on, None))
     edges = _unique_edges(candidates, max_edges, errors)
-    graph = {
+    graph: ReplyGraph = {
         "conclusion_node": conclusion,
         "conclusion_from": how,
         "answer": answer,
@@ -90,11 +97,11 @@ def normalise_graph(
 
 def _node(
     item: Any, errors: list[str], index: int, leniencies: list[str]
-) -> tuple[dict[str, Any] | None, str | None]:
+) -> tuple[ReplyNode | None, str | None]:
     if not isinstance(item, dict):
         return None, f"is {kind_of(item)}, not an object"
     node_id, problem = read_identifier(item.get("id"), "id")
-    if problem:
+    if node_id is None:
         return None, problem
     claim = item.get("claim")
     if not isinstance(claim, str) or not claim.strip():
@@ -112,14 +119,20 @@ def _node(
     if defaulted:
         leniencies.append(f"{CONFIDENCE_DEFAULTED}:{node_id}")
     source = read_source(item.get("source"), f"nodes[{index}]", errors)
-    node = {"id": node_id, "claim": claim, "type": normal_type, "confidence": confidence}
-    return {**node, "source": source}, None
+    node: ReplyNode = {
+        "id": node_id,
+        "claim": claim,
+        "type": normal_type,
+        "confidence": confidence,
+        "source": source,
+    }
+    return node, None
 
 
 def _conclusion(
-    obj: dict[str, Any],
-    nodes: list[dict[str, Any]],
-    by_id: dict[str, dict[str, Any]],
+    obj: JsonObject,
+    nodes: list[ReplyNode],
+    by_id: dict[str, ReplyNode],
     answer: str | None,
     errors: list[str],
 ) -> tuple[str | None, str]:
@@ -171,9 +184,7 @@ def _conclusion(
     return chosen, how
 
 
-def _declared_given(
-    obj: dict[str, Any], by_id: dict[str, dict[str, Any]], answer: str | None
-) -> str | None:
+def _declared_given(obj: JsonObject, by_id: dict[str, ReplyNode], answer: str | None) -> str | None:
     """The declared ``conclusion_node`` when it is a given that cites a sentence and the reply
     has an answer, else None. Small models often name the one sentence that settles the
     question as their conclusion; retyping it would throw its citation away, so the answer is
@@ -185,7 +196,7 @@ def _declared_given(
     return declared_id
 
 
-def _answer_holder(nodes: list[dict[str, Any]], answer: str | None) -> str | None:
+def _answer_holder(nodes: list[ReplyNode], answer: str | None) -> str | None:
     """The last inference or assumption whose claim contains the answer (folded as answers
     are). Givens are passed over: retyping one would throw its citation away."""
     key = answer_key(answer)
@@ -200,21 +211,24 @@ def _answer_holder(nodes: list[dict[str, Any]], answer: str | None) -> str | Non
     return holders[-1] if holders else None
 
 
-def _built_conclusion(
-    nodes: list[dict[str, Any]], by_id: dict[str, dict[str, Any]], answer: str
-) -> str:
+def _built_conclusion(nodes: list[ReplyNode], by_id: dict[str, ReplyNode], answer: str) -> str:
     """Add a conclusion node that states ``answer`` and rests on nothing; return its id."""
     node_id = next(f"c{i}" for i in range(len(nodes) + 1) if f"c{i}" not in by_id)
-    node: dict[str, Any] = {"id": node_id, "claim": answer, "type": "conclusion"}
-    node.update(confidence=DEFAULT_CONFIDENCE, source=None)
+    node: ReplyNode = {
+        "id": node_id,
+        "claim": answer,
+        "type": "conclusion",
+        "confidence": DEFAULT_CONFIDENCE,
+        "source": None,
+    }
     nodes.append(node)
     by_id[node_id] = node
     return node_id
 
 
 def _edge_list(
-    obj: dict[str, Any], by_id: dict[str, dict[str, Any]], errors: list[str]
-) -> list[tuple[str, dict[str, Any] | None, str | None]]:
+    obj: JsonObject, by_id: dict[str, ReplyNode], errors: list[str]
+) -> list[tuple[str, ReplyEdge | None, str | None]]:
     """(where, edge or None, problem) for each entry of an explicit ``edges`` list. A reply
     without the field is fine (its reasons sit on the nodes)."""
     if "edges" not in obj:
@@ -230,12 +244,12 @@ def _edge_list(
 
 
 def _reason_edges(
-    kept: list[tuple[int, dict[str, Any]]], by_id: dict[str, dict[str, Any]], errors: list[str]
-) -> list[tuple[str, dict[str, Any] | None, str | None]]:
+    kept: list[tuple[int, JsonObject]], by_id: dict[str, ReplyNode], errors: list[str]
+) -> list[tuple[str, ReplyEdge | None, str | None]]:
     """Edges from each node's ``because`` (reason -> node: ``supports``, or ``assumes`` when
     the reason is an assumption) and ``against`` (counter-evidence -> node: ``attacks``) lists.
     An inline edge carries the confidence of the node it bears on."""
-    found: list[tuple[str, dict[str, Any] | None, str | None]] = []
+    found: list[tuple[str, ReplyEdge | None, str | None]] = []
     for index, item in kept:
         target = by_id[str(item["id"]).strip()]
         for field in ("because", "against"):
@@ -258,7 +272,7 @@ def _reason_edges(
                 relation = "attacks" if field == "against" else "supports"
                 if relation == "supports" and by_id[reason_id]["type"] == "assumption":
                     relation = "assumes"
-                edge = {
+                edge: ReplyEdge = {
                     "src": reason_id,
                     "dst": target["id"],
                     "relation": relation,
@@ -269,12 +283,12 @@ def _reason_edges(
 
 
 def _unique_edges(
-    candidates: list[tuple[str, dict[str, Any] | None, str | None]],
+    candidates: list[tuple[str, ReplyEdge | None, str | None]],
     max_edges: int,
     errors: list[str],
-) -> list[dict[str, Any]]:
+) -> list[ReplyEdge]:
     """The valid, distinct edges among `candidates`, at most `max_edges`; every drop noted."""
-    edges: list[dict[str, Any]] = []
+    edges: list[ReplyEdge] = []
     seen: set[tuple[str, str, str]] = set()
     for where, edge, problem in candidates:
         if edge is not None:
@@ -292,8 +306,8 @@ def _unique_edges(
 
 
 def _edge(
-    item: Any, by_id: dict[str, dict[str, Any]], where: str, errors: list[str]
-) -> tuple[dict[str, Any] | None, str | None]:
+    item: Any, by_id: dict[str, ReplyNode], where: str, errors: list[str]
+) -> tuple[ReplyEdge | None, str | None]:
     if not isinstance(item, dict):
         return None, f"is {kind_of(item)}, not an object"
     ends: list[str] = []

@@ -34,8 +34,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypedDict
 
 import json_repair
 
@@ -55,6 +55,7 @@ from orchestrator.reply.fields import (
     MAX_CLAIM_CHARS,
     MAX_ID_CHARS,
 )
+from orchestrator.reply.graph_record import ReplyGraph
 from orchestrator.reply.graph_shape import normalise_graph
 from orchestrator.reply.hop_shape import normalise_lookup, normalise_plan
 from orchestrator.reply.rerank_shape import normalise_order
@@ -79,8 +80,11 @@ __all__ = [
     "OUTCOMES",
     "ComplianceTally",
     "GraphParse",
+    "GraphParseData",
     "Repair",
+    "UsableRuns",
     "VerdictParse",
+    "VerdictParseData",
     "extract_json_text",
     "parse_chain",
     "parse_graph",
@@ -99,18 +103,42 @@ Repair = Callable[[str], str]
 _Normaliser = Callable[[Any], tuple[Any, list[str], str | None]]
 
 
+class GraphParseData(TypedDict):
+    """:meth:`GraphParse.to_dict`."""
+
+    outcome: str
+    graph: ReplyGraph | None
+    errors: list[str]
+    repair_attempted: bool
+
+
+class VerdictParseData(TypedDict):
+    """:meth:`VerdictParse.to_dict`."""
+
+    outcome: str
+    verdict: str | None
+    reason: str | None
+    errors: list[str]
+    repair_attempted: bool
+
+
 @dataclass(frozen=True)
 class GraphParse:
     """Outcome of :func:`parse_graph`; ``graph`` is None exactly when ``outcome == "dropped"``."""
 
     outcome: str
-    graph: dict[str, Any] | None
+    graph: ReplyGraph | None
     errors: tuple[str, ...]
     repair_attempted: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> GraphParseData:
         """A JSON-serialisable copy (errors as a list)."""
-        return _as_dict(self)
+        return {
+            "outcome": self.outcome,
+            "graph": self.graph,
+            "errors": list(self.errors),
+            "repair_attempted": self.repair_attempted,
+        }
 
 
 @dataclass(frozen=True)
@@ -123,15 +151,28 @@ class VerdictParse:
     errors: tuple[str, ...]
     repair_attempted: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> VerdictParseData:
         """A JSON-serialisable copy (errors as a list)."""
-        return _as_dict(self)
+        return {
+            "outcome": self.outcome,
+            "verdict": self.verdict,
+            "reason": self.reason,
+            "errors": list(self.errors),
+            "repair_attempted": self.repair_attempted,
+        }
 
 
-def _as_dict(parsed: GraphParse | VerdictParse) -> dict[str, Any]:
-    data = asdict(parsed)
-    data["errors"] = list(parsed.errors)
-    return data
+class UsableRuns(TypedDict):
+    """:func:`usable_runs`: replies, how many were usable before and after issue 19's lenient
+    rules, the two rates (None for no replies) and how many replies each leniency kind
+    touched."""
+
+    replies: int
+    usable_before: int
+    usable_after: int
+    rate_before: float | None
+    rate_after: float | None
+    leniencies: dict[str, int]
 
 
 def extract_json_text(text: str) -> str | None:
@@ -234,15 +275,14 @@ def parse_order(text: str) -> ShapeParse:
     return ShapeParse(outcome, value, tuple(errors))
 
 
-def usable_runs(replies: Sequence[str]) -> dict[str, Any]:
+def usable_runs(replies: Sequence[str]) -> UsableRuns:
     """How many raw interrogation replies give a usable graph, now and under the rules before
     structure became lenient (issue 19), on the same texts (no repair call is made).
 
     *Before* is read off each reply's ``leniencies``: a reply was usable then when its
     conclusion was the declared or the only conclusion-typed node and that node's own
     confidence was a number in 0..1 (the old rules dropped such a node, and the run with it).
-    Returns ``{"replies", "usable_before", "usable_after", "rate_before", "rate_after",
-    "leniencies": {kind: replies}}`` (rates None for no replies). Cost: one parse per reply.
+    Returns :class:`UsableRuns`. Cost: one parse per reply.
     """
     before = after = 0
     kinds: dict[str, int] = {}

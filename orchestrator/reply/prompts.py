@@ -66,9 +66,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from string import Template
-from typing import Any
 
 from corpus.evidence import Evidence
+from orchestrator.llm import ChatMessage
 
 LAYOUTS: tuple[str, ...] = ("classic", "evidence_first")
 """Where the evidence sits in a prompt (module docstring): ``RunConfig.prompt_layout``."""
@@ -111,7 +111,7 @@ def check_layout(layout: object) -> None:
 
 def _with_evidence(
     instructions: str, rendered: str, request: str, layout: str
-) -> list[dict[str, Any]]:
+) -> list[ChatMessage]:
     """The two turns of a prompt over numbered evidence: ``instructions`` (the role's rules),
     ``rendered`` (the evidence as numbered sentences) and ``request`` (the question or
     claim, and the reply format), placed as ``layout`` says."""
@@ -223,7 +223,7 @@ def interrogation_messages(
     think_first: bool = False,
     order: Sequence[int] | None = None,
     layout: str = "classic",
-) -> list[dict[str, Any]]:
+) -> list[ChatMessage]:
     """Template A: system rules plus a user turn with the numbered evidence and the question
     (placed as ``layout`` says: module docstring).
 
@@ -251,7 +251,7 @@ def chain_messages(
     think_first: bool = False,
     order: Sequence[int] | None = None,
     layout: str = "classic",
-) -> list[dict[str, Any]]:
+) -> list[ChatMessage]:
     """The chain-shaped interrogation: the same evidence and question as
     :func:`interrogation_messages`, asking only for the sentences that lead to the answer
     (with ``think_first``, for plain-text reasoning first, as there; ``order`` and
@@ -270,7 +270,7 @@ def _ask(question: str, think_first: bool) -> str:
     return f"Question: {' '.join(question.split())}\n\n{reply}"
 
 
-def commit_messages(messages: list[dict[str, Any]], reasoning: str) -> list[dict[str, Any]]:
+def commit_messages(messages: list[ChatMessage], reasoning: str) -> list[ChatMessage]:
     """The second turn of a think-first interrogation: the model's own reasoning, then the
     request for the graph. The input list is not modified."""
     if not isinstance(messages, list) or not messages:
@@ -285,7 +285,7 @@ def commit_messages(messages: list[dict[str, Any]], reasoning: str) -> list[dict
 
 def verification_messages(
     evidence: Evidence, claim: str, *, layout: str = "classic"
-) -> list[dict[str, Any]]:
+) -> list[ChatMessage]:
     """Template B: a fresh-context check of one claim against the evidence (no graph), placed
     as ``layout`` says."""
     _check_text("claim", claim)
@@ -306,7 +306,7 @@ know yet, search for the earlier fact. Reply with one JSON object and no other t
 {"queries": [QUERY, QUERY]}"""
 
 
-def query_rewrite_messages(question: str) -> list[dict[str, Any]]:
+def query_rewrite_messages(question: str) -> list[ChatMessage]:
     """Template D: the question alone, to be rewritten into search queries."""
     _check_text("question", question)
     return [
@@ -330,7 +330,7 @@ Write two or three plain sentences stating the facts as such a document would, w
 places and dates; where you do not know them, write likely ones. No preamble, no JSON."""
 
 
-def rerank_messages(question: str, passages: Sequence[str]) -> list[dict[str, Any]]:
+def rerank_messages(question: str, passages: Sequence[str]) -> list[ChatMessage]:
     """The question and the numbered passages of a pool (``[1]`` is ``passages[0]``), each
     whitespace-collapsed and cut to :data:`RERANK_SNIPPET_CHARS`."""
     _check_text("question", question)
@@ -348,7 +348,7 @@ def rerank_messages(question: str, passages: Sequence[str]) -> list[dict[str, An
     return [{"role": "system", "content": _RERANK_SYSTEM}, {"role": "user", "content": user}]
 
 
-def hyde_messages(question: str) -> list[dict[str, Any]]:
+def hyde_messages(question: str) -> list[ChatMessage]:
     """The question alone, to be answered by a hypothetical passage (HyDE)."""
     _check_text("question", question)
     return [
@@ -376,7 +376,7 @@ answers it, the sentence is "none". Reply with one JSON object and no other text
 {"sentence": SENTENCE_NUMBER, "answer": SHORT_ANSWER}"""
 
 
-def plan_messages(question: str) -> list[dict[str, Any]]:
+def plan_messages(question: str) -> list[ChatMessage]:
     """The hop plan: the question alone, to be split into lookups (no evidence: the plan
     is about what the question asks, and the evidence would only lengthen the call)."""
     _check_text("question", question)
@@ -388,7 +388,7 @@ def plan_messages(question: str) -> list[dict[str, Any]]:
 
 def lookup_messages(
     evidence: Evidence, lookup: str, *, layout: str = "classic"
-) -> list[dict[str, Any]]:
+) -> list[ChatMessage]:
     """One hop: the numbered evidence, then one lookup of the plan, earlier answers filled
     in (placed as ``layout`` says)."""
     _check_text("lookup", lookup)
@@ -399,12 +399,12 @@ def lookup_messages(
 
 
 def repair_messages(
-    messages: list[dict[str, Any]],
+    messages: list[ChatMessage],
     bad_text: str,
     error: str,
     *,
     max_bad_chars: int = DEFAULT_MAX_BAD_CHARS,
-) -> list[dict[str, Any]]:
+) -> list[ChatMessage]:
     """The original conversation, the unusable reply, and a turn naming what was wrong.
 
     ``bad_text`` is cut to its first ``max_bad_chars`` characters so that a runaway reply

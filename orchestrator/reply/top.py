@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from orchestrator.llm import JsonObject
 from orchestrator.reply.fields import kind_of, single_object
 
 
@@ -14,7 +15,7 @@ class ReplyTop:
     """What :func:`read_top` found: the object and its main field, or the fatal problem;
     ``errors`` holds the notes made so far (the shape's reader adds its own)."""
 
-    obj: dict[str, Any] = field(default_factory=dict)
+    obj: JsonObject = field(default_factory=dict)
     value: Any = None
     errors: list[str] = field(default_factory=list)
     problem: str | None = None

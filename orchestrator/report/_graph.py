@@ -4,8 +4,9 @@ the chosen one, the claims refuted, the disputes left, and the givens with their
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from graph_server.record_data import NodeData
 from orchestrator.checks import Candidate
 from orchestrator.loop import LoopResult
 from orchestrator.records import (
@@ -20,7 +21,7 @@ from orchestrator.records import (
 if TYPE_CHECKING:
     from orchestrator.loop import CorpusRun
 
-Nodes = dict[str, dict[str, Any]]
+Nodes = dict[str, NodeData]
 """The graph's nodes by id."""
 Claim = Callable[[str], ClaimRef]
 """A node id -> the id with its claim."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from orchestrator.llm.json_object import JsonObject
+
 
 def completion_body(
     text: str,
@@ -15,7 +17,7 @@ def completion_body(
     model: str = "fake-model",
     finish_reason: str | None = "stop",
     cached_tokens: int | None = None,
-) -> dict[str, Any]:
+) -> JsonObject:
     """A chat-completions response body whose first choice says ``text``.
 
     ``usage`` carries only the fields that are not None (and is left out when all are), so a
@@ -33,7 +35,7 @@ def completion_body(
         )
         if value is not None
     }
-    body: dict[str, Any] = {
+    body: JsonObject = {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "model": model,
@@ -67,7 +69,7 @@ class FakeReply:
     """
 
     status: int = 200
-    body: dict[str, Any] | list[Any] | str | None = None
+    body: JsonObject | list[Any] | str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
     drop_connection: bool = False
@@ -91,7 +93,7 @@ def as_route_reply(answer: Any) -> FakeReply:
     return answer if isinstance(answer, FakeReply) else FakeReply(body=answer)
 
 
-def as_reply(answer: FakeReply | dict[str, Any] | str) -> FakeReply:
+def as_reply(answer: FakeReply | JsonObject | str) -> FakeReply:
     """A handler's answer as a reply: a dict is a 200 JSON body, a str a completion's text."""
     if isinstance(answer, FakeReply):
         return answer
@@ -124,7 +126,7 @@ def generated(reply: FakeReply, max_tokens: object, seconds_per_token: float) ->
     return replace(reply, body=new_body, delay_s=reply.delay_s + seconds_per_token * len(sent))
 
 
-def default_body(status: int) -> dict[str, Any]:
+def default_body(status: int) -> JsonObject:
     """The body of a reply that set none: "OK" for 2xx, else an OpenAI-style error object."""
     if 200 <= status < 300:
         return completion_body("OK")

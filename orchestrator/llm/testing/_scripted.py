@@ -6,11 +6,12 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TypedDict
 
 from orchestrator.llm._ledger import ChatResult, CostLedger
-from orchestrator.llm.chat import ChatRequest, ChatSeam
+from orchestrator.llm.chat import ChatMessage, ChatRequest, ChatSeam
 from orchestrator.llm.errors import LLMError
+from orchestrator.llm.json_object import JsonObject
 
 
 class ScriptExhaustedError(AssertionError):
@@ -23,7 +24,27 @@ class ScriptExhaustedError(AssertionError):
     """
 
 
-Script = Callable[[str, list[dict[str, Any]], dict[str, Any]], "str | BaseException"]
+class ScriptedKwargs(TypedDict):
+    """The settings of one call as a script sees them (everything but model and messages)."""
+
+    temperature: float
+    max_tokens: int | None
+    response_format: JsonObject | None
+    seed: int | None
+    role: str
+    extra_body: JsonObject | None
+    tags: JsonObject | None
+
+
+class ScriptedCall(TypedDict):
+    """One call a :class:`ScriptedClient` received."""
+
+    model: str
+    messages: list[ChatMessage]
+    kwargs: ScriptedKwargs
+
+
+Script = Callable[[str, list[ChatMessage], ScriptedKwargs], "str | BaseException"]
 
 
 class ScriptedClient(ChatSeam):
@@ -56,10 +77,10 @@ class ScriptedClient(ChatSeam):
         self.cost_per_call = cost_per_call
         self.latency_s = latency_s
         self._lock = threading.Lock()
-        self._calls: list[dict[str, Any]] = []
+        self._calls: list[ScriptedCall] = []
 
     @property
-    def calls(self) -> list[dict[str, Any]]:
+    def calls(self) -> list[ScriptedCall]:
         """A copy of every call received so far, in arrival order."""
         with self._lock:
             return list(self._calls)
@@ -67,7 +88,7 @@ class ScriptedClient(ChatSeam):
     def send(self, request: ChatRequest) -> ChatResult:
         """Answer from the script, record the call in ``.ledger`` and return a ChatResult."""
         model, messages, role, tags = request.model, request.messages, request.role, request.tags
-        kwargs = {
+        kwargs: ScriptedKwargs = {
             "temperature": request.temperature,
             "max_tokens": request.max_tokens,
             "response_format": request.response_format,
@@ -113,7 +134,7 @@ class ScriptedClient(ChatSeam):
         return replace(result, call_id=call_id)
 
     def _answer(
-        self, position: int, model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]
+        self, position: int, model: str, messages: list[ChatMessage], kwargs: ScriptedKwargs
     ) -> str | BaseException:
         if callable(self._script):
             return self._script(model, messages, kwargs)

@@ -10,6 +10,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from orchestrator.llm.json_object import JsonObject
 from orchestrator.llm.testing._replies import (
     FakeReply,
     FakeRequest,
@@ -19,7 +20,7 @@ from orchestrator.llm.testing._replies import (
     generated,
 )
 
-Handler = Callable[[dict[str, Any], dict[str, str]], "FakeReply | dict[str, Any] | str"]
+Handler = Callable[[JsonObject, dict[str, str]], "FakeReply | JsonObject | str"]
 
 
 class FakeOpenAIServer:
@@ -50,8 +51,8 @@ class FakeOpenAIServer:
         self,
         handler: Handler | Sequence[object] | None = None,
         *,
-        catalog: dict[str, Any] | FakeReply | None = None,
-        routes: dict[str, Any] | None = None,
+        catalog: JsonObject | FakeReply | None = None,
+        routes: JsonObject | None = None,
         seconds_per_token: float = 0.0,
     ) -> None:
         if not seconds_per_token >= 0:
@@ -92,7 +93,7 @@ class FakeOpenAIServer:
         with self._lock:
             return list(self._requests)
 
-    def chat_requests(self) -> list[dict[str, Any]]:
+    def chat_requests(self) -> list[JsonObject]:
         """The JSON bodies of the chat-completions requests received so far."""
         return [r.json for r in self.requests if r.path.endswith("/chat/completions")]
 
@@ -141,7 +142,7 @@ class FakeOpenAIServer:
                 self.handler_errors.append(exc)
             return FakeReply(status=500, body={"error": {"message": f"handler raised {exc!r}"}})
 
-    def _next_answer(self, request: FakeRequest) -> FakeReply | dict[str, Any] | str:
+    def _next_answer(self, request: FakeRequest) -> FakeReply | JsonObject | str:
         handler = self._handler
         if handler is None:
             return "OK"

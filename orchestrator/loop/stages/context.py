@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from corpus.evidence import Evidence, build_evidence
+from graph_server.record_data import NodeData, node_data
 from graph_server.store import GraphStore
 from orchestrator.checks import ChainContext
 from orchestrator.llm import SupportsChat
@@ -93,11 +94,11 @@ class GraphState:
         """Whether any run reached the store yet."""
         return any(g.graph_id == GRAPH_ID for g in self.store.list_graphs().graphs)
 
-    def nodes(self) -> dict[str, dict[str, Any]]:
+    def nodes(self) -> dict[str, NodeData]:
         """The graph's nodes as the store has them now, by id (none before any run)."""
         if not self.has_graph():
             return {}
-        return {node.id: node.model_dump() for node in self.store.get_graph(GRAPH_ID).nodes}
+        return {node.id: node_data(node) for node in self.store.get_graph(GRAPH_ID).nodes}
 
 
 @dataclass

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from graph_server.record_data import GraphData, graph_data
 from orchestrator.checks import Assessment, Candidate, assess
 from orchestrator.loop.stages.context import GRAPH_ID, LoopContext
 from orchestrator.records import AnswerRecord
@@ -23,7 +24,7 @@ class Details:
 
     structure: dict[str, dict[str, Any]]
     critical_links: dict[str, Any] | None
-    graph: dict[str, Any]
+    graph: GraphData
 
 
 def assess_graph(ctx: LoopContext, answers: dict[str, AnswerRecord], round_no: int) -> Assessment:
@@ -57,7 +58,7 @@ def decision_details(
             else None
         )
         graph = (
-            ctx.graph.store.get_graph(GRAPH_ID).model_dump()
+            graph_data(ctx.graph.store.get_graph(GRAPH_ID))
             if has_graph
             else {"graph_id": GRAPH_ID, "nodes": [], "edges": []}
         )

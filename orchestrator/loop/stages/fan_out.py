@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
 
 from corpus.evidence import Evidence, shuffled_order
+from orchestrator.llm import ChatMessage, JsonObject
 from orchestrator.loop.calls import CallSpec
 from orchestrator.loop.stages.context import MAX_PARALLEL_CALLS, LoopContext
 from orchestrator.loop.stages.runs import run_record
@@ -28,8 +28,8 @@ class Interrogation:
     """What one run sends: its messages and response format, temperature, token cap."""
 
     index: int
-    messages: list[dict[str, Any]]
-    response_format: dict[str, Any] | None
+    messages: list[ChatMessage]
+    response_format: JsonObject | None
     temperature: float
 
     @property
@@ -166,7 +166,7 @@ def interrogate(ctx: LoopContext, index: int, shown: Evidence | None = None) -> 
 
 
 def _parse_or_repair(
-    ctx: LoopContext, asked: Interrogation, messages: list[dict[str, Any]], bad_text: str
+    ctx: LoopContext, asked: Interrogation, messages: list[ChatMessage], bad_text: str
 ) -> tuple[parse.GraphParse, list[str], float]:
     """The reply parsed; if it is not strict JSON, with one repair call when the budget
     allows. Returns the parse, notes for the run record and the repair calls' wait."""
@@ -208,8 +208,8 @@ def _parse_or_repair(
 def _spec(
     asked: Interrogation,
     role: str,
-    messages: list[dict[str, Any]],
-    response_format: dict[str, Any] | None,
+    messages: list[ChatMessage],
+    response_format: JsonObject | None,
     max_tokens: int | None,
     seed: int | None,
 ) -> CallSpec:

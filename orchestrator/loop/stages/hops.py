@@ -17,6 +17,7 @@ from typing import Any
 from corpus.evidence import Evidence
 from orchestrator.checks import decompose
 from orchestrator.checks import hops as rules
+from orchestrator.llm import ChatMessage, JsonObject
 from orchestrator.loop.calls import CallSpec
 from orchestrator.loop.stages.context import LoopContext
 from orchestrator.loop.stages.runs import run_record
@@ -199,8 +200,8 @@ def _judge(
 def _spec(
     run_id: str,
     role: str,
-    messages: list[dict[str, Any]],
-    response_format: dict[str, Any] | None,
+    messages: list[ChatMessage],
+    response_format: JsonObject | None,
     max_tokens: int,
     ctx: LoopContext,
     number: int = 0,

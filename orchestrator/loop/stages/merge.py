@@ -10,9 +10,9 @@ paraphrases across runs; :func:`settle_attacks` asserts the held attacks that me
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from graph_server.errors import StoreError
+from graph_server.records import NodeOut
 from orchestrator.checks import ANSWER_PREFIX, AnchoredRun, anchor_run
 from orchestrator.loop.policy import attack_counts
 from orchestrator.loop.stages.context import GRAPH_ID, LoopContext
@@ -20,11 +20,12 @@ from orchestrator.loop.stages.runs import note_ingest, run_number, take_graph
 from orchestrator.records import (
     AnswerRecord,
     AttackRecord,
+    CitationRecord,
     ContradictionRecord,
     MergeRecord,
     RunRecord,
 )
-from orchestrator.reply import UNANSWERABLE
+from orchestrator.reply import UNANSWERABLE, ReplyEdge
 
 
 @dataclass
@@ -36,11 +37,11 @@ class Ingested:
     once settled, counted or set aside.
     """
 
-    citations: list[dict[str, Any]] = field(default_factory=list)
+    citations: list[CitationRecord] = field(default_factory=list)
     answers: dict[str, AnswerRecord] = field(default_factory=dict)
     merges: list[MergeRecord] = field(default_factory=list)
     contradictions: list[ContradictionRecord] = field(default_factory=list)
-    held_attacks: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    held_attacks: list[tuple[str, ReplyEdge]] = field(default_factory=list)
     attacks: list[AttackRecord] = field(default_factory=list)
 
     def unanswerable_runs(self) -> int:
@@ -158,7 +159,7 @@ def settle_attacks(ctx: LoopContext, ingested: Ingested, usable_runs: int) -> No
     if not ingested.held_attacks or not ctx.graph.has_graph():
         return
     graph = ctx.graph.store.get_graph(GRAPH_ID)
-    current = {node.id: node.model_dump() for node in graph.nodes}
+    current = {node.id: node for node in graph.nodes}
     resolve = {old: node.id for node in graph.nodes for old in node.merged_ids}
     drawn_by: dict[tuple[str, str], set[str]] = {}
     for run_id, edge in ingested.held_attacks:
@@ -166,7 +167,7 @@ def settle_attacks(ctx: LoopContext, ingested: Ingested, usable_runs: int) -> No
         if src in current and dst in current and src != dst:
             drawn_by.setdefault((src, dst), set()).add(run_id)
     for (src, dst), runs in sorted(drawn_by.items()):
-        target_runs = sum(1 for r in current[dst]["run_ids"] if r.startswith("r"))
+        target_runs = sum(1 for r in current[dst].run_ids if r.startswith("r"))
         counted = attack_counts(
             len(runs),
             target_runs,
@@ -185,11 +186,16 @@ def settle_attacks(ctx: LoopContext, ingested: Ingested, usable_runs: int) -> No
         )
         if counted:
             for run_id in sorted(runs, key=run_number):
-                edge = {"src": src, "dst": dst, "relation": "attacks", "confidence": 1.0}
-                ctx.graph.store.assert_graph(GRAPH_ID, [], [edge], run_id=run_id)
+                attack: ReplyEdge = {
+                    "src": src,
+                    "dst": dst,
+                    "relation": "attacks",
+                    "confidence": 1.0,
+                }
+                ctx.graph.store.assert_graph(GRAPH_ID, [], [attack], run_id=run_id)
     ctx.trace.event("attacks", attacks=ingested.attacks)
 
 
-def _is_evidence(node: dict[str, Any]) -> bool:
+def _is_evidence(node: NodeOut) -> bool:
     """A cited document sentence: a given anchored to an evidence span."""
-    return node["type"] == "given" and bool(node.get("source"))
+    return node.type == "given" and bool(node.source)

@@ -4,12 +4,11 @@ changed once more, when it is ingested (:func:`take_graph`, then :func:`note_ing
 
 from __future__ import annotations
 
-from typing import Any
-
 from graph_server.errors import StoreError
 from graph_server.records import AssertGraphAnswer
 from orchestrator.checks import AnchoredRun
 from orchestrator.records import RunRecord
+from orchestrator.reply import ReplyGraph
 
 
 def run_record(
@@ -17,7 +16,7 @@ def run_record(
     outcome: str,
     errors: list[str],
     *,
-    graph: dict[str, Any] | None = None,
+    graph: ReplyGraph | None = None,
     wait_s: float = 0.0,
 ) -> RunRecord:
     """A run's record before anything of it was ingested; ``graph`` is the parsed reply to
@@ -42,7 +41,7 @@ def run_record(
     return run
 
 
-def take_graph(run: RunRecord) -> dict[str, Any] | None:
+def take_graph(run: RunRecord) -> ReplyGraph | None:
     """The parsed reply of ``run``, removed from it (None when it has none to ingest)."""
     return run.pop("graph", None)
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
+from graph_server.record_data import NodeData
 from orchestrator.checks import Assessment
 from orchestrator.loop.calls import CallSpec
 from orchestrator.loop.policy import (
@@ -112,7 +112,7 @@ def verify_call(ctx: LoopContext, round_no: int, node_id: str, claim: str, j: in
 
 
 def apply_verdict(
-    ctx: LoopContext, round_no: int, slot: int, node: dict[str, Any], votes: list[VoteRecord]
+    ctx: LoopContext, round_no: int, slot: int, node: NodeData, votes: list[VoteRecord]
 ) -> VerificationRecord:
     """Apply the verdict of ``votes`` to ``node`` (as the store had it before the round) in
     the store; returns its record.
@@ -160,7 +160,7 @@ def apply_verdict(
 
 def _unsettled_record(
     round_no: int,
-    node: dict[str, Any],
+    node: NodeData,
     votes: list[VoteRecord],
     tally: Counter[str | None],
     m: int,

@@ -34,6 +34,7 @@ step gives the chunks the block-by-block rules give.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -220,6 +221,25 @@ def iter_chunks(
     return _numbered(text, relative_path, page, max_chars)
 
 
+ChunkRow = tuple[str, int, int, int, int, str, str]
+"""A chunk as an ingest stores it: ``(id, page, number, start, end, section, text)``."""
+
+
+def iter_chunk_rows(
+    text: str, relative_path: str, page: int = 1, *, max_chars: int = DEFAULT_MAX_CHARS
+) -> Iterator[ChunkRow]:
+    """The chunks of :func:`iter_chunks` as plain tuples (:data:`ChunkRow`), without a
+    :class:`Chunk` object each (a page of 21,000 small chunks spent a tenth of its ingest
+    building them). Arguments are checked as :func:`iter_chunks` checks them. Cost: as
+    :func:`iter_chunks`."""
+    iter_chunks(text, relative_path, page, max_chars=max_chars)  # checks the arguments
+    prefix = f"{relative_path}#p{page}c"
+    return (
+        (f"{prefix}{number}", page, number, start, end, section, text[start:end])
+        for number, (start, end, section) in enumerate(_spans(text, max_chars), 1)
+    )
+
+
 def _numbered(text: str, relative_path: str, page: int, max_chars: int) -> Iterator[Chunk]:
     for number, (start, end, section) in enumerate(_spans(text, max_chars), 1):
         yield Chunk(
@@ -373,7 +393,7 @@ def _heading_run(
             return None
         scan_end = line_start - 1
         end = _trimmed_end(text, position, scan_end)
-    _advance_trail(_RUN_HEADINGS.findall(text[position:scan_end]), levels, titles)
+    _advance_trail(reversed(_RUN_HEADINGS.findall(text[position:scan_end])), levels, titles)
     return first_start, end
 
 
@@ -398,31 +418,54 @@ def _mixed_run(
     newline = text.find("\n", position, limit)
     if newline < 0:
         return None
-    found: list[re.Match[str]] = []
     first = _HEADING.match(text, position, newline)  # after a break's indent, "^" fails
-    if first is not None:
-        found.append(first)
-    found.extend(_HEADING_LINE.finditer(text, newline + 1, limit))
-    if found and found[-1].end() == limit and limit < len(text) and text[limit] != "\n":
-        found.pop()  # its line goes on past the limit
-    if not found:
+    backwards = _heading_lines_backwards(text, newline, limit, first)
+    last = next(backwards, None)
+    if last is not None and last.end() == limit and limit < len(text) and text[limit] != "\n":
+        last = next(backwards, None)  # its line goes on past the limit
+    if last is None:
         return None
-    end = found[-1].end()
+    end = last.end()
     if _BLANK_RUN.search(text, position, end) is not None:
         return None
-    _advance_trail([match.group(1, 2) for match in found], levels, titles)
+    marks, title = last.group(1, 2)
+    if len(marks) == 1:  # a level-1 heading: the whole trail (what _advance_trail gives)
+        levels[:] = [1]
+        titles[:] = [" ".join(title.split())]
+        return end
+    trail = itertools.chain(((marks, title),), (match.group(1, 2) for match in backwards))
+    _advance_trail(trail, levels, titles)
     return end
 
 
+def _heading_lines_backwards(
+    text: str, newline: int, limit: int, first: re.Match[str] | None
+) -> Iterator[re.Match[str]]:
+    """The heading lines after the newline at ``newline`` up to ``limit`` (a line cut by
+    ``limit`` ends there), last first, then ``first``: what a forward scan finds, read one
+    line at a time from the end, so that a caller that needs only the last few headings
+    (a run of level-1 headings needs one) does not match every line."""
+    line_end = limit
+    while line_end > newline:
+        line_start = text.rfind("\n", newline, line_end) + 1  # text[newline] is a newline
+        match = _HEADING_LINE.match(text, line_start, limit)
+        if match is not None:
+            yield match
+        line_end = line_start - 1
+    if first is not None:
+        yield first
+
+
 def _advance_trail(
-    found: list[tuple[str, str]] | list[Any], levels: list[int], titles: list[str]
+    backwards: Iterable[tuple[str, str]] | Iterable[Any], levels: list[int], titles: list[str]
 ) -> None:
-    """Bring the trail ``levels``/``titles`` past the headings ``found`` (their marks and
-    raw titles, in order), working back from the last one: each heading above it in the
-    trail is the latest earlier one of a lower level, so only those are looked at."""
+    """Bring the trail ``levels``/``titles`` past the headings ``backwards`` (their marks
+    and raw titles, last first), working back from the last one: each heading above it in
+    the trail is the latest earlier one of a lower level, so only those are looked at (and
+    a lazy ``backwards`` is read no further: a run of level-1 headings costs one)."""
     need = 7  # the trail keeps the headings above it with a lower level than this
     picked: list[tuple[int, str]] = []
-    for marks, title in reversed(found):
+    for marks, title in backwards:
         if len(marks) < need:
             need = len(marks)
             picked.append((need, " ".join(title.split())))
@@ -447,8 +490,11 @@ def _trimmed_end(text: str, start: int, end: int) -> int:
 def _last_break(text: str, start: int, bound: int) -> int | None:
     """Where the last blank-line break that begins in ``text[start:bound]`` begins, or
     None. The scan runs in C (a deque of length one keeps only the last match)."""
-    last = deque(_BLANK_RUN.finditer(text, start, bound), maxlen=1)
-    return last[0].start() if last else None
+    first = _BLANK_RUN.search(text, start, bound)
+    if first is None:  # most often: no deque, no iterator
+        return None
+    last = deque(_BLANK_RUN.finditer(text, first.end(), bound), maxlen=1)
+    return last[0].start() if last else first.start()
 
 
 def _lines(text: str, position: int, end: int) -> Iterator[tuple[int, int, tuple[int, str] | None]]:

@@ -180,6 +180,10 @@ class IngestReport:
     """Why dense search is off, or ``""``."""
     bytes_read: int
     seconds: float
+    words_left_out: int = 0
+    """Word occurrences the static embedder left out of dense vectors because their file
+    had spent its word budget (``corpus.embed.DocumentWords``; keyword search still has
+    them). 0 for prose."""
 
     @property
     def ok(self) -> bool:
@@ -490,6 +494,7 @@ def ingest_directory(
         dense_note=run.dense_note,
         bytes_read=run.bytes_read,
         seconds=time.monotonic() - started,
+        words_left_out=run.words_left_out,
     )
 
 

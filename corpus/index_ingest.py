@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISREG
 
-from corpus.chunking import CHUNKER_VERSION, iter_chunks
+from corpus.chunking import CHUNKER_VERSION, iter_chunk_rows
 from corpus.embed import Embedder, sign_bits
 from corpus.entities import drop_orphans, store_mentions
 from corpus.index_scan import FileProblem, open_no_follow, too_big
@@ -82,6 +82,8 @@ class IngestRun:
     chunks_embedded: int = 0
     bytes_read: int = 0
     dense_note: str = ""
+    words_left_out: int = 0
+    """Word occurrences left out of dense vectors by the per-document word budget."""
 
     @property
     def chunker(self) -> str:
@@ -228,9 +230,9 @@ class IngestRun:
         makes them, so memory holds one batch, not the file's chunks; stop one chunk past
         :data:`MAX_CHUNKS_PER_FILE`. Returns how many were inserted."""
         chunks = (
-            chunk
+            row
             for page in pages
-            for chunk in iter_chunks(page.text, relative, page.number, max_chars=self.max_chars)
+            for row in iter_chunk_rows(page.text, relative, page.number, max_chars=self.max_chars)
         )
         added = 0
         while added <= MAX_CHUNKS_PER_FILE:
@@ -243,18 +245,21 @@ class IngestRun:
                 "INSERT INTO chunks (chunk_id, file_id, page, number, start_char, end_char, "
                 "section, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (c.id, file_id, c.page, c.number, c.start, c.end, c.section, c.text)
-                    for c in batch
+                    (chunk, file_id, page, number, start, end, section, text)
+                    for chunk, page, number, start, end, section, text in batch
                 ],
             )
             marks = ",".join("?" * len(batch))
             rows = dict(
                 self.conn.execute(
                     f"SELECT chunk_id, id FROM chunks WHERE chunk_id IN ({marks})",
-                    [c.id for c in batch],
+                    [chunk for chunk, *_ in batch],
                 )
             )
-            store_mentions(self.conn, [(rows[c.id], embed_text(c.text, c.section)) for c in batch])
+            store_mentions(
+                self.conn,
+                [(rows[row[0]], embed_text(row[6], row[5])) for row in batch],
+            )
             added += len(batch)
         return added
 
@@ -265,34 +270,55 @@ class IngestRun:
 
     def embed_missing(self) -> None:
         """Embed every chunk that has no vector yet (new chunks, or all after a model
-        change), in batches of :data:`EMBED_BATCH`, in chunk-id order."""
+        change), file by file in chunk order, in batches of :data:`EMBED_BATCH`. An embedder
+        with a per-document word budget (the static one: ``document_words``) gets a fresh
+        budget for each file's chunks, so what one file costs it is bounded by that file's
+        size, and its vectors do not depend on the files embedded before."""
         if self.embedder is None:
             return
         rows = self.conn.execute(
-            "SELECT id, text, section FROM chunks WHERE id NOT IN "
-            "(SELECT chunk FROM chunk_vectors) ORDER BY id"
+            "SELECT id, file_id, text, section FROM chunks WHERE id NOT IN "
+            "(SELECT chunk FROM chunk_vectors) ORDER BY file_id, id"
         ).fetchall()
-        for begin in range(0, len(rows), EMBED_BATCH):
-            batch = rows[begin : begin + EMBED_BATCH]
-            vectors = self.embedder.passages([embed_text(text, sec) for _, text, sec in batch])
-            if len(vectors) != len(batch):
+        budget_for = getattr(self.embedder, "document_words", None)
+        done = 0
+        for _, group in itertools.groupby(rows, key=lambda row: row[1]):
+            chunks = list(group)  # the rows themselves: no text is copied
+            words = None
+            if callable(budget_for):  # the characters of embed_text(text, section), summed
+                chars = sum(len(text) + (len(sec) + 1 if sec else 0) for _, _, text, sec in chunks)
+                words = budget_for(chars)
+            for begin in range(0, len(chunks), EMBED_BATCH):
+                batch = chunks[begin : begin + EMBED_BATCH]
+                texts = [embed_text(text, section) for _, _, text, section in batch]
+                vectors = (
+                    self.embedder.passages(texts)
+                    if words is None
+                    else self.embedder.passages(texts, words)  # type: ignore[call-arg]
+                )
+                self._store_vectors([chunk for chunk, _, _, _ in batch], vectors)
+                done += len(batch)
+                if self.progress is not None:
+                    self.progress("embed", done, len(rows))
+            if words is not None and words.left_out:
+                self.words_left_out += words.left_out
+
+    def _store_vectors(self, chunks: list[int], vectors: list[bytes]) -> None:
+        assert self.embedder is not None
+        if len(vectors) != len(chunks):
+            raise RuntimeError(
+                f"embedder {self.embedder.name} returned {len(vectors)} vectors "
+                f"for {len(chunks)} texts"
+            )
+        for chunk, vector in zip(chunks, vectors, strict=True):
+            if len(vector) != 4 * self.embedder.dim:
                 raise RuntimeError(
-                    f"embedder {self.embedder.name} returned {len(vectors)} vectors "
-                    f"for {len(batch)} texts"
+                    f"embedder {self.embedder.name} returned a {len(vector)}-byte vector, "
+                    f"expected {4 * self.embedder.dim}"
                 )
-            for (chunk, _, _), vector in zip(batch, vectors, strict=True):
-                if len(vector) != 4 * self.embedder.dim:
-                    raise RuntimeError(
-                        f"embedder {self.embedder.name} returned a {len(vector)}-byte vector, "
-                        f"expected {4 * self.embedder.dim}"
-                    )
-                self.conn.execute("INSERT INTO chunk_vectors VALUES (?, ?)", (chunk, vector))
-                self.conn.execute(
-                    "INSERT INTO chunk_bits VALUES (?, ?)", (chunk, sign_bits(vector))
-                )
-            self.chunks_embedded += len(batch)
-            if self.progress is not None:
-                self.progress("embed", begin + len(batch), len(rows))
+            self.conn.execute("INSERT INTO chunk_vectors VALUES (?, ?)", (chunk, vector))
+            self.conn.execute("INSERT INTO chunk_bits VALUES (?, ?)", (chunk, sign_bits(vector)))
+        self.chunks_embedded += len(chunks)
 
     def finish(self, dense_note: str) -> tuple[int, int, int]:
         """Write ``meta``; return (files, chunks, vectors) in the index."""

@@ -12,10 +12,14 @@ and ``.pdf``.
   become ``- item`` lines. Character references are decoded. A heading drops the text of
   its decoration links (a permalink ``#`` or ``¶``, a ``[src]`` link); any other line that
   would read as a Markdown heading (``# comment`` in ``<pre>``) is escaped as ``\\#``.
+  A document of text and plain tags only (the common case) is read without html.parser's
+  tokenizer, to the same text.
 - PDF needs the optional ``pypdf`` package (``pip install 'logic-graph[corpus]'``): one page
-  of text per PDF page, numbered from 1; a page object the page tree names more than once
-  is read once, at its first number. Without ``pypdf`` a PDF is a failed file whose
-  reason says how to install it.
+  of text per PDF page, numbered from 1, read a page at a time; a page object the page tree
+  names more than once is read once, at its first number; pages that expand to more than
+  16 times the file's size in content (256 kB at least) make the file a failed one
+  (:mod:`corpus.pdf`). Without ``pypdf`` a PDF is a failed file whose reason says how to
+  install it.
 
 A file that is not valid UTF-8, holds NUL bytes, or cannot be parsed raises
 :class:`ReadError`; the ingest reports it and goes on. Cost: O(file size) per file.
@@ -25,11 +29,9 @@ from __future__ import annotations
 
 import html.parser
 import importlib.util
-import io
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown"})
 HTML_SUFFIXES = frozenset({".html", ".htm"})
@@ -160,90 +162,13 @@ def decode_text(data: bytes) -> str:
 
 
 def read_pdf(data: bytes) -> list[Page]:
-    """Per-page text of a PDF given as bytes (needs ``pypdf``). Raises :class:`ReadError`
-    for a missing ``pypdf``, an encrypted or unreadable PDF. Cost: O(len(data))."""
-    missing = pdf_support()
-    if missing is not None:
-        raise ReadError(missing)
-    import pypdf
+    """Per-page text of a PDF given as bytes (needs ``pypdf``); see :mod:`corpus.pdf` for
+    the bounds. Raises :class:`ReadError` for a missing ``pypdf``, an encrypted or
+    unreadable PDF, or one whose pages expand past the content limit. Cost: O(len(data))
+    time and memory."""
+    from corpus.pdf import read_pdf as read
 
-    try:
-        reader = pypdf.PdfReader(io.BytesIO(data), strict=False)
-        if reader.is_encrypted:
-            raise ReadError("encrypted PDF: decrypt it first")
-        # A page tree may name one page object many times (a 140 kB file naming one page
-        # 20,000 times once made 20,000 chunks, and pypdf builds a page object per name):
-        # the repeats are taken out of the tree before pypdf reads it, and the page is read
-        # once, at its first page number. The repeats add no text.
-        numbers = _prune_repeated_pages(reader)
-        listed = reader.pages
-        if len(numbers) != len(listed):  # pypdf saw the tree otherwise: number as it does
-            numbers = list(range(1, len(listed) + 1))
-        pages = []
-        seen: set[tuple[int, int]] = set()
-        for number, page in zip(numbers, listed, strict=True):
-            ref = page.indirect_reference
-            if ref is not None:
-                if (ref.idnum, ref.generation) in seen:
-                    continue
-                seen.add((ref.idnum, ref.generation))
-            text = page.extract_text() or ""
-            pages.append(Page(number, text.replace("\r\n", "\n").replace("\r", "\n")))
-    except ReadError:
-        raise
-    except Exception as exc:  # pypdf raises many types for broken files
-        raise ReadError(f"unreadable PDF: {type(exc).__name__}: {_one_line(exc)}") from exc
-    return pages
-
-
-_PAGE_TREE_DEPTH = 64
-"""Deeper page-tree nodes are left out (real page trees are a few levels deep)."""
-
-
-def _prune_repeated_pages(reader: Any) -> list[int]:
-    """Take out of ``reader``'s page tree (in place, in memory) every page object or page
-    node named a second time; return the original page number of each page left, in order.
-    Cost: O(entries of the page tree)."""
-    from pypdf.generic import ArrayObject, DictionaryObject, IndirectObject
-
-    numbers: list[int] = []
-    seen_pages: set[tuple[int, int]] = set()
-    seen_nodes: set[tuple[int, int]] = set()
-    position = 0
-
-    def walk(node: Any, depth: int) -> None:
-        nonlocal position
-        kids = node.get("/Kids")
-        kids = kids.get_object() if isinstance(kids, IndirectObject) else kids
-        if not isinstance(kids, ArrayObject) or depth > _PAGE_TREE_DEPTH:
-            return
-        kept = ArrayObject()
-        for kid in kids:
-            key = (kid.idnum, kid.generation) if isinstance(kid, IndirectObject) else None
-            target = kid.get_object() if key is not None else kid
-            if isinstance(target, DictionaryObject) and "/Kids" in target:
-                if key is not None and key in seen_nodes:
-                    continue  # a node named twice (or a cycle): its pages are listed already
-                if key is not None:
-                    seen_nodes.add(key)
-                kept.append(kid)
-                walk(target, depth + 1)
-                continue
-            position += 1
-            if key is not None:
-                if key in seen_pages:
-                    continue
-                seen_pages.add(key)
-            kept.append(kid)
-            numbers.append(position)
-        kids[:] = kept
-
-    try:
-        root = reader.trailer["/Root"].get_object()["/Pages"].get_object()
-        walk(root, 0)
-    except Exception:  # an odd tree: pypdf's own reading decides, numbered as it does
-        return []
-    return numbers
+    return read(data)
 
 
 _SKIP = frozenset(
@@ -311,17 +236,34 @@ _BRACKETED = re.compile(r"\[[^\[\]]{0,20}\]")
 """Link text such as ``[src]`` or ``[edit]``: a decoration of a heading, not its title."""
 _MARKDOWN_HEADING = re.compile(r"#{1,6}")
 _JOIN_EVERY = 1024
-_BARE_TAG = re.compile(r"([^<]*)<(/?)([a-zA-Z][a-zA-Z0-9]*)>")
-"""A bare tag and the text before it."""
-_BARE_DOCUMENT = re.compile(r"(?:[^<]++|</?[a-zA-Z][a-zA-Z0-9]*+>)*+")
-"""A document of text and bare tags (``<li>``, ``</h1>``): no attribute, comment or
-declaration, and no "<" that is not a tag."""
+_ATTRIBUTES = (
+    r"""(?:\s++[a-zA-Z_:][-a-zA-Z0-9_:.]*+"""
+    r"""(?:\s*+=\s*+(?:"[^"<>]*+"|'[^'<>]*+'|[^\s"'<>=`]++))?+)*+\s*+"""
+)
+"""The attributes of a plain start tag (``class="x"``, ``id=a``, ``hidden``): names and
+values, each after a space, no ``<`` or ``>`` inside a value. html.parser ends such a tag at
+its ``>`` as this does; the reader uses no attribute, so they are skipped."""
+_BARE_TAG = re.compile(
+    rf"([^<]*)<(?:([a-zA-Z][a-zA-Z0-9]*){_ATTRIBUTES}>(?:([^<]*)</\2>)?|/([a-zA-Z][a-zA-Z0-9]*)>)"
+)
+"""A plain tag (a start tag with plain attributes, or a bare end tag) and the text before
+it: group 2 names a start tag, group 4 an end tag. A start tag whose element closes right
+after its text (``<li>a</li>``) is taken with that text (group 3) and its end tag."""
+_BARE_DOCUMENT = re.compile(
+    rf"(?:[^<]++|<[a-zA-Z][a-zA-Z0-9]*+{_ATTRIBUTES}>|</[a-zA-Z][a-zA-Z0-9]*+>)*+"
+)
+"""A document of text and plain tags (``<li>``, ``<li class="x">``, ``</h1>``): no comment
+or declaration, and no "<" that is not a tag."""
 _RAW_TEXT_TAG = re.compile(
-    r"<(?:script|style|textarea|title|xmp|iframe|noembed|noframes|noscript|plaintext)>",
+    r"<(?:script|style|textarea|title|xmp|iframe|noembed|noframes|noscript|plaintext)"
+    r"(?=[\s/>])",
     re.IGNORECASE,
 )
 """Elements whose content html.parser reads as raw text: a document with one goes the
 general way."""
+_STATEFUL = _SKIP | {"pre", "a"}
+"""Tags whose handling keeps state beyond the paragraph (text dropped, ``<pre>`` lines, a
+heading's links): until the first of them, a plain document needs no handler call."""
 _BARE_START = re.compile(r"<([a-zA-Z][a-zA-Z0-9]*)>")
 _BARE_END = re.compile(r"</([a-zA-Z][a-zA-Z0-9]*)>")
 
@@ -374,14 +316,47 @@ class _TextExtractor(html.parser.HTMLParser):
         costs a few microseconds a tag (a page of 400,000 ``<li>a</li>`` took 25 times as
         long as prose)."""
         unescape = html.unescape
+        headings, blocks, stateful = _HEADINGS, _BLOCKS, _STATEFUL
+        plain = True  # no tag of _STATEFUL yet: a tag only ends a paragraph and sets a prefix
         for match in _BARE_TAG.finditer(markup):  # one match at a time: findall's list
-            data, slash, name = match.groups()  # of a tuple per tag was 30 times the page
+            data, start, inner, end = match.groups()  # of a tuple per tag was 30 times
+            tag = (start or end).lower()  # the page
+            if plain and tag not in stateful:
+                # What the handlers would do, without a method call per tag (<h1>a</h1>
+                # repeated cost 3 times prose HTML through them).
+                if data:
+                    self._parts.append(unescape(data) if "&" in data else data)
+                ends = tag in blocks or tag in headings
+                if ends or (start is not None and tag == "br"):
+                    if self._parts:
+                        self._end_paragraph()
+                    else:
+                        self._prefix = ""
+                    if start is not None:
+                        if tag in headings:
+                            self._prefix = "#" * headings[tag] + " "
+                        elif tag == "li":
+                            self._prefix = "- "
+                if inner is not None:  # the element's text and its end tag
+                    if inner:
+                        self._parts.append(unescape(inner) if "&" in inner else inner)
+                    if ends:
+                        if self._parts:
+                            self._end_paragraph()
+                        else:
+                            self._prefix = ""
+                continue
+            plain = False
             if data:
                 self.handle_data(unescape(data))
-            if slash:
-                self.handle_endtag(name.lower())
-            else:
-                self.handle_starttag(name.lower(), [])
+            if end is not None:
+                self.handle_endtag(tag)
+                continue
+            self.handle_starttag(tag, [])
+            if inner is not None:
+                if inner:
+                    self.handle_data(unescape(inner))
+                self.handle_endtag(tag)
         tail = markup.find(">", markup.rfind("<")) + 1 if "<" in markup else 0
         if tail < len(markup):  # every "<" is a tag's: the text after the last one
             self.handle_data(unescape(markup[tail:]))

@@ -14,6 +14,7 @@ import struct
 import subprocess
 import sys
 import textwrap
+import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -131,11 +132,12 @@ def ingest_killed_after(root: Path, index: Path, files: int) -> bool:
     return result.returncode == -signal.SIGKILL
 
 
-def make_pdf(pages: Sequence[str], *, order: Sequence[int] | None = None) -> bytes:
+def make_pdf(pages: Sequence[str], *, order: Sequence[int] | None = None, repeat: int = 1) -> bytes:
     """A minimal valid PDF with one line of Helvetica text per page (ASCII only).
     ``order`` lists the page objects its page tree names, by index into ``pages`` (default:
     each once, in order); naming one object many times makes a hostile PDF whose many
-    pages are one object."""
+    pages are one object. ``repeat`` > 1 shows each page's text that many times from a
+    Flate-compressed content stream: a small file whose pages expand to a lot of content."""
     objects: list[bytes] = []
     count = len(pages)
     listed = range(count) if order is None else order
@@ -145,13 +147,21 @@ def make_pdf(pages: Sequence[str], *, order: Sequence[int] | None = None) -> byt
     font = 3 + 2 * count
     for index, text in enumerate(pages):
         escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-        stream = f"BT /F1 12 Tf 72 720 Td ({escaped}) Tj ET".encode()
+        stream = f"BT /F1 12 Tf 72 720 Td {f'({escaped}) Tj ' * repeat}ET".encode()
+        flate = b""
+        if repeat > 1:
+            stream, flate = zlib.compress(stream, 9), b" /Filter /FlateDecode"
         objects.append(
             f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {4 + 2 * index} "
             f"0 R /Resources << /Font << /F1 {font} 0 R >> >> >>".encode()
         )
         objects.append(
-            b"<< /Length " + str(len(stream)).encode() + b" >>\nstream\n" + stream + b"\nendstream"
+            b"<< /Length "
+            + str(len(stream)).encode()
+            + flate
+            + b" >>\nstream\n"
+            + stream
+            + b"\nendstream"
         )
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
     out = bytearray(b"%PDF-1.4\n")

@@ -5,15 +5,18 @@ index roots can be sent outside them.
 
 Prints, for each kind of input (normal prose as the baseline; text of blank lines;
 Markdown of headings, and of headings on every other line; text of words that are all
-different, which costs the embedder a segmentation per word; HTML of ``<h1>`` and of
-``<li>`` items (bare, and each with a ``class`` attribute, which goes through html.parser's
-general tag parsing), with prose HTML as a second baseline; a PDF whose page tree names one page
-20,000 times, with a prose PDF as a third baseline): the input size, the chunks made, the
-ingest's peak RSS, that peak over the input size (and the growth over the process's size
-before the ingest, over the input size), and the ingest time against prose. Each kind is
-ingested in processes of its own (the fastest of ``--repeats``), with the default (dense)
-settings and keyword-only.
-Goals: peak RSS within 10 times the input, time within 3 times prose.
+different, which costs the dense embedder a segmentation per word (up to its per-file word
+budget); HTML of ``<h1>`` and of ``<li>`` items (bare, and each with a ``class``
+attribute), with prose HTML as a second baseline; a PDF whose page tree names one page
+20,000 times, and a PDF of one Flate-compressed page that expands to the text size (a failed
+file: past the content limit), with a prose PDF as a third baseline): the input size, the
+chunks made, the ingest's peak RSS, that peak over the input size (and the growth over the
+process's size before the ingest, over the input size), and the ingest's CPU time and wall
+time against prose. Each kind is ingested in processes of its own (the fastest of
+``--repeats``, the repeats going round the kinds), with the default (dense) settings and
+keyword-only.
+Goals: peak RSS growth within 10 times the input, time (CPU time: the machine is shared)
+within 3 times prose.
 
 Then the index-roots race: searches of an index inside a root while another process swaps
 the folder holding it for a link to a folder outside, counting the searches that read the
@@ -113,6 +116,10 @@ def inputs(size: int) -> dict[str, tuple[str, bytes]]:
             "prose.pdf",
             make_pdf(["Rack 7 is in hall B."], order=[0] * PDF_REPEATS),
         ),
+        "compressed-page.pdf": (
+            "prose.pdf",
+            make_pdf(["Rack 7 is in hall B."], repeat=size // len("(Rack 7 is in hall B.) Tj ")),
+        ),
     }
 
 
@@ -150,16 +157,18 @@ def ingest_one(folder: str, dense: bool) -> None:
     with contextlib.suppress(OSError):  # not Linux, or not allowed: the peak since start
         Path("/proc/self/clear_refs").write_text("5")
     before = memory_kb("VmRSS")
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     report = corpus.ingest(docs, Path(folder) / "index.sqlite", dense=dense)
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     peak = memory_kb("VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(
         json.dumps(
             {
                 "seconds": seconds,
+                "cpu": cpu,
                 "chunks": report.chunks_added,
                 "failed": [p.reason for p in report.failed],
+                "words_left_out": getattr(report, "words_left_out", 0),
                 "before_kb": before,
                 "peak_kb": peak,
                 "dense": report.dense,
@@ -168,27 +177,42 @@ def ingest_one(folder: str, dense: bool) -> None:
     )
 
 
-def measure(name: str, data: bytes, dense: bool, repeats: int) -> dict[str, Any]:
-    """The figures of the fastest of ``repeats`` ingests, each in a fresh process (the
-    machine is shared: the fastest run is the one least slowed by others), with the
-    highest peak memory of them all."""
-    runs = []
-    for _ in range(repeats):
-        with tempfile.TemporaryDirectory() as folder:
-            (Path(folder) / "docs").mkdir()
-            (Path(folder) / "docs" / name).write_bytes(data)
-            mode = "dense" if dense else "keyword"
-            result = subprocess.run(
-                [sys.executable, __file__, "--child", folder, mode],
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-        runs.append(json.loads(result.stdout.strip().splitlines()[-1]))
-    figures: dict[str, Any] = min(runs, key=lambda run: run["seconds"])
-    worst = max(runs, key=lambda run: run["peak_kb"] - run["before_kb"])
-    figures["peak_kb"], figures["before_kb"] = worst["peak_kb"], worst["before_kb"]
+def run_child(name: str, data: bytes, dense: bool) -> dict[str, Any]:
+    """One ingest of ``data`` (as file ``name``) in a fresh process: its figures."""
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "docs").mkdir()
+        (Path(folder) / "docs" / name).write_bytes(data)
+        mode = "dense" if dense else "keyword"
+        result = subprocess.run(
+            [sys.executable, __file__, "--child", folder, mode],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    figures: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
     return figures
+
+
+def measure_all(
+    kinds: dict[str, tuple[str, bytes]], dense: bool, repeats: int
+) -> dict[str, dict[str, Any]]:
+    """Per kind, the figures of the fastest of ``repeats`` ingests (by CPU time, and the
+    fastest wall time apart), each in a fresh process, with the highest peak memory of
+    them all. The repeats go round the kinds (every kind once, then again), so a burst of
+    load from the machine's other jobs falls on several kinds, not on one kind's every
+    repeat."""
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in kinds}
+    for _ in range(repeats):
+        for name, (_, data) in kinds.items():
+            runs[name].append(run_child(name, data, dense))
+    results = {}
+    for name, found in runs.items():
+        figures = dict(min(found, key=lambda run: run["cpu"]))
+        figures["seconds"] = min(run["seconds"] for run in found)
+        worst = max(found, key=lambda run: run["peak_kb"] - run["before_kb"])
+        figures["peak_kb"], figures["before_kb"] = worst["peak_kb"], worst["before_kb"]
+        results[name] = figures
+    return results
 
 
 def ingest_table(size: int, repeats: int) -> bool:
@@ -198,15 +222,17 @@ def ingest_table(size: int, repeats: int) -> bool:
         print(f"\ningest, {'default settings (dense when installed)' if dense else 'keyword-only'}")
         print(
             f"{'kind':<20} {'input':>10} {'chunks':>7} {'peak RSS':>9} {'RSS/input':>9} "
-            f"{'growth/input':>12} {'seconds':>8} {'x baseline':>10} {'x prose':>8}"
+            f"{'growth/input':>12} {'cpu s':>6} {'x baseline':>10} {'x prose':>8} "
+            f"{'wall s':>6} {'x baseline':>10}"
         )
-        results = {name: measure(name, data, dense, repeats) for name, (_, data) in kinds.items()}
+        results = measure_all(kinds, dense, repeats)
         for name, (baseline, data) in kinds.items():
             figures = results[name]
             peak = figures["peak_kb"] * 1024
             growth = (figures["peak_kb"] - figures["before_kb"]) * 1024
-            ratio = figures["seconds"] / results[baseline]["seconds"]
-            to_prose = figures["seconds"] / results["prose.txt"]["seconds"]
+            ratio = figures["cpu"] / results[baseline]["cpu"]
+            to_prose = figures["cpu"] / results["prose.txt"]["cpu"]
+            wall_ratio = figures["seconds"] / results[baseline]["seconds"]
             rss_ratio = peak / len(data)
             flags = ""
             if growth / len(data) > GOAL_RSS_RATIO:
@@ -217,14 +243,21 @@ def ingest_table(size: int, repeats: int) -> bool:
             print(
                 f"{name:<20} {len(data):>10,} {figures['chunks']:>7,} "
                 f"{peak / 2**20:>7.1f}MB {rss_ratio:>9.1f} {growth / len(data):>12.2f} "
-                f"{figures['seconds']:>8.2f} {ratio:>10.2f} {to_prose:>8.2f}{flags}"
+                f"{figures['cpu']:>6.2f} {ratio:>10.2f} {to_prose:>8.2f} "
+                f"{figures['seconds']:>6.2f} {wall_ratio:>10.2f}{flags}"
             )
             if figures["failed"]:
                 print(f"{'':<20} failed: {figures['failed']}")
+            if figures.get("words_left_out"):
+                print(
+                    f"{'':<20} {figures['words_left_out']:,} words left out of dense vectors "
+                    "(the file's word budget)"
+                )
     print(
         f"goals: growth/input <= {GOAL_RSS_RATIO:g} (peak RSS is the interpreter and its "
         f"libraries plus the growth), time <= {GOAL_TIME_RATIO:g} x baseline (the prose of "
-        "the same format)"
+        "the same format), by the ingest's CPU time (the machine is shared: wall time also "
+        "measures the other jobs; the wall-time ratio is printed beside it)"
     )
     return met
 

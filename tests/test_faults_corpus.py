@@ -16,7 +16,7 @@ import pytest
 from corpus_fixtures import HAS_PYPDF, ingest_killed_after, make_pdf, write_corpus
 
 import corpus
-from corpus import documents, index_ingest
+from corpus import documents, index_ingest, pdf, readers
 from corpus.chunking import DENSE_CHARS, DENSE_FLOOR, chunk_page, iter_chunks
 from corpus.documents import search_evidence
 from corpus.index import CorpusIndexError, open_index
@@ -224,3 +224,112 @@ def test_permalinks_and_source_links_stay_out_of_headings() -> None:
         "## Install it",
         "See # here.",
     ]
+
+
+def _pdf_read_peak(data: bytes) -> tuple[int, list[readers.Page]]:
+    """The traced peak memory of reading ``data`` as a PDF (after a warm-up read, so that
+    modules pypdf imports on first use do not count), and its pages."""
+    readers.read_pdf(make_pdf(["warm up"]))
+    tracemalloc.start()
+    try:
+        pages = readers.read_pdf(data)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return peak, pages
+
+
+@pytest.mark.skipif(not HAS_PYPDF, reason="needs the corpus extra (pypdf)")
+def test_a_page_tree_naming_one_page_20000_times_is_read_in_memory_of_the_file_s_order() -> None:
+    data = make_pdf(["Rack 7 is in hall B."], order=[0] * 20_000)
+    peak, pages = _pdf_read_peak(data)
+    assert pages == [readers.Page(1, "Rack 7 is in hall B.")]
+    # pypdf makes an object of about 120 bytes for each 6-byte reference: the repeats of a
+    # /Kids array once cost 2.3 MB, 19 times this 120 kB file.
+    assert peak < 3 * len(data)
+
+
+@pytest.mark.skipif(not HAS_PYPDF, reason="needs the corpus extra (pypdf)")
+def test_repeated_pages_keep_the_page_numbers_they_had() -> None:
+    texts = ["one", "two", "three", "four"]
+    for order, numbers in (
+        ([0, 1, 0, 2], [1, 2, 4]),
+        ([0, 1, 0, 0, 0, 2], [1, 2, 6]),
+        ([0, 1, 0, 1, 0, 1, 0, 1, 2, 2, 2, 3], [1, 2, 9, 12]),
+        ([0] * 500 + [1] + [1, 0] * 300 + [2], [1, 501, 1102]),
+    ):
+        data = make_pdf(texts[: max(order) + 1], order=order)
+        assert len(pdf._collapse_repeated_kids(data)) == len(data)  # offsets still hold
+        pages = readers.read_pdf(data)
+        assert [page.number for page in pages] == numbers, order
+        assert [page.text for page in pages] == texts[: len(numbers)]
+
+
+@pytest.mark.skipif(not HAS_PYPDF, reason="needs the corpus extra (pypdf)")
+def test_a_40_page_pdf_is_read_one_page_at_a_time() -> None:
+    texts = [
+        f"Page {n} of the manual. " + "Rack seven holds the tape library. " * 80 for n in range(40)
+    ]
+    data = make_pdf(texts)
+    peak, pages = _pdf_read_peak(data)
+    assert [page.text for page in pages] == texts
+    # Each page's content stream and its parse were once kept until the whole file was read
+    # (7 times the file); now a page is let go once its text is out.
+    assert peak < 5 * len(data)
+
+
+@pytest.mark.skipif(not HAS_PYPDF, reason="needs the corpus extra (pypdf)")
+def test_a_pdf_whose_pages_expand_past_the_content_limit_is_a_read_error() -> None:
+    data = make_pdf(["rack seven hall b"], repeat=60_000)  # 4 kB that expand to 1.4 MB
+    limit = pdf.pdf_content_limit(len(data))
+    assert limit == pdf.PDF_CONTENT_FLOOR
+    with pytest.raises(readers.ReadError) as caught:
+        readers.read_pdf(data)
+    assert str(caught.value) == (
+        f"its pages expand to more than {limit:,} bytes of content "
+        f"(the limit for a {len(data):,}-byte PDF: {pdf.PDF_CONTENT_PER_BYTE} times its "
+        f"size, at least {pdf.PDF_CONTENT_FLOOR:,}); it was not indexed"
+    )
+    # Under the limit the same kind of file is read whole.
+    pages = readers.read_pdf(make_pdf(["rack seven hall b"], repeat=2_000))
+    assert pages[0].text.count("rack seven hall b") == 2_000
+
+
+def _parsed_by_html_parser(markup: str) -> str:
+    extractor = readers._TextExtractor()
+    extractor.feed(markup)
+    extractor.close()
+    return extractor.text()
+
+
+def test_tags_with_plain_attributes_cost_what_bare_tags_do_and_read_the_same() -> None:
+    bare = "<li>a</li>" * 2_000
+    with_class = '<li class="x">a</li>' * 2_000
+    # Tags with attributes went through html.parser's general tag parsing: 4.4 times prose
+    # HTML for a page of <li class="x"> items, against 2.6 for bare <li>.
+    assert calls_made(lambda: html_to_text(with_class)) <= calls_made(lambda: html_to_text(bare))
+    for markup in (
+        with_class,
+        "<h1 id=top>Title</h1><p class='a' hidden>x &amp; y</p><br><div data-x=\"1\">t</div>",
+        "<h2>T <a href='#t'>#</a></h2><p>x</p><pre class=c># cmd\nx</pre><p>after</p>",
+        '<p class="a" >x</p><script type="t">dropped</script>y<svg><text>q</text></svg>z',
+    ):
+        assert html_to_text(markup) == _parsed_by_html_parser(markup), markup
+
+
+def test_a_page_of_headings_in_html_costs_few_calls_per_tag() -> None:
+    markup = "<h1>a</h1>" * 2_000
+    # One handler call per tag and a paragraph's work per heading were 3 times prose HTML.
+    assert calls_made(lambda: html_to_text(markup)) < 2 * 2_000
+    assert html_to_text(markup) == _parsed_by_html_parser(markup)
+
+
+def test_chunk_rows_are_the_chunks_an_ingest_stores() -> None:
+    from corpus.chunking import iter_chunk_rows
+
+    for text in ("# Rack\nhall\n" * 3_000, "a\n\n" * 500, "## A\n\nRack 7. " * 300, ""):
+        rows = list(iter_chunk_rows(text, "d/x.md", 3, max_chars=300))
+        chunks = iter_chunks(text, "d/x.md", 3, max_chars=300)
+        assert rows == [(c.id, c.page, c.number, c.start, c.end, c.section, c.text) for c in chunks]
+    with pytest.raises(ValueError, match="max_chars"):
+        iter_chunk_rows("x", "x.md", max_chars=5)

@@ -151,3 +151,15 @@ def test_ingesting_a_folder_with_no_readable_files_says_nothing_was_ingested(
     assert code == 0 and "()" not in out
     assert "nothing was ingested: no .htm, .html, .markdown, .md, .pdf or .txt file" in err
     assert "dense search: off (the index holds no text to embed)" in out
+
+
+def test_the_ingest_summary_says_how_many_words_the_dense_vectors_left_out(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    import corpus
+    from orchestrator.cli.main import _summary
+
+    report = corpus.ingest(write_corpus(tmp_path / "docs"), tmp_path / "i.sqlite", dense=False)
+    assert "left out of dense vectors" not in _summary(report, verbose=False)
+    lines = _summary(replace(report, words_left_out=7), verbose=False)
+    assert "7 word occurrences left out of dense vectors" in lines

@@ -231,6 +231,11 @@ def _summary(report: IngestReport, *, verbose: bool) -> str:
         f"{report.chunks_embedded} embedded; "
         + ("dense search: on" if report.dense else f"dense search: off ({report.dense_note})"),
     ]
+    if report.words_left_out:
+        lines.append(
+            f"{report.words_left_out} word occurrences left out of dense vectors (their files "
+            "used up their word budget; keyword search still finds them)"
+        )
     if verbose:
         lines += [f"  empty (no text): {path}" for path in report.empty]
         lines += [f"  ignored: {path}" for path in report.ignored]

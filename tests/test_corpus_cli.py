@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from corpus_fixtures import write_corpus
 
-from orchestrator.cli.main import ProgressBar, main
+import corpus
+from orchestrator.cli.main import ProgressBar, _summary, main
 
 
 def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -154,11 +156,6 @@ def test_ingesting_a_folder_with_no_readable_files_says_nothing_was_ingested(
 
 
 def test_the_ingest_summary_says_how_many_words_the_dense_vectors_left_out(tmp_path: Path) -> None:
-    from dataclasses import replace
-
-    import corpus
-    from orchestrator.cli.main import _summary
-
     report = corpus.ingest(write_corpus(tmp_path / "docs"), tmp_path / "i.sqlite", dense=False)
     assert "left out of dense vectors" not in _summary(report, verbose=False)
     lines = _summary(replace(report, words_left_out=7), verbose=False)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import networkx as nx
+
 from graph_server.store import GraphStore
 
 CONCLUSION = "Z"
@@ -81,6 +83,12 @@ RUNS: list[tuple[str, list[dict[str, Any]], list[dict[str, Any]]]] = [
     ("r1", R1_NODES, R1_EDGES),
     ("r2", R2_NODES, R2_EDGES),
 ]
+TRELLIUM: list[tuple[str, str, str]] = [
+    ("n1", "Trellium melts at 412 C", "r1"),
+    ("n2", "Trellium melts at 412 C.", "r2"),
+    ("n3", "Trellium melts at 350 C", "r3"),
+]
+"""Two wordings of one reading and a rival reading, as ``(node id, claim, run id)`` rows."""
 
 
 def rack7_store(graph_id: str = "rack7") -> GraphStore:
@@ -105,3 +113,30 @@ def rack7_store(graph_id: str = "rack7") -> GraphStore:
     for run_id, nodes, edges in RUNS:
         store.assert_graph(graph_id, nodes, edges, run_id=run_id)
     return store
+
+
+def claims_graph(rows: list[tuple[str, str, str]] = TRELLIUM) -> nx.MultiDiGraph:
+    """A stored argument graph of unlinked inferences, as the dedup examples read it.
+
+    Parameters
+    ----------
+    rows : list of tuple of str, optional
+        One ``(node id, claim, run id)`` per node (default: :data:`TRELLIUM`).
+
+    Returns
+    -------
+    networkx.MultiDiGraph
+        One inference node per row, with the attributes the store keeps (confidence 0.8,
+        no aliases, not refuted) and no edges.
+
+    Examples
+    --------
+    >>> graph = claims_graph()
+    >>> sorted(graph.nodes), graph.nodes["n2"]["claim"], graph.nodes["n2"]["run_ids"]
+    (['n1', 'n2', 'n3'], 'Trellium melts at 412 C.', {'r2'})
+    """
+    graph = nx.MultiDiGraph()
+    for node, claim, run in rows:
+        attributes = {"aliases": [], "merged_ids": [], "confidence": 0.8, "refuted": False}
+        graph.add_node(node, claim=claim, run_ids={run}, type="inference", **attributes)
+    return graph

@@ -27,11 +27,15 @@ NAMES = (
     "html_files",
     "html_view",
     "layout",
+    "limits",
     "mermaid",
     "semantics",
     "similarity",
     "svg_graph",
     "validation",
+    "validation_ids",
+    "validation_schema",
+    "validation_text",
     "views",
 )
 MODULES = [importlib.import_module(f"graph_server.{name}") for name in NAMES]

@@ -140,3 +140,26 @@ def claims_graph(rows: list[tuple[str, str, str]] = TRELLIUM) -> nx.MultiDiGraph
         attributes = {"aliases": [], "merged_ids": [], "confidence": 0.8, "refuted": False}
         graph.add_node(node, claim=claim, run_ids={run}, type="inference", **attributes)
     return graph
+
+
+def joint_premises_graph() -> nx.MultiDiGraph:
+    """A conclusion ``t`` that run r1 drew from givens ``a`` and ``b`` together, and run r2
+    from ``c`` alone: two arguments, ``{a, b}`` and ``{c}`` (the argument examples).
+
+    Returns
+    -------
+    networkx.MultiDiGraph
+        Nodes ``a``, ``b``, ``c`` (givens) and ``t`` (the conclusion), none refuted, and
+        their three supports edges.
+
+    Examples
+    --------
+    >>> sorted(joint_premises_graph().in_edges("t", data="run_ids"))
+    [('a', 't', {'r1'}), ('b', 't', {'r1'}), ('c', 't', {'r2'})]
+    """
+    graph = nx.MultiDiGraph()
+    for node, kind in [("a", "given"), ("b", "given"), ("c", "given"), ("t", "conclusion")]:
+        graph.add_node(node, type=kind, refuted=False)
+    for src, run in [("a", "r1"), ("b", "r1"), ("c", "r2")]:
+        graph.add_edge(src, "t", "supports", run_ids={run})
+    return graph

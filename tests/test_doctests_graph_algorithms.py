@@ -29,6 +29,7 @@ NAMES = (
     "layout",
     "limits",
     "mermaid",
+    "packing",
     "semantics",
     "similarity",
     "svg_graph",

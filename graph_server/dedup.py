@@ -72,13 +72,8 @@ from graph_server.dedup_clusters import assertion_order as assertion_order
 from graph_server.dedup_clusters import natural_key as natural_key
 from graph_server.dedup_rivals import DEFAULT_MAX_RIVALS as DEFAULT_MAX_RIVALS
 from graph_server.dedup_rivals import _guard_pairs, _ordered
-from graph_server.similarity import (
-    ClaimKey,
-    claim_key,
-    differ_by_substitution,
-    is_similar,
-    similar_pairs,
-)
+from graph_server.similarity import ClaimKey, claim_key, is_similar, similar_pairs
+from graph_server.slot_guard import differ_by_substitution
 from graph_server.validation import DEFAULT_JACCARD_THRESHOLD, DEFAULT_RATIO_THRESHOLD
 
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 import networkx as nx
 
-from graph_server.similarity import differ_by_substitution
+from graph_server.slot_guard import differ_by_substitution
 
 _DIGITS = re.compile(r"(\d+)")
 

@@ -32,6 +32,7 @@ NAMES = (
     "packing",
     "semantics",
     "similarity",
+    "slot_guard",
     "svg_graph",
     "validation",
     "validation_ids",

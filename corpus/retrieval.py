@@ -1,59 +1,47 @@
 """Hybrid retrieval: BM25 keyword lists and dense lists, fused by reciprocal rank fusion.
 
 For each query (the raw question and up to three variants, e.g. an LLM's rewrites) the index
-gives two rankings of its chunks, each :data:`DEFAULT_DEPTH` long at most:
-
-- **keyword**: FTS5's BM25 over the chunk text (weight 1) and heading trail (weight 0.5). The
-  query is cut into words, stopwords dropped, and the words OR-ed, so any text is a valid
-  query (no FTS5 syntax reaches SQLite);
-- **dense** (when the index has a vector for every chunk, the same embedder is installed and
-  sqlite-vec can be loaded): cosine distance between the query's and the chunks' e5 vectors.
-  Up to :data:`EXACT_DENSE_LIMIT` vectors every distance is computed; above it a Hamming scan
-  over the vectors' sign bits keeps :data:`DENSE_CANDIDATES` candidates and exact cosine
-  distances rank those (binary quantisation with rescoring).
-
-All rankings are fused with :func:`rrf_fuse`: a chunk scores ``sum(1 / (RRF_K + rank))`` over
-the rankings it appears in (rank 1-based), ties broken by its best single rank, then by chunk
-id, so the output is deterministic.
+gives two rankings of its chunks (:mod:`corpus.rankings`), each :data:`DEFAULT_DEPTH` long at
+most: keyword (BM25) and, when the index has a vector for every chunk, the same embedder is
+installed and sqlite-vec can be loaded, dense. All rankings are fused by reciprocal rank
+fusion (:func:`rrf_fuse`), and the question's own best hits stay in the top ``k``
+(:func:`keep_own`; both in :mod:`corpus.fusion`).
 """
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from corpus.embed import Embedder, connect_vec, load_embedder, sign_bits
+from corpus.embed import Embedder
 from corpus.entities import entity_ranking
-from corpus.index import CorpusIndexError, QueryGuard, open_index, read_meta
+from corpus.fusion import RRF_K as RRF_K
+from corpus.fusion import Dropped as Dropped
+from corpus.fusion import best_ranks
+from corpus.fusion import keep_own as keep_own
+from corpus.fusion import rrf_fuse as rrf_fuse
+from corpus.index import QueryGuard, open_index, read_meta
 from corpus.index_pin import PinnedIndex
-from corpus.words import STOPWORDS
+from corpus.rankings import COMMON_TERM_MIN as COMMON_TERM_MIN
+from corpus.rankings import COMMON_TERM_SHARE as COMMON_TERM_SHARE
+from corpus.rankings import DENSE_CANDIDATES as DENSE_CANDIDATES
+from corpus.rankings import EXACT_DENSE_LIMIT as EXACT_DENSE_LIMIT
+from corpus.rankings import MAX_QUERY_TERMS as MAX_QUERY_TERMS
+from corpus.rankings import _dense_rankings
+from corpus.rankings import dense_ranking as dense_ranking
+from corpus.rankings import keyword_ranking as keyword_ranking
+from corpus.rankings import query_terms as query_terms
 
-RRF_K = 60
-"""The usual reciprocal-rank-fusion constant (Cormack et al., 2009)."""
 DEFAULT_DEPTH = 50
 """How deep each single ranking goes before fusion (at least ``4 * k``)."""
-EXACT_DENSE_LIMIT = 20_000
-DENSE_CANDIDATES = 400
 MAX_VARIANTS = 3
 MAX_K = 1000
-MAX_QUERY_TERMS = 32
 KEEP_OWN = 3
 """The question's own best hits (its own rankings fused) that rewrites cannot push out."""
 ENTITY_SEEDS = 5
 """How many fused hits seed the entity-graph ranking."""
-COMMON_TERM_SHARE = 0.2
-COMMON_TERM_MIN = 2000
-"""A query word in more than this share of the chunks, and in more than this many, is
-dropped from the keyword query (see :func:`keyword_ranking`)."""
-
-_QUESTION_WORDS = frozenset(
-    {"what", "which", "who", "whom", "whose", "where", "when", "why", "how", "does", "did", "do"}
-)
-_TERM = re.compile(r"[^\W_]+")
 
 
 @dataclass(frozen=True)
@@ -117,18 +105,6 @@ class Hit:
 
 
 @dataclass(frozen=True)
-class Dropped:
-    """A chunk that fusion ranked in the top ``k`` but that was left out to keep one of the
-    question's own best hits (see :func:`keep_own`)."""
-
-    chunk_id: str
-    fused_rank: int
-    kept_for: str
-    """The chunk of the question's own hits that took its place."""
-    reason: str
-
-
-@dataclass(frozen=True)
 class Retrieval:
     """The result of :func:`retrieve`: hits best first, and how they were found.
 
@@ -159,201 +135,6 @@ class Retrieval:
     """Why dense retrieval was not used, or ``""``."""
     dropped: tuple[Dropped, ...] = ()
     """Chunks of the fused top ``k`` left out for the question's own best hits."""
-
-
-def query_terms(query: str) -> list[str]:
-    """The search words of ``query``: lower-cased words, stopwords and question words dropped
-    (kept when nothing else is left), each once, at most :data:`MAX_QUERY_TERMS`.
-    Cost: O(len(query))."""
-    if not isinstance(query, str):
-        raise ValueError(f"query must be a string, got {type(query).__name__}")
-    words = list(dict.fromkeys(word.casefold() for word in _TERM.findall(query)))
-    content = [w for w in words if w not in STOPWORDS and w not in _QUESTION_WORDS]
-    return (content or words)[:MAX_QUERY_TERMS]
-
-
-def rrf_fuse(
-    rankings: Sequence[Sequence[str]],
-    *,
-    k: int = RRF_K,
-    weights: Sequence[float] | None = None,
-) -> list[tuple[str, float]]:
-    """Weighted reciprocal rank fusion: an id scores ``weight / (k + rank)`` in each ranking
-    it is in.
-
-    Cost: O(total length * log).
-
-    Parameters
-    ----------
-    rankings : sequence of sequence of str
-        Each a list of ids, best first; an id seen twice in one ranking counts at its first
-        place.
-    k : int, optional
-        The rank offset (default :data:`RRF_K`, 60), 0 or more.
-    weights : sequence of float, optional
-        One non-negative weight per ranking (default 1 each).
-
-    Returns
-    -------
-    list of (str, float)
-        ``(id, score)`` pairs, best first: score descending, then best single rank
-        ascending, then id ascending.
-
-    Raises
-    ------
-    ValueError
-        When ``k`` is not a non-negative integer, or ``weights`` has another length than
-        ``rankings`` or a negative weight.
-
-    Examples
-    --------
-    >>> from corpus import rrf_fuse
-    >>> rrf_fuse([["a", "b"], ["b", "c"]], k=0)
-    [('b', 1.5), ('a', 1.0), ('c', 0.5)]
-    >>> rrf_fuse([["a", "b"], ["b", "c"]], k=0, weights=[2, 0])
-    [('a', 2.0), ('b', 1.0), ('c', 0.0)]
-    """
-    if isinstance(k, bool) or not isinstance(k, int) or k < 0:
-        raise ValueError(f"k must be a non-negative integer, got {k!r}")
-    factors = [1.0] * len(rankings) if weights is None else [float(w) for w in weights]
-    if len(factors) != len(rankings) or any(not w >= 0 for w in factors):
-        raise ValueError(
-            f"weights must be {len(rankings)} non-negative numbers, one per ranking, "
-            f"got {weights!r}"
-        )
-    scores: dict[str, float] = {}
-    best: dict[str, int] = {}
-    for ranking, weight in zip(rankings, factors, strict=True):
-        seen: set[str] = set()
-        for rank, item in enumerate(ranking, 1):
-            if item in seen:
-                continue
-            seen.add(item)
-            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
-            best[item] = min(best.get(item, rank), rank)
-    return sorted(scores.items(), key=lambda pair: (-pair[1], best[pair[0]], pair[0]))
-
-
-def keep_own(
-    fused: Sequence[tuple[str, float]], own: Sequence[str], k: int
-) -> tuple[list[tuple[str, float]], list[Dropped]]:
-    """The top ``k`` of ``fused`` with the ids of ``own`` (the question's own best hits)
-    among them, at most half of ``k``: an ``own`` id that the other rankings pushed below
-    ``k`` takes the place of the lowest fused id that is not in ``own``; the result keeps
-    the fused order. Half, so that the other rankings always keep room.
-
-    Parameters
-    ----------
-    fused: ``(id, score)`` pairs, best first (:func:`rrf_fuse`).
-    own: the ids that should stay, best first; the first ``k // 2`` are kept.
-    k: how many to keep.
-
-    Returns
-    -------
-    The kept pairs, and one :class:`Dropped` per id that made room, best fused rank first.
-
-    Examples
-    --------
-    >>> kept, dropped = keep_own([("a", 3.0), ("b", 2.0), ("c", 1.0), ("d", 0.5)], ["d"], 2)
-    >>> [chunk for chunk, _ in kept], dropped[0].chunk_id, dropped[0].kept_for
-    (['a', 'd'], 'b', 'd')
-    """
-    rank = {chunk: number for number, (chunk, _) in enumerate(fused, 1)}
-    must = [chunk for chunk in dict.fromkeys(own) if chunk in rank][: k // 2]
-    missing = [chunk for chunk in must if rank[chunk] > k]
-    top = [chunk for chunk, _ in fused[:k]]
-    others = [chunk for chunk in top if chunk not in must]
-    out = others[len(others) - len(missing) :] if missing else []
-    dropped = [
-        Dropped(
-            chunk_id=gone,
-            fused_rank=rank[gone],
-            kept_for=kept,
-            reason=(
-                f"fused rank {rank[gone]} of the top {k}: it made room for {kept}, the "
-                f"question's own hit {must.index(kept) + 1}, which the other rankings had "
-                f"pushed to fused rank {rank[kept]}"
-            ),
-        )
-        for gone, kept in zip(out, missing, strict=True)
-    ]
-    keep = set(top) - set(out) | set(missing)
-    return [pair for pair in fused if pair[0] in keep], dropped
-
-
-def keyword_ranking(
-    conn: sqlite3.Connection, query: str, depth: int, *, chunks: int = 0
-) -> list[str]:
-    """Chunk ids matching ``query`` by BM25, best first, at most ``depth``.
-
-    ``chunks`` is the index's chunk count: in a large index a word found in more than
-    :data:`COMMON_TERM_SHARE` of the chunks (and at least :data:`COMMON_TERM_MIN` of them) is
-    left out of the query, unless every word is that common (then all are kept).
-    Such a word adds little to BM25 (its idf is small) but makes SQLite score most of the
-    index: docs/corpus.md gives the measurement. Ties are broken by row, then by chunk id.
-    Cost: one bounded count per word (at most the cap of rows each), then one FTS5 query,
-    O(matching rows)."""
-    terms = query_terms(query)
-    cap = max(int(COMMON_TERM_SHARE * chunks), COMMON_TERM_MIN)
-    if chunks > cap and len(terms) > 1:
-        counts = [
-            conn.execute(
-                "SELECT COUNT(*) FROM (SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ? "
-                "LIMIT ?)",
-                (f'"{term}"', cap + 1),
-            ).fetchone()[0]
-            for term in terms
-        ]
-        rare = [term for term, count in zip(terms, counts, strict=True) if count <= cap]
-        terms = rare or terms
-    if not terms:
-        return []
-    rows = conn.execute(
-        "SELECT chunks.chunk_id FROM (SELECT rowid, bm25(chunk_fts, 1.0, 0.5) AS score "
-        "FROM chunk_fts WHERE chunk_fts MATCH ? ORDER BY score, rowid LIMIT ?) AS found "
-        "JOIN chunks ON chunks.id = found.rowid ORDER BY found.score, chunks.chunk_id",
-        (" OR ".join(f'"{term}"' for term in terms), depth),
-    ).fetchall()
-    return [row[0] for row in rows]
-
-
-def dense_ranking(
-    vconn: Any,
-    query_vector: bytes,
-    depth: int,
-    *,
-    vectors: int,
-    exact_limit: int = EXACT_DENSE_LIMIT,
-    candidates: int = DENSE_CANDIDATES,
-) -> list[str]:
-    """Chunk ids nearest to ``query_vector`` by cosine distance, at most ``depth``, ties by
-    chunk id. ``vconn`` must have sqlite-vec loaded; ``vectors`` is how many the index holds.
-    Exact over all vectors up to ``exact_limit`` of them; else Hamming candidates on the
-    sign bits, rescored exactly.
-    Cost: O(vectors * dim) exact, O(vectors * dim / 32 + candidates * dim) otherwise."""
-    if vectors <= exact_limit:
-        rows = vconn.execute(
-            "SELECT chunks.chunk_id FROM chunk_vectors JOIN chunks ON chunks.id = chunk "
-            "ORDER BY vec_distance_cosine(embedding, ?), chunks.chunk_id LIMIT ?",
-            (query_vector, depth),
-        ).fetchall()
-        return [row[0] for row in rows]
-    pool = [
-        row[0]
-        for row in vconn.execute(
-            "SELECT chunk FROM chunk_bits "
-            "ORDER BY vec_distance_hamming(vec_bit(bits), vec_bit(?)), chunk LIMIT ?",
-            (sign_bits(query_vector), max(candidates, depth)),
-        )
-    ]
-    marks = ",".join("?" * len(pool))
-    rows = vconn.execute(
-        "SELECT chunks.chunk_id FROM chunk_vectors JOIN chunks ON chunks.id = chunk "
-        f"WHERE chunk IN ({marks}) "
-        "ORDER BY vec_distance_cosine(embedding, ?), chunks.chunk_id LIMIT ?",
-        (*pool, query_vector, depth),
-    ).fetchall()
-    return [row[0] for row in rows]
 
 
 def retrieve(
@@ -577,9 +358,9 @@ class Searcher:
             self.conn,
             list(fused),
             (
-                _best_ranks([item.keyword for item in lists]),
-                _best_ranks([item.dense for item in lists]),
-                _best_ranks(list(graphs)),
+                best_ranks([item.keyword for item in lists]),
+                best_ranks([item.dense for item in lists]),
+                best_ranks(list(graphs)),
             ),
         )
 
@@ -656,60 +437,6 @@ def check_queries(
         if cleaned and cleaned.casefold() not in {q.casefold() for q in queries}:
             queries.append(cleaned)
     return queries
-
-
-def _dense_rankings(
-    index_path: Path | str | PinnedIndex,
-    meta: dict[str, str],
-    queries: list[str],
-    depth: int,
-    dense: bool | Embedder,
-    guard: QueryGuard,
-) -> tuple[list[list[str]], str]:
-    """Dense rankings for ``queries`` and ``""``, or ``[]`` and why dense was not used.
-    Raises :class:`CorpusIndexError` when the vectors cannot be compared (a blob of the
-    wrong size) or ``guard`` stopped the scan."""
-    if meta.get("dense_note"):
-        return [], meta["dense_note"]
-    if not meta.get("dense_model"):
-        return [], "the index has no dense vectors (ingested without the corpus extras)"
-    if isinstance(dense, bool):
-        embedder, note = load_embedder(meta["dense_model"])  # the index's own backend
-        if embedder is None:
-            return [], note
-    else:
-        embedder = dense
-    if embedder.name != meta["dense_model"]:
-        return [], (
-            f"the index was embedded with {meta['dense_model']}, not {embedder.name}; "
-            "re-ingest to switch"
-        )
-    if isinstance(index_path, PinnedIndex):
-        vconn, note = connect_vec(index_path.path, index_path.connect)
-    else:
-        vconn, note = connect_vec(index_path)
-    if vconn is None:
-        return [], note
-    guard.install(vconn)
-    try:
-        vectors = int(meta.get("vector_count", "0"))
-        rankings = [
-            dense_ranking(vconn, embedder.query(query), depth, vectors=vectors) for query in queries
-        ]
-        return rankings, ""
-    except vconn.Error as exc:  # pysqlite3 has its own exception classes
-        reason = guard.reason or f"its dense vectors are malformed ({exc})"
-        raise CorpusIndexError(f"index {str(index_path)!r}: {reason}") from exc
-    finally:
-        vconn.close()
-
-
-def _best_ranks(rankings: list[list[str]]) -> dict[str, int]:
-    best: dict[str, int] = {}
-    for ranking in rankings:
-        for rank, item in enumerate(ranking, 1):
-            best[item] = min(best.get(item, rank), rank)
-    return best
 
 
 def _load_hits(

@@ -29,7 +29,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 
-from graph_server.similarity import TYPO_MIN_CHARS, TYPO_SHARED_PREFIX, ClaimKey, is_variant
+from graph_server.similarity import ClaimKey
+from graph_server.slot_guard import TYPO_MIN_CHARS, TYPO_SHARED_PREFIX, is_variant
 
 Signature = tuple[int, tuple[str, ...], frozenset[str]]
 _ENOUGH = 4

@@ -40,13 +40,9 @@ def orphans(view: nx.DiGraph) -> list[str]:
 
     Examples
     --------
-    >>> import networkx as nx
     >>> from graph_server.views import support_view
-    >>> graph = nx.MultiDiGraph()
-    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
-    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
-    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
-    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> from graph_server.fixture import support_chain
+    >>> graph = support_chain()  # A and B support C, C supports Z
     >>> graph.add_node("F", type="claim", refuted=False, confidence=0.5)
     >>> orphans(support_view(graph))
     ['F']
@@ -73,13 +69,9 @@ def floating_assumptions(view: nx.DiGraph) -> list[str]:
 
     Examples
     --------
-    >>> import networkx as nx
     >>> from graph_server.views import support_view
-    >>> graph = nx.MultiDiGraph()
-    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
-    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
-    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
-    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> from graph_server.fixture import support_chain
+    >>> graph = support_chain()  # A and B support C, C supports Z
     >>> graph.nodes["B"]["type"] = "assumption"
     >>> floating_assumptions(support_view(graph))
     ['B']
@@ -111,13 +103,9 @@ def cycles(view: nx.DiGraph, limit: int = MAX_CYCLES_REPORTED) -> list[list[str]
 
     Examples
     --------
-    >>> import networkx as nx
     >>> from graph_server.views import support_view
-    >>> graph = nx.MultiDiGraph()
-    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
-    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
-    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
-    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> from graph_server.fixture import support_chain
+    >>> graph = support_chain()  # A and B support C, C supports Z
     >>> _ = graph.add_edge("Z", "C", "supports", confidence=0.5)
     >>> cycles(support_view(graph))
     [['C', 'Z']]
@@ -147,13 +135,9 @@ def evidence_reach(graph: nx.MultiDiGraph, view: nx.DiGraph) -> set[str]:
 
     Examples
     --------
-    >>> import networkx as nx
     >>> from graph_server.views import support_view
-    >>> graph = nx.MultiDiGraph()
-    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
-    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
-    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
-    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> from graph_server.fixture import support_chain
+    >>> graph = support_chain()  # A and B support C, C supports Z
     >>> graph.nodes["C"]["refuted"] = True
     >>> sorted(evidence_reach(graph, support_view(graph)))
     ['A', 'B']
@@ -181,13 +165,9 @@ def refuted_but_feeding(graph: nx.MultiDiGraph, view: nx.DiGraph, conclusion: st
 
     Examples
     --------
-    >>> import networkx as nx
     >>> from graph_server.views import support_view
-    >>> graph = nx.MultiDiGraph()
-    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
-    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
-    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
-    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> from graph_server.fixture import support_chain
+    >>> graph = support_chain()  # A and B support C, C supports Z
     >>> graph.nodes["C"]["refuted"] = True
     >>> refuted_but_feeding(graph, support_view(graph), "Z")
     ['C']
@@ -217,12 +197,8 @@ def check_structure(graph: nx.MultiDiGraph, conclusion: str) -> dict[str, object
 
     Examples
     --------
-    >>> import networkx as nx
-    >>> graph = nx.MultiDiGraph()
-    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
-    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
-    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
-    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> from graph_server.fixture import support_chain
+    >>> graph = support_chain()  # A and B support C, C supports Z
     >>> graph.nodes["C"]["refuted"] = True
     >>> check_structure(graph, "Z")
     {'orphans': [], 'assumptions': [], 'cycles': [], 'unreachable_conclusion': True,
@@ -268,12 +244,8 @@ def critical_links(graph: nx.MultiDiGraph, conclusion: str) -> dict[str, object]
 
     Examples
     --------
-    >>> import networkx as nx
-    >>> graph = nx.MultiDiGraph()
-    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
-    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
-    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
-    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> from graph_server.fixture import support_chain
+    >>> graph = support_chain()  # A and B support C, C supports Z
     >>> links = critical_links(graph, "Z")
     >>> links["min_cut_nodes"], links["bridge_edges"]
     (['C'], [['C', 'Z']])

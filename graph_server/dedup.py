@@ -1,5 +1,10 @@
 """Near-duplicate claims: find them, guard against false merges, merge them.
 
+This module plans (rules 1 to 3 below); the rival cap of rule 1 is in
+:mod:`graph_server.dedup_rivals`, the clustering of rule 3 and the assertion order in
+:mod:`graph_server.dedup_clusters`, and applying a plan (rule 4) in
+:mod:`graph_server.dedup_apply`. Their public names are importable from here too.
+
 Why this matters: paraphrases of one claim from different runs must become one
 node, or support width counts the same evidence twice and contradictions
 between runs never meet. The rules, in order:
@@ -53,112 +58,23 @@ between runs never meet. The rules, in order:
 
 from __future__ import annotations
 
-import re
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import networkx as nx
 
 from graph_server.candidates import ContentIndex, block_numbers, covering_pairs
-from graph_server.similarity import (
-    ClaimKey,
-    claim_key,
-    differ_by_substitution,
-    is_similar,
-    similar_pairs,
-)
-from graph_server.validation import (
-    DEFAULT_JACCARD_THRESHOLD,
-    DEFAULT_RATIO_THRESHOLD,
-    StoreLimits,
-)
-
-TYPE_PRECEDENCE = ("conclusion", "given", "inference", "assumption")
-DEFAULT_MAX_RIVALS = StoreLimits().max_rival_claims
-"""Largest rival group whose pairs become contradictions (see rule 1, the rival cap)."""
-_DIGITS = re.compile(r"(\d+)")
-
-
-@dataclass(frozen=True)
-class MergePlan:
-    """What :func:`plan_merges` decided; apply it with :func:`apply_plan`.
-
-    Examples
-    --------
-    >>> plan = MergePlan(clusters=[["n1", "n2"]], contradictions=[("n1", "n3")])
-    >>> plan.clusters[0][0], plan.withheld
-    ('n1', [])
-    """
-
-    clusters: list[list[str]] = field(default_factory=list)
-    """Each cluster lists the kept node first, then the nodes merged into it."""
-    contradictions: list[tuple[str, str]] = field(default_factory=list)
-    """Guard pairs (by original node id) that must attack each other."""
-    withheld: list[tuple[tuple[str, ...], int]] = field(default_factory=list)
-    """Rival groups over the cap: ``(node ids sorted, rival pairs not made attacks)``."""
-
-
-def natural_key(text: str) -> tuple[tuple[int, int, str], ...]:
-    """Sort key that orders ``r2`` before ``r10``: runs of digits compare as numbers, and
-    sort before text at the same place. O(len(text)).
-
-    Parameters
-    ----------
-    text : str
-        A run id or node id.
-
-    Returns
-    -------
-    tuple
-        One ``(0, number, digits)`` or ``(1, 0, text)`` entry per run of digits or of text.
-
-    Examples
-    --------
-    >>> sorted(["r10", "r2", "r1"], key=natural_key)
-    ['r1', 'r2', 'r10']
-    >>> natural_key("r10")
-    ((1, 0, 'r'), (0, 10, '10'))
-    """
-    return tuple(
-        (0, int(part), part) if part.isdigit() else (1, 0, part)
-        for part in _DIGITS.split(text)
-        if part
-    )
-
-
-def assertion_order(graph: nx.MultiDiGraph, node: str) -> tuple[object, ...]:
-    """Earliest-assertion key: first run id (natural order), then node id.
-
-    Nodes without provenance sort after every node that has some.
-
-    Parameters
-    ----------
-    graph : networkx.MultiDiGraph
-        A stored argument graph (node attribute ``run_ids``: a set of run ids).
-    node : str
-        A node of ``graph``.
-
-    Returns
-    -------
-    tuple
-        A sort key; smaller means asserted earlier.
-
-    Examples
-    --------
-    >>> import networkx as nx
-    >>> graph = nx.MultiDiGraph()
-    >>> graph.add_node("n1", run_ids={"r10"})
-    >>> graph.add_node("n2", run_ids={"r2", "r12"})
-    >>> graph.add_node("n3", run_ids=set())
-    >>> sorted(graph.nodes, key=lambda node: assertion_order(graph, node))
-    ['n2', 'n1', 'n3']
-    """
-    run_ids = graph.nodes[node]["run_ids"]
-    if run_ids:
-        return (0, min(natural_key(r) for r in run_ids), natural_key(node))
-    return (1, (), natural_key(node))
+from graph_server.dedup_apply import TYPE_PRECEDENCE as TYPE_PRECEDENCE
+from graph_server.dedup_apply import MergePlan as MergePlan
+from graph_server.dedup_apply import apply_plan as apply_plan
+from graph_server.dedup_clusters import _cluster, _components, _order_cluster
+from graph_server.dedup_clusters import assertion_order as assertion_order
+from graph_server.dedup_clusters import natural_key as natural_key
+from graph_server.dedup_rivals import DEFAULT_MAX_RIVALS as DEFAULT_MAX_RIVALS
+from graph_server.dedup_rivals import _guard_pairs, _ordered
+from graph_server.similarity import ClaimKey, claim_key, is_similar, similar_pairs
+from graph_server.slot_guard import differ_by_substitution
+from graph_server.validation import DEFAULT_JACCARD_THRESHOLD, DEFAULT_RATIO_THRESHOLD
 
 
 class Cancelled(Exception):
@@ -226,15 +142,8 @@ def plan_merges(
     --------
     Two restatements of one reading merge; the rival reading contradicts both:
 
-    >>> import networkx as nx
-    >>> graph = nx.MultiDiGraph()
-    >>> for node, claim, run in [
-    ...     ("n1", "Trellium melts at 412 C", "r1"),
-    ...     ("n2", "Trellium melts at 412 C.", "r2"),
-    ...     ("n3", "Trellium melts at 350 C", "r3"),
-    ... ]:
-    ...     attributes = {"aliases": [], "merged_ids": [], "confidence": 0.8, "refuted": False}
-    ...     graph.add_node(node, claim=claim, run_ids={run}, type="inference", **attributes)
+    >>> from graph_server.fixture import claims_graph
+    >>> graph = claims_graph()  # n1, n2: one reading of Trellium's melting point; n3 a rival
     >>> plan_merges(graph, 0.7, 0.85)
     MergePlan(clusters=[['n1', 'n2']], contradictions=[('n1', 'n3'), ('n2', 'n3')], withheld=[])
     >>> plan_merges(graph, 0.7, 0.85, focus=["n3"]).clusters
@@ -382,15 +291,8 @@ def finish_plan(
 
     Examples
     --------
-    >>> import networkx as nx
-    >>> graph = nx.MultiDiGraph()
-    >>> for node, claim, run in [
-    ...     ("n1", "Trellium melts at 412 C", "r1"),
-    ...     ("n2", "Trellium melts at 412 C.", "r2"),
-    ...     ("n3", "Trellium melts at 350 C", "r3"),
-    ... ]:
-    ...     attributes = {"aliases": [], "merged_ids": [], "confidence": 0.8, "refuted": False}
-    ...     graph.add_node(node, claim=claim, run_ids={run}, type="inference", **attributes)
+    >>> from graph_server.fixture import claims_graph
+    >>> graph = claims_graph()  # n1, n2: one reading of Trellium's melting point; n3 a rival
     >>> from graph_server.similarity import claim_key
     >>> nodes = ["n1", "n2", "n3"]
     >>> keys = [claim_key(graph.nodes[node]["claim"]) for node in nodes]
@@ -428,27 +330,6 @@ def finish_plan(
     )
 
 
-def _components(size: int, pairs: Iterable[tuple[int, int]]) -> list[list[int]]:
-    """Connected components with two or more members of the graph on ``range(size)``."""
-    parent: dict[int, int] = {}
-
-    def find(x: int) -> int:
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for a, b in pairs:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-    groups: dict[int, list[int]] = defaultdict(list)
-    for x in list(parent):
-        groups[find(x)].append(x)
-    return [sorted(members) for members in groups.values() if len(members) > 1]
-
-
 def _similar_within(
     keys: Sequence[ClaimKey], jaccard_threshold: float, ratio_threshold: float
 ) -> set[tuple[int, int]]:
@@ -461,103 +342,6 @@ def _similar_within(
         for j in range(i + 1, len(keys))
         if is_similar(keys[i], keys[j], jaccard_threshold, ratio_threshold)
     }
-
-
-def apply_plan(
-    graph: nx.MultiDiGraph, plan: MergePlan, max_edges: int | None = None
-) -> tuple[list[list[str]], list[list[str]], list[list[str]]]:
-    """Carry out a plan on ``graph`` in place, never growing it past ``max_edges`` edges.
-
-    Merges run first (they only remove edges); then each contradiction gets its missing
-    attack edges while both fit under ``max_edges``. A graph the store could not load back
-    (over its edge limit) is so never made. O(sum of degrees of merged nodes + V + C) for C
-    contradictions.
-
-    Parameters
-    ----------
-    graph : networkx.MultiDiGraph
-        The graph the plan was made for; changed in place.
-    plan : MergePlan
-        What :func:`plan_merges` decided.
-    max_edges : int, optional
-        The most edges ``graph`` may hold afterwards (default None: no limit).
-
-    Returns
-    -------
-    merges : list of list of str
-        ``[kept, merged]`` pairs, sorted.
-    contradictions_created : list of list of str
-        The ``[a, b]`` pairs (by kept node) whose mutual attacks did not both exist before,
-        sorted.
-    over_limit : list of list of str
-        The pairs left without their attacks because the graph was full, sorted.
-
-    Examples
-    --------
-    >>> import networkx as nx
-    >>> graph = nx.MultiDiGraph()
-    >>> for node, claim, run in [
-    ...     ("n1", "Trellium melts at 412 C", "r1"),
-    ...     ("n2", "Trellium melts at 412 C.", "r2"),
-    ...     ("n3", "Trellium melts at 350 C", "r3"),
-    ... ]:
-    ...     attributes = {"aliases": [], "merged_ids": [], "confidence": 0.8, "refuted": False}
-    ...     graph.add_node(node, claim=claim, run_ids={run}, type="inference", **attributes)
-    >>> plan = plan_merges(graph, 0.7, 0.85)
-    >>> _ = graph.add_edge("g", "n2", key="supports", confidence=0.7, run_ids={"r2"})
-    >>> apply_plan(graph, plan)
-    ([['n1', 'n2']], [['n1', 'n3']], [])
-    >>> sorted(graph.edges(keys=True))
-    [('g', 'n1', 'supports'), ('n1', 'n3', 'attacks'), ('n3', 'n1', 'attacks')]
-    >>> graph.nodes["n1"]["aliases"], sorted(graph.nodes["n1"]["run_ids"])
-    (['Trellium melts at 412 C.'], ['r1', 'r2'])
-
-    With no room for the two attack edges, the merge happens and the contradiction waits:
-
-    >>> import networkx as nx
-    >>> graph = nx.MultiDiGraph()
-    >>> for node, claim, run in [
-    ...     ("n1", "Trellium melts at 412 C", "r1"),
-    ...     ("n2", "Trellium melts at 412 C.", "r2"),
-    ...     ("n3", "Trellium melts at 350 C", "r3"),
-    ... ]:
-    ...     attributes = {"aliases": [], "merged_ids": [], "confidence": 0.8, "refuted": False}
-    ...     graph.add_node(node, claim=claim, run_ids={run}, type="inference", **attributes)
-    >>> apply_plan(graph, plan_merges(graph, 0.7, 0.85), max_edges=1)
-    ([['n1', 'n2']], [], [['n1', 'n3']])
-    """
-    representative: dict[str, str] = {}
-    merges: list[list[str]] = []
-    for kept, *absorbed in plan.clusters:
-        for node in absorbed:
-            _absorb(graph, kept, node)
-            representative[node] = kept
-            merges.append([kept, node])
-
-    room = None if max_edges is None else max_edges - graph.number_of_edges()
-    created: set[tuple[str, str]] = set()
-    over_limit: set[tuple[str, str]] = set()
-    for a, b in plan.contradictions:
-        ra, rb = representative.get(a, a), representative.get(b, b)
-        if ra == rb:
-            continue
-        missing = [(s, d) for s, d in ((ra, rb), (rb, ra)) if not graph.has_edge(s, d, "attacks")]
-        if room is not None and len(missing) > room:
-            over_limit.add((min(ra, rb), max(ra, rb)))
-            continue
-        for src, dst in missing:
-            graph.add_edge(
-                src, dst, key="attacks", relation="attacks", confidence=1.0, run_ids=set()
-            )
-        if room is not None:
-            room -= len(missing)
-        if missing:
-            created.add((min(ra, rb), max(ra, rb)))
-    return (
-        sorted(merges),
-        [list(pair) for pair in sorted(created)],
-        [list(pair) for pair in sorted(over_limit)],
-    )
 
 
 def same_claim(
@@ -616,161 +400,3 @@ def _different_kinds(a: dict[str, Any], b: dict[str, Any]) -> bool:
         return True
     first, second = a.get("source"), b.get("source")
     return first is not None and second is not None and first != second
-
-
-def _guard_pairs(
-    keys: Sequence[ClaimKey], max_rivals: int
-) -> tuple[set[tuple[int, int]], list[tuple[list[int], int]]]:
-    """Rival pairs of claim keys (rule 1), and the rival groups over the cap.
-
-    A group is the keys with one statement and both parities (negation guard), or the
-    keys that agree on all numbers but one position (numeric guard). Returns ``(pairs,
-    over_cap)``: ``pairs`` from the groups of at most ``max_rivals`` keys, and for each
-    bigger group its keys and the count of rival pairs it holds. Cost: O(keys * numbers
-    per claim) plus the pairs returned, at most ``max_rivals`` per key and group.
-    """
-    by_statement: dict[tuple[frozenset[str], tuple[str, ...]], list[int]] = defaultdict(list)
-    by_wording: dict[tuple[frozenset[str], int, int], list[int]] = defaultdict(list)
-    for i, key in enumerate(keys):
-        if not key.content:
-            continue
-        by_statement[(key.content, key.numbers)].append(i)
-        if key.numbers:
-            by_wording[(key.content, key.negations % 2, len(key.numbers))].append(i)
-    pairs: set[tuple[int, int]] = set()
-    over_cap: list[tuple[list[int], int]] = []
-    for members in by_statement.values():
-        even = [i for i in members if keys[i].negations % 2 == 0]
-        odd = [i for i in members if keys[i].negations % 2 == 1]
-        _rivals([even, odd], max_rivals, pairs, over_cap)
-    for (_, _, count), members in by_wording.items():
-        for position in range(count):
-            masked: dict[tuple[str, ...], dict[str, list[int]]] = defaultdict(
-                lambda: defaultdict(list)
-            )
-            for i in members:
-                numbers = keys[i].numbers
-                masked[numbers[:position] + numbers[position + 1 :]][numbers[position]].append(i)
-            for by_value in masked.values():
-                _rivals(list(by_value.values()), max_rivals, pairs, over_cap)
-    return pairs, over_cap
-
-
-def _rivals(
-    classes: list[list[int]],
-    max_rivals: int,
-    pairs: set[tuple[int, int]],
-    over_cap: list[tuple[list[int], int]],
-) -> None:
-    """Pair every key with the keys of the other ``classes`` (one rival group), into
-    ``pairs``; a group over ``max_rivals`` keys goes to ``over_cap`` instead."""
-    classes = [members for members in classes if members]
-    if len(classes) < 2:
-        return
-    size = sum(len(members) for members in classes)
-    if size > max_rivals:
-        count = (size * size - sum(len(members) ** 2 for members in classes)) // 2
-        over_cap.append((sorted(i for members in classes for i in members), count))
-        return
-    for c, first in enumerate(classes):
-        for second in classes[c + 1 :]:
-            pairs.update(_ordered(i, j) for i in first for j in second)
-
-
-def _cluster(
-    size: int,
-    candidates: list[tuple[int, int]],
-    apart: set[tuple[int, int]],
-    focused: set[int],
-    traits: tuple[list[set[frozenset[str]]], list[set[str]]],
-) -> list[list[int]]:
-    """Union-find over ``candidates`` in order, never joining what must stay apart.
-
-    ``apart`` forbids pairs; ``traits`` (per node position: the content-word sets of its
-    wordings, its source if any) forbid what the pairwise rules cannot see, because they
-    are not transitive: "server x9 runs linux" is similar to "x9 runs linux" and to "server
-    x9 linux", which differ by a substitution and were never compared (not similar
-    enough), so a union may not bring two wordings that differ by a substitution, or two
-    different sources, into one cluster.
-    """
-    contents = [set(found) for found in traits[0]]
-    sources = [set(found) for found in traits[1]]
-    parent = list(range(size))
-    forbidden: dict[int, set[int]] = defaultdict(set)
-    for a, b in apart:
-        forbidden[a].add(b)
-        forbidden[b].add(a)
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for a, b in candidates:
-        if a not in focused and b not in focused:
-            continue
-        ra, rb = find(a), find(b)
-        if ra == rb or rb in forbidden[ra]:
-            continue
-        if len(sources[ra] | sources[rb]) > 1 or any(
-            differ_by_substitution(x, y) for x in contents[ra] for y in contents[rb]
-        ):
-            forbidden[ra].add(rb)
-            forbidden[rb].add(ra)
-            continue
-        keep, drop = min(ra, rb), max(ra, rb)
-        parent[drop] = keep
-        contents[keep] |= contents[drop]
-        sources[keep] |= sources[drop]
-        for other in forbidden.pop(drop, set()):
-            forbidden[other].discard(drop)
-            forbidden[other].add(keep)
-            forbidden[keep].add(other)
-
-    groups: dict[int, list[int]] = defaultdict(list)
-    for x in range(size):
-        groups[find(x)].append(x)
-    return [members for members in groups.values() if len(members) > 1]
-
-
-def _order_cluster(graph: nx.MultiDiGraph, members: list[str]) -> list[str]:
-    members = sorted(members, key=lambda n: assertion_order(graph, n))
-    refuted = [n for n in members if graph.nodes[n]["refuted"]]
-    sourced = [n for n in members if graph.nodes[n].get("source") is not None]
-    kept = (refuted or sourced or members)[0]
-    return [kept] + [n for n in members if n != kept]
-
-
-def _absorb(graph: nx.MultiDiGraph, kept: str, node: str) -> None:
-    target, source = graph.nodes[kept], graph.nodes[node]
-    target["run_ids"] |= source["run_ids"]
-    target["aliases"] = sorted(
-        (set(target["aliases"]) | set(source["aliases"]) | {source["claim"]}) - {target["claim"]}
-    )
-    target["merged_ids"] = sorted(set(target["merged_ids"]) | set(source["merged_ids"]) | {node})
-    target["confidence"] = max(target["confidence"], source["confidence"])
-    target["type"] = min(target["type"], source["type"], key=TYPE_PRECEDENCE.index)
-    if target.get("source") is None:
-        target["source"] = source.get("source")
-
-    moved = [
-        (kept, dst, rel, data) for _, dst, rel, data in graph.out_edges(node, keys=True, data=True)
-    ]
-    moved += [
-        (src, kept, rel, data) for src, _, rel, data in graph.in_edges(node, keys=True, data=True)
-    ]
-    graph.remove_node(node)
-    for src, dst, relation, data in moved:
-        if src == dst:
-            continue
-        if graph.has_edge(src, dst, relation):
-            existing = graph.edges[src, dst, relation]
-            existing["confidence"] = max(existing["confidence"], data["confidence"])
-            existing["run_ids"] |= data["run_ids"]
-        else:
-            graph.add_edge(src, dst, key=relation, **data)
-
-
-def _ordered(a: int, b: int) -> tuple[int, int]:
-    return (a, b) if a <= b else (b, a)

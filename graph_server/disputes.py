@@ -26,12 +26,8 @@ def contradiction_pairs(graph: nx.MultiDiGraph) -> list[list[str]]:
 
     Examples
     --------
-    >>> import networkx as nx
-    >>> graph = nx.MultiDiGraph()
-    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
-    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
-    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
-    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> from graph_server.fixture import support_chain
+    >>> graph = support_chain()  # A and B support C, C supports Z
     >>> _ = graph.add_edge("A", "B", "attacks", confidence=0.5)
     >>> _ = graph.add_edge("B", "A", "attacks", confidence=0.5)
     >>> contradiction_pairs(graph)
@@ -71,12 +67,8 @@ def isolated_load_bearing(graph: nx.MultiDiGraph, conclusion: str) -> list[dict[
 
     Examples
     --------
-    >>> import networkx as nx
-    >>> graph = nx.MultiDiGraph()
-    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
-    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
-    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
-    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> from graph_server.fixture import support_chain
+    >>> graph = support_chain()  # A and B support C, C supports Z
     >>> graph.nodes["A"]["run_ids"] = ["r1", "r2"]
     >>> [claim["id"] for claim in isolated_load_bearing(graph, "Z")]
     ['B', 'C']

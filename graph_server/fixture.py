@@ -8,8 +8,12 @@ unsupported objection that attacks the survey's coverage.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
+import networkx as nx
+
+from graph_server.html_view import Page, render_page
+from graph_server.record_data import GraphData
 from graph_server.store import GraphStore
 
 CONCLUSION = "Z"
@@ -81,6 +85,12 @@ RUNS: list[tuple[str, list[dict[str, Any]], list[dict[str, Any]]]] = [
     ("r1", R1_NODES, R1_EDGES),
     ("r2", R2_NODES, R2_EDGES),
 ]
+TRELLIUM: list[tuple[str, str, str]] = [
+    ("n1", "Trellium melts at 412 C", "r1"),
+    ("n2", "Trellium melts at 412 C.", "r2"),
+    ("n3", "Trellium melts at 350 C", "r3"),
+]
+"""Two wordings of one reading and a rival reading, as ``(node id, claim, run id)`` rows."""
 
 
 def rack7_store(graph_id: str = "rack7") -> GraphStore:
@@ -105,3 +115,122 @@ def rack7_store(graph_id: str = "rack7") -> GraphStore:
     for run_id, nodes, edges in RUNS:
         store.assert_graph(graph_id, nodes, edges, run_id=run_id)
     return store
+
+
+def claims_graph(rows: list[tuple[str, str, str]] = TRELLIUM) -> nx.MultiDiGraph:
+    """A stored argument graph of unlinked inferences, as the dedup examples read it.
+
+    Parameters
+    ----------
+    rows : list of tuple of str, optional
+        One ``(node id, claim, run id)`` per node (default: :data:`TRELLIUM`).
+
+    Returns
+    -------
+    networkx.MultiDiGraph
+        One inference node per row, with the attributes the store keeps (confidence 0.8,
+        no aliases, not refuted) and no edges.
+
+    Examples
+    --------
+    >>> graph = claims_graph()
+    >>> sorted(graph.nodes), graph.nodes["n2"]["claim"], graph.nodes["n2"]["run_ids"]
+    (['n1', 'n2', 'n3'], 'Trellium melts at 412 C.', {'r2'})
+    """
+    graph = nx.MultiDiGraph()
+    for node, claim, run in rows:
+        attributes = {"aliases": [], "merged_ids": [], "confidence": 0.8, "refuted": False}
+        graph.add_node(node, claim=claim, run_ids={run}, type="inference", **attributes)
+    return graph
+
+
+def joint_premises_graph() -> nx.MultiDiGraph:
+    """A conclusion ``t`` that run r1 drew from givens ``a`` and ``b`` together, and run r2
+    from ``c`` alone: two arguments, ``{a, b}`` and ``{c}`` (the argument examples).
+
+    Returns
+    -------
+    networkx.MultiDiGraph
+        Nodes ``a``, ``b``, ``c`` (givens) and ``t`` (the conclusion), none refuted, and
+        their three supports edges.
+
+    Examples
+    --------
+    >>> sorted(joint_premises_graph().in_edges("t", data="run_ids"))
+    [('a', 't', {'r1'}), ('b', 't', {'r1'}), ('c', 't', {'r2'})]
+    """
+    graph = nx.MultiDiGraph()
+    for node, kind in [("a", "given"), ("b", "given"), ("c", "given"), ("t", "conclusion")]:
+        graph.add_node(node, type=kind, refuted=False)
+    for src, run in [("a", "r1"), ("b", "r1"), ("c", "r2")]:
+        graph.add_edge(src, "t", "supports", run_ids={run})
+    return graph
+
+
+def acme_graph() -> dict[str, Any]:
+    """A two-claim graph as ``get_graph`` gives it, for the page examples: the given ``A``
+    ("Acme paid its debts", citing span D1.1) supports the conclusion ``Z`` ("Acme is
+    solvent").
+
+    Returns
+    -------
+    dict
+        ``nodes`` and ``edges``, a fresh copy each call.
+
+    Examples
+    --------
+    >>> [node["id"] for node in acme_graph()["nodes"]], acme_graph()["edges"][0]["relation"]
+    (['A', 'Z'], 'supports')
+    """
+    return {
+        "nodes": [
+            {"id": "A", "claim": "Acme paid its debts", "type": "given", "source": "D1.1"},
+            {"id": "Z", "claim": "Acme is solvent", "type": "conclusion"},
+        ],
+        "edges": [{"src": "A", "dst": "Z", "relation": "supports"}],
+    }
+
+
+def acme_page(**parts: Any) -> str:
+    """The HTML page of :func:`acme_graph` for "Is Acme solvent?", no claim states given,
+    with ``parts`` (sections, documents, ...) added: the page examples' one line.
+
+    Parameters
+    ----------
+    **parts
+        Further fields of :class:`graph_server.html_view.Page`.
+
+    Returns
+    -------
+    str
+        :func:`graph_server.html_view.render_page` of that page.
+
+    Examples
+    --------
+    >>> acme_page().startswith("<!DOCTYPE html>")
+    True
+    """
+    graph = cast(GraphData, acme_graph())  # the page reads only the keys it holds
+    return render_page(Page("t", "Acme", "Is Acme solvent?", graph, {}, **parts))
+
+
+def support_chain() -> nx.MultiDiGraph:
+    """A small stored graph for the check examples: givens ``A`` and ``B`` support the
+    claim ``C``, which supports the conclusion ``Z``.
+
+    Returns
+    -------
+    networkx.MultiDiGraph
+        Four unrefuted nodes (confidence 0.9, run r1) and three supports edges (0.8).
+
+    Examples
+    --------
+    >>> sorted(support_chain().edges(keys=True))
+    [('A', 'C', 'supports'), ('B', 'C', 'supports'), ('C', 'Z', 'supports')]
+    """
+    graph = nx.MultiDiGraph()
+    for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
+        graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
+    supports = [("A", "C"), ("B", "C"), ("C", "Z")]
+    graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    return graph

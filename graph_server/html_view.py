@@ -51,16 +51,9 @@ class NodeLink:
     Examples
     --------
     >>> import re
-    >>> graph = {
-    ...     "nodes": [
-    ...         {"id": "A", "claim": "Acme paid its debts", "type": "given", "source": "D1.1"},
-    ...         {"id": "Z", "claim": "Acme is solvent", "type": "conclusion"},
-    ...     ],
-    ...     "edges": [{"src": "A", "dst": "Z", "relation": "supports"}],
-    ... }
+    >>> from graph_server.fixture import acme_page
     >>> links = Items([[NodeLink("A", "the payment")], [NodeLink("Q", "gone")]])
-    >>> section = Section("notes", "Notes", [links])
-    >>> html = render_page(Page("t", "Acme", "Is Acme solvent?", graph, {}, sections=[section]))
+    >>> html = acme_page(sections=[Section("notes", "Notes", [links])])
     >>> re.findall(r"<li>.*?</li>", html)
     ['<li><a href="#n0" class="to-node" data-node="0">the payment</a></li>', '<li>gone</li>']
     """
@@ -80,16 +73,9 @@ class Table:
     Examples
     --------
     >>> import re
-    >>> graph = {
-    ...     "nodes": [
-    ...         {"id": "A", "claim": "Acme paid its debts", "type": "given", "source": "D1.1"},
-    ...         {"id": "Z", "claim": "Acme is solvent", "type": "conclusion"},
-    ...     ],
-    ...     "edges": [{"src": "A", "dst": "Z", "relation": "supports"}],
-    ... }
+    >>> from graph_server.fixture import acme_page
     >>> table = Table(("claim", "run"), [(NodeLink("A", "A"), None), ("<b>", "r1")])
-    >>> section = Section("notes", "Notes", [table])
-    >>> html = render_page(Page("t", "Acme", "Is Acme solvent?", graph, {}, sections=[section]))
+    >>> html = acme_page(sections=[Section("notes", "Notes", [table])])
     >>> re.findall(r"<t[hd]>.*?</t[hd]>", html)
     ['<th>claim</th>', '<th>run</th>', '<td><a href="#n0" class="to-node" data-node="0">A</a></td>',
      '<td>-</td>', '<td>&lt;b&gt;</td>', '<td>r1</td>']
@@ -106,16 +92,9 @@ class Items:
     Examples
     --------
     >>> import re
-    >>> graph = {
-    ...     "nodes": [
-    ...         {"id": "A", "claim": "Acme paid its debts", "type": "given", "source": "D1.1"},
-    ...         {"id": "Z", "claim": "Acme is solvent", "type": "conclusion"},
-    ...     ],
-    ...     "edges": [{"src": "A", "dst": "Z", "relation": "supports"}],
-    ... }
+    >>> from graph_server.fixture import acme_page
     >>> answer = Items([[NodeLink("Z", "Z"), " is the answer"]])
-    >>> section = Section("notes", "Notes", [answer, Items([])])
-    >>> html = render_page(Page("t", "Acme", "Is Acme solvent?", graph, {}, sections=[section]))
+    >>> html = acme_page(sections=[Section("notes", "Notes", [answer, Items([])])])
     >>> re.findall(r"<li>.*?</li>|<p>None.</p>", html)
     ['<li><a href="#n1" class="to-node" data-node="1">Z</a> is the answer</li>', '<p>None.</p>']
     """
@@ -135,15 +114,8 @@ class Section:
     Examples
     --------
     >>> import re
-    >>> graph = {
-    ...     "nodes": [
-    ...         {"id": "A", "claim": "Acme paid its debts", "type": "given", "source": "D1.1"},
-    ...         {"id": "Z", "claim": "Acme is solvent", "type": "conclusion"},
-    ...     ],
-    ...     "edges": [{"src": "A", "dst": "Z", "relation": "supports"}],
-    ... }
-    >>> section = Section("notes", "Notes", ["Acme <paid>."])
-    >>> html = render_page(Page("t", "Acme", "Is Acme solvent?", graph, {}, sections=[section]))
+    >>> from graph_server.fixture import acme_page
+    >>> html = acme_page(sections=[Section("notes", "Notes", ["Acme <paid>."])])
     >>> re.search(r'<section id="sec-notes">.*?</section>', html)[0]
     '<section id="sec-notes"><h2>Notes</h2><p>Acme &lt;paid&gt;.</p></section>'
     """
@@ -162,15 +134,9 @@ class Document:
     Examples
     --------
     >>> import re
-    >>> graph = {
-    ...     "nodes": [
-    ...         {"id": "A", "claim": "Acme paid its debts", "type": "given", "source": "D1.1"},
-    ...         {"id": "Z", "claim": "Acme is solvent", "type": "conclusion"},
-    ...     ],
-    ...     "edges": [{"src": "A", "dst": "Z", "relation": "supports"}],
-    ... }
+    >>> from graph_server.fixture import acme_page
     >>> document = Document("D1", [("D1.1", "Acme paid its debts."), ("D1.2", "It grew.")])
-    >>> html = render_page(Page("t", "Acme", "Is Acme solvent?", graph, {}, documents=[document]))
+    >>> html = acme_page(documents=[document])
     >>> re.findall(r'<span class="sent[^"]*" id="s.">', html)
     ['<span class="sent cited" id="s0">', '<span class="sent" id="s1">']
     """
@@ -188,13 +154,8 @@ class Page:
     Examples
     --------
     >>> import re
-    >>> graph = {
-    ...     "nodes": [
-    ...         {"id": "A", "claim": "Acme paid its debts", "type": "given", "source": "D1.1"},
-    ...         {"id": "Z", "claim": "Acme is solvent", "type": "conclusion"},
-    ...     ],
-    ...     "edges": [{"src": "A", "dst": "Z", "relation": "supports"}],
-    ... }
+    >>> from graph_server.fixture import acme_graph
+    >>> graph = acme_graph()
     >>> page = Page(
     ...     "Acme", "Acme is solvent", "Is Acme solvent?", graph, {"A": "surviving", "Z": "chosen"},
     ...     answer="Z", arguments=[["A"]],
@@ -238,13 +199,8 @@ def render_page(page: Page) -> str:
     Examples
     --------
     >>> import re
-    >>> graph = {
-    ...     "nodes": [
-    ...         {"id": "A", "claim": "Acme paid its debts", "type": "given", "source": "D1.1"},
-    ...         {"id": "Z", "claim": "Acme is solvent", "type": "conclusion"},
-    ...     ],
-    ...     "edges": [{"src": "A", "dst": "Z", "relation": "supports"}],
-    ... }
+    >>> from graph_server.fixture import acme_graph
+    >>> graph = acme_graph()
     >>> page = Page("Acme", "Acme <b>solvent</b>?", "Is Acme solvent?", graph, {"Z": "chosen"})
     >>> html = render_page(page)
     >>> html.startswith("<!DOCTYPE html>"), html == render_page(page)

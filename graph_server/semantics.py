@@ -46,12 +46,8 @@ def grounded_labelling(graph: nx.MultiDiGraph) -> dict[str, str]:
 
     Examples
     --------
-    >>> import networkx as nx
-    >>> graph = nx.MultiDiGraph()
-    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
-    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
-    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
-    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> from graph_server.fixture import support_chain
+    >>> graph = support_chain()  # A and B support C, C supports Z
     >>> _ = graph.add_edge("B", "C", "attacks", confidence=0.5)
     >>> _ = graph.add_edge("C", "B", "attacks", confidence=0.5)
     >>> grounded_labelling(graph)
@@ -115,12 +111,8 @@ def surviving(graph: nx.MultiDiGraph, label: dict[str, str]) -> set[str]:
 
     Examples
     --------
-    >>> import networkx as nx
-    >>> graph = nx.MultiDiGraph()
-    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
-    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
-    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
-    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> from graph_server.fixture import support_chain
+    >>> graph = support_chain()  # A and B support C, C supports Z
     >>> _ = graph.add_edge("A", "C", "attacks", confidence=0.5)
     >>> sorted(surviving(graph, grounded_labelling(graph)))
     ['A', 'B']
@@ -161,12 +153,8 @@ def support_width(graph: nx.MultiDiGraph, conclusion: str) -> tuple[list[list[st
 
     Examples
     --------
-    >>> import networkx as nx
-    >>> graph = nx.MultiDiGraph()
-    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
-    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
-    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
-    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> from graph_server.fixture import support_chain
+    >>> graph = support_chain()  # A and B support C, C supports Z
     >>> support_width(graph, "Z")
     ([['A', 'C', 'Z']], 0.8)
     >>> _ = graph.add_edge("B", "Z", "supports", confidence=0.6)
@@ -195,12 +183,8 @@ def disjoint_paths(graph: nx.MultiDiGraph, conclusion: str) -> list[list[str]]:
 
     Examples
     --------
-    >>> import networkx as nx
-    >>> graph = nx.MultiDiGraph()
-    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
-    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
-    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
-    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> from graph_server.fixture import support_chain
+    >>> graph = support_chain()  # A and B support C, C supports Z
     >>> disjoint_paths(graph, "Z")
     [['A', 'C', 'Z']]
     """

@@ -17,9 +17,9 @@ filters, so the pairs found are exactly those a full pairwise loop would find:
   score: ``ratio <= 2*min(la, lb) / (la + lb)``, so a claim is checked against the
   length window ``[la, la * (2 - r) / r]`` of a length-sorted list.
 
-The slot guard's token tests (:func:`is_variant`, :func:`differ_by_substitution`) live
-here too; :mod:`graph_server.dedup` applies them to pairs the search found, so the
-search itself stays exact.
+The slot guard's token tests (:func:`is_variant`, :func:`differ_by_substitution`) are in
+:mod:`graph_server.slot_guard` and are named here too; :mod:`graph_server.dedup` applies
+them to pairs the search found, so the search itself stays exact.
 """
 
 from __future__ import annotations
@@ -33,14 +33,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz, process
-from rapidfuzz.distance import OSA
 
 from corpus.words import STOPWORDS as STOPWORDS
+from graph_server.slot_guard import TYPO_MIN_CHARS as TYPO_MIN_CHARS
+from graph_server.slot_guard import TYPO_SHARED_PREFIX as TYPO_SHARED_PREFIX
+from graph_server.slot_guard import differ_by_substitution as differ_by_substitution
+from graph_server.slot_guard import is_variant as is_variant
 
-TYPO_MIN_CHARS = 7
-"""Shortest token the slot guard treats as a possible typo of another (see is_variant)."""
-TYPO_SHARED_PREFIX = 3
-"""Leading characters a typo must leave intact: near-miss names differ up front."""
 NEGATIONS = frozenset({"not", "no", "never", "cannot", "n't", "without", "false"})
 # Auxiliaries carry tense/modality, not content: "X runs Linux" and "X does not run
 # Linux" must land on the same guard key, so they are ignored by the guards only.
@@ -422,78 +421,6 @@ def _canonical_number(token: str) -> str:
     percent = "%" if rest.endswith("%") else ""
     fraction = rest.rstrip("%").rstrip("0")
     return f"{whole}.{fraction}{percent}" if fraction else f"{whole}{percent}"
-
-
-def is_variant(a: str, b: str) -> bool:
-    """Whether two different content tokens are spellings of one word for the slot guard.
-
-    Only a typo inside a long word counts: one edit (insert, delete, substitute, or swap
-    two adjacent letters: the optimal-string-alignment distance) between tokens of at
-    least :data:`TYPO_MIN_CHARS` characters that share their first
-    :data:`TYPO_SHARED_PREFIX` characters ("Ferrowell"/"Ferowell", "inspection"/
-    "inspcetion"). Shorter words differing by a letter are different words ("Acme"/"Acne",
-    "men"/"man"). Measured on ``evals/datasets/multihop.jsonl``, whose fictional names are
-    built as near misses of each other: of its 629 distinct capitalised words of 7+
-    characters, 90 pairs are one edit apart ("Marlberg"/"Yarlberg") and the shared prefix
-    joins none of them; over the stemmed content words of each item's own documents the
-    rule joins no pair (without the prefix, 3). Counting a swap as one edit joins no
-    further pair there and lets transposition typos merge (``bench_engine.py``'s synthetic
-    paraphrases: 244 -> 262 of 300). ``benchmarks/bench_dedup_soundness.py`` prints these
-    counts. Symmetric; O(len(a) + len(b)).
-
-    Parameters
-    ----------
-    a, b : str
-        Two different content tokens.
-
-    Returns
-    -------
-    bool
-        Whether one is a typo of the other.
-
-    Examples
-    --------
-    >>> is_variant("ferrowell", "ferowell"), is_variant("inspection", "inspcetion")
-    (True, True)
-    >>> is_variant("acme", "acne"), is_variant("marlberg", "yarlberg")
-    (False, False)
-    """
-    if min(len(a), len(b)) < TYPO_MIN_CHARS or a[:TYPO_SHARED_PREFIX] != b[:TYPO_SHARED_PREFIX]:
-        return False
-    return OSA.distance(a, b, score_cutoff=1) <= 1
-
-
-def differ_by_substitution(a: frozenset[str], b: frozenset[str]) -> bool:
-    """Whether each token set holds a content token the other lacks, with no variant
-    (:func:`is_variant`) on the other side: one slot filled differently ("red car" /
-    "blue car", "paid by Acme" / "paid by Apex"). A one-sided difference (extra words
-    in one claim) is not a substitution. O(|a - b| * |b - a|).
-
-    Parameters
-    ----------
-    a, b : frozenset of str
-        Two content token sets (:attr:`ClaimKey.content`).
-
-    Returns
-    -------
-    bool
-        Whether the two differ in a slot, not merely by extra words or a typo.
-
-    Examples
-    --------
-    >>> differ_by_substitution(frozenset({"red", "car"}), frozenset({"blue", "car"}))
-    True
-    >>> differ_by_substitution(frozenset({"red", "car"}), frozenset({"red", "fast", "car"}))
-    False
-    >>> differ_by_substitution(frozenset({"ferrowell", "mill"}), frozenset({"ferowell", "mill"}))
-    False
-    """
-    only_a, only_b = a - b, b - a
-    if not only_a or not only_b:
-        return False
-    lone_a = any(not any(is_variant(x, y) for y in only_b) for x in only_a)
-    lone_b = any(not any(is_variant(x, y) for x in only_a) for y in only_b)
-    return lone_a and lone_b
 
 
 def _stem(word: str) -> str:

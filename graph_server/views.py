@@ -40,12 +40,8 @@ def live_nodes(graph: nx.MultiDiGraph) -> set[str]:
 
     Examples
     --------
-    >>> import networkx as nx
-    >>> graph = nx.MultiDiGraph()
-    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
-    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
-    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
-    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> from graph_server.fixture import support_chain
+    >>> graph = support_chain()  # A and B support C, C supports Z
     >>> graph.nodes["C"]["refuted"] = True
     >>> sorted(live_nodes(graph))
     ['A', 'B', 'Z']
@@ -70,12 +66,8 @@ def givens(graph: nx.MultiDiGraph, among: Iterable[str] | None = None) -> list[s
 
     Examples
     --------
-    >>> import networkx as nx
-    >>> graph = nx.MultiDiGraph()
-    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
-    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
-    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
-    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> from graph_server.fixture import support_chain
+    >>> graph = support_chain()  # A and B support C, C supports Z
     >>> givens(graph), givens(graph, among=["B", "C"])
     (['A', 'B'], ['B'])
     """
@@ -105,12 +97,8 @@ def support_view(graph: nx.MultiDiGraph, keep: Iterable[str] | None = None) -> n
 
     Examples
     --------
-    >>> import networkx as nx
-    >>> graph = nx.MultiDiGraph()
-    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
-    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
-    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
-    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> from graph_server.fixture import support_chain
+    >>> graph = support_chain()  # A and B support C, C supports Z
     >>> _ = graph.add_edge("B", "Z", "attacks", confidence=0.5)
     >>> sorted(support_view(graph, keep=["A", "C", "Z"]).edges(data="confidence"))
     [('A', 'C', 0.8), ('C', 'Z', 0.8)]
@@ -145,12 +133,8 @@ def attack_pairs(graph: nx.MultiDiGraph) -> list[tuple[str, str]]:
 
     Examples
     --------
-    >>> import networkx as nx
-    >>> graph = nx.MultiDiGraph()
-    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
-    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
-    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
-    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> from graph_server.fixture import support_chain
+    >>> graph = support_chain()  # A and B support C, C supports Z
     >>> _ = graph.add_edge("B", "Z", "attacks", confidence=0.5)
     >>> attack_pairs(graph)
     [('B', 'Z')]
@@ -181,12 +165,8 @@ def augmented_view(graph: nx.MultiDiGraph, conclusion: str) -> nx.DiGraph:
 
     Examples
     --------
-    >>> import networkx as nx
-    >>> graph = nx.MultiDiGraph()
-    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
-    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
-    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
-    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> from graph_server.fixture import support_chain
+    >>> graph = support_chain()  # A and B support C, C supports Z
     >>> graph.nodes["B"]["refuted"] = True
     >>> sorted(augmented_view(graph, "Z").edges)
     [('A', 'C'), ('C', 'Z'), ('__S__', 'A')]
@@ -216,12 +196,8 @@ def reachable_from(view: nx.DiGraph, sources: Iterable[str]) -> set[str]:
 
     Examples
     --------
-    >>> import networkx as nx
-    >>> graph = nx.MultiDiGraph()
-    >>> for node, kind in [("A", "given"), ("B", "given"), ("C", "claim"), ("Z", "conclusion")]:
-    ...     graph.add_node(node, type=kind, refuted=False, confidence=0.9, run_ids=["r1"])
-    >>> supports = [("A", "C"), ("B", "C"), ("C", "Z")]
-    >>> _ = graph.add_edges_from([(u, v, "supports") for u, v in supports], confidence=0.8)
+    >>> from graph_server.fixture import support_chain
+    >>> graph = support_chain()  # A and B support C, C supports Z
     >>> sorted(reachable_from(support_view(graph), ["C"]))
     ['C', 'Z']
     """

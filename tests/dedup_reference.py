@@ -16,14 +16,9 @@ from collections.abc import Callable, Iterable, Sequence
 
 import networkx as nx
 
-from graph_server.dedup import (
-    MergePlan,
-    _different_kinds,
-    _must_stay_apart,
-    _ordered,
-    assertion_order,
-    finish_plan,
-)
+from graph_server.dedup import MergePlan, _different_kinds, _must_stay_apart, finish_plan
+from graph_server.dedup_clusters import assertion_order
+from graph_server.dedup_rivals import _ordered
 from graph_server.similarity import ClaimKey, claim_key, pairwise_similar_pairs
 
 PairFinder = Callable[[Sequence[ClaimKey], float, float], set[tuple[int, int]]]

@@ -235,17 +235,17 @@ def test_in_a_large_index_words_found_in_most_chunks_are_left_out_of_the_keyword
 ) -> None:
     import sqlite3
 
-    from corpus import retrieval as retrieve_module
+    from corpus import rankings
 
-    monkeypatch.setattr(retrieve_module, "COMMON_TERM_MIN", 1)
+    monkeypatch.setattr(rankings, "COMMON_TERM_MIN", 1)
     with sqlite3.connect(index) as conn:
         chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
         # "hall" is in every filler chunk: dropped, so only the tape-library chunk matches.
-        pruned = retrieve_module.keyword_ranking(conn, "hall tape", 50, chunks=chunks)
-        full = retrieve_module.keyword_ranking(conn, "hall tape", 50, chunks=0)
+        pruned = rankings.keyword_ranking(conn, "hall tape", 50, chunks=chunks)
+        full = rankings.keyword_ranking(conn, "hall tape", 50, chunks=0)
         # When every word is common, all are kept: the ranking is plain BM25.
-        common = retrieve_module.keyword_ranking(conn, "hall routine", 50, chunks=chunks)
-        plain = retrieve_module.keyword_ranking(conn, "hall routine", 50, chunks=0)
+        common = rankings.keyword_ranking(conn, "hall routine", 50, chunks=chunks)
+        plain = rankings.keyword_ranking(conn, "hall routine", 50, chunks=0)
     assert pruned == ["racks/rack7-v1.2.md#p1c2"]
     assert full[0] == "racks/rack7-v1.2.md#p1c2" and len(full) > 30
     assert common == plain and len(common) > 30

@@ -24,7 +24,7 @@ from raw_server import raw_server
 from strategies import reproducible
 
 from graph_server import state as state_module
-from graph_server.dedup import _guard_pairs
+from graph_server.dedup_rivals import _guard_pairs
 from graph_server.errors import Cancelled, LimitExceeded, NotFound
 from graph_server.server import _dispatch_and_save
 from graph_server.similarity import ClaimKey, claim_key

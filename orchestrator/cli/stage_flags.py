@@ -1,7 +1,7 @@
 """The corpus retrieval stage flags (docs/corpus.md, "Retrieval"), defined once for the run
 commands (``python -m orchestrator.run``, ``logic-graph ask``) and ``logic-graph search``:
-sub-questions, the entity graph's weight, the cross-encoder reranker, and, for the run
-commands only (they need a model), the LLM reranker and HyDE."""
+dense rankings, sub-questions, the entity graph's weight, the cross-encoder reranker, and, for
+the run commands only (they need a model), the LLM reranker and HyDE."""
 
 from __future__ import annotations
 
@@ -15,8 +15,16 @@ from orchestrator.records import RunConfig, TaskError
 def add_stage_flags(
     parser: argparse.ArgumentParser, defaults: RunConfig, *, model_stages: bool
 ) -> None:
-    """Add ``--subquestions``, ``--entity-weight``, ``--reranker PATH`` and, with
-    ``model_stages``, ``--rerank`` and ``--hyde``."""
+    """Add ``--dense``, ``--subquestions``, ``--entity-weight``, ``--reranker PATH`` and,
+    with ``model_stages``, ``--rerank`` and ``--hyde``."""
+    dense = "on" if defaults.dense else "off"
+    parser.add_argument(
+        "--dense",
+        choices=("on", "off"),
+        default=dense,
+        help="fuse the dense rankings of an index that holds vectors with the keyword (BM25) "
+        f"ones; keyword alone retrieved as well or better where measured (default {dense})",
+    )
     on_off = "on" if defaults.subquestions else "off"
     parser.add_argument(
         "--subquestions",
@@ -53,7 +61,7 @@ def add_stage_flags(
         "--hyde",
         action="store_true",
         help="one model call writes a hypothetical answer passage whose dense ranking joins "
-        "round 1 (needs dense search; default off)",
+        "round 1 (needs --dense on; default off)",
     )
 
 
@@ -71,6 +79,7 @@ def stage_settings(args: argparse.Namespace) -> dict[str, Any]:
         except (ValueError, RerankerUnavailable) as exc:
             raise TaskError(f"--reranker: {exc}") from exc
     return {
+        "dense": args.dense == "on",
         "subquestions": args.subquestions == "on",
         "entity_weight": args.entity_weight,
         "rerank": "cross-encoder" if args.reranker is not None else rerank,

@@ -17,21 +17,19 @@ def add_stage_flags(
 ) -> None:
     """Add ``--dense``, ``--subquestions``, ``--entity-weight``, ``--reranker PATH`` and,
     with ``model_stages``, ``--rerank`` and ``--hyde``."""
-    dense = "on" if defaults.dense else "off"
-    parser.add_argument(
+    _on_off(
+        parser,
         "--dense",
-        choices=("on", "off"),
-        default=dense,
-        help="fuse the dense rankings of an index that holds vectors with the keyword (BM25) "
-        f"ones; keyword alone retrieved as well or better where measured (default {dense})",
+        defaults.dense,
+        "fuse the dense rankings of an index that holds vectors with the keyword (BM25) ones; "
+        "keyword alone retrieved as well or better where measured",
     )
-    on_off = "on" if defaults.subquestions else "off"
-    parser.add_argument(
+    _on_off(
+        parser,
         "--subquestions",
-        choices=("on", "off"),
-        default=on_off,
-        help="retrieve a question whose grammar gives a plan hop by hop, each sub-question "
-        f"filled with the bridge the hop before it found (no model call; default {on_off})",
+        defaults.subquestions,
+        "retrieve a question whose grammar gives a plan hop by hop, each sub-question filled "
+        "with the bridge the hop before it found, no model call",
     )
     parser.add_argument(
         "--entity-weight",
@@ -62,6 +60,14 @@ def add_stage_flags(
         action="store_true",
         help="one model call writes a hypothetical answer passage whose dense ranking joins "
         "round 1 (needs --dense on; default off)",
+    )
+
+
+def _on_off(parser: argparse.ArgumentParser, flag: str, default: bool, help_text: str) -> None:
+    """Add ``flag`` taking ``on`` or ``off``, its default and ``help_text`` shown."""
+    shown = "on" if default else "off"
+    parser.add_argument(
+        flag, choices=("on", "off"), default=shown, help=f"{help_text} (default {shown})"
     )
 
 

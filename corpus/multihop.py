@@ -59,6 +59,9 @@ STEM_CHARS = 4
 """Words compare on their first four letters ("founder" and "founded", "headquartered"
 and "head office" agree)."""
 _PLACEHOLDER = re.compile(r"#(\d+)")
+_CUT_SHORT = re.compile(r"\b(?:a|an|the)\W*$", re.IGNORECASE)
+"""A sub-question ending on an article lost the rest of its noun phrase ("Which feature got
+a?")."""
 
 
 class PlanError(ValueError):
@@ -136,9 +139,10 @@ def check_plan(question: str, plan: Sequence[str]) -> list[str]:
     Raises
     ------
     PlanError: an empty plan or one of more than :data:`MAX_HOPS`; a sub-question that is
-        blank, refers to itself or a later one (``#k`` with ``k`` not below its own number),
-        names something the question does not name, or names nothing at all (no ``#k``, no
-        name of the question and not only words of the question).
+        blank, ends on an article (cut short: "Which feature got a?"), refers to itself or a
+        later one (``#k`` with ``k`` not below its own number), names something the question
+        does not name, or names nothing at all (no ``#k``, no name of the question and not
+        only words of the question).
 
     Examples
     --------
@@ -162,6 +166,8 @@ def check_plan(question: str, plan: Sequence[str]) -> list[str]:
         if not isinstance(sub, str) or not sub.strip():
             raise PlanError(f"plan[{number}] must be a non-empty string, got {sub!r}")
         sub = " ".join(sub.split())
+        if _CUT_SHORT.search(sub):
+            raise PlanError(f"plan[{number}] {sub!r} ends on an article: it is cut short")
         names = names_in(sub)
         for name in names:
             if name.startswith("#") and not 1 <= int(name[1:]) <= number:

@@ -17,8 +17,8 @@
    (``--configs`` picks some): keyword or hybrid, plus the entity graph, plus sub-questions
    (the plan :func:`orchestrator.decompose.decompose` reads off the question, bridges taken
    from each hop's best chunks, :mod:`corpus.multihop`), and the same through corpus mode's
-   round 1 (``corpus-round1``: what a corpus task retrieves); the corpus is embedded for it
-   with the built-in dense backend when that is installed.
+   round 1 (``corpus-round1``: what a corpus task retrieves by default); the corpus is
+   embedded for it with the built-in dense backend when that is installed.
 3. **Answers** (unless ``--retrieval-only``). Each item is run twice with the same settings
    and budget: ``inline`` (its own documents, as arm 6 does) and ``corpus`` (``"corpus":``
    the pooled index: rewrite, retrieval rounds, the loop). Both are scored like arm 6
@@ -142,10 +142,11 @@ class RetrievalConfig:
     """Weight of the entity-graph ranking, 0 for none."""
     rounds: bool = False
     """Through corpus mode's round 1 (:func:`orchestrator.loop.corpus_search.first_round`,
-    the question without rewrites, hybrid when the index has vectors) instead of calling
-    :mod:`corpus` directly: what a corpus task retrieves with these settings."""
+    the question without rewrites) instead of calling :mod:`corpus` directly: what a corpus
+    task retrieves with these settings."""
 
 
+_DEFAULTS = RunConfig()
 CONFIGS = (
     RetrievalConfig("keyword", False, False, 0.0),
     RetrievalConfig("hybrid", True, False, 0.0),
@@ -155,9 +156,16 @@ CONFIGS = (
     RetrievalConfig("hybrid+subq", True, True, 0.0),
     RetrievalConfig("keyword+subq+entity", False, True, ENTITY_WEIGHT),
     RetrievalConfig("hybrid+subq+entity", True, True, ENTITY_WEIGHT),
-    RetrievalConfig("corpus-round1", True, True, 0.0, rounds=True),
-    RetrievalConfig("corpus-round1+entity", True, True, ENTITY_WEIGHT, rounds=True),
+    RetrievalConfig(
+        "corpus-round1", _DEFAULTS.dense, _DEFAULTS.subquestions, _DEFAULTS.entity_weight, True
+    ),
+    RetrievalConfig(
+        "corpus-round1+entity", _DEFAULTS.dense, _DEFAULTS.subquestions, ENTITY_WEIGHT, True
+    ),
 )
+"""Keyword or hybrid, each with and without the entity graph and sub-questions; then corpus
+mode's round 1 with the run defaults (:class:`~orchestrator.records.RunConfig`), alone and
+with the entity graph."""
 
 
 def ranked_paths(item: Mapping[str, Any], index: Path, config: RetrievalConfig) -> list[str]:
@@ -167,7 +175,10 @@ def ranked_paths(item: Mapping[str, Any], index: Path, config: RetrievalConfig) 
     question = item["question"]
     if config.rounds:
         settings = RunConfig(
-            retrieval_k=depth, subquestions=config.plan, entity_weight=config.entities
+            retrieval_k=depth,
+            dense=config.dense,
+            subquestions=config.plan,
+            entity_weight=config.entities,
         )
         return [hit.path for hit in first_round(str(index), question, [], settings).new]
     found = search_question(
@@ -459,6 +470,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             seed=args.seed,
             retrieval_k=args.retrieval_k,
             max_retrieval_rounds=args.max_retrieval_rounds,
+            dense=args.dense,
         )
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -46,6 +46,10 @@ CHAIN = {
             ["Which company built the Kest Bridge?", "Who founded #2?"],
             r"plan\[1\] .* refers to #2, which is not an earlier sub-question",
         ),
+        (
+            ["Which company built a?", "Who founded #1?"],
+            r"plan\[0\] 'Which company built a\?' ends on an article: it is cut short",
+        ),
     ],
 )
 def test_a_plan_whose_sub_question_names_nothing_the_question_or_an_earlier_hop_names_is_rejected(

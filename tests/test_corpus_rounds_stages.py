@@ -301,6 +301,54 @@ def test_apply_order_takes_a_complete_ordering_of_the_pool() -> None:
     ]
 
 
+# ----------------------------------------------------------------------------- dense rankings
+
+
+def test_every_round_is_keyword_only_by_default_and_searches_dense_when_told(
+    rack_index: str,
+) -> None:
+    task = {"question": "Which hall is rack 7 in?", "corpus": rack_index}
+    script = corpus_script("no idea", answer=False)  # refused, so a second round runs
+    settings = RunConfig(n=1, k=1, budget_calls=8, seed=1, retrieval_k=2)
+    off = run_task(task, client=ScriptedClient(script), model="m", config=settings)
+    on = run_task(
+        task,
+        client=ScriptedClient(script),
+        model="m",
+        config=RunConfig(n=1, k=1, budget_calls=8, seed=1, retrieval_k=2, dense=True),
+    )
+    assert len(off["retrieval"]["rounds"]) == len(on["retrieval"]["rounds"]) == 2
+    for asked in off["retrieval"]["rounds"]:
+        assert asked["dense_note"] == "dense retrieval was turned off for this search"
+    for asked in on["retrieval"]["rounds"]:  # asked for, but this index holds no vectors
+        assert not asked["dense_used"] and "for this search" not in asked["dense_note"]
+
+
+def test_hyde_without_dense_retrieval_is_refused_naming_both_flags(
+    tmp_path: Path, rack_index: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(TaskError, match=r"^hyde=True with dense=False is invalid"):
+        RunConfig(hyde=True)
+    task = tmp_path / "task.json"
+    task.write_text(json.dumps({"question": "Which hall is rack 7 in?", "corpus": rack_index}))
+    assert run_main(["--task", str(task), "--hyde"]) == 2
+    err = capsys.readouterr().err
+    assert "--dense on" in err and "--hyde" in err
+
+
+def test_logic_graph_search_is_keyword_only_unless_dense_is_on(
+    rack_index: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    query = ["search", "rack 7", "--index", rack_index]
+    assert logic_graph(query) == 0
+    assert "keyword only (dense retrieval was turned off" in capsys.readouterr().out
+    assert logic_graph([*query, "--dense", "on", "--keyword-only"]) == 0
+    assert "keyword only (dense retrieval was turned off" in capsys.readouterr().out
+    assert logic_graph([*query, "--dense", "on"]) == 0  # asked for; the index has no vectors
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("2 hits, keyword only (") and "for this search" not in first
+
+
 # ----------------------------------------------------------------------------- search and HyDE
 
 
@@ -333,7 +381,7 @@ def test_hyde_is_off_by_default_and_one_call_when_on(rack_index: str) -> None:
         task,
         client=ScriptedClient(reply),
         model="m",
-        config=RunConfig(n=1, k=1, budget_calls=6, seed=1, retrieval_k=2, hyde=True),
+        config=RunConfig(n=1, k=1, budget_calls=6, seed=1, retrieval_k=2, dense=True, hyde=True),
     )
     assert [c["role"] for c in on["calls"]].count("hyde") == 1
     hyde = on["retrieval"]["hyde"]

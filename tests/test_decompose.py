@@ -66,6 +66,23 @@ def test_a_question_of_one_fact_or_another_grammar_has_no_plan(question: str) ->
     assert decompose(question) is None
 
 
+@pytest.mark.parametrize(
+    "question",
+    [  # the outside_docs questions whose plans were "Which feature got a?" and the like
+        "In which Git release was the non-cone mode deprecated for the feature that got a "
+        "dedicated command in Git 2.25?",
+        "Git 2.25 gave the management of sparsely checked-out working trees a dedicated "
+        "command. In which Git release did that command learn an 'add' subcommand?",
+        "Node.js deprecation DEP0005 lists the methods to use instead of the Buffer() "
+        "constructor. In which version was the first of them added?",
+    ],
+)
+def test_a_description_whose_object_is_a_lower_case_word_without_the_is_no_lookup(
+    question: str,
+) -> None:
+    assert decompose(question) is None
+
+
 @pytest.mark.parametrize("dataset", ["multihop", "prose"])
 def test_every_generated_question_unwinds_into_a_plan_the_plan_check_accepts(
     dataset: str,

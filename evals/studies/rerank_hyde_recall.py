@@ -6,11 +6,12 @@ reranker and HyDE, against the same round without them, on the pooled multihop c
 
 Each of the first ``--limit`` multihop questions is retrieved as corpus mode's round 1 does
 (:func:`orchestrator.loop.corpus_search.first_round`, ``--retrieval-k`` chunks, sub-questions
-on, no rewrite) in three configurations: ``default`` (no model call), ``rerank-llm`` (one
-``rerank/v1`` call over the pool of twice the chunks) and ``hyde`` (one ``hyde/v1`` call whose
-passage joins the dense rankings). Rows go to ``DIR/rerank_hyde.jsonl`` as they finish (a
-rerun skips those there, so a stopped run resumes); the table of recall@k, all-gold@k,
-fallbacks and seconds per call is printed at the end from every row there.
+and dense rankings on, as when it was measured, no rewrite) in three configurations:
+``default`` (no model call), ``rerank-llm`` (one ``rerank/v1`` call over the pool of twice
+the chunks) and ``hyde`` (one ``hyde/v1`` call whose passage joins the dense rankings). Rows
+go to ``DIR/rerank_hyde.jsonl`` as they finish (a rerun skips those there, so a stopped run
+resumes); the table of recall@k, all-gold@k, fallbacks and seconds per call is printed at
+the end from every row there.
 """
 
 from __future__ import annotations
@@ -107,7 +108,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     items = load_dataset("multihop")[: args.limit]
     with open_backend(args.model) as backend, results.open("a") as sink:
         config = RunConfig(
-            retrieval_k=args.retrieval_k, seed=1, structured_output=backend.response_format_default
+            retrieval_k=args.retrieval_k,
+            dense=True,
+            seed=1,
+            structured_output=backend.response_format_default,
         )
         for item in items:
             for name in CONFIGS:

@@ -161,15 +161,18 @@ def offered(question: str) -> frozenset[str]:
     return terms(listed) if listed else frozenset()
 
 
-_OBJECT = r"(?:the\s+)?(?:#\d+|[A-Z][\w'’.&-]*(?:\s+[A-Z][\w'’.&-]*)*|[a-z][\w-]*)"
+_OBJECT = r"(?:(?:the\s+)?(?:#\d+|[A-Z][\w'’.&-]*(?:\s+[A-Z][\w'’.&-]*)*)|the\s+[a-z][\w-]*)"
 DESCRIPTIONS = (
     re.compile(rf"\bthe (\w+) (?:that|which|who) (\w+) ({_OBJECT})"),
     re.compile(rf"\bthe (\w+) (\w+ed) by ({_OBJECT})"),
     re.compile(rf"\bthe (\w+) of ({_OBJECT})"),
 )
 """The definite descriptions a question nests, each ending on its object (the last group): "the
-company that built X", "the river crossed by X", "the founder of X". The object is a name, a
-lower-case word (after an optional "the") or a ``#k`` (:mod:`orchestrator.checks.decompose`)."""
+company that built X", "the river crossed by X", "the founder of X". The object is a name or a
+``#k`` (after an optional "the"), or "the" and a lower-case word
+(:mod:`orchestrator.checks.decompose`): a lower-case word without "the" is no thing ("the
+feature that got a dedicated command", "the management of sparsely checked-out trees", "the
+first of them")."""
 
 
 def subject_terms(question: str) -> frozenset[str]:

@@ -5,8 +5,9 @@
     logic-graph ask "QUESTION" (--doc FILE... | --corpus INDEX) [--model M] [--json] ...
     logic-graph serve --model local [--port N]
     logic-graph ingest DIR --index PATH [--keyword-only] [--max-chars N] [--quiet]
-    logic-graph search QUERY... --index PATH [-k N] [--variant TEXT ...] [--keyword-only] [--json]
-        [--subquestions on|off] [--entity-weight W] [--reranker PATH]
+    logic-graph search QUERY... --index PATH [-k N] [--variant TEXT ...] [--json]
+        [--dense on|off] [--keyword-only] [--subquestions on|off] [--entity-weight W]
+        [--reranker PATH]
     logic-graph info --index PATH
     logic-graph view PATH [--out FILE] [--graph ID] [--open]   (orchestrator/cli/view.py)
     logic-graph eval run|record|replay|compare|goal|summary ...   (evals/command.py)
@@ -143,7 +144,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         help=f"another phrasing of the query (up to {MAX_VARIANTS})",
     )
-    search.add_argument("--keyword-only", action="store_true", help="BM25 only")
+    search.add_argument(
+        "--keyword-only",
+        dest="dense",
+        action="store_const",
+        const="off",
+        default=argparse.SUPPRESS,  # --dense gives the default
+        help="the same as --dense off",
+    )
     search.add_argument("--json", action="store_true", help="print hits as JSON lines")
     add_stage_flags(search, RunConfig(), model_stages=False)
 
@@ -254,8 +262,8 @@ def _search(args: argparse.Namespace) -> int:
         args.variant,
         pool_size(args.k) if scorer is not None else args.k,
         subquestions=settings["subquestions"],
+        dense=settings["dense"],
         entity_weight=settings["entity_weight"],
-        dense=not args.keyword_only,
     )
     hits, fallback = found.pool, None
     if scorer is not None:

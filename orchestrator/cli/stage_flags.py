@@ -1,7 +1,7 @@
 """The corpus retrieval stage flags (docs/corpus.md, "Retrieval"), defined once for the run
 commands (``python -m orchestrator.run``, ``logic-graph ask``) and ``logic-graph search``:
-sub-questions, the entity graph's weight, the cross-encoder reranker, and, for the run
-commands only (they need a model), the LLM reranker and HyDE."""
+dense rankings, sub-questions, the entity graph's weight, the cross-encoder reranker, and, for
+the run commands only (they need a model), the LLM reranker and HyDE."""
 
 from __future__ import annotations
 
@@ -15,15 +15,21 @@ from orchestrator.records import RunConfig, TaskError
 def add_stage_flags(
     parser: argparse.ArgumentParser, defaults: RunConfig, *, model_stages: bool
 ) -> None:
-    """Add ``--subquestions``, ``--entity-weight``, ``--reranker PATH`` and, with
-    ``model_stages``, ``--rerank`` and ``--hyde``."""
-    on_off = "on" if defaults.subquestions else "off"
-    parser.add_argument(
+    """Add ``--dense``, ``--subquestions``, ``--entity-weight``, ``--reranker PATH`` and,
+    with ``model_stages``, ``--rerank`` and ``--hyde``."""
+    _on_off(
+        parser,
+        "--dense",
+        defaults.dense,
+        "fuse the dense rankings of an index that holds vectors with the keyword (BM25) ones; "
+        "keyword alone retrieved as well or better where measured",
+    )
+    _on_off(
+        parser,
         "--subquestions",
-        choices=("on", "off"),
-        default=on_off,
-        help="retrieve a question whose grammar gives a plan hop by hop, each sub-question "
-        f"filled with the bridge the hop before it found (no model call; default {on_off})",
+        defaults.subquestions,
+        "retrieve a question whose grammar gives a plan hop by hop, each sub-question filled "
+        "with the bridge the hop before it found, no model call",
     )
     parser.add_argument(
         "--entity-weight",
@@ -53,7 +59,15 @@ def add_stage_flags(
         "--hyde",
         action="store_true",
         help="one model call writes a hypothetical answer passage whose dense ranking joins "
-        "round 1 (needs dense search; default off)",
+        "round 1 (needs --dense on; default off)",
+    )
+
+
+def _on_off(parser: argparse.ArgumentParser, flag: str, default: bool, help_text: str) -> None:
+    """Add ``flag`` taking ``on`` or ``off``, its default and ``help_text`` shown."""
+    shown = "on" if default else "off"
+    parser.add_argument(
+        flag, choices=("on", "off"), default=shown, help=f"{help_text} (default {shown})"
     )
 
 
@@ -71,6 +85,7 @@ def stage_settings(args: argparse.Namespace) -> dict[str, Any]:
         except (ValueError, RerankerUnavailable) as exc:
             raise TaskError(f"--reranker: {exc}") from exc
     return {
+        "dense": args.dense == "on",
         "subquestions": args.subquestions == "on",
         "entity_weight": args.entity_weight,
         "rerank": "cross-encoder" if args.reranker is not None else rerank,

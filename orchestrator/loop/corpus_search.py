@@ -1,12 +1,15 @@
 """One retrieval round of a corpus task (:mod:`.corpus_mode`): what is searched, fused,
 reranked and handed to the loop, and the round's record.
 
+Every search is keyword (BM25) alone, or with ``config.dense`` keyword and dense rankings
+fused (when the index holds vectors; the round's record says which).
+
 - **Round 1** searches the question with its rewrites. With ``config.subquestions`` and a
   plan read off the question's grammar (:func:`orchestrator.checks.decompose.decompose`,
   checked by :func:`corpus.multihop.check_plan`; no model call), it retrieves hop by hop
   (:func:`corpus.multihop.retrieve_plan`); else as one query set
   (:func:`corpus.retrieval.retrieve`). A HyDE passage, when there is one, joins the dense
-  rankings.
+  rankings (``config.hyde`` needs ``config.dense``).
 - **Later rounds** search each gap query (:func:`gap_queries`: what the previous round
   lacked) on its own and take their unseen chunks in turn (:func:`interleave_new`).
 - Every round fuses the entity-graph ranking in with ``config.entity_weight`` (0: none).
@@ -97,14 +100,14 @@ def search_question(
     k: int,
     *,
     subquestions: bool,
+    dense: bool,
     entity_weight: float = 0.0,
-    dense: bool = True,
     hyde: str | None = None,
 ) -> Found:
     """The top ``k`` chunks for ``question`` and its ``variants``: hop by hop
     (:func:`corpus.multihop.retrieve_plan`) when ``subquestions`` is on and the question has a
-    plan (:func:`plan_for`), else :func:`corpus.retrieval.retrieve`. Shared by round 1 and
-    ``logic-graph search``."""
+    plan (:func:`plan_for`), else :func:`corpus.retrieval.retrieve`; with dense rankings
+    when ``dense`` and the index holds vectors. Shared by round 1 and ``logic-graph search``."""
     plan, note = plan_for(question) if subquestions else (None, "")
     if plan is None:
         one = retrieve(index, question, variants, k, dense=dense, entities=entity_weight, hyde=hyde)
@@ -156,6 +159,7 @@ def first_round(
         variants,
         want,
         subquestions=config.subquestions,
+        dense=config.dense,
         entity_weight=config.entity_weight,
         hyde=hyde,
     )
@@ -175,7 +179,9 @@ def gap_round(
     """A later round: each gap query searched on its own, the unseen chunks interleaved."""
     want = pool_size(config.retrieval_k) if reranker is not None else config.retrieval_k
     searched = [
-        retrieve(index, query, (), want + len(seen), entities=config.entity_weight)
+        retrieve(
+            index, query, (), want + len(seen), dense=config.dense, entities=config.entity_weight
+        )
         for query in gaps
     ]
     found = Found(

@@ -100,13 +100,15 @@ class RunConfig:
     server's prompt cache serves it to every call of the task; :mod:`orchestrator.reply.prompts`).
     ``context_tokens`` is the model's context window per request (256..10,000,000; None =
     unknown): evidence is packed to fit it (:mod:`orchestrator.loop.context_window`).
-    Corpus retrieval stages (docs/corpus.md, "Retrieval"): ``subquestions`` retrieves a
+    Corpus retrieval stages (docs/corpus.md, "Retrieval"): ``dense`` fuses the dense rankings
+    of an index that holds vectors with the keyword ones (off by default: keyword alone
+    retrieved as well or better where measured, docs/corpus.md); ``subquestions`` retrieves a
     question that has a grammar plan (:func:`orchestrator.checks.decompose.decompose`) hop by
     hop (:func:`corpus.multihop.retrieve_plan`); ``entity_weight`` (0..100, 0 = off) fuses the
     entity-graph ranking in; ``rerank`` reorders each round's pool before the top
     ``retrieval_k`` are kept (``off``, ``llm``: one call per round, or ``cross-encoder``: the
     model in the folder ``reranker_path``); ``hyde`` asks for a hypothetical answer passage
-    (one call) whose dense ranking joins round 1.
+    (one call) whose dense ranking joins round 1, so it needs ``dense``.
     """
 
     n: int = 6
@@ -134,6 +136,7 @@ class RunConfig:
     diversity: str = "sample"
     leave_out: bool = False
     prompt_layout: str = "classic"
+    dense: bool = False
     subquestions: bool = True
     entity_weight: float = 0.0
     rerank: str = "off"
@@ -191,6 +194,7 @@ class RunConfig:
             "greedy_first",
             "adaptive",
             "leave_out",
+            "dense",
             "subquestions",
             "hyde",
         )
@@ -200,7 +204,8 @@ class RunConfig:
         self._check_retrieval_stages()
 
     def _check_retrieval_stages(self) -> None:
-        """Raise :class:`TaskError` for a bad entity weight or reranker setting."""
+        """Raise :class:`TaskError` for a bad entity weight or reranker setting, or HyDE
+        without dense retrieval."""
         weight = self.entity_weight
         if (
             isinstance(weight, bool)
@@ -220,6 +225,11 @@ class RunConfig:
             )
         if path is not None and (not isinstance(path, str) or not path.strip()):
             raise TaskError(f"reranker_path={path!r} is invalid: must be the path of a folder")
+        if self.hyde and not self.dense:
+            raise TaskError(
+                "hyde=True with dense=False is invalid: the HyDE passage is searched by dense "
+                "vectors only; turn dense retrieval on (--dense on) or HyDE off (no --hyde)"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """Every setting, JSON-ready."""

@@ -303,7 +303,7 @@ def pooled_recall(embedder: Embedder, workdir: Path, limit: int | None) -> dict[
     each; docs/results/corpus-mode.md) and recall@5 of each question's gold paragraphs:
     dense ranking alone, hybrid (keyword + dense, fused) as a corpus search runs it, and
     keyword alone for reference."""
-    from evals.corpus_eval import recall, write_pool
+    from evals.corpus_recall import recall, write_pool
     from evals.datasets.loaders import load_dataset
 
     pool = load_dataset("multihop")

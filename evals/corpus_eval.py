@@ -15,7 +15,7 @@
    documents) among the first k, for k in :data:`RECALL_AT`. With ``--retrieval-only`` the
    same is measured for each retrieval configuration of :data:`CONFIGS` side by side
    (``--configs`` picks some): keyword or hybrid, plus the entity graph, plus sub-questions
-   (the plan :func:`orchestrator.decompose.decompose` reads off the question, bridges taken
+   (the plan :func:`orchestrator.checks.decompose.decompose` reads off the question, bridges taken
    from each hop's best chunks, :mod:`corpus.multihop`), and the same through corpus mode's
    round 1 (``corpus-round1``: what a corpus task retrieves by default); the corpus is
    embedded for it with the built-in dense backend when that is installed.
@@ -35,224 +35,38 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import corpus
-from evals.datasets.build_outside_docs import CORPUS as OUTSIDE_CORPUS
+from evals.corpus_recall import (
+    CONFIGS,
+    RECALL_AT,
+    RetrievalConfig,
+    configurations_table,
+    corpus_path,
+    gold_ids,
+    item_dir,
+    measure_configurations,
+    outside,
+    paragraph_ids,
+    recall,
+    retrieval_recall,
+    write_pool,
+)
 from evals.datasets.build_outside_docs import CorpusMissingError, assemble_corpus, check_corpus
 from evals.datasets.loaders import item_to_task, load_dataset
 from evals.metrics import abstention_metrics
 from evals.score import is_answerable, outcome, score
 from orchestrator.api import RunConfig, run_task
 from orchestrator.llm import SupportsChat
-from orchestrator.loop.corpus_search import first_round, search_question
 from orchestrator.records import RunReport
 
-RECALL_AT = (1, 3, 5, 8, 10, 20)
-TABLE_AT = (5, 10, 20)
-"""The k of the side-by-side table of configurations."""
-ENTITY_WEIGHT = 0.3
-"""Weight of the entity-graph ranking in the configurations that use it (measured best of
-0.2, 0.3, 0.5 and 1 on the multihop pool; docs/results/multihop-retrieval.md)."""
 MODES = ("inline", "corpus")
-_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def paragraph_ids(item: Mapping[str, Any]) -> list[str]:
-    """The item's paragraph ids (``p01`` ...), or ``d1``, ``d2`` ... when it has none."""
-    ids = item.get("paragraph_ids")
-    documents = item["documents"]
-    if isinstance(ids, list) and len(ids) == len(documents):
-        return [str(i) for i in ids]
-    return [f"d{j}" for j in range(1, len(documents) + 1)]
-
-
-def gold_ids(item: Mapping[str, Any]) -> set[str]:
-    """The paragraphs an answer needs: ``supporting_ids`` when given, else every document."""
-    supporting = item.get("supporting_ids")
-    if isinstance(supporting, list) and supporting:
-        return {str(i) for i in supporting}
-    return set(paragraph_ids(item))
-
-
-def item_dir(item: Mapping[str, Any]) -> str:
-    """The folder of an item's documents inside the pooled corpus."""
-    return _SAFE.sub("_", str(item["id"]))[:120] or "item"
-
-
-def outside(item: Mapping[str, Any]) -> bool:
-    """Whether the item's documents are files of the outside corpus
-    (:mod:`evals.datasets.build_outside_docs`) rather than its own, pooled ones."""
-    return bool(item["meta"].get("corpus") == OUTSIDE_CORPUS)
-
-
-def corpus_path(item: Mapping[str, Any], paragraph_id: str) -> str:
-    """The relative path of one paragraph in the pooled corpus (the chunk's ``path``); an
-    outside-corpus item's paragraph id is that path already."""
-    if outside(item):
-        return paragraph_id
-    return f"{item_dir(item)}/{_SAFE.sub('_', paragraph_id)}.txt"
-
-
-def write_pool(items: Sequence[Mapping[str, Any]], root: Path) -> int:
-    """Write every document of ``items`` under ``root`` (unchanged files are left alone, so
-    a re-ingest skips them). Returns the number of files. Raises ValueError when two items
-    map to the same folder."""
-    seen: dict[str, str] = {}
-    count = 0
-    for item in items:
-        folder = item_dir(item)
-        if seen.setdefault(folder, str(item["id"])) != str(item["id"]):
-            raise ValueError(f"items {seen[folder]!r} and {item['id']!r} share folder {folder}")
-        for pid, text in zip(paragraph_ids(item), item["documents"], strict=True):
-            path = root / corpus_path(item, pid)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            data = text.encode("utf-8")
-            if not path.is_file() or path.read_bytes() != data:
-                path.write_bytes(data)
-            count += 1
-    return count
-
-
-def recall(item: Mapping[str, Any], paths: Iterable[str]) -> float:
-    """Share of the item's gold paragraphs among the retrieved chunk ``paths``."""
-    gold = {corpus_path(item, pid) for pid in gold_ids(item)}
-    return len(gold & set(paths)) / len(gold)
-
-
-@dataclass(frozen=True)
-class RetrievalConfig:
-    """One retrieval configuration of the side-by-side recall table."""
-
-    name: str
-    dense: bool
-    """Keyword and dense rankings (hybrid), or keyword only."""
-    plan: bool
-    """Sub-question retrieval (:func:`corpus.multihop.retrieve_plan`) with the plan of
-    :func:`orchestrator.checks.decompose.decompose`; the question alone when it has none or
-    :func:`corpus.multihop.check_plan` rejects it
-    (:func:`orchestrator.loop.corpus_search.search_question`)."""
-    entities: float
-    """Weight of the entity-graph ranking, 0 for none."""
-    rounds: bool = False
-    """Through corpus mode's round 1 (:func:`orchestrator.loop.corpus_search.first_round`,
-    the question without rewrites) instead of calling :mod:`corpus` directly: what a corpus
-    task retrieves with these settings."""
-
-
-_DEFAULTS = RunConfig()
-CONFIGS = (
-    RetrievalConfig("keyword", False, False, 0.0),
-    RetrievalConfig("hybrid", True, False, 0.0),
-    RetrievalConfig("keyword+entity", False, False, ENTITY_WEIGHT),
-    RetrievalConfig("hybrid+entity", True, False, ENTITY_WEIGHT),
-    RetrievalConfig("keyword+subq", False, True, 0.0),
-    RetrievalConfig("hybrid+subq", True, True, 0.0),
-    RetrievalConfig("keyword+subq+entity", False, True, ENTITY_WEIGHT),
-    RetrievalConfig("hybrid+subq+entity", True, True, ENTITY_WEIGHT),
-    RetrievalConfig(
-        "corpus-round1", _DEFAULTS.dense, _DEFAULTS.subquestions, _DEFAULTS.entity_weight, True
-    ),
-    RetrievalConfig(
-        "corpus-round1+entity", _DEFAULTS.dense, _DEFAULTS.subquestions, ENTITY_WEIGHT, True
-    ),
-)
-"""Keyword or hybrid, each with and without the entity graph and sub-questions; then corpus
-mode's round 1 with the run defaults (:class:`~orchestrator.records.RunConfig`), alone and
-with the entity graph."""
-
-
-def ranked_paths(item: Mapping[str, Any], index: Path, config: RetrievalConfig) -> list[str]:
-    """The files of the chunks ``config`` retrieves for ``item``'s question, best first
-    (``max(RECALL_AT)`` of them)."""
-    depth = max(RECALL_AT)
-    question = item["question"]
-    if config.rounds:
-        settings = RunConfig(
-            retrieval_k=depth,
-            dense=config.dense,
-            subquestions=config.plan,
-            entity_weight=config.entities,
-        )
-        return [hit.path for hit in first_round(str(index), question, [], settings).new]
-    found = search_question(
-        str(index),
-        question,
-        [],
-        depth,
-        subquestions=config.plan,
-        entity_weight=config.entities,
-        dense=config.dense,
-    )
-    return [hit.path for hit in found.pool]
-
-
-def retrieval_recall(
-    items: Sequence[Mapping[str, Any]],
-    index: Path,
-    *,
-    dense: bool,
-    config: RetrievalConfig | None = None,
-) -> dict[str, Any]:
-    """Mean recall@k over ``items`` (one ranking of 20 chunks each: the question alone,
-    keyword or hybrid as ``dense`` says, unless ``config`` names another configuration),
-    and the share of items with every gold paragraph in the top k."""
-    config = config or RetrievalConfig("hybrid" if dense else "keyword", dense, False, 0.0)
-    sums = dict.fromkeys(RECALL_AT, 0.0)
-    complete = dict.fromkeys(RECALL_AT, 0)
-    for item in items:
-        paths = ranked_paths(item, index, config)
-        for k in RECALL_AT:
-            value = recall(item, paths[:k])
-            sums[k] += value
-            complete[k] += value == 1.0
-    n = max(1, len(items))
-    return {
-        "items": len(items),
-        "recall_at": {k: sums[k] / n for k in RECALL_AT},
-        "all_gold_at": {k: complete[k] / n for k in RECALL_AT},
-    }
-
-
-def configurations_table(measured: Mapping[str, Mapping[str, Any] | str]) -> str:
-    """The side-by-side table: one row per configuration (its :func:`retrieval_recall`, or
-    why it was not run), mean recall@k then all-gold@k for k in :data:`TABLE_AT`."""
-    head = [f"recall@{k}" for k in TABLE_AT] + [f"all-gold@{k}" for k in TABLE_AT]
-    lines = [
-        "| configuration | " + " | ".join(head) + " |",
-        "|---|" + "---:|" * len(head),
-    ]
-    for name, result in measured.items():
-        if isinstance(result, str):
-            lines.append(f"| {name} | not run: {result} |" + " |" * (len(head) - 1))
-            continue
-        cells = [f"{result['recall_at'][k]:.1%}" for k in TABLE_AT]
-        cells += [f"{result['all_gold_at'][k]:.1%}" for k in TABLE_AT]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def measure_configurations(
-    items: Sequence[Mapping[str, Any]], index: Path, configs: Sequence[RetrievalConfig]
-) -> dict[str, dict[str, Any] | str]:
-    """:func:`retrieval_recall` of each configuration, by name; a hybrid configuration on
-    an index without usable dense vectors is not run, and its entry says why."""
-    dense_note = corpus.retrieve(index, "probe", (), 1).dense_note
-    measured: dict[str, dict[str, Any] | str] = {}
-    for config in configs:
-        if config.dense and dense_note:
-            measured[config.name] = dense_note
-        else:
-            measured[config.name] = retrieval_recall(
-                items, index, dense=config.dense, config=config
-            )
-    return measured
 
 
 def citation_precision(item: Mapping[str, Any], report: RunReport) -> tuple[int, int]:
@@ -327,26 +141,43 @@ def run_mode(
         "n_calls": report["totals"]["calls"],
         "latency_s": round(time.perf_counter() - started, 3),
     }
-    retrieval = report.get("retrieval")
-    if retrieval is not None:
-        first = [hit["path"] for hit in retrieval["rounds"][0]["hits"]]
-        shown = {label.split("#", 1)[0] for label in retrieval["chunks_shown"]}
-        row.update(
-            rounds=len(retrieval["rounds"]),
-            retrieval_end=retrieval["end"],
-            recall_round1=recall(item, first),
-            recall_shown=recall(item, shown),
-            rewrite_fallback=retrieval["rewrite"]["fallback"],
-        )
+    row.update(_retrieval_figures(item, report))
     return row
+
+
+def _retrieval_figures(item: Mapping[str, Any], report: RunReport) -> dict[str, Any]:
+    """A corpus run's retrieval, as its row records it: rounds, how they ended, the gold
+    recall of round 1 and of every chunk shown, the rewrite's fallback ({} inline)."""
+    retrieval = report.get("retrieval")
+    if retrieval is None:
+        return {}
+    first = [hit["path"] for hit in retrieval["rounds"][0]["hits"]]
+    shown = {label.split("#", 1)[0] for label in retrieval["chunks_shown"]}
+    return {
+        "rounds": len(retrieval["rounds"]),
+        "retrieval_end": retrieval["end"],
+        "recall_round1": recall(item, first),
+        "recall_shown": recall(item, shown),
+        "rewrite_fallback": retrieval["rewrite"]["fallback"],
+    }
 
 
 def summarise(
     rows: Sequence[dict[str, Any]], retrieval: Mapping[str, Any], meta: Mapping[str, Any]
 ) -> str:
     """summary.md: retrieval recall, then per mode the answer and citation figures."""
-    out = [f"# Corpus mode vs inline documents: {meta['dataset']}", ""]
-    out += [
+    out = _recall_lines(retrieval, meta)
+    if not rows:
+        return "\n".join(out)
+    out += _answer_lines(rows) + _corpus_run_lines([r for r in rows if r["mode"] == "corpus"])
+    return "\n".join(out) + "\n"
+
+
+def _recall_lines(retrieval: Mapping[str, Any], meta: Mapping[str, Any]) -> list[str]:
+    """The title, the settings and the retrieval recall table of summary.md."""
+    return [
+        f"# Corpus mode vs inline documents: {meta['dataset']}",
+        "",
         f"Model `{meta['model']}`; {meta['items']} questions; pooled corpus of "
         f"{meta['documents']} documents ({meta['chunks']} chunks, "
         f"{'hybrid' if meta['dense'] else 'keyword-only'} retrieval). Settings: {meta['config']}.",
@@ -364,9 +195,11 @@ def summarise(
         + " |",
         "",
     ]
-    if not rows:
-        return "\n".join(out)
-    out += [
+
+
+def _answer_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """summary.md's answer table: one row per mode."""
+    out = [
         "## Answers",
         "",
         "| mode | items | correct | wrong | abstained | coverage | accuracy (answered) | net "
@@ -388,7 +221,12 @@ def summarise(
             f"| {m['abstained']} | {coverage} | {selective} | {m['net_score']:+d} | {precision} "
             f"| {calls:.1f} |"
         )
-    corpus_rows = [r for r in rows if r["mode"] == "corpus"]
+    return out
+
+
+def _corpus_run_lines(corpus_rows: Sequence[dict[str, Any]]) -> list[str]:
+    """summary.md's line on the corpus runs' retrieval and refusals ([] without any)."""
+    out: list[str] = []
     if corpus_rows:
         n = len(corpus_rows)
         round1 = sum(r["recall_round1"] for r in corpus_rows) / n
@@ -407,7 +245,7 @@ def summarise(
             + (", ".join(f"{k} {v}" for k, v in sorted(refusals.items())) or "none")
             + ".",
         ]
-    return "\n".join(out) + "\n"
+    return out
 
 
 def _read_rows(path: Path) -> list[dict[str, Any]]:
@@ -447,45 +285,101 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What one invocation runs: the data set's items, the modes and configurations, and the
+    settings of the answer runs."""
+
+    pool: list[dict[str, Any]]
+    items: list[dict[str, Any]]
+    modes: list[str]
+    configs: list[RetrievalConfig]
+    config: RunConfig
+
+
+def _plan(args: argparse.Namespace) -> _Plan:
+    """The invocation's plan; ValueError naming a bad flag."""
+    pool = load_dataset(args.dataset)
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    if not modes or set(modes) - set(MODES):
+        raise ValueError(f"--modes must name inline and/or corpus, got {args.modes!r}")
+    by_name = {c.name: c for c in CONFIGS}
+    names = [n.strip() for n in args.configs.split(",") if n.strip()]
+    if not names or set(names) - set(by_name):
+        raise ValueError(f"--configs must name some of {', '.join(by_name)}, got {args.configs!r}")
+    config = RunConfig(
+        n=args.n,
+        k=args.k,
+        budget_calls=args.budget_calls,
+        temperature=args.temp,
+        seed=args.seed,
+        retrieval_k=args.retrieval_k,
+        max_retrieval_rounds=args.max_retrieval_rounds,
+        dense=args.dense,
+    )
+    items = pool[: args.limit] if args.limit else pool
+    return _Plan(pool, items, modes, [by_name[n] for n in names], config)
+
+
+def _pool_documents(pool: list[dict[str, Any]], out: Path) -> int:
+    """Write the corpus to pool under ``out/corpus``: the installed documentation for an
+    outside-corpus set (CorpusMissingError when it is absent), else every item's documents.
+    Returns how many documents."""
+    if any(outside(item) for item in pool):
+        check_corpus(pool)
+        return assemble_corpus(out / "corpus")
+    return write_pool(pool, out / "corpus")
+
+
+def _answer_rows(
+    args: argparse.Namespace, plan: _Plan, index: Path, rows: list[dict[str, Any]]
+) -> str:
+    """Run every item in every mode not yet in ``rows`` (appended, and to results.jsonl as
+    each finishes); returns the model's name."""
+    from orchestrator.api import default_model
+    from orchestrator.llm import open_backend
+
+    model = args.model or default_model()
+    out, done = Path(args.out), {(r["id"], r["mode"]) for r in rows}
+    with open_backend(model, base_url=args.base_url) as backend:
+        settings = replace(plan.config, structured_output=backend.response_format_default)
+        for number, item in enumerate(plan.items, 1):
+            for mode in (m for m in plan.modes if (item["id"], m) not in done):
+                row = run_mode(
+                    mode,
+                    item,
+                    index=index,
+                    client=backend.client,
+                    model=backend.model,
+                    config=settings,
+                    artifacts=out / "runs",
+                )
+                rows.append(row)
+                with (out / "results.jsonl").open("a", encoding="utf-8") as handle:
+                    handle.write(json.dumps(row) + "\n")
+                print(
+                    f"[corpus_eval] {number}/{len(plan.items)} {item['id']} {mode}: "
+                    f"{row['outcome']} ({row['latency_s']:.0f} s)",
+                    file=sys.stderr,
+                )
+    return model
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     out = Path(args.out)
     try:
-        pool = load_dataset(args.dataset)
-        items = pool[: args.limit] if args.limit else pool
-        modes = [m.strip() for m in args.modes.split(",") if m.strip()]
-        if not modes or set(modes) - set(MODES):
-            raise ValueError(f"--modes must name inline and/or corpus, got {args.modes!r}")
-        by_name = {c.name: c for c in CONFIGS}
-        names = [n.strip() for n in args.configs.split(",") if n.strip()]
-        if not names or set(names) - set(by_name):
-            raise ValueError(
-                f"--configs must name some of {', '.join(by_name)}, got {args.configs!r}"
-            )
-        config = RunConfig(
-            n=args.n,
-            k=args.k,
-            budget_calls=args.budget_calls,
-            temperature=args.temp,
-            seed=args.seed,
-            retrieval_k=args.retrieval_k,
-            max_retrieval_rounds=args.max_retrieval_rounds,
-            dense=args.dense,
-        )
+        plan = _plan(args)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if any(outside(item) for item in pool):
-        try:
-            check_corpus(pool)
-            documents = assemble_corpus(out / "corpus")
-        except CorpusMissingError as exc:
-            print(f"[corpus_eval] skipped: {exc}", file=sys.stderr)
-            return 0
-    else:
-        documents = write_pool(pool, out / "corpus")
+    try:
+        documents = _pool_documents(plan.pool, out)
+    except CorpusMissingError as exc:
+        print(f"[corpus_eval] skipped: {exc}", file=sys.stderr)
+        return 0
     # An outside-corpus look-alike has no gold file: its recall is not measured.
-    measured_items = [item for item in items if not outside(item) or is_answerable(item)]
+    measured_items = [item for item in plan.items if not outside(item) or is_answerable(item)]
     index = out / "corpus.sqlite"
     ingest = corpus.ingest(out / "corpus", index, dense=args.dense or args.retrieval_only)
     if not ingest.ok:
@@ -497,7 +391,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     meta = {
         "dataset": args.dataset,
         "model": args.model or "-",
-        "items": len(items),
+        "items": len(plan.items),
         "documents": documents,
         "chunks": chunks,
         "dense": args.dense,
@@ -505,42 +399,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"retrieval_k={args.retrieval_k}, max_retrieval_rounds={args.max_retrieval_rounds}, "
         f"seed={args.seed}",
     }
-    results = out / "results.jsonl"
-    rows = _read_rows(results)
+    rows = _read_rows(out / "results.jsonl")
     if not args.retrieval_only:
-        from orchestrator.api import default_model
-        from orchestrator.llm import open_backend
-
-        model = args.model or default_model()
-        meta["model"] = model
-        done = {(r["id"], r["mode"]) for r in rows}
-        with open_backend(model, base_url=args.base_url) as backend:
-            settings = replace(config, structured_output=backend.response_format_default)
-            for number, item in enumerate(items, 1):
-                for mode in modes:
-                    if (item["id"], mode) in done:
-                        continue
-                    row = run_mode(
-                        mode,
-                        item,
-                        index=index,
-                        client=backend.client,
-                        model=backend.model,
-                        config=settings,
-                        artifacts=out / "runs",
-                    )
-                    rows.append(row)
-                    with results.open("a", encoding="utf-8") as handle:
-                        handle.write(json.dumps(row) + "\n")
-                    print(
-                        f"[corpus_eval] {number}/{len(items)} {item['id']} {mode}: "
-                        f"{row['outcome']} ({row['latency_s']:.0f} s)",
-                        file=sys.stderr,
-                    )
+        meta["model"] = _answer_rows(args, plan, index, rows)
     summary = summarise(rows, retrieval, meta)
     if args.retrieval_only:
         started = time.perf_counter()
-        measured = measure_configurations(measured_items, index, [by_name[n] for n in names])
+        measured = measure_configurations(measured_items, index, plan.configs)
         summary += (
             "\n## Retrieval configurations side by side (no model)\n\n"
             + configurations_table(measured)

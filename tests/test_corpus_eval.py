@@ -11,17 +11,15 @@ from canned_runs import model_graph, verdict
 
 import corpus
 from corpus.retrieval import Hit
-from evals.corpus_eval import (
+from evals.corpus_eval import citation_precision, main, run_mode
+from evals.corpus_recall import (
     CONFIGS,
-    citation_precision,
     configurations_table,
     corpus_path,
     gold_ids,
-    main,
     measure_configurations,
     recall,
     retrieval_recall,
-    run_mode,
     write_pool,
 )
 from orchestrator.api import RunConfig

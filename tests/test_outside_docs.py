@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from evals import corpus_eval
+from evals import corpus_eval, corpus_recall
 from evals.datasets import build_outside_docs as outside
 from evals.datasets.loaders import BUILTIN, load_dataset
 
@@ -33,11 +33,11 @@ def test_the_set_has_twenty_two_document_questions_and_unanswerable_look_alikes(
 
 def test_an_outside_item_is_scored_on_its_corpus_files() -> None:
     item = ITEMS[0]
-    assert corpus_eval.outside(item)
-    assert corpus_eval.corpus_path(item, "git-relnotes/2.26.0.txt") == "git-relnotes/2.26.0.txt"
+    assert corpus_recall.outside(item)
+    assert corpus_recall.corpus_path(item, "git-relnotes/2.26.0.txt") == "git-relnotes/2.26.0.txt"
     found = ["nodejs-api/fs.md", "git-relnotes/2.26.0.txt", *item["paragraph_ids"][:1]]
-    assert corpus_eval.recall(item, found) == 1.0
-    assert corpus_eval.recall(item, found[:2]) == 0.5
+    assert corpus_recall.recall(item, found) == 1.0
+    assert corpus_recall.recall(item, found[:2]) == 0.5
 
 
 @pytest.mark.skipif(not INSTALLED, reason="git and nodejs documentation not installed")

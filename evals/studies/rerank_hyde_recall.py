@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from corpus.retrieval import Hit
-from evals.corpus_eval import recall
+from evals.corpus_recall import recall
 from evals.datasets.loaders import load_dataset
 from orchestrator.api import RunConfig
 from orchestrator.llm import SupportsChat, open_backend

@@ -51,21 +51,6 @@ from corpus.chunking_headings import (
     mixed_run,
 )
 
-__all__ = [
-    "CHUNKER_VERSION",
-    "DEFAULT_MAX_CHARS",
-    "DENSE_CHARS",
-    "DENSE_FLOOR",
-    "MAX_MAX_CHARS",
-    "MIN_MAX_CHARS",
-    "Chunk",
-    "ChunkRow",
-    "chunk_id",
-    "chunk_page",
-    "iter_chunk_rows",
-    "iter_chunks",
-]
-
 CHUNKER_VERSION = 2
 """Bumped whenever the chunking rules change (an index then re-chunks every file)."""
 

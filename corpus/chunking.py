@@ -30,18 +30,26 @@ O(max_chars) memory beyond the text when the chunks are taken one at a time
 that all fit the open chunk, heading lines that fit a chunk of headings, and lines past
 the heading budget), so a page of tiny blocks costs about what prose does; every such
 step gives the chunks the block-by-block rules give.
+
+Where the rules live: the blocks and the cutting of a long block (rules 1 and 3) in
+:mod:`corpus.chunking_blocks`; the heading trail, the budget of rule 4 and the runs taken in
+one step in :mod:`corpus.chunking_headings`; the packing of blocks into chunks (rule 2) here.
 """
 
 from __future__ import annotations
 
-import itertools
 import re
-from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
-from corpus.evidence import split_sentences
+from corpus.chunking_blocks import BLANK_RUN, bounded, last_break, lines, trim, trimmed_end
+from corpus.chunking_headings import (
+    DENSE_CHARS,
+    DENSE_FLOOR,
+    MIXED_MIN,
+    heading_run,
+    mixed_run,
+)
 
 CHUNKER_VERSION = 2
 """Bumped whenever the chunking rules change (an index then re-chunks every file)."""
@@ -49,27 +57,8 @@ CHUNKER_VERSION = 2
 DEFAULT_MAX_CHARS = 1200
 """About 300 tokens: well inside multilingual-e5-small's 512-token window."""
 
-DENSE_CHARS = 200
-DENSE_FLOOR = 64
-"""Rule 4: a heading opens a chunk only while the page's chunks so far number fewer than
-``DENSE_FLOOR`` plus one per ``DENSE_CHARS`` characters before the heading."""
-_MIXED_MIN = 64
-"""Room needed after a heading past the budget before the lines are taken in one step."""
-
 MIN_MAX_CHARS = 100
 MAX_MAX_CHARS = 100_000
-
-_HEADING = re.compile(r"[ \t]{0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
-_HEADING_RUN = re.compile(
-    r"[ \t]{0,3}#{1,6}[ \t]+[^\n]*(?:\n(?:[ \t]*\n[ \t\n]*)?[ \t]{0,3}#{1,6}[ \t]+[^\n]*)*"
-)
-"""Heading lines one after another, blank lines allowed between them (a blank line's
-break takes the next line's indent with it, as rule 1's blocks do)."""
-_HEADING_LINE = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$", re.MULTILINE)
-"""A heading line found by a scan: it starts after a newline."""
-_RUN_HEADINGS = re.compile(r"^[ \t]*(#{1,6})[ \t]+(.*?)[ \t#]*$", re.MULTILINE)
-"""The headings of a run that :data:`_HEADING_RUN` matched (any indent: a break took it)."""
-_BLANK_RUN = re.compile(r"\n[ \t]*\n[ \t\n]*")
 
 
 @dataclass(frozen=True)
@@ -254,302 +243,193 @@ def _numbered(text: str, relative_path: str, page: int, max_chars: int) -> Itera
 
 
 def _spans(text: str, max_chars: int) -> Iterator[tuple[int, int, str]]:
-    """``(start, end, section)`` of each chunk of ``text`` (rules 1 to 4)."""
-    # The chunk being packed is two offsets and a flag, never a list of its blocks: a page
-    # of one-line blocks ("a\n\n" or "# h\n" repeated) once kept every block of a chunk
-    # and scanned that list for every new block, quadratic in the blocks per chunk.
-    levels: list[int] = []  # the heading trail: its levels, rising, and its titles
-    titles: list[str] = []
-    section = ""
-    chunk_start = chunk_end = -1  # -1: no chunk open
-    has_body = False  # the open chunk holds a block that is not a heading
-    chunk_section = ""
-    count = 0  # chunks yielded so far
-    position, length = 0, len(text)
-    brk: re.Match[str] | None = None
-    brk_from = length + 1  # where ``brk`` was searched from; past the end: not yet
-    no_run_at = -1  # where a run of headings was looked for and none was taken
-    while position <= length:
-        if not has_body and position != no_run_at:
-            # A run of heading lines that fits the chunk of headings being packed (or
-            # opens one) is taken in one step: one regex scan for the run, one for its
-            # levels and titles, the trail worked out backwards from the last heading.
-            run = _heading_run(text, position, chunk_start, max_chars, levels, titles)
-            if run is None:
-                no_run_at = position
-            else:
-                first_start, position = run
-                chunk_start = first_start if chunk_start < 0 else chunk_start
-                chunk_end = position
-                chunk_section = section = " > ".join(titles)
-                continue
-        if has_body and position != no_run_at:
-            step = _mixed_run(text, position, chunk_start, max_chars, count, levels, titles)
-            if step is None:
-                no_run_at = position
-            else:
-                chunk_end = _trimmed_end(text, position, step)
-                position = step
-                section = " > ".join(titles)
-                continue
-        bound = chunk_start + max_chars
-        if chunk_start >= 0 and position < bound:
-            # Every block that ends before the size bound joins the open chunk whole, so a
-            # run of them (blank-line text: "a\n\n" repeated) is taken in one step: up to
-            # the last blank-line break before the bound and before any "#", found at C
-            # speed. The scan stops at the next "#", so it costs no more than the blocks.
-            heading_at = text.find("#", position, bound)
-            last = None
-            if heading_at != position:  # a block that starts with "#" goes the usual way
-                last = _last_break(text, position, bound if heading_at == -1 else heading_at)
-            if last is not None:
-                taken = _trim(text, position, last, None)
-                if taken is not None:
-                    if not has_body:
-                        chunk_section = section
-                    chunk_end, has_body = taken[1], True
-                position = _BLANK_RUN.match(text, last).end()  # type: ignore[union-attr]
-                continue
-        if brk_from > position or (brk is not None and brk.start() < position):
-            # Looked up again only once it is behind: a page without blank lines is
-            # scanned once, however often the loop starts again inside it.
-            brk, brk_from = _BLANK_RUN.search(text, position), position
-        end = brk.start() if brk else length
-        blocks: Iterable[tuple[int, int, tuple[int, str] | None]]
-        if text.find("#", position, end) == -1:  # no heading line: one paragraph block
-            block = _trim(text, position, end, None)
-            blocks = (block,) if block is not None else ()
-        else:
-            blocks = _lines(text, position, end)
-        position = brk.end() if brk else length + 1
-        for block_start, block_end, heading in blocks:
+    """``(start, end, section)`` of each chunk of ``text`` (rules 1 to 4): each turn of the
+    loop takes a run of headings, a run of lines past the heading budget, a run of
+    paragraphs that fit the open chunk, or else the blocks up to the next blank line."""
+    packer = _Packer(text, max_chars)
+    while packer.position <= packer.length:
+        if packer.heading_run() or packer.mixed_run() or packer.paragraphs():
+            continue
+        yield from packer.blocks()
+    if packer.chunk_start >= 0:
+        yield packer.chunk_start, packer.chunk_end, packer.chunk_section
+
+
+class _Packer:
+    """The state of :func:`_spans` over one page, and its steps.
+
+    The chunk being packed is two offsets and a flag, never a list of its blocks: a page of
+    one-line blocks ("a\\n\\n" or "# h\\n" repeated) once kept every block of a chunk and
+    scanned that list for every new block, quadratic in the blocks per chunk."""
+
+    __slots__ = (
+        "brk",
+        "brk_from",
+        "chunk_end",
+        "chunk_section",
+        "chunk_start",
+        "count",
+        "has_body",
+        "length",
+        "levels",
+        "max_chars",
+        "no_run_at",
+        "position",
+        "section",
+        "text",
+        "titles",
+    )
+
+    def __init__(self, text: str, max_chars: int) -> None:
+        self.text, self.max_chars = text, max_chars
+        self.levels: list[int] = []  # the heading trail: its levels, rising, and its titles
+        self.titles: list[str] = []
+        self.section = ""
+        self.chunk_start = self.chunk_end = -1  # -1: no chunk open
+        self.has_body = False  # the open chunk holds a block that is not a heading
+        self.chunk_section = ""
+        self.count = 0  # chunks yielded so far
+        self.position, self.length = 0, len(text)
+        self.brk: re.Match[str] | None = None
+        self.brk_from = self.length + 1  # where ``brk`` was searched from; past the end: not yet
+        self.no_run_at = -1  # where a run of headings was looked for and none was taken
+
+    def heading_run(self) -> bool:
+        """A run of heading lines that fits the chunk of headings being packed (or opens
+        one) is taken in one step: one regex scan for the run, one for its levels and
+        titles, the trail worked out backwards from the last heading."""
+        if self.has_body or self.position == self.no_run_at:
+            return False
+        run = heading_run(
+            self.text, self.position, self.chunk_start, self.max_chars, self.levels, self.titles
+        )
+        if run is None:
+            self.no_run_at = self.position
+            return False
+        first_start, self.position = run
+        if self.chunk_start < 0:
+            self.chunk_start = first_start
+        self.chunk_end = self.position
+        self.chunk_section = self.section = " > ".join(self.titles)
+        return True
+
+    def mixed_run(self) -> bool:
+        """Past the heading budget, the lines up to the last heading that fits are taken in
+        one step (:func:`~corpus.chunking_headings.mixed_run`)."""
+        if not self.has_body or self.position == self.no_run_at:
+            return False
+        text, position = self.text, self.position
+        step = mixed_run(
+            text, position, self.chunk_start, self.max_chars, self.count, self.levels, self.titles
+        )
+        if step is None:
+            self.no_run_at = position
+            return False
+        self.chunk_end = trimmed_end(text, position, step)
+        self.position = step
+        self.section = " > ".join(self.titles)
+        return True
+
+    def paragraphs(self) -> bool:
+        """Every block that ends before the size bound joins the open chunk whole, so a run
+        of them (blank-line text: "a\\n\\n" repeated) is taken in one step: up to the last
+        blank-line break before the bound and before any "#", found at C speed. The scan
+        stops at the next "#", so it costs no more than the blocks."""
+        text, position, chunk_start = self.text, self.position, self.chunk_start
+        bound = chunk_start + self.max_chars
+        if chunk_start < 0 or position >= bound:
+            return False
+        heading_at = text.find("#", position, bound)
+        if heading_at == position:  # a block that starts with "#" goes the usual way
+            return False
+        last = last_break(text, position, bound if heading_at == -1 else heading_at)
+        if last is None:
+            return False
+        taken = trim(text, position, last, None)
+        if taken is not None:
+            if not self.has_body:
+                self.chunk_section = self.section
+            self.chunk_end, self.has_body = taken[1], True
+        self.position = BLANK_RUN.match(text, last).end()  # type: ignore[union-attr]
+        return True
+
+    def blocks(self) -> Iterator[tuple[int, int, str]]:
+        """The blocks up to the next blank-line break, one at a time (a heading may stop
+        them: the loop then takes the run of lines that starts there); yields the chunks
+        they close."""
+        max_chars = self.max_chars
+        for block_start, block_end, heading in self._next_blocks():
             if heading is not None:
                 # Rule 4: past the budget a heading stays in the chunk it meets, so a page of
                 # headings on every other line cannot cost a row, an index entry and an
                 # embedding per few bytes.
-                if has_body and count < DENSE_FLOOR + block_start // DENSE_CHARS:
-                    yield chunk_start, chunk_end, chunk_section
-                    count += 1
-                    chunk_start, has_body = -1, False
-                if not has_body and block_start != no_run_at:
-                    position = block_start  # headings may follow: the loop takes the run
-                    break
-                while levels and levels[-1] >= heading[0]:  # the trail's levels only rise
-                    levels.pop()
-                    titles.pop()
-                levels.append(heading[0])
-                titles.append(heading[1])
-                section = " > ".join(titles)
+                if self.has_body and self.count < DENSE_FLOOR + block_start // DENSE_CHARS:
+                    yield self._close()
+                if not self.has_body and block_start != self.no_run_at:
+                    self.position = block_start  # headings may follow: the loop takes the run
+                    return
+                self._push_heading(heading)
             if block_end - block_start <= max_chars:
                 pieces: Iterable[tuple[int, int]] = ((block_start, block_end),)
             else:
-                pieces = _bounded(text, block_start, block_end, max_chars)
+                pieces = bounded(self.text, block_start, block_end, max_chars)
             for start, end in pieces:
-                if chunk_start >= 0 and end - chunk_start > max_chars:
-                    yield chunk_start, chunk_end, chunk_section
-                    count += 1
-                    chunk_start, has_body = -1, False
-                if not has_body:
-                    chunk_section = section
-                if chunk_start < 0:
-                    chunk_start = start
-                chunk_end = end
-                if heading is None:
-                    has_body = True
-            if (
-                heading is not None
-                and has_body
-                and block_end != no_run_at
-                and min(chunk_start + max_chars, (count - DENSE_FLOOR + 1) * DENSE_CHARS)
-                > block_end + _MIXED_MIN
-            ):
-                position = block_end  # past the budget, with room: the loop takes the lines
-                break
-    if chunk_start >= 0:
-        yield chunk_start, chunk_end, chunk_section
+                if self.chunk_start >= 0 and end - self.chunk_start > max_chars:
+                    yield self._close()
+                self._add_piece(start, end, heading is None)
+            if heading is not None and self._room_after_heading(block_end):
+                self.position = block_end  # past the budget, with room: the loop takes the lines
+                return
 
+    def _next_blocks(self) -> Iterable[tuple[int, int, tuple[int, str] | None]]:
+        """The blocks from :attr:`position` to the next blank-line break, which
+        :attr:`position` moves past."""
+        text, position, length, brk = self.text, self.position, self.length, self.brk
+        if self.brk_from > position or (brk is not None and brk.start() < position):
+            # Looked up again only once it is behind: a page without blank lines is
+            # scanned once, however often the loop starts again inside it.
+            brk = self.brk = BLANK_RUN.search(text, position)
+            self.brk_from = position
+        end = brk.start() if brk else length
+        self.position = brk.end() if brk else length + 1
+        if text.find("#", position, end) != -1:
+            return lines(text, position, end)
+        block = trim(text, position, end, None)  # no heading line: one paragraph block
+        return (block,) if block is not None else ()
 
-def _heading_run(
-    text: str, position: int, chunk_start: int, max_chars: int, levels: list[int], titles: list[str]
-) -> tuple[int, int] | None:
-    """The heading lines from ``position`` on (blank lines between them allowed) whose ends
-    lie within ``max_chars`` of the chunk's start (``chunk_start``, or the first heading's
-    when no chunk is open), with the trail ``levels``/``titles`` brought past them in place.
-    Returns (the first heading's start, the last one's end), or None when no heading fits.
-    Cost: O(max_chars) in regex scans, plus one step per trail level."""
-    first_start = text.find("#", position, position + 4)
-    if first_start < 0:
-        return None
-    bound = (chunk_start if chunk_start >= 0 else first_start) + max_chars
-    match = _HEADING_RUN.match(text, position, min(bound + 1, len(text)))
-    if match is None:
-        return None
-    line_start = text.rfind("\n", position, match.end()) + 1 or position
-    scan_end = text.find("\n", line_start)
-    scan_end = len(text) if scan_end < 0 else scan_end  # whole lines: "# " has a title ""
-    end = _trimmed_end(text, line_start, scan_end)
-    if end > bound:  # the last line ends past the bound: it opens the next chunk
-        if line_start <= position:
-            return None
-        scan_end = line_start - 1
-        end = _trimmed_end(text, position, scan_end)
-    _advance_trail(reversed(_RUN_HEADINGS.findall(text[position:scan_end])), levels, titles)
-    return first_start, end
+    def _close(self) -> tuple[int, int, str]:
+        """The open chunk's span, the chunk now closed."""
+        span = self.chunk_start, self.chunk_end, self.chunk_section
+        self.count += 1
+        self.chunk_start, self.has_body = -1, False
+        return span
 
+    def _push_heading(self, heading: tuple[int, str]) -> None:
+        """Bring the trail past ``heading`` (its level and title): its levels only rise."""
+        levels, titles = self.levels, self.titles
+        while levels and levels[-1] >= heading[0]:
+            levels.pop()
+            titles.pop()
+        levels.append(heading[0])
+        titles.append(heading[1])
+        self.section = " > ".join(titles)
 
-def _mixed_run(
-    text: str,
-    position: int,
-    chunk_start: int,
-    max_chars: int,
-    count: int,
-    levels: list[int],
-    titles: list[str],
-) -> int | None:
-    """Past the heading budget (rule 4) every block joins the open chunk while it fits, so
-    the lines from ``position`` (a block boundary) up to the last heading line that ends
-    before both the size bound and the budget's next step are taken whole, with the trail
-    ``levels``/``titles`` brought past their headings in place. Returns the end of that
-    heading's line, or None when there is none (or a blank line on the way: the usual
-    path takes those). Cost: O(max_chars) in regex scans."""
-    limit = min(chunk_start + max_chars, (count - DENSE_FLOOR + 1) * DENSE_CHARS)
-    if limit <= position:  # within the budget a heading still opens a chunk
-        return None
-    newline = text.find("\n", position, limit)
-    if newline < 0:
-        return None
-    first = _HEADING.match(text, position, newline)  # after a break's indent, "^" fails
-    backwards = _heading_lines_backwards(text, newline, limit, first)
-    last = next(backwards, None)
-    if last is not None and last.end() == limit and limit < len(text) and text[limit] != "\n":
-        last = next(backwards, None)  # its line goes on past the limit
-    if last is None:
-        return None
-    end = last.end()
-    if _BLANK_RUN.search(text, position, end) is not None:
-        return None
-    marks, title = last.group(1, 2)
-    if len(marks) == 1:  # a level-1 heading: the whole trail (what _advance_trail gives)
-        levels[:] = [1]
-        titles[:] = [" ".join(title.split())]
-        return end
-    trail = itertools.chain(((marks, title),), (match.group(1, 2) for match in backwards))
-    _advance_trail(trail, levels, titles)
-    return end
+    def _add_piece(self, start: int, end: int, body: bool) -> None:
+        """Put ``text[start:end]`` in the open chunk (opening one when none is)."""
+        if not self.has_body:
+            self.chunk_section = self.section
+        if self.chunk_start < 0:
+            self.chunk_start = start
+        self.chunk_end = end
+        if body:
+            self.has_body = True
 
-
-def _heading_lines_backwards(
-    text: str, newline: int, limit: int, first: re.Match[str] | None
-) -> Iterator[re.Match[str]]:
-    """The heading lines after the newline at ``newline`` up to ``limit`` (a line cut by
-    ``limit`` ends there), last first, then ``first``: what a forward scan finds, read one
-    line at a time from the end, so that a caller that needs only the last few headings
-    (a run of level-1 headings needs one) does not match every line."""
-    line_end = limit
-    while line_end > newline:
-        line_start = text.rfind("\n", newline, line_end) + 1  # text[newline] is a newline
-        match = _HEADING_LINE.match(text, line_start, limit)
-        if match is not None:
-            yield match
-        line_end = line_start - 1
-    if first is not None:
-        yield first
-
-
-def _advance_trail(
-    backwards: Iterable[tuple[str, str]] | Iterable[Any], levels: list[int], titles: list[str]
-) -> None:
-    """Bring the trail ``levels``/``titles`` past the headings ``backwards`` (their marks
-    and raw titles, last first), working back from the last one: each heading above it in
-    the trail is the latest earlier one of a lower level, so only those are looked at (and
-    a lazy ``backwards`` is read no further: a run of level-1 headings costs one)."""
-    need = 7  # the trail keeps the headings above it with a lower level than this
-    picked: list[tuple[int, str]] = []
-    for marks, title in backwards:
-        if len(marks) < need:
-            need = len(marks)
-            picked.append((need, " ".join(title.split())))
-            if need == 1:
-                break
-    kept = 0
-    while kept < len(levels) and levels[kept] < need:
-        kept += 1
-    del levels[kept:], titles[kept:]
-    for level, title in reversed(picked):
-        levels.append(level)
-        titles.append(title)
-
-
-def _trimmed_end(text: str, start: int, end: int) -> int:
-    """``end`` moved back over the whitespace that ends ``text[start:end]``."""
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return end
-
-
-def _last_break(text: str, start: int, bound: int) -> int | None:
-    """Where the last blank-line break that begins in ``text[start:bound]`` begins, or
-    None. The scan runs in C (a deque of length one keeps only the last match)."""
-    first = _BLANK_RUN.search(text, start, bound)
-    if first is None:  # most often: no deque, no iterator
-        return None
-    last = deque(_BLANK_RUN.finditer(text, first.end(), bound), maxlen=1)
-    return last[0].start() if last else first.start()
-
-
-def _lines(text: str, position: int, end: int) -> Iterator[tuple[int, int, tuple[int, str] | None]]:
-    """The blocks of the text between two blank-line breaks: heading lines on their own,
-    the runs of other lines between them."""
-    line_start = position
-    para_start = -1
-    while line_start <= end:
-        newline = text.find("\n", line_start, end)
-        line_end = end if newline == -1 else newline
-        match = _HEADING.match(text, line_start, line_end)
-        if match is not None:
-            if para_start >= 0:
-                block = _trim(text, para_start, line_start, None)
-                if block is not None:
-                    yield block
-                para_start = -1
-            title = " ".join(match.group(2).split())
-            heading_end = line_end
-            while text[heading_end - 1].isspace():  # the line holds a "#", so this stops
-                heading_end -= 1
-            yield match.start(1), heading_end, (len(match.group(1)), title)
-        elif para_start < 0:
-            para_start = line_start
-        line_start = line_end + 1
-    if para_start >= 0:
-        block = _trim(text, para_start, end, None)
-        if block is not None:
-            yield block
-
-
-def _trim(
-    text: str, start: int, end: int, heading: tuple[int, str] | None
-) -> tuple[int, int, tuple[int, str] | None] | None:
-    """``text[start:end]`` without its surrounding whitespace, or None when nothing is left."""
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return (start, end, heading) if end > start else None
-
-
-def _bounded(text: str, block_start: int, block_end: int, max_chars: int) -> list[tuple[int, int]]:
-    """The block ``text[block_start:block_end]`` as pieces of at most ``max_chars``
-    characters (rule 3)."""
-    pieces: list[tuple[int, int]] = []
-    for start, end in split_sentences(text[block_start:block_end]):
-        start, end = start + block_start, end + block_start
-        while end - start > max_chars:
-            cut = max(text.rfind(sep, start + 1, start + max_chars + 1) for sep in " \n\t")
-            cut = cut if cut > start else start + max_chars
-            pieces.append((start, cut))
-            start = cut
-            while start < end and text[start].isspace():
-                start += 1
-        if end > start:
-            pieces.append((start, end))
-    return pieces
+    def _room_after_heading(self, block_end: int) -> bool:
+        """Whether the open chunk, past the heading budget, has room after the heading
+        that ends at ``block_end`` for :meth:`mixed_run` to take the lines that follow."""
+        return (
+            self.has_body
+            and block_end != self.no_run_at
+            and min(self.chunk_start + self.max_chars, (self.count - DENSE_FLOOR + 1) * DENSE_CHARS)
+            > block_end + MIXED_MIN
+        )

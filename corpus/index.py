@@ -34,7 +34,6 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +41,7 @@ from corpus.chunking import DEFAULT_MAX_CHARS, chunk_page
 from corpus.embed import Embedder, load_embedder
 from corpus.index_ingest import EMBED_BATCH, IngestRun, Progress, file_version
 from corpus.index_pin import PinnedIndex
+from corpus.index_records import IndexInfo, IngestReport
 from corpus.index_scan import FileProblem, Scan, by_path, open_no_follow, scan_directory
 from corpus.index_schema import (
     APPLICATION_ID,
@@ -111,119 +111,6 @@ class QueryGuard:
     def install(self, conn: Any) -> None:
         """Bound every later query on ``conn`` (stdlib sqlite3 or pysqlite3)."""
         conn.set_progress_handler(self, _GUARD_STEPS)
-
-
-@dataclass(frozen=True)
-class IngestReport:
-    """What one ingest did. Paths are relative to the ingested folder, sorted.
-
-    Parameters
-    ----------
-    accepted, replaced, skipped, removed : tuple of str
-        New files, now indexed; changed files whose chunks were replaced; unchanged files,
-        not touched; files gone from the folder, removed from the index.
-    failed : tuple of FileProblem
-        Files that could not be read (a previously indexed version stays).
-    ignored, empty : tuple of str
-        Files with no reader; accepted or replaced files that hold no text.
-    chunks_added, chunks_removed, chunks_embedded, files_total, chunks_total : int
-        What changed, and what the index now holds.
-    dense : bool
-        Whether every chunk of the index now has a dense vector.
-    dense_note : str
-        Why dense search is off, or ``""``.
-    bytes_read : int
-        Bytes read from the files.
-    seconds : float
-        Wall-clock time of the ingest.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from corpus import ingest
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> docs, index = Path(tmp.name, "docs"), Path(tmp.name, "docs.sqlite")
-    >>> docs.mkdir()
-    >>> _ = (docs / "guide.md").write_text("Rack 7 stands in the north hall.")
-    >>> _ = (docs / "photo.png").write_bytes(b"")
-    >>> report = ingest(docs, index, dense=False)
-    >>> report.accepted, report.ignored, report.chunks_total, report.ok
-    (('guide.md',), ('photo.png',), 1, True)
-    >>> ingest(docs, index, dense=False).skipped
-    ('guide.md',)
-    >>> tmp.cleanup()
-    """
-
-    accepted: tuple[str, ...]
-    """New files, now indexed."""
-    replaced: tuple[str, ...]
-    """Changed files whose chunks were replaced."""
-    skipped: tuple[str, ...]
-    """Unchanged files, not touched."""
-    removed: tuple[str, ...]
-    """Files gone from the folder, removed from the index."""
-    failed: tuple[FileProblem, ...]
-    """Files that could not be read (a previously indexed version stays)."""
-    ignored: tuple[str, ...]
-    """Files with no reader (by suffix); hidden files and folders are not even listed."""
-    empty: tuple[str, ...]
-    """Accepted or replaced files that hold no text (a scanned PDF, say): they have no chunks."""
-    chunks_added: int
-    chunks_removed: int
-    chunks_embedded: int
-    files_total: int
-    chunks_total: int
-    dense: bool
-    """Whether every chunk of the index now has a dense vector."""
-    dense_note: str
-    """Why dense search is off, or ``""``."""
-    bytes_read: int
-    seconds: float
-    words_left_out: int = 0
-    """Word occurrences the static embedder left out of dense vectors because their file
-    had spent its word budget (``corpus.embed.DocumentWords``; keyword search still has
-    them). 0 for prose."""
-
-    @property
-    def ok(self) -> bool:
-        """True when no file failed."""
-        return not self.failed
-
-
-@dataclass(frozen=True)
-class IndexInfo:
-    """A summary of an index (see :func:`index_info`).
-
-    Parameters
-    ----------
-    path : str
-        The index file.
-    schema_version : int
-        The version of the index's tables.
-    files, chunks, vectors : int
-        How many files, chunks and dense vectors it holds.
-    dense_model, dense_note : str
-        The embedder of its vectors (``""``: none), and why dense search is off (``""``).
-    size_bytes : int
-        The size of the file.
-
-    Examples
-    --------
-    >>> from corpus import IndexInfo
-    >>> info = IndexInfo("docs.sqlite", 1, 2, 3, 0, "", "keyword-only", 57344)
-    >>> info.chunks, info.vectors == info.chunks
-    (3, False)
-    """
-
-    path: str
-    schema_version: int
-    files: int
-    chunks: int
-    vectors: int
-    dense_model: str
-    dense_note: str
-    size_bytes: int
 
 
 def validate_index_path(index_path: object, *, must_exist: bool) -> Path:
@@ -438,6 +325,25 @@ def ingest_directory(
     >>> tmp.cleanup()
     """
     started = time.monotonic()
+    root, path = _ingest_arguments(directory, index_path, progress, dense, max_chars)
+    embedder, dense_note = _resolve_embedder(dense)
+    scan = scan_directory(root)
+    conn = _connect_writer(path)
+    try:
+        run = IngestRun(conn, root, scan.files, progress, embedder, max_chars)
+        counts = _in_one_transaction(conn, path, run, dense_note)
+    except sqlite3.DatabaseError as exc:
+        raise CorpusIndexError(f"index {str(path)!r} is unusable: {exc}") from exc
+    finally:
+        conn.close()
+    return _report(run, scan, counts, time.monotonic() - started)
+
+
+def _ingest_arguments(
+    directory: object, index_path: object, progress: object, dense: object, max_chars: int
+) -> tuple[Path, Path]:
+    """The folder and the index file of an ingest, once every argument is checked; raises
+    ValueError naming the first bad one."""
     if not isinstance(directory, str | Path) or not str(directory).strip():
         raise ValueError(f"directory must be a non-empty str or Path, got {directory!r}")
     root = Path(directory)
@@ -449,34 +355,46 @@ def ingest_directory(
     if not isinstance(dense, bool) and not isinstance(dense, Embedder):
         raise ValueError(f"dense must be a bool or an Embedder, got {type(dense).__name__}")
     chunk_page("", "x", 1, max_chars=max_chars)  # validates max_chars
-    embedder, dense_note = _resolve_embedder(dense)
+    return root, path
 
-    scan = scan_directory(root)
+
+def _connect_writer(path: Path) -> sqlite3.Connection:
+    """The ingest's connection (autocommit: it runs its own transactions)."""
     try:
-        conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+        return sqlite3.connect(path, isolation_level=None, timeout=30)
     except sqlite3.Error as exc:
         raise CorpusIndexError(f"cannot open index {str(path)!r}: {exc}") from exc
+
+
+def _in_one_transaction(
+    conn: sqlite3.Connection, path: Path, run: IngestRun, dense_note: str
+) -> tuple[int, int, int]:
+    """Do ``run``'s work in one transaction, committed at the end and rolled back on any
+    exception (a new index's schema and marker are committed first, whatever follows).
+    Returns (files, chunks, vectors) in the index."""
     try:
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            raise CorpusIndexError(_unreadable(path, exc)) from exc
-        try:
-            run = IngestRun(conn, root, scan.files, progress, embedder, max_chars)
-            if run.prepare(path):  # a new index: its schema and marker are kept whatever follows
-                conn.execute("COMMIT")
-                conn.execute("BEGIN IMMEDIATE")
-            run.sync_files()
-            run.embed_missing()
-            counts = run.finish(dense_note)
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        raise CorpusIndexError(_unreadable(path, exc)) from exc
+    try:
+        if run.prepare(path):  # a new index: its schema and marker are kept whatever follows
             conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-    except sqlite3.DatabaseError as exc:
-        raise CorpusIndexError(f"index {str(path)!r} is unusable: {exc}") from exc
-    finally:
-        conn.close()
+            conn.execute("BEGIN IMMEDIATE")
+        run.sync_files()
+        run.embed_missing()
+        counts = run.finish(dense_note)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return counts
+
+
+def _report(
+    run: IngestRun, scan: Scan, counts: tuple[int, int, int], seconds: float
+) -> IngestReport:
+    """The report of a committed ingest: what ``run`` did to the files of ``scan``, and
+    ``counts`` (files, chunks, vectors) that the index now holds."""
     return IngestReport(
         accepted=tuple(run.accepted),
         replaced=tuple(run.replaced),
@@ -493,7 +411,7 @@ def ingest_directory(
         dense=counts[1] > 0 and counts[2] == counts[1],
         dense_note=run.dense_note,
         bytes_read=run.bytes_read,
-        seconds=time.monotonic() - started,
+        seconds=seconds,
         words_left_out=run.words_left_out,
     )
 

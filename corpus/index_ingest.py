@@ -148,32 +148,55 @@ class IngestRun:
             self.removed.append(relative)
 
     def _sync_one(self, relative: str, full: Path, row: tuple[int, int, int, str] | None) -> None:
+        """Skip, add or replace the file at ``relative`` (``row``: its id, size, mtime and
+        SHA-256 in the index; None when it is new), or record why it failed."""
+        changed = self._changed_pages(relative, full, row)
+        if changed is not None:
+            self._store_pages(relative, full, row, *changed)
+
+    def _read_changed(
+        self, relative: str, row: tuple[int, int, int, str] | None
+    ) -> tuple[os.stat_result, bytes] | None:
+        """The file's status and bytes, or None when it is skipped (same size and time as
+        its row) or failed (recorded). Opened without following links, read once."""
         try:
             fd = open_no_follow(self.root, relative)
         except OSError as exc:
             self.failed.append(FileProblem(relative, f"cannot open: {exc.strerror or exc}"))
-            return
+            return None
         with os.fdopen(fd, "rb") as handle:
             stat = os.fstat(fd)
             if not S_ISREG(stat.st_mode):
                 self.failed.append(FileProblem(relative, "no longer a regular file"))
-                return
+                return None
             same = (stat.st_size, stat.st_mtime_ns) == (row[1:3] if row else None)
             if same and not self.force:
                 self.skipped.append(relative)
-                return
+                return None
             if stat.st_size > MAX_FILE_BYTES:
                 self.failed.append(FileProblem(relative, too_big(stat.st_size)))
-                return
+                return None
             try:  # one byte over the limit tells a file that grew since the fstat
                 data = handle.read(MAX_FILE_BYTES + 1)
             except OSError as exc:
                 self.failed.append(FileProblem(relative, f"cannot read: {exc.strerror or exc}"))
-                return
+                return None
         if len(data) > MAX_FILE_BYTES:
             self.failed.append(FileProblem(relative, too_big(len(data))))
-            return
+            return None
         self.bytes_read += len(data)
+        return stat, data
+
+    def _changed_pages(
+        self, relative: str, full: Path, row: tuple[int, int, int, str] | None
+    ) -> tuple[os.stat_result, str, list[Page]] | None:
+        """The status, SHA-256 and pages of a changed file, or None when it is skipped (its
+        SHA-256 matches its row: only its time is brought up to date) or failed (recorded).
+        Its bytes are let go on return: the pages hold the text now."""
+        read = self._read_changed(relative, row)
+        if read is None:
+            return None
+        stat, data = read
         digest = hashlib.sha256(data).hexdigest()
         if row is not None and not self.force and digest == row[3]:
             self.conn.execute(
@@ -181,16 +204,25 @@ class IngestRun:
                 (stat.st_size, stat.st_mtime_ns, row[0]),
             )
             self.skipped.append(relative)
-            return
+            return None
         try:
-            pages = read_pages(full, data)
+            return stat, digest, read_pages(full, data)
         except ReadError as exc:
-            kept = " (the previously indexed version is kept)" if row is not None else ""
-            self.failed.append(FileProblem(relative, f"{exc}{kept}"))
-            return
-        del data  # the pages hold the text now; the raw bytes need not live on beside them
-        # A savepoint per file: a file that passes the chunk limit halfway is taken back
-        # out whole, and its previously indexed version (deleted just below) comes back.
+            self.failed.append(FileProblem(relative, f"{exc}{_kept(row)}"))
+            return None
+
+    def _store_pages(
+        self,
+        relative: str,
+        full: Path,
+        row: tuple[int, int, int, str] | None,
+        stat: os.stat_result,
+        digest: str,
+        pages: list[Page],
+    ) -> None:
+        """Replace the file's row and chunks (or add them), all or nothing: a file that
+        passes the chunk limit halfway is taken back out whole, and its previously indexed
+        version comes back (a savepoint per file)."""
         self.conn.execute("SAVEPOINT one_file")
         removed = 0
         if row is not None:
@@ -205,12 +237,11 @@ class IngestRun:
         if added > MAX_CHUNKS_PER_FILE:
             self.conn.execute("ROLLBACK TO one_file")
             self.conn.execute("RELEASE one_file")
-            kept = " (the previously indexed version is kept)" if row is not None else ""
             self.failed.append(
                 FileProblem(
                     relative,
                     f"would make more than {MAX_CHUNKS_PER_FILE:,} chunks, the limit per file; "
-                    f"it was not indexed{kept}",
+                    f"it was not indexed{_kept(row)}",
                 )
             )
             return
@@ -348,6 +379,11 @@ class IngestRun:
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
+
+
+def _kept(row: tuple[int, int, int, str] | None) -> str:
+    """What a failure message adds for a file that was indexed before (its ``row``)."""
+    return " (the previously indexed version is kept)" if row is not None else ""
 
 
 def embed_text(text: str, section: str) -> str:

@@ -117,7 +117,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="answer a question from documents or a corpus, or refuse (logic-graph ask --help)",
     )
 
-    ingest = commands.add_parser("ingest", help="ingest a folder into an index (incremental)")
+    _ingest_flags(commands.add_parser("ingest", help="ingest a folder into an index (incremental)"))
+    _search_flags(commands.add_parser("search", help="retrieve the top chunks for a query"))
+    info = commands.add_parser("info", help="summarise an index")
+    info.add_argument("--index", required=True, help="index file")
+    commands.add_parser(
+        "serve", help="serve a built-in model over HTTP on 127.0.0.1 (logic-graph serve --help)"
+    )
+    commands.add_parser(
+        "view", help="write the HTML page of a report.json, export or state file (view --help)"
+    )
+    for name in added_commands():
+        commands.add_parser(name, help=f"added by an installed package ({name} --help)")
+    return parser
+
+
+def _ingest_flags(ingest: argparse.ArgumentParser) -> None:
+    """``logic-graph ingest``'s arguments."""
     ingest.add_argument("directory", help="folder of .txt, .md, .html and .pdf files")
     ingest.add_argument("--index", required=True, help="index file (created if missing)")
     ingest.add_argument(
@@ -132,7 +148,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ingest.add_argument("--quiet", action="store_true", help="no progress, no file lists")
 
-    search = commands.add_parser("search", help="retrieve the top chunks for a query")
+
+def _search_flags(search: argparse.ArgumentParser) -> None:
+    """``logic-graph search``'s arguments (the retrieval stages' flags included)."""
     search.add_argument(
         "query", nargs="+", help="the question or search text (quotes optional: words are joined)"
     )
@@ -154,18 +172,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     search.add_argument("--json", action="store_true", help="print hits as JSON lines")
     add_stage_flags(search, RunConfig(), model_stages=False)
-
-    info = commands.add_parser("info", help="summarise an index")
-    info.add_argument("--index", required=True, help="index file")
-    commands.add_parser(
-        "serve", help="serve a built-in model over HTTP on 127.0.0.1 (logic-graph serve --help)"
-    )
-    commands.add_parser(
-        "view", help="write the HTML page of a report.json, export or state file (view --help)"
-    )
-    for name in added_commands():
-        commands.add_parser(name, help=f"added by an installed package ({name} --help)")
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -23,8 +23,8 @@ import io
 import re
 from typing import Any
 
-from corpus import readers
-from corpus.readers import Page, ReadError, _one_line
+from corpus import pages
+from corpus.pages import Page, ReadError, one_line
 
 PDF_CONTENT_FLOOR = 256 * 1024
 PDF_CONTENT_PER_BYTE = 16
@@ -48,7 +48,7 @@ def read_pdf(data: bytes) -> list[Page]:
     more content than :func:`pdf_content_limit` allows. Pages are read one at a time: a
     page's content streams are let go once its text is out. Cost: O(len(data)) time and
     memory."""
-    missing = readers.pdf_support()  # looked up on the module: a test may replace it
+    missing = pages.pdf_support()  # looked up on the module: a test may replace it
     if missing is not None:
         raise ReadError(missing)
     import pypdf
@@ -80,7 +80,7 @@ def read_pdf(data: bytes) -> list[Page]:
     except Exception as exc:  # pypdf raises many types for broken files
         if _past_decoding_limit(exc):
             raise ReadError(_over_content_limit(limit, len(data))) from exc
-        raise ReadError(f"unreadable PDF: {type(exc).__name__}: {_one_line(exc)}") from exc
+        raise ReadError(f"unreadable PDF: {type(exc).__name__}: {one_line(exc)}") from exc
     finally:
         if reader is not None:  # pypdf's objects point at their reader: break the cycles
             reader.resolved_objects.clear()  # now, not at the next garbage collection

@@ -28,10 +28,13 @@ A file that is not valid UTF-8, holds NUL bytes, or cannot be parsed raises
 from __future__ import annotations
 
 import html.parser
-import importlib.util
 import re
-from dataclasses import dataclass
 from pathlib import Path
+
+from corpus.pages import Page as Page
+from corpus.pages import ReadError as ReadError
+from corpus.pages import one_line
+from corpus.pages import pdf_support as pdf_support
 
 TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown"})
 HTML_SUFFIXES = frozenset({".html", ".htm"})
@@ -42,52 +45,9 @@ MAX_FILE_BYTES = 200 * 1024 * 1024
 """Larger files are refused (reported as failed) rather than read into memory."""
 
 
-class ReadError(Exception):
-    """A file could not be turned into text; the message is the reason, in one line.
-
-    Examples
-    --------
-    >>> from corpus import ReadError, read_pages
-    >>> try:
-    ...     read_pages("no/such/file.txt")
-    ... except ReadError as error:
-    ...     print(error)
-    cannot read the file: No such file or directory
-    """
-
-
-@dataclass(frozen=True)
-class Page:
-    """One page of a file's text.
-
-    Parameters
-    ----------
-    number : int
-        The 1-based page number; files without pages have page 1.
-    text : str
-        The page's text.
-
-    Examples
-    --------
-    >>> from corpus import read_pages
-    >>> read_pages("guide.md", b"Rack 7 stands in the north hall.")
-    [Page(number=1, text='Rack 7 stands in the north hall.')]
-    """
-
-    number: int
-    text: str
-
-
 def is_supported(path: Path | str) -> bool:
     """Whether a file with this name has a reader (by suffix, case-insensitive). O(1)."""
     return Path(path).suffix.lower() in SUPPORTED_SUFFIXES
-
-
-def pdf_support() -> str | None:
-    """None when PDFs can be read, else the reason they cannot (with the fix). O(1)."""
-    if importlib.util.find_spec("pypdf") is None:
-        return "PDF support needs the optional package pypdf: pip install 'logic-graph[corpus]'"
-    return None
 
 
 def read_pages(path: Path | str, data: bytes | None = None) -> list[Page]:
@@ -449,9 +409,5 @@ def html_to_text(markup: str) -> str:
             extractor.feed(markup)
             extractor.close()
     except Exception as exc:  # defensive: html.parser is lenient, but not bug-free
-        raise ReadError(f"unparseable HTML: {_one_line(exc)}") from exc
+        raise ReadError(f"unparseable HTML: {one_line(exc)}") from exc
     return extractor.text()
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())[:300] or type(exc).__name__

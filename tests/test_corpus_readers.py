@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from corpus_fixtures import HAS_PYPDF, make_pdf
 
-from corpus import readers
+from corpus import pages
 from corpus.readers import ReadError, html_to_text, read_pages
 
 
@@ -90,7 +90,7 @@ def test_a_truncated_pdf_is_a_read_error(tmp_path: Path) -> None:
 def test_without_pypdf_a_pdf_is_a_read_error_saying_how_to_install_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(readers, "pdf_support", lambda: "PDF support needs pypdf: pip install x")
+    monkeypatch.setattr(pages, "pdf_support", lambda: "PDF support needs pypdf: pip install x")
     path = tmp_path / "r.pdf"
     path.write_bytes(make_pdf(["text"]))
     with pytest.raises(ReadError, match="PDF support needs pypdf"):

@@ -62,9 +62,10 @@ from evals.datasets.build_outside_docs import CorpusMissingError, assemble_corpu
 from evals.datasets.loaders import item_to_task, load_dataset
 from evals.metrics import abstention_metrics
 from evals.score import is_answerable, outcome, score
-from orchestrator.api import RunConfig, run_task
+from orchestrator.api import RunConfig, model_shape, run_task
 from orchestrator.llm import SupportsChat
 from orchestrator.records import RunReport
+from orchestrator.reply import SHAPES
 
 MODES = ("inline", "corpus")
 
@@ -275,6 +276,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=",".join(c.name for c in CONFIGS),
         help="with --retrieval-only: the configurations to measure side by side (default all)",
     )
+    parser.add_argument(
+        "--shape",
+        choices=SHAPES,
+        help="interrogation shape of the answer runs (default: the model's, from models.json)",
+    )
     parser.add_argument("--n", type=int, default=2)
     parser.add_argument("--k", type=int, default=2)
     parser.add_argument("--budget-calls", type=int, default=6)
@@ -331,6 +337,12 @@ def _pool_documents(pool: list[dict[str, Any]], out: Path) -> int:
     return write_pool(pool, out / "corpus")
 
 
+def answer_shape(shape: str | None, model: str) -> str:
+    """The answer runs' interrogation shape: ``--shape``, else the model's (models.json),
+    as ``orchestrator.run`` chooses it; a 1.5B asked for graphs refuses nearly everything."""
+    return shape or model_shape(model)
+
+
 def _answer_rows(
     args: argparse.Namespace, plan: _Plan, index: Path, rows: list[dict[str, Any]]
 ) -> str:
@@ -342,7 +354,11 @@ def _answer_rows(
     model = args.model or default_model()
     out, done = Path(args.out), {(r["id"], r["mode"]) for r in rows}
     with open_backend(model, base_url=args.base_url) as backend:
-        settings = replace(plan.config, structured_output=backend.response_format_default)
+        settings = replace(
+            plan.config,
+            structured_output=backend.response_format_default,
+            interrogation_shape=answer_shape(args.shape, model),
+        )
         for number, item in enumerate(plan.items, 1):
             for mode in (m for m in plan.modes if (item["id"], m) not in done):
                 row = run_mode(

@@ -11,7 +11,7 @@ from canned_runs import model_graph, verdict
 
 import corpus
 from corpus.retrieval import Hit
-from evals.corpus_eval import citation_precision, main, run_mode
+from evals.corpus_eval import answer_shape, citation_precision, main, run_mode
 from evals.corpus_recall import (
     CONFIGS,
     configurations_table,
@@ -192,3 +192,9 @@ def test_unseen_chunks_are_taken_from_each_ranking_in_turn() -> None:
     assert interleave_new([[a, b, c], [a, d, e]], [a], 3) == [b, d, c]
     assert interleave_new([[a, b], [b, c]], [], 5) == [a, b, c]
     assert interleave_new([[a], []], [a], 2) == []
+
+
+def test_answer_runs_take_the_models_own_shape_unless_told() -> None:
+    assert answer_shape(None, "local-1.5b") == "chain"
+    assert answer_shape("graph", "local-1.5b") == "graph"
+    assert answer_shape(None, "no-such-model") == "graph"

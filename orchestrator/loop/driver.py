@@ -69,7 +69,7 @@ from orchestrator.loop.stages.context import (
 from orchestrator.loop.stages.decision import Details, assess_graph, decision_details
 from orchestrator.loop.stages.fan_out import fan_out
 from orchestrator.loop.stages.hops import hop_interrogation
-from orchestrator.loop.stages.leave_out import leave_argument_out
+from orchestrator.loop.stages.leave_out import flipped, leave_argument_out
 from orchestrator.loop.stages.merge import Ingested, ingest_run, merge_pass, settle_attacks
 from orchestrator.loop.stages.runs import run_record
 from orchestrator.loop.stages.verify import verification_round
@@ -90,7 +90,7 @@ from orchestrator.records import (
     Task,
     VerificationRecord,
 )
-from orchestrator.reply import answer_key, prompts
+from orchestrator.reply import prompts
 
 __all__ = ["GRAPH_ID", "MAX_PARALLEL_CALLS", "LoopResult", "Progress", "decide", "run_loop"]
 
@@ -193,7 +193,7 @@ def run_loop(
         ingested.unanswerable_runs(),
         has_evidence=bool(ctx.inputs.evidence.spans),
         require_width=config.k if config.require_k else None,
-        fragile=_flipped(verified.assessment, left_out),
+        fragile=flipped(verified.assessment, left_out),
     )
     trace.event(
         "decide",
@@ -249,17 +249,6 @@ def _leave_out(
             ingest_run(ctx, ingested, run)
         record["answer"] = run["answer"]
     return record
-
-
-def _flipped(assessment: Assessment, left_out: LeaveOutRecord | None) -> bool:
-    """Whether the leave-the-argument-out run verified an answer other than the one whose
-    sentences it could not see."""
-    if left_out is None or not left_out["answer"]:
-        return False
-    other = answer_key(left_out["answer"])
-    return other != left_out["answer_left_out"] and any(
-        candidate.answer_key == other and candidate.grounded for candidate in assessment.candidates
-    )
 
 
 def _ask_hop_by_hop(

@@ -4,8 +4,9 @@ its argument rests on.
 Independence without temperature (issue 32): a run that cannot see the first argument's
 sentences either finds the answer again by another road, which is a second argument sharing no
 cited sentence with the first (width 2 by construction), or it does not. A verified argument for
-another answer meets the first as a contradiction, which shows the first was fragile; a run
-that finds no answer brings no argument and changes nothing (:func:`..policy.decide`).
+another answer shows the first was fragile, and the run refuses (:func:`flipped`,
+``answer_fragile`` in :func:`..policy.decide`); a run that finds no answer brings no argument
+and changes nothing.
 The run is greedy, one call from the budget, in the run's shape, with the span ids of the
 sentences it still sees unchanged.
 """
@@ -13,10 +14,11 @@ sentences it still sees unchanged.
 from __future__ import annotations
 
 from corpus.evidence import Evidence
-from orchestrator.checks import Candidate
+from orchestrator.checks import Assessment, Candidate
 from orchestrator.loop.stages.context import LoopContext
 from orchestrator.loop.stages.fan_out import interrogate
 from orchestrator.records import LeaveOutRecord, RunRecord
+from orchestrator.reply import answer_key
 
 
 def argument_sentences(candidate: Candidate, evidence: Evidence) -> frozenset[str]:
@@ -51,3 +53,14 @@ def leave_argument_out(
     run = interrogate(ctx, index, left)
     ctx.trace.event("leave_out", run_id=record["run_id"], hidden=record["hidden"])
     return record, run
+
+
+def flipped(assessment: Assessment, left_out: LeaveOutRecord | None) -> bool:
+    """Whether the leave-the-argument-out run verified an answer other than the one whose
+    sentences it could not see (the decision then refuses, ``answer_fragile``)."""
+    if left_out is None or not left_out["answer"]:
+        return False
+    other = answer_key(left_out["answer"])
+    return other != left_out["answer_left_out"] and any(
+        candidate.answer_key == other and candidate.grounded for candidate in assessment.candidates
+    )

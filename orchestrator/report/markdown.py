@@ -8,6 +8,8 @@ same page.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from graph_server import mermaid
 from orchestrator.records import Limits, Retrieval, RunReport
 
@@ -33,18 +35,8 @@ def render_markdown(report: RunReport) -> str:
         *_limits_md(report["limits"]),
         "",
     ]
-    out += _retrieval_md(report)
-    out += _candidates_md(report)
-    out += _paths_md(report)
-    out += _givens_md(report)
-    out += _graph_md(report)
-    out += _claims_md(report)
-    out += _merges_md(report)
-    out += _verifications_md(report)
-    out += _hops_md(report)
-    out += _runs_md(report)
-    out += _calls_md(report)
-    out += _settings_md(report)
+    for section in _SECTIONS:
+        out += section(report)
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -418,6 +410,23 @@ def _settings_md(report: RunReport) -> list[str]:
     if report["trace_file"]:
         out.append(f"- Trace: `{report['trace_file']}`")
     return [*out, ""]
+
+
+_SECTIONS: tuple[Callable[[RunReport], list[str]], ...] = (
+    _retrieval_md,
+    _candidates_md,
+    _paths_md,
+    _givens_md,
+    _graph_md,
+    _claims_md,
+    _merges_md,
+    _verifications_md,
+    _hops_md,
+    _runs_md,
+    _calls_md,
+    _settings_md,
+)
+"""The sections under the answer's summary, in the order the page shows them."""
 
 
 def _limits_md(limits: Limits) -> list[str]:

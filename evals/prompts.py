@@ -96,65 +96,53 @@ def _question_block(item: Mapping[str, Any]) -> str:
     return f"Documents:\n{numbered}\n\nQuestion: {item['question']}"
 
 
+def _new_conversation(
+    system: str, item: Mapping[str, Any], after: str | None = None
+) -> list[ChatMessage]:
+    """A call in a fresh context: ``system``, then the documents and the question, with
+    ``after`` as a paragraph of its own below them."""
+    question = _question_block(item)
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": question if after is None else question + "\n\n" + after},
+    ]
+
+
+def _next_turn(first: list[ChatMessage], reply: str, user: str) -> list[ChatMessage]:
+    """The conversation ``first`` continued: the model's ``reply``, then ``user``'s turn."""
+    return [*first, {"role": "assistant", "content": reply}, {"role": "user", "content": user}]
+
+
 def direct_messages(item: Mapping[str, Any]) -> list[ChatMessage]:
     """Arm 1: answer at once, no reasoning asked for (prompt ``direct``)."""
-    return [
-        {"role": "system", "content": _DIRECT_SYSTEM},
-        {"role": "user", "content": _question_block(item)},
-    ]
+    return _new_conversation(_DIRECT_SYSTEM, item)
 
 
 def reasoned_messages(item: Mapping[str, Any]) -> list[ChatMessage]:
     """First call of arms 2, 3 and 5: reason step by step, then answer (prompt ``reasoned``)."""
-    return [
-        {"role": "system", "content": _REASONED_SYSTEM},
-        {"role": "user", "content": _question_block(item)},
-    ]
+    return _new_conversation(_REASONED_SYSTEM, item)
 
 
 def revisit_messages(first: list[ChatMessage], reply: str) -> list[ChatMessage]:
     """Arm 2, second call: the same conversation plus a generic "revisit" turn."""
-    return [
-        *first,
-        {"role": "assistant", "content": reply},
-        {"role": "user", "content": _REVISIT_USER},
-    ]
+    return _next_turn(first, reply, _REVISIT_USER)
 
 
 def reinject_messages(item: Mapping[str, Any], trace: str) -> list[ChatMessage]:
     """Arm 3, second call: a new conversation given the earlier reasoning word for word."""
-    return [
-        {"role": "system", "content": _REASONED_SYSTEM},
-        {
-            "role": "user",
-            "content": _question_block(item) + "\n\n" + _REINJECT_USER.format(trace=trace),
-        },
-    ]
+    return _new_conversation(_REASONED_SYSTEM, item, _REINJECT_USER.format(trace=trace))
 
 
 def arrow_messages(item: Mapping[str, Any]) -> list[ChatMessage]:
     """Arm 4: a single call forced to think in arrow chains (prompt ``arrow``)."""
-    return [
-        {"role": "system", "content": _ARROW_SYSTEM},
-        {"role": "user", "content": _question_block(item)},
-    ]
+    return _new_conversation(_ARROW_SYSTEM, item)
 
 
 def compress_messages(first: list[ChatMessage], reply: str) -> list[ChatMessage]:
     """Arm 5, second call: the model compresses its own reply into an arrow chain."""
-    return [
-        *first,
-        {"role": "assistant", "content": reply},
-        {"role": "user", "content": _COMPRESS_USER},
-    ]
+    return _next_turn(first, reply, _COMPRESS_USER)
 
 
 def chain_check_messages(item: Mapping[str, Any], chain: str) -> list[ChatMessage]:
     """Arm 5, third call: a fresh context checks the chain against documents and question."""
-    return [
-        {"role": "system", "content": _CHAIN_CHECK_SYSTEM},
-        {
-            "role": "user",
-            "content": _question_block(item) + "\n\n" + _CHAIN_CHECK_USER.format(chain=chain),
-        },
-    ]
+    return _new_conversation(_CHAIN_CHECK_SYSTEM, item, _CHAIN_CHECK_USER.format(chain=chain))

@@ -61,6 +61,7 @@ from evals.corpus_recall import (
 from evals.datasets.build_outside_docs import CorpusMissingError, assemble_corpus, check_corpus
 from evals.datasets.loaders import item_to_task, load_dataset
 from evals.metrics import abstention_metrics
+from evals.reporting.cells import grouped, table
 from evals.score import is_answerable, outcome, score
 from orchestrator.api import RunConfig, model_shape, run_task
 from orchestrator.llm import SupportsChat
@@ -200,29 +201,34 @@ def _recall_lines(retrieval: Mapping[str, Any], meta: Mapping[str, Any]) -> list
 
 def _answer_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
     """summary.md's answer table: one row per mode."""
-    out = [
-        "## Answers",
-        "",
-        "| mode | items | correct | wrong | abstained | coverage | accuracy (answered) | net "
-        "| citation precision | calls/item |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for mode in MODES:
-        mine = [r for r in rows if r["mode"] == mode]
-        if not mine:
-            continue
-        m = abstention_metrics(mine)
-        cited = sum(r["cited"] for r in mine)
-        precision = f"{sum(r['cited_gold'] for r in mine) / cited:.1%} of {cited}" if cited else "-"
-        selective = "-" if m["accuracy_answered"] is None else f"{m['accuracy_answered']:.1%}"
-        coverage = "-" if m["coverage"] is None else f"{m['coverage']:.1%}"
-        calls = sum(r["n_calls"] for r in mine) / len(mine)
-        out.append(
-            f"| {mode} | {m['items']} | {m['correct_answers']} | {m['wrong_answers']} "
-            f"| {m['abstained']} | {coverage} | {selective} | {m['net_score']:+d} | {precision} "
-            f"| {calls:.1f} |"
-        )
-    return out
+    header = (
+        "mode | items | correct | wrong | abstained | coverage | accuracy (answered) | net "
+        "| citation precision | calls/item"
+    )
+    body = [_answer_row(mode, mine) for mode, mine in grouped(rows, "mode", MODES)]
+    return ["## Answers", "", *table(header, body)]
+
+
+def _answer_row(mode: str, rows: Sequence[dict[str, Any]]) -> tuple[object, ...]:
+    """The answer table's row of ``mode``, whose rows are ``rows``."""
+    m = abstention_metrics(rows)
+    cited = sum(r["cited"] for r in rows)
+    precision = f"{sum(r['cited_gold'] for r in rows) / cited:.1%} of {cited}" if cited else "-"
+    selective = "-" if m["accuracy_answered"] is None else f"{m['accuracy_answered']:.1%}"
+    coverage = "-" if m["coverage"] is None else f"{m['coverage']:.1%}"
+    calls = sum(r["n_calls"] for r in rows) / len(rows)
+    return (
+        mode,
+        m["items"],
+        m["correct_answers"],
+        m["wrong_answers"],
+        m["abstained"],
+        coverage,
+        selective,
+        f"{m['net_score']:+d}",
+        precision,
+        f"{calls:.1f}",
+    )
 
 
 def _corpus_run_lines(corpus_rows: Sequence[dict[str, Any]]) -> list[str]:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
+
+Row = TypeVar("Row", bound=Mapping[str, Any])
+Value = TypeVar("Value")
 
 
 def usd(value: float | None) -> str:
@@ -41,3 +45,14 @@ def table(header: str, rows: Iterable[Sequence[object]]) -> list[str]:
     first column left-aligned, the figures right-aligned."""
     separator = "|---|" + "---:|" * header.count(" | ")
     return [f"| {header} |", separator, *("| " + " | ".join(map(str, row)) + " |" for row in rows)]
+
+
+def grouped(
+    rows: Sequence[Row], column: str, values: Iterable[Value]
+) -> Iterator[tuple[Value, list[Row]]]:
+    """Each of ``values`` with the rows holding it in ``column``, in the order of ``values``;
+    a value no row holds is left out (the groups a table shows one row each)."""
+    for value in values:
+        group = [row for row in rows if row[column] == value]
+        if group:
+            yield value, group

@@ -27,6 +27,8 @@ from typing import Any
 from corpus.retrieval import Hit
 from evals.corpus_recall import recall
 from evals.datasets.loaders import load_dataset
+from evals.reporting.cells import grouped
+from evals.reporting.cells import table as markdown_table
 from orchestrator.api import RunConfig
 from orchestrator.llm import SupportsChat, open_backend
 from orchestrator.loop.corpus_calls import hypothetical_passage, rerank_by_model
@@ -70,22 +72,19 @@ def measure(
 
 def table(rows: list[dict[str, Any]], k: int) -> str:
     """Per configuration: questions, mean recall@k, all-gold@k, fallbacks, mean seconds."""
-    lines = [
-        f"| configuration | questions | recall@{k} | all-gold@{k} | fallbacks | s per question |",
-        "|---|---:|---:|---:|---:|---:|",
-    ]
-    for name in CONFIGS:
-        mine = [r for r in rows if r["config"] == name]
-        if not mine:
-            continue
-        n = len(mine)
-        lines.append(
-            f"| {name} | {n} | {sum(r['recall'] for r in mine) / n:.1%} | "
-            f"{sum(r['recall'] == 1.0 for r in mine) / n:.1%} | "
-            f"{sum(r['fallback'] is not None for r in mine)} | "
-            f"{sum(r['seconds'] for r in mine) / n:.1f} |"
+    header = f"configuration | questions | recall@{k} | all-gold@{k} | fallbacks | s per question"
+    body = [
+        (
+            name,
+            len(mine),
+            f"{sum(r['recall'] for r in mine) / len(mine):.1%}",
+            f"{sum(r['recall'] == 1.0 for r in mine) / len(mine):.1%}",
+            sum(r["fallback"] is not None for r in mine),
+            f"{sum(r['seconds'] for r in mine) / len(mine):.1f}",
         )
-    return "\n".join(lines)
+        for name, mine in grouped(rows, "config", CONFIGS)
+    ]
+    return "\n".join(markdown_table(header, body))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

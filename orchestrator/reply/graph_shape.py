@@ -43,20 +43,8 @@ def normalise_graph(
         return None, errors, top.problem
     if len(raw_nodes) > max_nodes:
         errors.append(f"nodes: {len(raw_nodes)} given, limit {max_nodes}; the rest dropped")
-    nodes: list[ReplyNode] = []
-    by_id: dict[str, ReplyNode] = {}
-    kept: list[tuple[int, JsonObject]] = []  # (index, raw item) of each kept node
     leniencies: list[str] = []
-    for index, item in enumerate(raw_nodes[:max_nodes]):
-        node, problem = _node(item, errors, index, leniencies)
-        if node is not None and node["id"] in by_id:
-            problem = f"duplicate id {node['id']!r}"
-        if node is None or problem:
-            errors.append(f"nodes[{index}] dropped: {problem}")
-            continue
-        nodes.append(node)
-        by_id[node["id"]] = node
-        kept.append((index, item))
+    nodes, by_id, kept = _valid_nodes(raw_nodes[:max_nodes], errors, leniencies)
     answer = read_answer(obj, errors)
     if not nodes and answer is None:
         return None, errors, "no valid node in 'nodes'"
@@ -93,6 +81,27 @@ def normalise_graph(
         "leniencies": leniencies,
     }
     return graph, errors, None
+
+
+def _valid_nodes(
+    raw_nodes: list[Any], errors: list[str], leniencies: list[str]
+) -> tuple[list[ReplyNode], dict[str, ReplyNode], list[tuple[int, JsonObject]]]:
+    """(the valid nodes in order, the same by id, the (index, raw item) of each) of
+    ``raw_nodes``; an invalid node, or one whose id an earlier node has, is dropped (noted)."""
+    nodes: list[ReplyNode] = []
+    by_id: dict[str, ReplyNode] = {}
+    kept: list[tuple[int, JsonObject]] = []
+    for index, item in enumerate(raw_nodes):
+        node, problem = _node(item, errors, index, leniencies)
+        if node is not None and node["id"] in by_id:
+            problem = f"duplicate id {node['id']!r}"
+        if node is None or problem:
+            errors.append(f"nodes[{index}] dropped: {problem}")
+            continue
+        nodes.append(node)
+        by_id[node["id"]] = node
+        kept.append((index, item))
+    return nodes, by_id, kept
 
 
 def _node(

@@ -187,6 +187,23 @@ def run_loop(
     usable = sum(1 for run in runs if run["ingested"])
     verified = _verify_until_stop(ctx, ingested, usable)
     trace.event("stop", stop_reason=verified.stop.reason, detail=verified.stop.detail)
+    refusal, chosen = _decision(ctx, ingested, usable, verified, left_out)
+    details = decision_details(ctx, verified.assessment, chosen, merged.has_graph)
+    result = _result(ctx, started_at, runs, ingested, verified, (refusal, chosen), details)
+    result.hops, result.leave_out = hops, left_out
+    return result
+
+
+def _decision(
+    ctx: LoopContext,
+    ingested: Ingested,
+    usable: int,
+    verified: Verified,
+    left_out: LeaveOutRecord | None,
+) -> tuple[str | None, Candidate | None]:
+    """The run's :func:`decide` on the last assessment (fragile when the leave-out run
+    flipped it), traced."""
+    config = ctx.inputs.config
     refusal, chosen = decide(
         verified.assessment,
         usable,
@@ -195,16 +212,13 @@ def run_loop(
         require_width=config.k if config.require_k else None,
         fragile=flipped(verified.assessment, left_out),
     )
-    trace.event(
+    ctx.trace.event(
         "decide",
         refusal_reason=refusal,
         chosen=chosen.node_id if chosen else None,
         width=chosen.width if chosen else None,
     )
-    details = decision_details(ctx, verified.assessment, chosen, merged.has_graph)
-    result = _result(ctx, started_at, runs, ingested, verified, (refusal, chosen), details)
-    result.hops, result.leave_out = hops, left_out
-    return result
+    return refusal, chosen
 
 
 def _interrogate(ctx: LoopContext, ingested: Ingested) -> list[RunRecord]:

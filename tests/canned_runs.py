@@ -44,6 +44,14 @@ def model_graph(
     )
 
 
+def chain_reply(steps: Iterable[tuple[str, str]], answer: str) -> str:
+    """A chain-shaped interrogation reply as a model writes it: ``(sentence id, inference)``
+    steps, then the answer."""
+    return json.dumps(
+        {"steps": [{"sentence": s, "inference": i} for s, i in steps], "answer": answer}
+    )
+
+
 def _node(
     node_id: str, node_type: str, claim: str, confidence: float, source: str = "none"
 ) -> dict[str, Any]:

@@ -2,15 +2,17 @@
 each public function says what it takes, gives and raises.
 
 The doctest files of the packages share it (tests/test_doctests_corpus.py,
-tests/test_doctests_graph_algorithms.py).
+tests/test_graph_server_doctests.py).
 """
 
 from __future__ import annotations
 
 import ast
 import doctest
+import importlib
 import inspect
 import io
+import pkgutil
 import re
 import textwrap
 from collections.abc import Callable, Iterable
@@ -20,6 +22,14 @@ from typing import Any
 OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 """How outputs are compared: ``...`` matches anything, runs of whitespace are one space."""
 _HEADING = re.compile(r"^([A-Z][a-z]+)\n-+$", re.MULTILINE)
+
+
+def submodules(package: ModuleType) -> list[ModuleType]:
+    """The modules of ``package`` (one level down, private ones included), imported."""
+    return [
+        importlib.import_module(f"{package.__name__}.{info.name}")
+        for info in pkgutil.iter_modules(package.__path__)
+    ]
 
 
 def doctests(modules: Iterable[ModuleType]) -> list[doctest.DocTest]:

@@ -238,6 +238,13 @@ def test_every_orchestrator_room_is_ranked_and_has_a_public_surface() -> None:
         assert "__all__" in init, name
 
 
+def write_tree(root: Path, files: dict[str, str]) -> None:
+    """Write a made-up source tree under ``root``: ``files`` maps each path to its text."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
 def test_the_room_rule_catches_an_upward_import(tmp_path: Path) -> None:
     files = {
         "orchestrator/__init__.py": "",
@@ -246,9 +253,7 @@ def test_the_room_rule_catches_an_upward_import(tmp_path: Path) -> None:
         "orchestrator/loop/__init__.py": "",
         "orchestrator/loop/driver.py": "from orchestrator.llm.client import x\n",
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
+    write_tree(tmp_path, files)
     assert rooms_out_of_order(tmp_path) == [
         "orchestrator.llm.client -> orchestrator.loop.driver (line 1)",
         "orchestrator.llm.client -> orchestrator.loop.driver.run_loop (line 1)",
@@ -313,9 +318,7 @@ def test_the_rules_catch_a_wrong_way_arrow(tmp_path: Path) -> None:
         ),
         "screen.py": "from evals.run import main\nfrom evals.grounding import load_items\n",
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
+    write_tree(tmp_path, files)
     found = wrong_way(project_arrows(tmp_path))
     assert found == [
         "corpus.retrieval -> graph_server.similarity (line 1): corpus may not import "

@@ -40,6 +40,16 @@ def entity_names(index: Path) -> list[str]:
         return sorted(row[0] for row in conn.execute("SELECT name FROM entity"))
 
 
+@pytest.fixture
+def chain_index(tmp_path: Path) -> tuple[Path, Path]:
+    """:data:`CHAIN` written under ``tmp_path/docs`` and ingested keyword-only into
+    ``tmp_path/idx.sqlite``: (corpus root, index)."""
+    root = write_corpus(tmp_path / "docs", CHAIN)
+    index = tmp_path / "idx.sqlite"
+    corpus.ingest(root, index, dense=False)
+    return root, index
+
+
 def test_names_are_capitalised_phrases_numbers_with_units_versions_and_titles() -> None:
     text = (
         "In 2021 the Bank of Ashby moved Rack 7 to hall B. Each shelf carries 3.5 kg. "
@@ -59,10 +69,10 @@ def test_a_sentence_opening_word_alone_is_not_a_name() -> None:
     assert extract_entities("The pump failed. It was old. Which one? When it rained.") == []
 
 
-def test_a_bridge_chunk_is_found_only_through_the_entity_graph(tmp_path: Path) -> None:
-    root = write_corpus(tmp_path / "docs", CHAIN)
-    index = tmp_path / "idx.sqlite"
-    corpus.ingest(root, index, dense=False)
+def test_a_bridge_chunk_is_found_only_through_the_entity_graph(
+    chain_index: tuple[Path, Path],
+) -> None:
+    _, index = chain_index
     question = "Which company built the Kest Bridge?"
     plain = corpus.retrieve(index, question, (), 3, dense=False)
     assert "firms/orrin.md#p1c1" not in [hit.chunk_id for hit in plain.hits]
@@ -75,11 +85,9 @@ def test_a_bridge_chunk_is_found_only_through_the_entity_graph(tmp_path: Path) -
 
 
 def test_the_entity_ranking_follows_names_and_skips_entities_past_the_fanout_cap(
-    tmp_path: Path,
+    chain_index: tuple[Path, Path],
 ) -> None:
-    root = write_corpus(tmp_path / "docs", CHAIN)
-    index = tmp_path / "idx.sqlite"
-    corpus.ingest(root, index, dense=False)
+    _, index = chain_index
     with sqlite3.connect(index) as conn:
         assert entity_ranking(conn, 5, names=["Hella Marsk"]) == [
             "firms/orrin.md#p1c1",
@@ -94,11 +102,10 @@ def test_the_entity_ranking_follows_names_and_skips_entities_past_the_fanout_cap
 
 
 def test_a_reingest_updates_the_entity_graph_and_drops_names_no_chunk_holds(
+    chain_index: tuple[Path, Path],
     tmp_path: Path,
 ) -> None:
-    root = write_corpus(tmp_path / "docs", CHAIN)
-    index = tmp_path / "idx.sqlite"
-    corpus.ingest(root, index, dense=False)
+    root, index = chain_index
     (root / "people" / "marsk.md").write_text("Hella Marsk was born in Quelby.")
     (root / "noise" / "a.md").unlink()
     corpus.ingest(root, index, dense=False)
@@ -110,10 +117,10 @@ def test_a_reingest_updates_the_entity_graph_and_drops_names_no_chunk_holds(
     assert entity_names(index) == entity_names(fresh)
 
 
-def test_the_entity_tables_stay_consistent_after_a_kill_9_during_ingest(tmp_path: Path) -> None:
-    root = write_corpus(tmp_path / "docs", CHAIN)
-    index = tmp_path / "idx.sqlite"
-    corpus.ingest(root, index, dense=False)
+def test_the_entity_tables_stay_consistent_after_a_kill_9_during_ingest(
+    chain_index: tuple[Path, Path], tmp_path: Path
+) -> None:
+    root, index = chain_index
     before = entity_rows(index), entity_names(index)
     for i in range(200):
         (root / "bulk" / f"f{i:03d}.md").parent.mkdir(exist_ok=True)
@@ -139,11 +146,9 @@ def downgrade_to_version_1(index: Path) -> None:
 
 
 def test_a_version_1_index_is_refused_by_readers_and_upgraded_by_the_next_ingest(
-    tmp_path: Path,
+    chain_index: tuple[Path, Path],
 ) -> None:
-    root = write_corpus(tmp_path / "docs", CHAIN)
-    index = tmp_path / "idx.sqlite"
-    corpus.ingest(root, index, dense=False)
+    root, index = chain_index
     expected = entity_rows(index)
     downgrade_to_version_1(index)
     with pytest.raises(CorpusIndexError, match=r"schema version 1.*run the ingest again"):

@@ -4,18 +4,13 @@ and the Examples of every corpus module run as doctests: no optional extra neede
 from __future__ import annotations
 
 import doctest
-import importlib
-import pkgutil
 
 import pytest
-from docstrings import doctests, failures, undocumented
+from docstrings import doctests, failures, submodules, undocumented
 
 import corpus
 
-MODULES = [
-    importlib.import_module(f"corpus.{info.name}") for info in pkgutil.iter_modules(corpus.__path__)
-]
-TESTS = doctests([corpus, *MODULES])
+TESTS = doctests([corpus, *submodules(corpus)])
 
 
 @pytest.mark.parametrize("test", TESTS, ids=[test.name for test in TESTS])

@@ -92,12 +92,7 @@ def test_abort_cuts_a_retry_back_off_short_and_sends_no_further_request() -> Non
     busy = FakeReply(status=503, headers={"Retry-After": "30"})
     with FakeOpenAIServer(lambda req, headers: busy) as fake:
         client = ChatClient(fake.base_url, api_key=None, max_retries=3)
-        failures: list[LLMError] = []
-        caller = threading.Thread(target=lambda: failures.extend(call_failures(client)))
-        caller.start()
-        deadline = time.monotonic() + 30
-        while not fake.chat_requests() and time.monotonic() < deadline:
-            time.sleep(0.02)
+        caller, failures = call_in_background(client, fake)
         time.sleep(0.2)  # now in its 30 s back-off
         stopped = time.monotonic()
         client.abort()
@@ -114,6 +109,20 @@ def call_failures(client: ChatClient) -> list[LLMError]:
     except LLMError as exc:
         return [exc]
     return []
+
+
+def call_in_background(
+    client: ChatClient, server: FakeOpenAIServer
+) -> tuple[threading.Thread, list[LLMError]]:
+    """Start one chat call of ``client`` on a thread and wait (30 s at most) until ``server``
+    has received it: the thread, and the list the call's failure lands in."""
+    failures: list[LLMError] = []
+    caller = threading.Thread(target=lambda: failures.extend(call_failures(client)))
+    caller.start()
+    deadline = time.monotonic() + 30
+    while not server.chat_requests() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return caller, failures
 
 
 # -- #7: an oversized answer is a named backend failure ---------------------------------------
@@ -374,12 +383,7 @@ def test_closing_the_front_is_not_held_up_by_a_client_holding_a_connection() -> 
         relay = ServeFront(upstream.base_url.removesuffix("/v1"))
         idle = socket.create_connection(("127.0.0.1", relay.port))
         client = ChatClient(relay.root + "/v1", api_key=None, max_retries=0, timeout_s=60)
-        failures: list[LLMError] = []
-        waiting = threading.Thread(target=lambda: failures.extend(call_failures(client)))
-        waiting.start()
-        deadline = time.monotonic() + 30
-        while not upstream.chat_requests() and time.monotonic() < deadline:
-            time.sleep(0.02)
+        waiting, failures = call_in_background(client, upstream)
         started = time.monotonic()
         relay.close()
         closed_in = time.monotonic() - started

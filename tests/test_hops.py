@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import pytest
+from canned_runs import chain_reply
 
 from orchestrator.api import RunConfig, run_task
 from orchestrator.checks import hops
@@ -42,7 +43,7 @@ ODD_QUESTION = (
 )
 # The chain the model writes first cites the founder's sentence alone: it never reaches the
 # bridge, so the chain check refuses it and the hops are asked.
-WEAK_CHAIN = json.dumps({"steps": [{"sentence": "D4.2", "inference": ""}], "answer": "Kelvholt"})
+WEAK_CHAIN = chain_reply([("D4.2", "")], "Kelvholt")
 
 
 def scripted(plan: list[str], lookups: dict[str, tuple[str, str]], chain: str = WEAK_CHAIN):
@@ -134,15 +135,13 @@ def test_a_plan_about_something_the_question_never_names_is_rejected() -> None:
 
 
 def test_a_grounded_first_chain_spends_no_call_on_hops() -> None:
-    chain = json.dumps(
-        {
-            "steps": [
-                {"sentence": "D1.2", "inference": "Arlfield Works built it"},
-                {"sentence": "D2.2", "inference": "Malin Corver founded Arlfield Works"},
-                {"sentence": "D4.2", "inference": "Malin Corver was born in Kelvholt"},
-            ],
-            "answer": "Kelvholt",
-        }
+    chain = chain_reply(
+        [
+            ("D1.2", "Arlfield Works built it"),
+            ("D2.2", "Malin Corver founded Arlfield Works"),
+            ("D4.2", "Malin Corver was born in Kelvholt"),
+        ],
+        "Kelvholt",
     )
     client = scripted(PLAN, LOOKUPS, chain=chain)
     report = run(client)
@@ -292,11 +291,10 @@ def two_roads(second: str) -> ScriptedClient:
     def answer(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
         user = messages[-1]["content"]
         if "[D1.2]" in user:
-            step = {"sentence": "D1.2", "inference": ""}
-            return json.dumps({"steps": [step], "answer": "Kelvholt"})
+            return chain_reply([("D1.2", "")], "Kelvholt")
         if second == "none":
-            return json.dumps({"steps": [], "answer": "unanswerable"})
-        return json.dumps({"steps": [{"sentence": second, "inference": ""}], "answer": "Kelvholt"})
+            return chain_reply([], "unanswerable")
+        return chain_reply([(second, "")], "Kelvholt")
 
     return ScriptedClient(answer)
 
@@ -337,10 +335,8 @@ def test_an_answer_whose_left_out_run_verifies_another_is_refused_as_fragile() -
 
     def answer(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
         if "[D1.2]" in messages[-1]["content"]:
-            return json.dumps(
-                {"steps": [{"sentence": "D1.2", "inference": ""}], "answer": "Kelvholt"}
-            )
-        return json.dumps({"steps": [{"sentence": "D2.2", "inference": ""}], "answer": "Kelvford"})
+            return chain_reply([("D1.2", "")], "Kelvholt")
+        return chain_reply([("D2.2", "")], "Kelvford")
 
     report = leave_out_run(ScriptedClient(answer), documents)
     assert report["leave_out"]["answer"] == "Kelvford"

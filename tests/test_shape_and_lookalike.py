@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from canned_runs import RACK7_TASK, Script, always
+from canned_runs import RACK7_TASK, Script, always, chain_reply
 
 from orchestrator.api import RunConfig, model_greedy_first, model_sampling, model_shape, run_task
 from orchestrator.cli.run import _settings, build_parser
@@ -72,15 +72,13 @@ def test_the_lookalike_example_answers_from_the_right_entity() -> None:
 
 
 def test_a_chain_shaped_run_is_built_into_a_graph_that_grounds_its_answer() -> None:
-    chain = json.dumps(
-        {
-            "steps": [
-                {"sentence": "D2.1", "inference": "server x9 runs Linux"},
-                {"sentence": "D3.1", "inference": "server x9 can run the cron scheduler"},
-                {"sentence": "D3.2", "inference": ""},
-            ],
-            "answer": "yes",
-        }
+    chain = chain_reply(
+        [
+            ("D2.1", "server x9 runs Linux"),
+            ("D3.1", "server x9 can run the cron scheduler"),
+            ("D3.2", ""),
+        ],
+        "yes",
     )
     config = RunConfig(n=2, k=1, budget_calls=2, interrogation_shape="chain")
     report = run(RACK7_TASK, {"r1": chain, "r2": chain}, config)
@@ -122,12 +120,6 @@ def test_the_greedy_anchor_comes_from_models_json_and_the_cli_overrides_it(
     assert parser.parse_args(["--task", "t.json"]).greedy_first is None  # the model decides
     assert parser.parse_args(["--task", "t.json", "--no-greedy-first"]).greedy_first is False
     assert parser.parse_args(["--task", "t.json", "--greedy-first"]).greedy_first is True
-
-
-def chain_reply(steps: list[tuple[str, str]], answer: str) -> str:
-    return json.dumps(
-        {"steps": [{"sentence": s, "inference": i} for s, i in steps], "answer": answer}
-    )
 
 
 PRICES = {

@@ -10,29 +10,32 @@ Node.js API pages (``/usr/share/doc/nodejs/api/*.md``). :func:`assemble_corpus` 
 one folder, ``git-relnotes/<file>`` and ``nodejs-api/<file>``; those relative paths are the
 chunk paths of the ingested index and the items' paragraph ids.
 
-The questions, answers and evidence lines (:mod:`evals.datasets.outside_docs_questions`)
-were written and checked by hand by this project (issue 36). Every answerable question needs
-two files: a *bridge* file that names the thing the question only describes (the command a
-release introduced, the class another class extends, the API a deprecation recommends) and an
-*answer* file that states the asked fact about it. Each evidence entry is ``(path, first line,
-last line, quote)``: the builder reads those lines of the installed file, checks that the
-quote (whitespace folded) is among them, and stores the lines as the item's document, so the
-items are the gold passages inline and the corpus is the pooled haystack. An unanswerable
-look-alike asks the same kind of question about a fact the corpus does not state (checked
-with ``grep`` over the whole corpus, recorded in ``meta.missing``); its documents are the
-closest passages, its gold answer ``""``.
+The questions, answers and evidence lines (``outside_docs_questions.toml``, read by
+:func:`questions`) were written and checked by hand by this project (issue 36). Every
+answerable question needs two files: a *bridge* file that names the thing the question only
+describes (the command a release introduced, the class another class extends, the API a
+deprecation recommends) and an *answer* file that states the asked fact about it. Each evidence
+entry is ``(path, first line, last line, quote)``: the builder reads those lines of the
+installed file, checks that the quote (whitespace folded) is among them, and stores the lines
+as the item's document, so the items are the gold passages inline and the corpus is the pooled
+haystack. An unanswerable look-alike asks the same kind of question about a fact the corpus
+does not state (checked with ``grep`` over the whole corpus, recorded in ``meta.missing``); its
+documents are the closest passages, its gold answer ``""``.
 """
 
 from __future__ import annotations
 
 import shutil
+import tomllib
 from pathlib import Path
 from typing import Any
 
 from evals.datasets.build_cli import builder_parser, write_built
-from evals.datasets.outside_docs_questions import ANSWERABLE, UNANSWERABLE, Evidence
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "outside_docs.jsonl"
+QUESTIONS = Path(__file__).resolve().parent / "outside_docs_questions.toml"
+"""The hand-written questions: ``[[answerable]]`` and ``[[unanswerable]]`` tables (the file's
+header says what each field holds)."""
 DATASET = "outside_docs"
 CORPUS = "debian-docs"
 """``meta.corpus`` of every item: the name of the corpus :func:`assemble_corpus` builds."""
@@ -43,6 +46,8 @@ SOURCES = {
 """Folder of the corpus -> (installed folder, file pattern)."""
 PACKAGES = {"git": "1:2.39.5-0+deb12u3", "nodejs": "20.20.2-1nodesource1+repack1"}
 """The Debian packages (``dpkg -s``) whose files the questions were checked against."""
+Evidence = tuple[str, int, int, str]
+"""``(corpus path, first line, last line, quote)``, lines counted from 1, inclusive."""
 
 
 class CorpusMissingError(FileNotFoundError):
@@ -116,7 +121,20 @@ def assemble_corpus(root: Path) -> int:
     return count
 
 
-def _evidence_meta(evidence: tuple[Evidence, ...]) -> list[dict[str, Any]]:
+def questions(path: Path = QUESTIONS) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The hand-written questions of ``path``: the answerable ones, then the unanswerable
+    look-alikes, each a dict of the fields its table names, its ``evidence`` a list of
+    :data:`Evidence`."""
+    tables = tomllib.loads(path.read_text(encoding="utf-8"))
+    for question in (*tables["answerable"], *tables["unanswerable"]):
+        question["evidence"] = [
+            (corpus_path, first, last, quote)
+            for corpus_path, first, last, quote in question["evidence"]
+        ]
+    return tables["answerable"], tables["unanswerable"]
+
+
+def _evidence_meta(evidence: list[Evidence]) -> list[dict[str, Any]]:
     return [
         {"path": path, "first": first, "last": last, "quote": quote}
         for path, first, last, quote in evidence
@@ -129,24 +147,26 @@ def build() -> list[dict[str, Any]]:
         "written by this project; both passages read in the installed files (sed -n FIRST,LASTp) "
         "and the quote re-checked by the builder"
     )
+    answerable, unanswerable = questions()
     items: list[dict[str, Any]] = []
-    for number, (question, answer, aliases, bridge, evidence) in enumerate(ANSWERABLE, 1):
+    for number, fields in enumerate(answerable, 1):
+        evidence = fields["evidence"]
         paths = [e[0] for e in evidence]
         items.append(
             {
                 "id": f"outside-{number:02d}",
                 "dataset": DATASET,
                 "kind": "qa",
-                "question": question,
+                "question": fields["question"],
                 "documents": [excerpt(e) for e in evidence],
                 "paragraph_ids": paths,
-                "answer": answer,
-                "answer_aliases": list(aliases),
+                "answer": fields["answer"],
+                "answer_aliases": fields["aliases"],
                 "supporting_ids": paths,
                 "meta": {
                     "corpus": CORPUS,
                     "answerable": True,
-                    "bridge": bridge,
+                    "bridge": fields["bridge"],
                     "bridge_file": paths[0],
                     "answer_file": paths[1],
                     "evidence": _evidence_meta(evidence),
@@ -154,13 +174,14 @@ def build() -> list[dict[str, Any]]:
                 },
             }
         )
-    for number, (question, missing, evidence) in enumerate(UNANSWERABLE, len(ANSWERABLE) + 1):
+    for number, fields in enumerate(unanswerable, len(answerable) + 1):
+        evidence = fields["evidence"]
         items.append(
             {
                 "id": f"outside-{number:02d}-u",
                 "dataset": DATASET,
                 "kind": "qa",
-                "question": question,
+                "question": fields["question"],
                 "documents": [excerpt(e) for e in evidence],
                 "paragraph_ids": [e[0] for e in evidence],
                 "answer": "",
@@ -169,7 +190,7 @@ def build() -> list[dict[str, Any]]:
                 "meta": {
                     "corpus": CORPUS,
                     "answerable": False,
-                    "missing": missing,
+                    "missing": fields["missing"],
                     "evidence": _evidence_meta(evidence),
                     "checked": checked,
                 },

@@ -76,6 +76,7 @@ from evals.summary import write_summary
 from orchestrator.api import default_model as api_default_model
 from orchestrator.api import model_shape
 from orchestrator.llm import (
+    Backend,
     BackendUnusableError,
     LedgerTotals,
     LLMError,
@@ -83,7 +84,6 @@ from orchestrator.llm import (
     is_local_model,
     open_backend,
 )
-from orchestrator.llm.backend import Backend
 
 RESULTS_ROOT = Path(__file__).resolve().parent / "results"
 

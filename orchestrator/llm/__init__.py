@@ -21,7 +21,7 @@ about graphs, questions or reports:
 """
 
 from orchestrator.llm._ledger import LedgerTotals
-from orchestrator.llm.backend import open_backend
+from orchestrator.llm.backend import Backend, open_backend
 from orchestrator.llm.chat import ChatMessage, ChatMiddleware, ChatRequest, ChatSeam
 from orchestrator.llm.client import (
     DEFAULT_MAX_TOKENS,
@@ -73,6 +73,7 @@ __all__ = [
     "MESSAGE_OVERHEAD_TOKENS",
     "MIN_CONTEXT_TOKENS",
     "APIStatusError",
+    "Backend",
     "BackendUnusableError",
     "CallTimeBudgetError",
     "ChatClient",

@@ -12,8 +12,10 @@ from typing import Any, cast
 
 import networkx as nx
 
+from graph_server.candidates import block_numbers
 from graph_server.html_view import Page, render_page
 from graph_server.record_data import GraphData
+from graph_server.similarity import ClaimKey, claim_key
 from graph_server.store import GraphStore
 
 CONCLUSION = "Z"
@@ -91,6 +93,14 @@ TRELLIUM: list[tuple[str, str, str]] = [
     ("n3", "Trellium melts at 350 C", "r3"),
 ]
 """Two wordings of one reading and a rival reading, as ``(node id, claim, run id)`` rows."""
+INVOICES: list[str] = [
+    "Acme paid 40 invoices",
+    "Acme has paid 40 invoices to Ferrowell",
+    "Acme paid 40 invoices to Ferowell",
+    "Acme did not pay 40 invoices",
+    "Apex paid 12 invoices",
+]
+"""One payment said three ways (one with a typo), its negation and an unrelated claim."""
 
 
 def rack7_store(graph_id: str = "rack7") -> GraphStore:
@@ -142,6 +152,33 @@ def claims_graph(rows: list[tuple[str, str, str]] = TRELLIUM) -> nx.MultiDiGraph
         attributes = {"aliases": [], "merged_ids": [], "confidence": 0.8, "refuted": False}
         graph.add_node(node, claim=claim, run_ids={run}, type="inference", **attributes)
     return graph
+
+
+def invoice_claims(texts: list[str] = INVOICES) -> tuple[list[ClaimKey], list[int]]:
+    """The claims of ``texts`` as the candidate search reads them (the candidates examples).
+
+    Parameters
+    ----------
+    texts : list of str, optional
+        The claims (default: :data:`INVOICES`).
+
+    Returns
+    -------
+    keys : list of ClaimKey
+        Each claim normalised (:func:`graph_server.similarity.claim_key`).
+    signatures : list of int
+        Each claim's signature block number (:func:`graph_server.candidates.block_numbers`),
+        -1 for a claim alone in its block.
+
+    Examples
+    --------
+    >>> keys, signatures = invoice_claims()
+    >>> signatures, keys[1].content == keys[0].content | {"ferrowell"}
+    ([0, 0, 0, -1, -1], True)
+    """
+    keys = [claim_key(text) for text in texts]
+    blocks = block_numbers(keys, range(len(keys)))
+    return keys, [blocks.get(i, -1) for i in range(len(keys))]
 
 
 def joint_premises_graph() -> nx.MultiDiGraph:

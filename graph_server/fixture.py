@@ -8,12 +8,13 @@ unsupported objection that attacks the survey's coverage.
 
 from __future__ import annotations
 
+import re
 from typing import Any, cast
 
 import networkx as nx
 
 from graph_server.candidates import block_numbers
-from graph_server.html_view import Page, render_page
+from graph_server.html_view import Block, Page, Section, render_page
 from graph_server.record_data import GraphData
 from graph_server.similarity import ClaimKey, claim_key
 from graph_server.store import GraphStore
@@ -249,6 +250,30 @@ def acme_page(**parts: Any) -> str:
     """
     graph = cast(GraphData, acme_graph())  # the page reads only the keys it holds
     return render_page(Page("t", "Acme", "Is Acme solvent?", graph, {}, **parts))
+
+
+def acme_notes(pattern: str, *blocks: Block) -> list[str]:
+    """What matches ``pattern`` in :func:`acme_page` with ``blocks`` shown as a section
+    "Notes" (key ``notes``): the block examples' one line.
+
+    Parameters
+    ----------
+    pattern : str
+        A regular expression (:func:`re.findall` semantics).
+    *blocks : Block
+        The section's paragraphs, tables and lists, in order.
+
+    Returns
+    -------
+    list
+        Every match, in page order.
+
+    Examples
+    --------
+    >>> acme_notes(r"<h2>Notes</h2><p>.*?</p>", "Paid.")
+    ['<h2>Notes</h2><p>Paid.</p>']
+    """
+    return re.findall(pattern, acme_page(sections=[Section("notes", "Notes", blocks)]))
 
 
 def support_chain() -> nx.MultiDiGraph:

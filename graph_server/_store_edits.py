@@ -44,16 +44,14 @@ class StoreEdits(StoreReads):
     ) -> MarkRefutedAnswer:
         """Mark a claim refuted and report a conclusion's support width before and after.
 
-        Marking an already refuted claim changes nothing and keeps the first reason.
-
         Parameters
         ----------
         graph_id : str
             The graph.
         node_id : str
-            The claim shown false.
+            The claim shown false (an already refuted one is left as it is).
         reason : str
-            Why, in one sentence (at most ``max_reason_chars``).
+            Why, in one sentence (at most ``max_reason_chars``); a claim keeps its first reason.
         conclusion_id : str, optional
             The conclusion whose width to report; by default the graph's single
             ``conclusion`` node (widths are None when it has none or several).

@@ -44,14 +44,16 @@ class StoreEdits(StoreReads):
     ) -> MarkRefutedAnswer:
         """Mark a claim refuted and report a conclusion's support width before and after.
 
+        Marking an already refuted claim changes nothing and keeps the first reason.
+
         Parameters
         ----------
         graph_id : str
             The graph.
         node_id : str
-            The claim shown false (an already refuted one is left as it is).
+            The claim shown false.
         reason : str
-            Why, in one sentence (at most ``max_reason_chars``); a claim keeps its first reason.
+            Why, in one sentence (at most ``max_reason_chars``).
         conclusion_id : str, optional
             The conclusion whose width to report; by default the graph's single
             ``conclusion`` node (widths are None when it has none or several).
@@ -84,8 +86,7 @@ class StoreEdits(StoreReads):
             already = bool(data["refuted"])
             before = payloads.width(state.graph, conclusion)
             if not already:
-                data["refuted"] = True
-                data["refute_reason"] = why
+                data.update(refuted=True, refute_reason=why)
             return MarkRefutedAnswer(
                 ok=True,
                 node_id=node,

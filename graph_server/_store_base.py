@@ -74,6 +74,14 @@ class StoreBase:
                     yield name, state
                     return
 
+    @contextmanager
+    def _locked_node(
+        self, graph_id: Any, node_id: Any, field_name: str
+    ) -> Iterator[tuple[str, GraphState, str]]:
+        """:meth:`_locked`, and in it the live node ``node_id`` names (see :meth:`_node`)."""
+        with self._locked(graph_id) as (name, state):
+            yield name, state, self._node(state, name, node_id, field_name)
+
     def _new_graph(self, name: str, create: bool) -> GraphState:
         """A new graph for the table (the registry lock held), or the error saying why not."""
         if not create:

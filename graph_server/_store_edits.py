@@ -80,15 +80,13 @@ class StoreEdits(StoreReads):
         """
         limit = self.limits.max_reason_chars
         why = required("reason", check_text("reason", reason, limit), "missing text")
-        with self._locked(graph_id) as (name, state):
-            node = self._node(state, name, node_id, "node_id")
+        with self._locked_node(graph_id, node_id, "node_id") as (name, state, node):
             conclusion = self._conclusion_for(state, name, conclusion_id)
             data = state.graph.nodes[node]
             already = bool(data["refuted"])
             before = payloads.width(state.graph, conclusion)
             if not already:
-                data["refuted"] = True
-                data["refute_reason"] = why
+                data.update(refuted=True, refute_reason=why)
             return MarkRefutedAnswer(
                 ok=True,
                 node_id=node,
@@ -144,8 +142,7 @@ class StoreEdits(StoreReads):
         checked = None if confidence is None else check_confidence("confidence", confidence)
         value = None if checked is None else required("confidence", checked)
         run = self._optional_id("run_id", run_id)
-        with self._locked(graph_id) as (name, state):
-            node = self._node(state, name, node_id, "node_id")
+        with self._locked_node(graph_id, node_id, "node_id") as (_, state, node):
             data = state.graph.nodes[node]
             if value is not None:
                 data["confidence"] = value

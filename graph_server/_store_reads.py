@@ -74,8 +74,7 @@ class StoreReads(StoreBase):
         >>> rack7_store().check_structure("rack7", "Z").orphans
         ['F', 'G']
         """
-        with self._locked(graph_id) as (name, state):
-            conclusion = self._node(state, name, conclusion_id, "conclusion_id")
+        with self._locked_node(graph_id, conclusion_id, "conclusion_id") as (_, state, conclusion):
             return CheckStructureAnswer.model_validate(
                 checks.check_structure(state.graph, conclusion)
             )
@@ -108,8 +107,7 @@ class StoreReads(StoreBase):
         >>> rack7_store().critical_links("rack7", "Z").min_cut_nodes
         ['D', 'E']
         """
-        with self._locked(graph_id) as (name, state):
-            conclusion = self._node(state, name, conclusion_id, "conclusion_id")
+        with self._locked_node(graph_id, conclusion_id, "conclusion_id") as (_, state, conclusion):
             return CriticalLinksAnswer.model_validate(
                 checks.critical_links(state.graph, conclusion)
             )
@@ -142,8 +140,7 @@ class StoreReads(StoreBase):
         >>> rack7_store().support_width("rack7", "Z").paths
         [['A', 'C', 'E', 'Z'], ['D', 'Z']]
         """
-        with self._locked(graph_id) as (name, state):
-            conclusion = self._node(state, name, conclusion_id, "conclusion_id")
+        with self._locked_node(graph_id, conclusion_id, "conclusion_id") as (_, state, conclusion):
             paths, flow = semantics.support_width(state.graph, conclusion)
             return SupportWidthAnswer(disjoint_paths=len(paths), paths=paths, max_flow=flow)
 
@@ -193,11 +190,10 @@ class StoreReads(StoreBase):
         >>> found.width, found.min_cut
         (1, ['A'])
         """
-        with self._locked(graph_id) as (name, state):
-            conclusion = self._node(state, name, conclusion_id, "conclusion_id")
+        with self._locked_node(graph_id, conclusion_id, "conclusion_id") as (name, state, target):
             checkpoint = checkpoint_for(cancel, self.limits.max_request_seconds)
             try:
-                return payloads.argument_width(state.graph, conclusion, checkpoint)
+                return payloads.argument_width(state.graph, target, checkpoint)
             except Interrupted:
                 raise Cancelled("argument_width") from None
             except OverTime:
@@ -267,8 +263,7 @@ class StoreReads(StoreBase):
         >>> [(claim.id, claim.on_path) for claim in disputed.isolated_load_bearing][:2]
         [('A', True), ('B', True)]
         """
-        with self._locked(graph_id) as (name, state):
-            conclusion = self._node(state, name, conclusion_id, "conclusion_id")
+        with self._locked_node(graph_id, conclusion_id, "conclusion_id") as (_, state, conclusion):
             isolated = disputes.isolated_load_bearing(state.graph, conclusion)
             return DisputedNodesAnswer(
                 contradiction_pairs=disputes.contradiction_pairs(state.graph),

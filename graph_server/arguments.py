@@ -34,6 +34,12 @@ in all, after which claims not yet explored count as underivable; and chains dee
 ``capped`` is true and the family is a sub-family of derivation claim sets: the width and the
 cut size are then lower bounds of the true values, and the sets may not all be minimal.
 
+*Cost.* The search memoises per claim and the ancestors on its branch that can reach it (for
+an acyclic support graph: per claim). Each memo entry combines at most ``max_arguments`` sets
+per premise pairwise, so a DAG costs O(E * M^2 * V) for ``M = max_arguments``; support cycles
+multiply the entries by the distinct branch contexts that touch them. Either way at most
+``max_unions`` unions of O(V) each are built, plus O(V + E) to find the support cycles.
+
 Every function here is a pure read; results are sorted, so equal graphs give equal answers
 whatever their ingest order.
 """
@@ -150,7 +156,7 @@ def enumerate_arguments(
     *,
     checkpoint: Callable[[], None] = lambda: None,
 ) -> tuple[list[Claims], bool]:
-    """The arguments for ``target`` (see the module docstring), and whether a cap was hit.
+    """The arguments for ``target``, and whether a cap was hit (module docstring; *Cost* there).
 
     Parameters
     ----------
@@ -165,33 +171,22 @@ def enumerate_arguments(
     admissible : callable, optional
         When given, only derivations of the target whose claims (target excluded) pass it are
         arguments, and minimality is taken among those: a larger derivation that passes is
-        not hidden by a smaller one that fails. (The orchestrator asks that an argument name
-        the question's subject.)
+        not hidden by a smaller one that fails (the orchestrator's subject rule).
     checkpoint : callable, optional
         Called at every claim the search visits; whatever it raises (a cancellation, a
-        deadline) ends the search and propagates. The store bounds each request's time so.
+        deadline) ends the search and propagates.
 
     Returns
     -------
     arguments : list of frozenset of str
         Arguments without the target, sorted by size then ids.
     capped : bool
-        True when a list was cut; the sets are then derivation claim sets, not necessarily
-        minimal.
+        True when a cap bit (then the sets may not all be minimal; see the module docstring).
 
     Raises
     ------
     ValueError
         ``max_arguments`` or ``max_unions`` is below 1.
-
-    Notes
-    -----
-    Results are memoised per claim and the ancestors on its branch that can
-    reach it (for an acyclic support graph: per claim). Each memo entry combines at most
-    ``max_arguments`` sets per premise pairwise, so a DAG costs O(E * M^2 * V) for
-    ``M = max_arguments``; support cycles multiply the entries by the distinct branch
-    contexts that touch them. Either way at most ``max_unions`` unions of O(V) each are built,
-    plus O(V + E) for the support cycles.
 
     Examples
     --------
@@ -206,15 +201,20 @@ def enumerate_arguments(
     >>> [sorted(claims) for claims in arguments]
     [['a', 'b']]
     """
-    if max_arguments < 1 or max_unions < 1:
-        raise ValueError(
-            f"max_arguments and max_unions must be at least 1, got {max_arguments} and {max_unions}"
-        )
+    _check_caps(max_arguments, max_unions)
     if graph.nodes[target]["refuted"]:
         return [], False
     search = _Derivations(graph, target, max_arguments, max_unions, admissible, checkpoint)
     arguments = [claims - {target} for claims in search.derive(target, frozenset())]
     return sorted(arguments, key=_order), search.capped
+
+
+def _check_caps(max_arguments: int, max_unions: int) -> None:
+    """ValueError unless both caps are at least 1."""
+    if max_arguments < 1 or max_unions < 1:
+        raise ValueError(
+            f"max_arguments and max_unions must be at least 1, got {max_arguments} and {max_unions}"
+        )
 
 
 class _Derivations:

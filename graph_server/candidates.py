@@ -81,17 +81,9 @@ def block_numbers(keys: Sequence[ClaimKey], usable: Iterable[int]) -> dict[int, 
     --------
     The negated claim and the one about 12 invoices are alone in their blocks:
 
+    >>> from graph_server.fixture import INVOICES
     >>> from graph_server.similarity import claim_key
-    >>> keys = [
-    ...     claim_key(text)
-    ...     for text in [
-    ...         "Acme paid 40 invoices",
-    ...         "Acme has paid 40 invoices to Ferrowell",
-    ...         "Acme paid 40 invoices to Ferowell",
-    ...         "Acme did not pay 40 invoices",
-    ...         "Apex paid 12 invoices",
-    ...     ]
-    ... ]
+    >>> keys = [claim_key(text) for text in INVOICES]
     >>> block_numbers(keys, range(len(keys)))
     {0: 0, 1: 0, 2: 0}
     >>> block_numbers(keys, [0, 3, 4])
@@ -198,20 +190,9 @@ class ContentIndex:
 
     Examples
     --------
-    >>> from graph_server.similarity import claim_key
-    >>> keys = [
-    ...     claim_key(text)
-    ...     for text in [
-    ...         "Acme paid 40 invoices",
-    ...         "Acme has paid 40 invoices to Ferrowell",
-    ...         "Acme paid 40 invoices to Ferowell",
-    ...         "Acme did not pay 40 invoices",
-    ...         "Apex paid 12 invoices",
-    ...     ]
-    ... ]
-    >>> blocks = block_numbers(keys, range(len(keys)))
-    >>> signatures = [blocks.get(i, -1) for i in range(len(keys))]
-    >>> index = ContentIndex(keys, signatures, blocks)
+    >>> from graph_server.fixture import invoice_claims
+    >>> keys, signatures = invoice_claims()  # 0-2 restate one payment, 3-4 block alone
+    >>> index = ContentIndex(keys, signatures, [0, 1, 2])
     >>> sorted(index.covering(keys[0], signatures[0]))
     [0, 1, 2]
     """
@@ -252,20 +233,9 @@ class ContentIndex:
         --------
         Claim 2 ("... to Ferowell") covers claim 1 ("... to Ferrowell") through the typo:
 
-        >>> from graph_server.similarity import claim_key
-        >>> keys = [
-        ...     claim_key(text)
-        ...     for text in [
-        ...         "Acme paid 40 invoices",
-        ...         "Acme has paid 40 invoices to Ferrowell",
-        ...         "Acme paid 40 invoices to Ferowell",
-        ...         "Acme did not pay 40 invoices",
-        ...         "Apex paid 12 invoices",
-        ...     ]
-        ... ]
-        >>> blocks = block_numbers(keys, range(len(keys)))
-        >>> signatures = [blocks.get(i, -1) for i in range(len(keys))]
-        >>> index = ContentIndex(keys, signatures, blocks)
+        >>> from graph_server.fixture import invoice_claims
+        >>> keys, signatures = invoice_claims()
+        >>> index = ContentIndex(keys, signatures, [0, 1, 2])
         >>> sorted(index.covering(keys[1], signatures[1]))
         [1, 2]
         """
@@ -319,22 +289,11 @@ def covering_pairs(
 
     Examples
     --------
-    >>> from graph_server.similarity import claim_key
-    >>> keys = [
-    ...     claim_key(text)
-    ...     for text in [
-    ...         "Acme paid 40 invoices",
-    ...         "Acme has paid 40 invoices to Ferrowell",
-    ...         "Acme paid 40 invoices to Ferowell",
-    ...         "Acme did not pay 40 invoices",
-    ...         "Apex paid 12 invoices",
-    ...     ]
-    ... ]
-    >>> blocks = block_numbers(keys, range(len(keys)))
-    >>> signatures = [blocks.get(i, -1) for i in range(len(keys))]
-    >>> index = ContentIndex(keys, signatures, blocks)
+    >>> from graph_server.fixture import invoice_claims
+    >>> keys, signatures = invoice_claims()
+    >>> index = ContentIndex(keys, signatures, [0, 1, 2])
     >>> pairs = []
-    >>> covering_pairs(keys, blocks, index, signatures, lambda i, j: pairs.append((i, j)))
+    >>> covering_pairs(keys, [0, 1, 2], index, signatures, lambda i, j: pairs.append((i, j)))
     >>> sorted(pairs)
     [(0, 1), (0, 2), (1, 2), (2, 1)]
     """

@@ -72,7 +72,13 @@ from graph_server.dedup_clusters import assertion_order as assertion_order
 from graph_server.dedup_clusters import natural_key as natural_key
 from graph_server.dedup_rivals import DEFAULT_MAX_RIVALS as DEFAULT_MAX_RIVALS
 from graph_server.dedup_rivals import _guard_pairs, _ordered
-from graph_server.similarity import ClaimKey, claim_key, is_similar, similar_pairs
+from graph_server.similarity import (
+    ClaimKey,
+    claim_key,
+    is_similar,
+    pairwise_similar_pairs,
+    similar_pairs,
+)
 from graph_server.slot_guard import differ_by_substitution
 from graph_server.validation import DEFAULT_JACCARD_THRESHOLD, DEFAULT_RATIO_THRESHOLD
 
@@ -336,12 +342,7 @@ def _similar_within(
     """Every similar pair among a component's claims (small: a direct loop is cheapest)."""
     if len(keys) > 24:
         return similar_pairs(keys, jaccard_threshold, ratio_threshold)
-    return {
-        (i, j)
-        for i in range(len(keys))
-        for j in range(i + 1, len(keys))
-        if is_similar(keys[i], keys[j], jaccard_threshold, ratio_threshold)
-    }
+    return pairwise_similar_pairs(keys, jaccard_threshold, ratio_threshold)
 
 
 def same_claim(

@@ -8,12 +8,15 @@ unsupported objection that attacks the survey's coverage.
 
 from __future__ import annotations
 
+import re
 from typing import Any, cast
 
 import networkx as nx
 
-from graph_server.html_view import Page, render_page
+from graph_server.candidates import block_numbers
+from graph_server.html_view import Block, Page, Section, render_page
 from graph_server.record_data import GraphData
+from graph_server.similarity import ClaimKey, claim_key
 from graph_server.store import GraphStore
 
 CONCLUSION = "Z"
@@ -91,6 +94,14 @@ TRELLIUM: list[tuple[str, str, str]] = [
     ("n3", "Trellium melts at 350 C", "r3"),
 ]
 """Two wordings of one reading and a rival reading, as ``(node id, claim, run id)`` rows."""
+INVOICES: list[str] = [
+    "Acme paid 40 invoices",
+    "Acme has paid 40 invoices to Ferrowell",
+    "Acme paid 40 invoices to Ferowell",
+    "Acme did not pay 40 invoices",
+    "Apex paid 12 invoices",
+]
+"""One payment said three ways (one with a typo), its negation and an unrelated claim."""
 
 
 def rack7_store(graph_id: str = "rack7") -> GraphStore:
@@ -142,6 +153,33 @@ def claims_graph(rows: list[tuple[str, str, str]] = TRELLIUM) -> nx.MultiDiGraph
         attributes = {"aliases": [], "merged_ids": [], "confidence": 0.8, "refuted": False}
         graph.add_node(node, claim=claim, run_ids={run}, type="inference", **attributes)
     return graph
+
+
+def invoice_claims(texts: list[str] = INVOICES) -> tuple[list[ClaimKey], list[int]]:
+    """The claims of ``texts`` as the candidate search reads them (the candidates examples).
+
+    Parameters
+    ----------
+    texts : list of str, optional
+        The claims (default: :data:`INVOICES`).
+
+    Returns
+    -------
+    keys : list of ClaimKey
+        Each claim normalised (:func:`graph_server.similarity.claim_key`).
+    signatures : list of int
+        Each claim's signature block number (:func:`graph_server.candidates.block_numbers`),
+        -1 for a claim alone in its block.
+
+    Examples
+    --------
+    >>> keys, signatures = invoice_claims()
+    >>> signatures, keys[1].content == keys[0].content | {"ferrowell"}
+    ([0, 0, 0, -1, -1], True)
+    """
+    keys = [claim_key(text) for text in texts]
+    blocks = block_numbers(keys, range(len(keys)))
+    return keys, [blocks.get(i, -1) for i in range(len(keys))]
 
 
 def joint_premises_graph() -> nx.MultiDiGraph:
@@ -212,6 +250,30 @@ def acme_page(**parts: Any) -> str:
     """
     graph = cast(GraphData, acme_graph())  # the page reads only the keys it holds
     return render_page(Page("t", "Acme", "Is Acme solvent?", graph, {}, **parts))
+
+
+def acme_notes(pattern: str, *blocks: Block) -> list[str]:
+    """What matches ``pattern`` in :func:`acme_page` with ``blocks`` shown as a section
+    "Notes" (key ``notes``): the block examples' one line.
+
+    Parameters
+    ----------
+    pattern : str
+        A regular expression (:func:`re.findall` semantics).
+    *blocks : Block
+        The section's paragraphs, tables and lists, in order.
+
+    Returns
+    -------
+    list
+        Every match, in page order.
+
+    Examples
+    --------
+    >>> acme_notes(r"<h2>Notes</h2><p>.*?</p>", "Paid.")
+    ['<h2>Notes</h2><p>Paid.</p>']
+    """
+    return re.findall(pattern, acme_page(sections=[Section("notes", "Notes", blocks)]))
 
 
 def support_chain() -> nx.MultiDiGraph:

@@ -99,29 +99,14 @@ def export_html(data: dict[str, Any], default_id: str) -> str:
     Examples
     --------
     >>> import re
-    >>> export = {
-    ...     "graph_id": "g1",
-    ...     "format": "json",
-    ...     "graph": {
-    ...         "nodes": [
-    ...             {"id": "A", "claim": "Acme paid its debts", "type": "given",
-    ...              "confidence": 0.9, "run_ids": ["r1"], "source": "D1.1"},
-    ...             {"id": "Z", "claim": "Acme is solvent", "type": "conclusion",
-    ...              "confidence": 0.8, "run_ids": ["r1"], "source": None},
-    ...         ],
-    ...         "edges": [
-    ...             {"src": "A", "dst": "Z", "relation": "supports", "confidence": 0.8,
-    ...              "run_ids": ["r1"]},
-    ...         ],
-    ...         "evidence": [{"id": "D1.1", "text": "Acme paid its debts."}],
-    ...         "refuted": [],
-    ...     },
-    ... }
-    >>> html = export_html(export, "unused")
-    >>> re.findall(r"<h1>.*?</h1>|<h3>.*?</h3>", html)
-    ['<h1>Graph g1: 2 claims, 1 links</h1>', '<h3>D1</h3>']
+    >>> from graph_server.fixture import rack7_store
+    >>> store = rack7_store()
+    >>> _ = store.add_evidence("rack7", [{"id": "D1.1", "text": "Rack 7 was surveyed."}])
+    >>> export = store.export_graph("rack7", "json").model_dump()
+    >>> re.findall(r"<h1>.*?</h1>|<h3>.*?</h3>", export_html(export, "unused"))
+    ['<h1>Graph rack7: 8 claims, 7 links</h1>', '<h3>D1</h3>']
     >>> re.search(r"<h1>.*?</h1>", export_html(export["graph"], "mine"))[0]
-    '<h1>Graph mine: 2 claims, 1 links</h1>'
+    '<h1>Graph mine: 8 claims, 7 links</h1>'
     """
     graph_id = str(data.get("graph_id") or default_id)
     graph = data["graph"] if data.get("format") == "json" else data

@@ -50,11 +50,9 @@ class NodeLink:
 
     Examples
     --------
-    >>> import re
-    >>> from graph_server.fixture import acme_page
+    >>> from graph_server.fixture import acme_notes
     >>> links = Items([[NodeLink("A", "the payment")], [NodeLink("Q", "gone")]])
-    >>> html = acme_page(sections=[Section("notes", "Notes", [links])])
-    >>> re.findall(r"<li>.*?</li>", html)
+    >>> acme_notes(r"<li>.*?</li>", links)
     ['<li><a href="#n0" class="to-node" data-node="0">the payment</a></li>', '<li>gone</li>']
     """
 
@@ -72,11 +70,9 @@ class Table:
 
     Examples
     --------
-    >>> import re
-    >>> from graph_server.fixture import acme_page
+    >>> from graph_server.fixture import acme_notes
     >>> table = Table(("claim", "run"), [(NodeLink("A", "A"), None), ("<b>", "r1")])
-    >>> html = acme_page(sections=[Section("notes", "Notes", [table])])
-    >>> re.findall(r"<t[hd]>.*?</t[hd]>", html)
+    >>> acme_notes(r"<t[hd]>.*?</t[hd]>", table)
     ['<th>claim</th>', '<th>run</th>', '<td><a href="#n0" class="to-node" data-node="0">A</a></td>',
      '<td>-</td>', '<td>&lt;b&gt;</td>', '<td>r1</td>']
     """
@@ -91,11 +87,9 @@ class Items:
 
     Examples
     --------
-    >>> import re
-    >>> from graph_server.fixture import acme_page
+    >>> from graph_server.fixture import acme_notes
     >>> answer = Items([[NodeLink("Z", "Z"), " is the answer"]])
-    >>> html = acme_page(sections=[Section("notes", "Notes", [answer, Items([])])])
-    >>> re.findall(r"<li>.*?</li>|<p>None.</p>", html)
+    >>> acme_notes(r"<li>.*?</li>|<p>None.</p>", answer, Items([]))
     ['<li><a href="#n1" class="to-node" data-node="1">Z</a> is the answer</li>', '<p>None.</p>']
     """
 
@@ -113,11 +107,9 @@ class Section:
 
     Examples
     --------
-    >>> import re
-    >>> from graph_server.fixture import acme_page
-    >>> html = acme_page(sections=[Section("notes", "Notes", ["Acme <paid>."])])
-    >>> re.search(r'<section id="sec-notes">.*?</section>', html)[0]
-    '<section id="sec-notes"><h2>Notes</h2><p>Acme &lt;paid&gt;.</p></section>'
+    >>> from graph_server.fixture import acme_notes
+    >>> acme_notes(r'<section id="sec-notes">.*?</section>', "Acme <paid>.")
+    ['<section id="sec-notes"><h2>Notes</h2><p>Acme &lt;paid&gt;.</p></section>']
     """
 
     key: str

@@ -90,13 +90,7 @@ def layered(
         {(s, d) for s, d, rel in edges if rel in LAYERED_RELATIONS and s in known and d in known}
     )
     forward = _acyclic(ids, links)
-    column = _longest_paths(ids, forward)
-    final = sorted(set(last) & known)
-    if final:
-        end = max(column.values(), default=0)
-        end = max(end, 1) if len(final) < len(ids) else end
-        for node in final:
-            column[node] = end
+    column = _with_last_column(_longest_paths(ids, forward), set(last) & known, len(ids))
     order = _order(ids, column, links)
     row = {node: index for members in order for index, node in enumerate(members)}
     return Placement(
@@ -105,6 +99,17 @@ def layered(
         columns=len(order),
         rows=max((len(members) for members in order), default=0),
     )
+
+
+def _with_last_column(column: dict[str, int], final: set[str], count: int) -> dict[str, int]:
+    """``column`` with the ``final`` nodes moved to the last column, which is at least the
+    second unless they are all ``count`` nodes."""
+    if not final:
+        return column
+    end = max(column.values(), default=0)
+    if len(final) < count:
+        end = max(end, 1)
+    return {**column, **dict.fromkeys(sorted(final), end)}
 
 
 def _acyclic(ids: list[str], links: list[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -106,30 +106,18 @@ def min_hitting_set(family: Sequence[Claims]) -> list[str]:
     """
     if any(not claims for claims in family):
         raise ValueError("an empty set cannot be hit")
-    hits: dict[str, int] = {}
-    for index, claims in enumerate(family):
-        for element in claims:
-            hits[element] = hits.get(element, 0) | 1 << index
+    hits = _hit_masks(family)
     elements = _undominated(hits)
     members = [[e for e in elements if hits[e] >> i & 1] for i in range(len(family))]
     best: list[str] = []
     best_size = len(family) + 1  # one element per set always suffices
-
-    def lower_bound(unmet: int) -> int:
-        used: set[str] = set()
-        count = 0
-        for i in _bits(unmet):
-            if used.isdisjoint(members[i]):
-                used.update(members[i])
-                count += 1
-        return count
 
     def search(unmet: int, chosen: list[str]) -> None:
         nonlocal best, best_size
         if not unmet:
             best, best_size = sorted(chosen), len(chosen)
             return
-        if len(chosen) + lower_bound(unmet) >= best_size:
+        if len(chosen) + _disjoint_count(members, unmet) >= best_size:
             return
         pick = min(_bits(unmet), key=lambda i: (len(members[i]), i))
         for element in members[pick]:
@@ -137,6 +125,27 @@ def min_hitting_set(family: Sequence[Claims]) -> list[str]:
 
     search((1 << len(family)) - 1, [])
     return best
+
+
+def _hit_masks(family: Sequence[Claims]) -> dict[str, int]:
+    """Each element's bit mask of the sets of ``family`` it is in (bit ``i``: set ``i``)."""
+    hits: dict[str, int] = {}
+    for index, claims in enumerate(family):
+        for element in claims:
+            hits[element] = hits.get(element, 0) | 1 << index
+    return hits
+
+
+def _disjoint_count(members: list[list[str]], unmet: int) -> int:
+    """How many of the ``unmet`` sets (a bit mask) a greedy pass finds pairwise disjoint:
+    each needs an element of its own, so a lower bound on what is left to choose."""
+    used: set[str] = set()
+    count = 0
+    for i in _bits(unmet):
+        if used.isdisjoint(members[i]):
+            used.update(members[i])
+            count += 1
+    return count
 
 
 def _undominated(hits: dict[str, int]) -> list[str]:

@@ -56,14 +56,8 @@ def grounded_labelling(graph: nx.MultiDiGraph) -> dict[str, str]:
     >>> grounded_labelling(graph)
     {'A': 'in', 'B': 'out', 'C': 'in', 'Z': 'in'}
     """
-    attackers: dict[str, list[str]] = {n: [] for n in graph.nodes}
-    targets: dict[str, list[str]] = {n: [] for n in graph.nodes}
-    for src, dst in attack_pairs(graph):
-        attackers[dst].append(src)
-        targets[src].append(dst)
-
+    pending, targets = _attack_counts(graph)
     label = {n: UNDEC for n in graph.nodes}
-    pending = {n: len(attackers[n]) for n in graph.nodes}
     queue: deque[str] = deque()
     for node, refuted in sorted(graph.nodes(data="refuted")):
         if refuted:
@@ -88,6 +82,16 @@ def grounded_labelling(graph: nx.MultiDiGraph) -> dict[str, str]:
                     label[target] = IN
                     queue.append(target)
     return label
+
+
+def _attack_counts(graph: nx.MultiDiGraph) -> tuple[dict[str, int], dict[str, list[str]]]:
+    """How many attackers each node has, and the nodes each node attacks. O(V + E)."""
+    pending = dict.fromkeys(graph.nodes, 0)
+    targets: dict[str, list[str]] = {n: [] for n in graph.nodes}
+    for src, dst in attack_pairs(graph):
+        pending[dst] += 1
+        targets[src].append(dst)
+    return pending, targets
 
 
 def surviving(graph: nx.MultiDiGraph, label: dict[str, str]) -> set[str]:

@@ -333,7 +333,8 @@ def pairwise_similar_pairs(
 ) -> set[tuple[int, int]]:
     """Reference implementation of :func:`similar_pairs`: every pair, O(n^2).
 
-    Kept as the oracle for tests and the benchmark baseline.
+    The oracle for tests and the benchmark baseline, and the cheapest search for a handful
+    of claims (dedup uses it inside small components).
 
     Parameters
     ----------

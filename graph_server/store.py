@@ -21,6 +21,7 @@ small edits (``mark_refuted``, ``update_node``, ``delete_graph``) in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from graph_server._store_edits import StoreEdits
@@ -36,6 +37,7 @@ from graph_server._store_persist import (
 )
 from graph_server._store_state import (
     CancelCheck,
+    GraphState,
     Undo,
     check_count,
     check_list,
@@ -165,22 +167,12 @@ class GraphStore(StoreEdits):
             undo = Undo()
             try:
                 result = self._ingest(name, state, items, links, run, undo, checkpoint)
-                merges: list[list[str]] = []
-                contradictions: list[list[str]] = []
-                withheld: list[Withheld] = []
-                if dedup_flag:
-                    plan = plan_merges(
-                        state.graph,
-                        self.jaccard_threshold,
-                        self.ratio_threshold,
-                        focus=list(result.new_nodes),
-                        key_of=state.key,
-                        checkpoint=checkpoint,
-                        max_rivals=self.limits.max_rival_claims,
-                    )
-                    checkpoint()
-                    # The commit point: from here on the call completes.
-                    merges, contradictions, withheld = state.apply(plan, self.limits)
+                thresholds = (self.jaccard_threshold, self.ratio_threshold)
+                merges, contradictions, withheld = (
+                    self._dedup(state, thresholds, list(result.new_nodes), checkpoint)
+                    if dedup_flag
+                    else ([], [], [])
+                )
             except Interrupted:
                 self._roll_back(name, state, undo)
                 raise Cancelled("assert_graph") from None
@@ -298,29 +290,41 @@ class GraphStore(StoreEdits):
         >>> store.merge_duplicates("g").merges
         [['a', 'b']]
         """
-        jaccard = self.jaccard_threshold if jaccard_threshold is None else jaccard_threshold
-        ratio = self.ratio_threshold if ratio_threshold is None else ratio_threshold
-        jaccard = required("jaccard_threshold", check_confidence("jaccard_threshold", jaccard))
-        ratio = required("ratio_threshold", check_confidence("ratio_threshold", ratio))
+        thresholds = (
+            _threshold("jaccard_threshold", jaccard_threshold, self.jaccard_threshold),
+            _threshold("ratio_threshold", ratio_threshold, self.ratio_threshold),
+        )
         checkpoint = checkpoint_for(cancel)
         with self._locked(graph_id) as (_, state):
             try:
-                plan = plan_merges(
-                    state.graph,
-                    jaccard,
-                    ratio,
-                    key_of=state.key,
-                    checkpoint=checkpoint,
-                    max_rivals=self.limits.max_rival_claims,
-                )
-                checkpoint()
+                merges, contradictions, withheld = self._dedup(state, thresholds, None, checkpoint)
             except Interrupted:
                 raise Cancelled("merge_duplicates") from None
-            merges, contradictions, withheld = state.apply(plan, self.limits)
             state.settle()
         return MergeDuplicatesAnswer(
             merges=merges, contradictions_created=contradictions, contradictions_withheld=withheld
         )
+
+    def _dedup(
+        self,
+        state: GraphState,
+        thresholds: tuple[float, float],
+        focus: list[str] | None,
+        checkpoint: Callable[[], None],
+    ) -> tuple[list[list[str]], list[list[str]], list[Withheld]]:
+        """Plan the merges of the ``focus`` nodes (None: of every node) under ``checkpoint``,
+        then carry them out: ``(merges, contradictions, withheld)`` (see ``state.apply``)."""
+        plan = plan_merges(
+            state.graph,
+            *thresholds,
+            focus=focus,
+            key_of=state.key,
+            checkpoint=checkpoint,
+            max_rivals=self.limits.max_rival_claims,
+        )
+        checkpoint()
+        # The commit point: from here on the call completes.
+        return state.apply(plan, self.limits)
 
     def dump_state(self) -> list[StoredGraph]:
         """Every graph in full (merge history and evidence included), sorted by id.
@@ -418,3 +422,8 @@ class GraphStore(StoreEdits):
             # Merged claims stay charged to the budget while live, so they are on reload too.
             self._charge(state, Undo(claim_bytes=merged_bytes))
             check_merge_chains(state, merged_into)
+
+
+def _threshold(field: str, value: float | None, default: float) -> float:
+    """``value`` (``default`` when None) checked to be a score in 0..1, or InvalidInput."""
+    return required(field, check_confidence(field, default if value is None else value))

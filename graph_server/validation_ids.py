@@ -21,6 +21,16 @@ _REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 """Control, format (zero-width), surrogate, line and paragraph separator characters."""
 
 
+def _strip_edge_junk(text: str) -> str:
+    """``text`` without the leading and trailing characters :func:`_is_edge_junk` drops."""
+    start, end = 0, len(text)
+    while start < end and _is_edge_junk(text[start]):
+        start += 1
+    while end > start and _is_edge_junk(text[end - 1]):
+        end -= 1
+    return text[start:end]
+
+
 def _is_edge_junk(char: str) -> bool:
     return char.isspace() or unicodedata.category(char) == "Cf"
 
@@ -63,13 +73,7 @@ def normalise_id(field: str, value: Any, limits: StoreLimits) -> tuple[str | Non
         value = str(value)
     if not isinstance(value, str):
         return None, f"{field} must be a non-empty string, got {shown(value)}"
-    text = unicodedata.normalize("NFC", value) if not value.isascii() else value
-    start, end = 0, len(text)
-    while start < end and _is_edge_junk(text[start]):
-        start += 1
-    while end > start and _is_edge_junk(text[end - 1]):
-        end -= 1
-    text = text[start:end]
+    text = _strip_edge_junk(unicodedata.normalize("NFC", value) if not value.isascii() else value)
     if not text:
         return None, f"{field} must be a non-empty string, got {shown(value)}"
     if len(text) > limits.max_id_chars:

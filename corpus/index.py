@@ -270,9 +270,8 @@ def ingest_directory(
 ) -> IngestReport:
     """Bring the index at ``index_path`` (created if missing) in line with ``directory``.
 
-    Public as :func:`corpus.ingest`. Any exception leaves the index as it was. Cost:
-    O(total bytes) for new or changed files plus one ``stat`` per unchanged file, plus one
-    model pass per new chunk when embedding.
+    Public as :func:`corpus.ingest`. Any exception leaves the index as it was. Cost: O(bytes
+    of new or changed files), one ``stat`` per unchanged file, a model pass per chunk embedded.
 
     Parameters
     ----------
@@ -319,16 +318,7 @@ def ingest_directory(
     """
     started = time.monotonic()
     root, path = _ingest_arguments(directory, index_path, progress, dense, max_chars)
-    embedder, dense_note = _resolve_embedder(dense)
-    scan = scan_directory(root)
-    conn = _connect_writer(path)
-    try:
-        run = IngestRun(conn, root, scan.files, progress, embedder, max_chars)
-        counts = _in_one_transaction(conn, path, run, dense_note)
-    except sqlite3.DatabaseError as exc:
-        raise CorpusIndexError(f"index {str(path)!r} is unusable: {exc}") from exc
-    finally:
-        conn.close()
+    scan, run, counts = _sync_index(root, path, progress, dense, max_chars)
     return _report(run, scan, counts, time.monotonic() - started)
 
 
@@ -488,6 +478,25 @@ def _ingest_arguments(
         raise ValueError(f"dense must be a bool or an Embedder, got {type(dense).__name__}")
     chunk_page("", "x", 1, max_chars=max_chars)  # validates max_chars
     return root, path
+
+
+def _sync_index(
+    root: Path, path: Path, progress: Progress | None, dense: bool | Embedder, max_chars: int
+) -> tuple[Scan, IngestRun, tuple[int, int, int]]:
+    """Bring the index file ``path`` in line with the folder ``root``, in one transaction.
+    Returns what the folder holds, the run (what it did to the index) and the (files, chunks,
+    vectors) the index now holds."""
+    embedder, dense_note = _resolve_embedder(dense)
+    scan = scan_directory(root)
+    conn = _connect_writer(path)
+    try:
+        run = IngestRun(conn, root, scan.files, progress, embedder, max_chars)
+        counts = _in_one_transaction(conn, path, run, dense_note)
+    except sqlite3.DatabaseError as exc:
+        raise CorpusIndexError(f"index {str(path)!r} is unusable: {exc}") from exc
+    finally:
+        conn.close()
+    return scan, run, counts
 
 
 def _connect_writer(path: Path) -> sqlite3.Connection:

@@ -5,6 +5,9 @@ Public API (see docs/corpus.md)::
     import corpus
 
     report = corpus.ingest("docs/", "docs.sqlite")          # incremental, all-or-nothing
+    corpus.ingest_texts({"a.md": text}, "docs/", "docs.sqlite")  # strings as files, then ingest
+    with corpus.temporary_index({"a.md": text}) as index:   # the same, removed on exit
+        hits = corpus.search(index, "rack 7")
     hits = corpus.search("docs.sqlite", "where is rack 7", k=5)
     found = corpus.retrieve("docs.sqlite", question, ["variant 1", "variant 2"], k=8)
     evidence = corpus.hits_to_evidence(found.hits)
@@ -40,7 +43,14 @@ if TYPE_CHECKING:
     from corpus.chunking import DEFAULT_MAX_CHARS, Chunk, chunk_id, chunk_page
     from corpus.documents import CorpusEvidence, SpanSource, hits_to_evidence, search_evidence
     from corpus.embed import Embedder
-    from corpus.index import CorpusIndexError, IndexInfo, IngestReport, index_info
+    from corpus.index import (
+        CorpusIndexError,
+        IndexInfo,
+        IngestReport,
+        index_info,
+        ingest_texts,
+        temporary_index,
+    )
     from corpus.index import ingest_directory as ingest
     from corpus.index_ingest import Progress
     from corpus.index_scan import FileProblem
@@ -74,6 +84,7 @@ __all__ = [
     "hits_to_evidence",
     "index_info",
     "ingest",
+    "ingest_texts",
     "load_cross_encoder",
     "read_pages",
     "rerank_hits",
@@ -82,6 +93,7 @@ __all__ = [
     "rrf_fuse",
     "search",
     "search_evidence",
+    "temporary_index",
 ]
 
 

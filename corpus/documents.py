@@ -253,21 +253,14 @@ def search_evidence(
 
     Examples
     --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from corpus import ingest, search_evidence
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> docs, index = Path(tmp.name, "docs"), Path(tmp.name, "docs.sqlite")
-    >>> docs.mkdir()
+    >>> from corpus import search_evidence, temporary_index
     >>> text = "Rack 7 stands in the north hall. The hall has two feeds."
-    >>> _ = (docs / "guide.md").write_text(text)
-    >>> _ = ingest(docs, index, dense=False)
-    >>> (hit,) = search_evidence(index, "which hall is rack 7 in", k=1)["hits"]
+    >>> with temporary_index({"guide.md": text}, dense=False) as index:
+    ...     (hit,) = search_evidence(index, "which hall is rack 7 in", k=1)["hits"]
+    ...     search_evidence(index, "", k=1)
+    {'error': "query must be a non-empty string, got ''"}
     >>> [(span["id"], span["start"], span["end"]) for span in hit["spans"]]
     [('guide.md#p1c1:s1', 0, 32), ('guide.md#p1c1:s2', 33, 56)]
-    >>> search_evidence(index, "", k=1)
-    {'error': "query must be a non-empty string, got ''"}
-    >>> tmp.cleanup()
     """
     try:
         path, text, count = _search_arguments(index, query, k)

@@ -202,28 +202,62 @@ def entity_ranking(
 
     Cost: one bounded count per followed entity, then O(entities * fanout) rows.
     """
-    weights: dict[int, float] = {}
-    seed_rows: set[int] = set()
-    if seeds:
-        marks = ",".join("?" * len(seeds))
-        rank_of = {chunk: rank for rank, chunk in enumerate(seeds, 1)}
-        for row, chunk_id, entity in conn.execute(
-            "SELECT chunks.id, chunks.chunk_id, chunk_entity.entity FROM chunks "
-            "JOIN chunk_entity ON chunk_entity.chunk = chunks.id "
-            f"WHERE chunks.chunk_id IN ({marks})",
-            list(seeds),
-        ):
-            seed_rows.add(row)
-            weight = 1.0 / rank_of[chunk_id]
-            weights[entity] = max(weights.get(entity, 0.0), weight)
-    keys = sorted({entity_key(name) for name in names} - {""})
-    if keys:
-        marks = ",".join("?" * len(keys))
-        for (entity,) in conn.execute(f"SELECT id FROM entity WHERE name IN ({marks})", keys):
-            weights[entity] = 1.0
+    weights, seed_rows = _seed_entities(conn, seeds)
+    weights.update(dict.fromkeys(_named_entities(conn, names), 1.0))
     if not weights:
         return []
     total = chunks or conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+    scores = _shared_entity_scores(conn, weights, seed_rows, total, fanout)
+    if not scores:
+        return []
+    marks = ",".join("?" * len(scores))
+    ids = dict(conn.execute(f"SELECT id, chunk_id FROM chunks WHERE id IN ({marks})", list(scores)))
+    ranked = sorted(scores, key=lambda row: (-scores[row], ids[row]))
+    return [ids[row] for row in ranked[:depth]]
+
+
+def _seed_entities(
+    conn: sqlite3.Connection, seeds: Sequence[str]
+) -> tuple[dict[int, float], set[int]]:
+    """The entities the chunks ``seeds`` (best first) name, each weighing 1/r for the best
+    rank r of a seed naming it; and the rows of those seeds."""
+    weights: dict[int, float] = {}
+    seed_rows: set[int] = set()
+    if not seeds:
+        return weights, seed_rows
+    marks = ",".join("?" * len(seeds))
+    rank_of = {chunk: rank for rank, chunk in enumerate(seeds, 1)}
+    for row, chunk_id, entity in conn.execute(
+        "SELECT chunks.id, chunks.chunk_id, chunk_entity.entity FROM chunks "
+        "JOIN chunk_entity ON chunk_entity.chunk = chunks.id "
+        f"WHERE chunks.chunk_id IN ({marks})",
+        list(seeds),
+    ):
+        seed_rows.add(row)
+        weight = 1.0 / rank_of[chunk_id]
+        weights[entity] = max(weights.get(entity, 0.0), weight)
+    return weights, seed_rows
+
+
+def _named_entities(conn: sqlite3.Connection, names: Iterable[str]) -> list[int]:
+    """The entities of the index that ``names`` (keys or raw text) name."""
+    keys = sorted({entity_key(name) for name in names} - {""})
+    if not keys:
+        return []
+    marks = ",".join("?" * len(keys))
+    return [row[0] for row in conn.execute(f"SELECT id FROM entity WHERE name IN ({marks})", keys)]
+
+
+def _shared_entity_scores(
+    conn: sqlite3.Connection,
+    weights: dict[int, float],
+    seed_rows: set[int],
+    total: int,
+    fanout: int,
+) -> dict[int, float]:
+    """Each chunk row outside ``seed_rows`` that names an entity of ``weights``, scored by the
+    sum over those entities of weight * log(1 + ``total`` / chunks naming it); an entity named
+    by more than ``fanout`` chunks is not followed."""
     scores: dict[int, float] = {}
     for entity, weight in sorted(weights.items()):
         named_by = [
@@ -238,9 +272,4 @@ def entity_ranking(
         for row in named_by:
             if row not in seed_rows:
                 scores[row] = scores.get(row, 0.0) + gain
-    if not scores:
-        return []
-    marks = ",".join("?" * len(scores))
-    ids = dict(conn.execute(f"SELECT id, chunk_id FROM chunks WHERE id IN ({marks})", list(scores)))
-    ranked = sorted(scores, key=lambda row: (-scores[row], ids[row]))
-    return [ids[row] for row in ranked[:depth]]
+    return scores

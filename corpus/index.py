@@ -31,10 +31,11 @@ next ingest).
 from __future__ import annotations
 
 import sqlite3
+import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from pathlib import Path
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, suppress
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from corpus.chunking import DEFAULT_MAX_CHARS, chunk_page
@@ -69,10 +70,12 @@ __all__ = [
     "file_version",
     "index_info",
     "ingest_directory",
+    "ingest_texts",
     "open_index",
     "open_no_follow",
     "read_meta",
     "scan_directory",
+    "temporary_index",
     "validate_index_path",
 ]
 
@@ -229,22 +232,15 @@ def index_info(index_path: Path | str) -> IndexInfo:
 
     Examples
     --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from corpus import index_info, ingest
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> docs, index = Path(tmp.name, "docs"), Path(tmp.name, "docs.sqlite")
-    >>> docs.mkdir()
-    >>> _ = (docs / "guide.md").write_text("Rack 7 stands in the north hall.")
-    >>> _ = ingest(docs, index, dense=False)
-    >>> info = index_info(index)
+    >>> from corpus import index_info, temporary_index
+    >>> with temporary_index({"guide.md": "Rack 7 is in the north hall."}, dense=False) as index:
+    ...     info = index_info(index)
     >>> info.files, info.chunks, info.vectors
     (1, 1, 0)
-    >>> index_info(docs / "guide.md")
+    >>> index_info(index)
     Traceback (most recent call last):
     ...
-    corpus.index_schema.CorpusIndexError: '...guide.md' is not an SQLite database: ...
-    >>> tmp.cleanup()
+    ValueError: index_path '...index.sqlite' does not exist; run an ingest first
     """
     with open_index(index_path) as conn:
         meta = read_meta(conn)
@@ -274,9 +270,8 @@ def ingest_directory(
 ) -> IngestReport:
     """Bring the index at ``index_path`` (created if missing) in line with ``directory``.
 
-    Public as :func:`corpus.ingest`. Any exception leaves the index as it was. Cost:
-    O(total bytes) for new or changed files plus one ``stat`` per unchanged file, plus one
-    model pass per new chunk when embedding.
+    Public as :func:`corpus.ingest`. Any exception leaves the index as it was. Cost: O(bytes
+    of new or changed files), one ``stat`` per unchanged file, a model pass per chunk embedded.
 
     Parameters
     ----------
@@ -308,13 +303,10 @@ def ingest_directory(
     --------
     >>> import tempfile
     >>> from pathlib import Path
-    >>> from corpus import ingest
+    >>> from corpus import ingest, ingest_texts
     >>> tmp = tempfile.TemporaryDirectory()
     >>> docs, index = Path(tmp.name, "docs"), Path(tmp.name, "docs.sqlite")
-    >>> docs.mkdir()
-    >>> _ = (docs / "guide.md").write_text("Rack 7 stands in the north hall.")
-    >>> ingest(docs, index, dense=False).accepted
-    ('guide.md',)
+    >>> _ = ingest_texts({"guide.md": "Rack 7 stands in the north hall."}, docs, index, dense=False)
     >>> _ = (docs / "guide.md").write_text("Rack 7 stands in the south hall.")
     >>> ingest(docs, index, dense=False).replaced
     ('guide.md',)
@@ -326,17 +318,147 @@ def ingest_directory(
     """
     started = time.monotonic()
     root, path = _ingest_arguments(directory, index_path, progress, dense, max_chars)
-    embedder, dense_note = _resolve_embedder(dense)
-    scan = scan_directory(root)
-    conn = _connect_writer(path)
-    try:
-        run = IngestRun(conn, root, scan.files, progress, embedder, max_chars)
-        counts = _in_one_transaction(conn, path, run, dense_note)
-    except sqlite3.DatabaseError as exc:
-        raise CorpusIndexError(f"index {str(path)!r} is unusable: {exc}") from exc
-    finally:
-        conn.close()
+    scan, run, counts = _sync_index(root, path, progress, dense, max_chars)
     return _report(run, scan, counts, time.monotonic() - started)
+
+
+def ingest_texts(
+    texts: Mapping[str, str | bytes],
+    directory: Path | str,
+    index_path: Path | str,
+    *,
+    dense: bool | Embedder = True,
+    max_chars: int = DEFAULT_MAX_CHARS,
+) -> IngestReport:
+    """Write ``texts`` as files under ``directory`` (made if missing), then ingest that folder
+    into ``index_path`` as :func:`ingest_directory` does: an index made from strings (the
+    passages of a data set, a test's corpus, an example) in one call. Cost: the ingest's.
+
+    Parameters
+    ----------
+    texts : mapping of str to str or bytes
+        Each file's path, relative to ``directory`` with ``/`` separators (its folders are
+        made as needed), and its content (a str is written as UTF-8).
+    directory : Path or str
+        The folder written to and ingested; files already in it are ingested too.
+    index_path : Path or str
+        The index file.
+    dense, max_chars : optional
+        As for :func:`ingest_directory`.
+
+    Returns
+    -------
+    IngestReport
+        What the ingest did.
+
+    Raises
+    ------
+    ValueError
+        For a path of ``texts`` not relative or leaving ``directory``, a content neither str
+        nor bytes, or an argument :func:`ingest_directory` refuses (no file is written then).
+    OSError, CorpusIndexError
+        For a file that cannot be written; for an index file that cannot be used.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from corpus import ingest_texts
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> docs, index = Path(tmp.name, "docs"), Path(tmp.name, "docs.sqlite")
+    >>> texts = {"guide.md": "Rack 7 stands in hall B.", "racks/rack8.txt": "Rack 8 holds tapes."}
+    >>> ingest_texts(texts, docs, index, dense=False).accepted
+    ('guide.md', 'racks/rack8.txt')
+    >>> ingest_texts({"../guide.md": "Rack 7 stands in hall C."}, docs, index)
+    Traceback (most recent call last):
+    ...
+    ValueError: texts path '../guide.md' is not a relative path inside the directory
+    >>> tmp.cleanup()
+    """
+    files = _text_files(texts)
+    _make_folder(directory)
+    root, _ = _ingest_arguments(directory, index_path, None, dense, max_chars)
+    for relative, content in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_bytes(content)
+    return ingest_directory(root, index_path, dense=dense, max_chars=max_chars)
+
+
+@contextmanager
+def temporary_index(
+    texts: Mapping[str, str | bytes],
+    *,
+    dense: bool | Embedder = True,
+    max_chars: int = DEFAULT_MAX_CHARS,
+) -> Iterator[Path]:
+    """An index of ``texts`` in a temporary folder that is removed on exit: for a search over a
+    few given texts (the passages given with a question, a test's corpus, an example).
+
+    Cost: the ingest's (:func:`ingest_texts`).
+
+    Parameters
+    ----------
+    texts : mapping of str to str or bytes
+        Each file's relative path and its content, as for :func:`ingest_texts`.
+    dense, max_chars : optional
+        As for :func:`ingest_directory`.
+
+    Yields
+    ------
+    Path
+        The index file; a text that cannot be read is left out of it, as an ingest leaves
+        out such a file.
+
+    Raises
+    ------
+    ValueError, CorpusIndexError
+        As :func:`ingest_texts` raises them.
+
+    Examples
+    --------
+    >>> from corpus import search, temporary_index
+    >>> texts = {"guide.md": "Rack 7 stands in hall B.", "notes.txt": "Hall C is cooled at night."}
+    >>> with temporary_index(texts, dense=False) as index:
+    ...     [hit.path for hit in search(index, "rack 7", k=1, dense=False)]
+    ['guide.md']
+    >>> index.exists()
+    False
+    """
+    with tempfile.TemporaryDirectory(prefix="corpus-") as folder:
+        index = Path(folder, "index.sqlite")
+        ingest_texts(texts, Path(folder, "texts"), index, dense=dense, max_chars=max_chars)
+        yield index
+
+
+def _make_folder(directory: object) -> None:
+    """Make the folder ``directory`` names (and its parents) if it is missing. A bad name, or
+    a folder that cannot be made, is left for :func:`_ingest_arguments` to refuse."""
+    if isinstance(directory, str | Path) and str(directory).strip():
+        with suppress(OSError):
+            Path(directory).mkdir(parents=True, exist_ok=True)
+
+
+def _text_files(texts: object) -> dict[PurePosixPath, bytes]:
+    """``texts`` (see :func:`ingest_texts`) as relative paths and the bytes to write, or
+    ValueError naming the first bad entry."""
+    if not isinstance(texts, Mapping):
+        raise ValueError(
+            f"texts must be a mapping of relative paths to str or bytes, got {type(texts).__name__}"
+        )
+    files: dict[PurePosixPath, bytes] = {}
+    for name, content in texts.items():
+        relative = PurePosixPath(name) if isinstance(name, str) else None
+        if (
+            relative is None
+            or not relative.parts
+            or relative.is_absolute()
+            or ".." in relative.parts
+        ):
+            raise ValueError(f"texts path {name!r} is not a relative path inside the directory")
+        if not isinstance(content, str | bytes):
+            raise ValueError(f"texts[{name!r}] must be str or bytes, got {type(content).__name__}")
+        files[relative] = content.encode("utf-8") if isinstance(content, str) else content
+    return files
 
 
 def _ingest_arguments(
@@ -356,6 +478,25 @@ def _ingest_arguments(
         raise ValueError(f"dense must be a bool or an Embedder, got {type(dense).__name__}")
     chunk_page("", "x", 1, max_chars=max_chars)  # validates max_chars
     return root, path
+
+
+def _sync_index(
+    root: Path, path: Path, progress: Progress | None, dense: bool | Embedder, max_chars: int
+) -> tuple[Scan, IngestRun, tuple[int, int, int]]:
+    """Bring the index file ``path`` in line with the folder ``root``, in one transaction.
+    Returns what the folder holds, the run (what it did to the index) and the (files, chunks,
+    vectors) the index now holds."""
+    embedder, dense_note = _resolve_embedder(dense)
+    scan = scan_directory(root)
+    conn = _connect_writer(path)
+    try:
+        run = IngestRun(conn, root, scan.files, progress, embedder, max_chars)
+        counts = _in_one_transaction(conn, path, run, dense_note)
+    except sqlite3.DatabaseError as exc:
+        raise CorpusIndexError(f"index {str(path)!r} is unusable: {exc}") from exc
+    finally:
+        conn.close()
+    return scan, run, counts
 
 
 def _connect_writer(path: Path) -> sqlite3.Connection:

@@ -36,13 +36,11 @@ class IngestReport:
     --------
     >>> import tempfile
     >>> from pathlib import Path
-    >>> from corpus import ingest
+    >>> from corpus import ingest, ingest_texts
     >>> tmp = tempfile.TemporaryDirectory()
     >>> docs, index = Path(tmp.name, "docs"), Path(tmp.name, "docs.sqlite")
-    >>> docs.mkdir()
-    >>> _ = (docs / "guide.md").write_text("Rack 7 stands in the north hall.")
-    >>> _ = (docs / "photo.png").write_bytes(b"")
-    >>> report = ingest(docs, index, dense=False)
+    >>> texts = {"guide.md": "Rack 7 stands in the north hall.", "photo.png": b""}
+    >>> report = ingest_texts(texts, docs, index, dense=False)
     >>> report.accepted, report.ignored, report.chunks_total, report.ok
     (('guide.md',), ('photo.png',), 1, True)
     >>> ingest(docs, index, dense=False).skipped

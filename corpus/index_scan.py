@@ -27,12 +27,11 @@ class FileProblem:
     --------
     >>> import tempfile
     >>> from pathlib import Path
-    >>> from corpus import ingest
+    >>> from corpus import ingest_texts
     >>> tmp = tempfile.TemporaryDirectory()
     >>> docs, index = Path(tmp.name, "docs"), Path(tmp.name, "docs.sqlite")
-    >>> docs.mkdir()
-    >>> _ = (docs / "latin1.txt").write_bytes("caf\\xe9".encode("latin-1"))
-    >>> ingest(docs, index, dense=False).failed
+    >>> latin1 = {"latin1.txt": "caf\\xe9".encode("latin-1")}
+    >>> ingest_texts(latin1, docs, index, dense=False).failed
     (FileProblem(path='latin1.txt', reason='...'),)
     >>> tmp.cleanup()
     """

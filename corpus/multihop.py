@@ -101,19 +101,13 @@ class PlanRetrieval:
 
     Examples
     --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from corpus import ingest
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> docs, index = Path(tmp.name, "docs"), Path(tmp.name, "docs.sqlite")
-    >>> docs.mkdir()
-    >>> _ = (docs / "foundry.md").write_text("Rookcombe Foundry was founded by Tamsin Vell.")
-    >>> _ = ingest(docs, index, dense=False)
-    >>> found = retrieve_plan(index, "Who founded Rookcombe Foundry?",
-    ...                       ["Who founded Rookcombe Foundry?"], k=1, dense=False)
+    >>> from corpus import temporary_index
+    >>> foundry = {"foundry.md": "Rookcombe Foundry was founded by Tamsin Vell."}
+    >>> with temporary_index(foundry, dense=False) as index:
+    ...     found = retrieve_plan(index, "Who founded Rookcombe Foundry?",
+    ...                           ["Who founded Rookcombe Foundry?"], k=1, dense=False)
     >>> [hit.path for hit in found.hits], found.hops[0].bridge, found.dense_used
     (['foundry.md'], ('Tamsin Vell',), False)
-    >>> tmp.cleanup()
     """
 
     hits: tuple[Hit, ...]
@@ -362,24 +356,20 @@ def retrieve_plan(
 
     Examples
     --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from corpus import ingest
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> docs, index = Path(tmp.name, "docs"), Path(tmp.name, "docs.sqlite")
-    >>> docs.mkdir()
-    >>> _ = (docs / "foundry.md").write_text("Rookcombe Foundry was founded by Tamsin Vell.")
-    >>> _ = (docs / "vell.md").write_text("Tamsin Vell was born in Harrowgate.")
-    >>> _ = (docs / "mill.md").write_text("Kestrel Mill was founded by Oren Dask.")
-    >>> _ = ingest(docs, index, dense=False)
+    >>> from corpus import temporary_index
+    >>> texts = {
+    ...     "foundry.md": "Rookcombe Foundry was founded by Tamsin Vell.",
+    ...     "vell.md": "Tamsin Vell was born in Harrowgate.",
+    ...     "mill.md": "Kestrel Mill was founded by Oren Dask.",
+    ... }
     >>> q = "In which town was the founder of Rookcombe Foundry born?"
     >>> plan = ["Who founded Rookcombe Foundry?", "In which town was #1 born?"]
-    >>> found = retrieve_plan(index, q, plan, k=2, dense=False)
+    >>> with temporary_index(texts, dense=False) as index:
+    ...     found = retrieve_plan(index, q, plan, k=2, dense=False)
     >>> found.hops[1].queries[0]
     'In which town was Tamsin Vell born?'
     >>> [hit.path for hit in found.hits]
     ['foundry.md', 'vell.md']
-    >>> tmp.cleanup()
     """
     subs = check_plan(question, plan)
     for name, value, top in (("k", k, MAX_K), ("depth", depth, 10 * MAX_K), ("keep", keep, MAX_K)):

@@ -69,18 +69,12 @@ class Hit:
 
     Examples
     --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from corpus import ingest, search
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> docs, index = Path(tmp.name, "docs"), Path(tmp.name, "docs.sqlite")
-    >>> docs.mkdir()
-    >>> _ = (docs / "guide-v2.md").write_text("# Site\\n\\nRack 7 stands in the north hall.")
-    >>> _ = ingest(docs, index, dense=False)
-    >>> (hit,) = search(index, "rack 7", k=1, dense=False)
+    >>> from corpus import search, temporary_index
+    >>> guide = {"guide-v2.md": "# Site\\n\\nRack 7 stands in the north hall."}
+    >>> with temporary_index(guide, dense=False) as index:
+    ...     (hit,) = search(index, "rack 7", k=1, dense=False)
     >>> hit.chunk_id, hit.section, hit.version, hit.keyword_rank, hit.dense_rank
     ('guide-v2.md#p1c1', 'Site', '2', 1, None)
-    >>> tmp.cleanup()
     """
 
     chunk_id: str
@@ -204,21 +198,17 @@ def retrieve(
 
     Examples
     --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from corpus import ingest, retrieve
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> docs, index = Path(tmp.name, "docs"), Path(tmp.name, "docs.sqlite")
-    >>> docs.mkdir()
-    >>> _ = (docs / "guide.md").write_text("Rack 7 stands in the north hall.")
-    >>> _ = (docs / "moves.md").write_text("Rack 9 moved to the south hall in May.")
-    >>> _ = ingest(docs, index, dense=False)
-    >>> found = retrieve(index, "Where is rack 7?", ["rack 7 hall", " "], k=2, dense=False)
+    >>> from corpus import retrieve, temporary_index
+    >>> texts = {
+    ...     "guide.md": "Rack 7 stands in the north hall.",
+    ...     "moves.md": "Rack 9 moved to the south hall in May.",
+    ... }
+    >>> with temporary_index(texts, dense=False) as index:
+    ...     found = retrieve(index, "Where is rack 7?", ["rack 7 hall", " "], k=2, dense=False)
     >>> found.queries
     ('Where is rack 7?', 'rack 7 hall')
     >>> [hit.path for hit in found.hits]
     ['guide.md', 'moves.md']
-    >>> tmp.cleanup()
     """
     queries = check_queries(question, variants, k, dense, depth)
     check_weight("entities", entities)
@@ -393,21 +383,14 @@ def search(
 
     Examples
     --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from corpus import ingest, search
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> docs, index = Path(tmp.name, "docs"), Path(tmp.name, "docs.sqlite")
-    >>> docs.mkdir()
-    >>> _ = (docs / "guide.md").write_text("Rack 7 stands in the north hall.")
-    >>> _ = ingest(docs, index, dense=False)
-    >>> [hit.text for hit in search(index, "north hall", k=3, dense=False)]
-    ['Rack 7 stands in the north hall.']
-    >>> search(index, "  ")
+    >>> from corpus import search, temporary_index
+    >>> with temporary_index({"guide.md": "Rack 7 is in the north hall."}, dense=False) as index:
+    ...     [hit.text for hit in search(index, "north hall", k=3, dense=False)]
+    ['Rack 7 is in the north hall.']
+    >>> search(index, "  ")  # the query is refused before the index is opened
     Traceback (most recent call last):
     ...
     ValueError: question must be a non-empty string, got '  '
-    >>> tmp.cleanup()
     """
     return list(retrieve(index_path, query, (), k, dense=dense).hits)
 

@@ -120,7 +120,9 @@ def apply_plan(
 
 def _absorb(graph: nx.MultiDiGraph, kept: str, node: str) -> None:
     target, source = graph.nodes[kept], graph.nodes[node]
-    target["run_ids"] |= source["run_ids"]
+    # New sets, never |=: a shallow copy of the graph (networkx's graph.copy()) shares its
+    # run-id sets with the caller's graph, which must not grow with this one.
+    target["run_ids"] = target["run_ids"] | source["run_ids"]
     target["aliases"] = sorted(
         (set(target["aliases"]) | set(source["aliases"]) | {source["claim"]}) - {target["claim"]}
     )
@@ -143,6 +145,6 @@ def _absorb(graph: nx.MultiDiGraph, kept: str, node: str) -> None:
         if graph.has_edge(src, dst, relation):
             existing = graph.edges[src, dst, relation]
             existing["confidence"] = max(existing["confidence"], data["confidence"])
-            existing["run_ids"] |= data["run_ids"]
+            existing["run_ids"] = existing["run_ids"] | data["run_ids"]
         else:
             graph.add_edge(src, dst, key=relation, **data)

@@ -20,8 +20,9 @@ Rules 3 and 4 catch the misquotes that matter most (a wrong year, "Ferrowood" fo
 docs/orchestrator.md gives the measurement behind :data:`MIN_CONTAINMENT`.
 
 :func:`anchor_citation` adds one repair: when the cited span fails but exactly one other span
-of the task passes every rule (best containment first), the given is anchored to that span and
-the report says which number the model wrote. Small models copy a sentence faithfully and then
+of the task passes every rule (best containment first, measured as rule 5 measures it: against
+the span's reading too), the given is anchored to that span and the report says which number
+the model wrote. Small models copy a sentence faithfully and then
 write the number of its neighbour; what the claim says is still checked against the documents,
 only the pointer is mended. A given with no source at all is not searched for.
 
@@ -392,8 +393,9 @@ def anchor_citation(claim: str, source: object, evidence: Evidence) -> CitationC
     check = check_citation(claim, source, evidence)
     if check.ok or check.reason == CITATION_MISSING:
         return check
+    said = claim_key(claim).content
     passing = [
-        (containment(claim_key(claim).content, claim_key(span.text).content), span)
+        (containment(said, claim_key(_reading(span)).content), span)
         for span in evidence.spans
         if check_citation(claim, span.id, evidence).ok
     ]

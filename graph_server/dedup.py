@@ -54,6 +54,15 @@ between runs never meet. The rules, in order:
    so an answer candidate is never lost). Edges are re-pointed to it, parallel
    edges of one relation collapse (max confidence, run ids unioned) and edges
    that would become self-loops are dropped.
+
+*Search.* :func:`plan_merges` finds mergeable pairs through signature blocks and a
+content-word index (:mod:`graph_server.candidates`), not by comparing every pair. Nodes
+joined by them form components; only inside a component can a cluster form, so the pairs
+that must stay apart (similar but blocked) are searched for there alone, with the exact
+similarity search. The clusters are identical to those of the O(n^2) formulation that
+compares every pair (the tests keep it as the oracle). Complexity: near-linear in the
+claims (see candidates) plus the components' exact searches and O(P log P) for P candidate
+pairs.
 """
 
 from __future__ import annotations
@@ -108,7 +117,7 @@ def plan_merges(
     checkpoint: Callable[[], None] = lambda: None,
     max_rivals: int = DEFAULT_MAX_RIVALS,
 ) -> MergePlan:
-    """Decide which nodes merge and which pairs contradict. Pure read.
+    """Decide which nodes merge and which pairs contradict (cost: module docstring). Pure read.
 
     Parameters
     ----------
@@ -133,17 +142,6 @@ def plan_merges(
     MergePlan
         The clusters, contradictions and withheld rival groups.
 
-    Notes
-    -----
-    Mergeable pairs are found through signature blocks and a content-word index
-    (:mod:`graph_server.candidates`), not by comparing every pair. Nodes joined by
-    them form components; only inside a component can a cluster form, so the pairs
-    that must stay apart (similar but blocked) are searched for there alone, with the
-    exact similarity search. The clusters are identical to those of the O(n^2)
-    formulation that compares every pair (the tests keep it as the oracle).
-    Complexity: near-linear in the claims (see candidates) plus the components'
-    exact searches and O(P log P) for P candidate pairs.
-
     Examples
     --------
     Two restatements of one reading merge; the rival reading contradicts both:
@@ -161,13 +159,34 @@ def plan_merges(
     data = [graph.nodes[node] for node in nodes]
     owner, keys, keys_of = _claim_keys(data, key_of)
     checkpoint()
+    focused = _focus_positions(nodes, focus)
+    thresholds = (jaccard_threshold, ratio_threshold)
+    linked = _linked_pairs(data, owner, keys, focused, thresholds, checkpoint)
+    checkpoint()
+    components = _components(len(nodes), linked)
+    mergeable, apart = _sort_pairs(components, data, owner, keys, keys_of, thresholds)
+    checkpoint()
+    return finish_plan(graph, nodes, owner, keys, mergeable, apart, focused, max_rivals)
 
+
+def _focus_positions(nodes: Sequence[str], focus: Iterable[str] | None) -> set[int]:
+    """The positions in ``nodes`` of the ``focus`` ids (unknown ids ignored; None: all)."""
+    if focus is None:
+        return set(range(len(nodes)))
     position_of = {node: p for p, node in enumerate(nodes)}
-    focused = (
-        set(range(len(nodes)))
-        if focus is None
-        else {position_of[n] for n in set(focus) if n in position_of}
-    )
+    return {position_of[n] for n in set(focus) if n in position_of}
+
+
+def _linked_pairs(
+    data: Sequence[dict[str, Any]],
+    owner: Sequence[int],
+    keys: Sequence[ClaimKey],
+    focused: set[int],
+    thresholds: tuple[float, float],
+    checkpoint: Callable[[], None],
+) -> set[tuple[int, int]]:
+    """The node-position pairs, one of them focused, that the candidate search finds similar
+    and no substitution or kind keeps apart: the links the components are built from."""
     blocks = block_numbers(keys, (i for i, key in enumerate(keys) if key.tokens))
     usable = sorted(blocks)
     signatures = [blocks.get(i, -1) for i in range(len(keys))]
@@ -180,7 +199,7 @@ def plan_merges(
             and pair not in linked
             and not differ_by_substitution(keys[i].content, keys[j].content)
             and not _different_kinds(data[pair[0]], data[pair[1]])
-            and is_similar(keys[i], keys[j], jaccard_threshold, ratio_threshold)
+            and is_similar(keys[i], keys[j], *thresholds)
         ):
             linked.add(pair)
 
@@ -192,17 +211,7 @@ def plan_merges(
         only_focus = ContentIndex(keys, signatures, focus_keys)
         rest = [i for i in usable if owner[i] not in focused]
         covering_pairs(keys, rest, only_focus, signatures, accept, checkpoint)
-    checkpoint()
-    mergeable, apart = _sort_pairs(
-        _components(len(nodes), linked),
-        data,
-        owner,
-        keys,
-        keys_of,
-        (jaccard_threshold, ratio_threshold),
-    )
-    checkpoint()
-    return finish_plan(graph, nodes, owner, keys, mergeable, apart, focused, max_rivals)
+    return linked
 
 
 def _claim_keys(

@@ -274,12 +274,8 @@ def finish_plan(
     focused: set[int],
     max_rivals: int = DEFAULT_MAX_RIVALS,
 ) -> MergePlan:
-    """Add the guard pairs and attack edges to the constraints and cluster.
-
-    Shared by :func:`plan_merges` and the every-pair reference in the tests.
-
-    Guard pairs of a rival group over ``max_rivals`` are not made contradictions; nor
-    need they be kept apart here, as their signatures differ and no merge can join them.
+    """Add the guard pairs and attack edges to the constraints and cluster: the end of
+    :func:`plan_merges`, shared with the every-pair reference in the tests.
 
     Parameters
     ----------
@@ -292,12 +288,11 @@ def finish_plan(
     keys : sequence of ClaimKey
         The claim keys of every node's claim and aliases.
     mergeable, apart : set of tuple of int
-        Node-position pairs the search found similar, and those of them that must stay
-        apart, each as ``(smaller, larger)``.
+        Similar node-position pairs, and those that must stay apart, each ``(smaller, larger)``.
     focused : set of int
         The positions of the focus nodes (see :func:`plan_merges`).
     max_rivals : int, optional
-        The rival cap.
+        The rival cap: the guard pairs of a larger rival group are not made contradictions.
 
     Returns
     -------
@@ -307,42 +302,74 @@ def finish_plan(
     Examples
     --------
     >>> from graph_server.fixture import claims_graph
-    >>> graph = claims_graph()  # n1, n2: one reading of Trellium's melting point; n3 a rival
     >>> from graph_server.similarity import claim_key
-    >>> nodes = ["n1", "n2", "n3"]
+    >>> graph, nodes = claims_graph(), ["n1", "n2", "n3"]  # n1, n2: one reading; n3 a rival
     >>> keys = [claim_key(graph.nodes[node]["claim"]) for node in nodes]
     >>> finish_plan(graph, nodes, [0, 1, 2], keys, {(0, 1)}, set(), {0, 1, 2}).clusters
     [['n1', 'n2']]
     >>> finish_plan(graph, nodes, [0, 1, 2], keys, {(0, 1)}, {(0, 1)}, {0, 1, 2}).clusters
     []
     """
-    rivals, over_cap = _guard_pairs(keys, max_rivals)
-    guarded = {
-        pair for pair in (_ordered(owner[i], owner[j]) for i, j in rivals) if pair[0] != pair[1]
-    }
-    withheld = []
-    for group, pairs in over_cap:
-        positions = sorted({owner[k] for k in group})
-        if any(p in focused for p in positions):
-            withheld.append((tuple(sorted(nodes[p] for p in positions)), pairs))
-    apart = apart | guarded
-    position_of = {node: p for p, node in enumerate(nodes)}
-    for src, dst, relation in graph.edges(keys=True):
-        if relation == "attacks" and src != dst:
-            apart.add(_ordered(position_of[src], position_of[dst]))
-
-    contents: list[set[frozenset[str]]] = [set() for _ in nodes]
-    for k, key in enumerate(keys):
-        contents[owner[k]].add(key.content)
-    sources = [{graph.nodes[node].get("source")} - {None} for node in nodes]
-    clusters = _cluster(len(nodes), sorted(mergeable - apart), apart, focused, (contents, sources))
+    guarded, over_cap = _guards(owner, keys, max_rivals)
+    apart = apart | guarded | _attacking(graph, nodes)
+    traits = _traits(graph, nodes, owner, keys)
+    clusters = _cluster(len(nodes), sorted(mergeable - apart), apart, focused, traits)
     return MergePlan(
         clusters=[_order_cluster(graph, [nodes[p] for p in members]) for members in clusters],
         contradictions=sorted(
             (nodes[a], nodes[b]) for a, b in guarded if a in focused or b in focused
         ),
-        withheld=sorted(withheld),
+        withheld=_withheld(over_cap, owner, nodes, focused),
     )
+
+
+def _guards(
+    owner: Sequence[int], keys: Sequence[ClaimKey], max_rivals: int
+) -> tuple[set[tuple[int, int]], list[tuple[list[int], int]]]:
+    """The guard pairs (rule 1) as node-position pairs, and the rival groups over the cap.
+
+    The pairs of an over-cap group need not be kept apart: their signatures differ, so no
+    merge can join them.
+    """
+    rivals, over_cap = _guard_pairs(keys, max_rivals)
+    ordered = (_ordered(owner[i], owner[j]) for i, j in rivals)
+    return {pair for pair in ordered if pair[0] != pair[1]}, over_cap
+
+
+def _attacking(graph: nx.MultiDiGraph, nodes: Sequence[str]) -> set[tuple[int, int]]:
+    """The node-position pairs an attacks edge joins: a merge never bridges an attack."""
+    position_of = {node: p for p, node in enumerate(nodes)}
+    return {
+        _ordered(position_of[src], position_of[dst])
+        for src, dst, relation in graph.edges(keys=True)
+        if relation == "attacks" and src != dst
+    }
+
+
+def _traits(
+    graph: nx.MultiDiGraph, nodes: Sequence[str], owner: Sequence[int], keys: Sequence[ClaimKey]
+) -> tuple[list[set[frozenset[str]]], list[set[str]]]:
+    """Per node position, the content words of each wording and the source if any: what
+    keeps two never-compared claims out of one cluster (:func:`_cluster`)."""
+    contents: list[set[frozenset[str]]] = [set() for _ in nodes]
+    for k, key in enumerate(keys):
+        contents[owner[k]].add(key.content)
+    return contents, [{graph.nodes[node].get("source")} - {None} for node in nodes]
+
+
+def _withheld(
+    over_cap: list[tuple[list[int], int]],
+    owner: Sequence[int],
+    nodes: Sequence[str],
+    focused: set[int],
+) -> list[tuple[tuple[str, ...], int]]:
+    """The over-cap rival groups touching the focus, as (node ids, rival pairs), sorted."""
+    withheld = []
+    for group, pairs in over_cap:
+        positions = sorted({owner[k] for k in group})
+        if any(p in focused for p in positions):
+            withheld.append((tuple(sorted(nodes[p] for p in positions)), pairs))
+    return sorted(withheld)
 
 
 def _similar_within(

@@ -20,8 +20,9 @@ Rules 3 and 4 catch the misquotes that matter most (a wrong year, "Ferrowood" fo
 docs/orchestrator.md gives the measurement behind :data:`MIN_CONTAINMENT`.
 
 :func:`anchor_citation` adds one repair: when the cited span fails but exactly one other span
-of the task passes every rule (best containment first), the given is anchored to that span and
-the report says which number the model wrote. Small models copy a sentence faithfully and then
+of the task passes every rule (best containment first, measured as rule 5 measures it: against
+the span's reading too), the given is anchored to that span and the report says which number
+the model wrote. Small models copy a sentence faithfully and then
 write the number of its neighbour; what the claim says is still checked against the documents,
 only the pointer is mended. A given with no source at all is not searched for.
 
@@ -36,7 +37,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from graph_server.similarity import CITATION_MARKER, NEGATIONS, claim_key, collapse_initialisms
+from graph_server.similarity import (
+    CITATION_MARKER,
+    NEGATIONS,
+    ClaimKey,
+    claim_key,
+    collapse_initialisms,
+)
 
 CITATION_MISSING = "citation_missing"
 CITATION_UNKNOWN = "citation_unknown"
@@ -298,41 +305,54 @@ def check_citation(
         return CitationCheck(
             CITATION_UNKNOWN, f"{source.strip()!r} is not a known evidence span", None
         )
-    text = CITATION_MARKER.sub(" ", claim)
-    # A claim may name what the sentence's opening "It" stands for: the words of its reading
-    # count as the span's own ("Harrow Mill was founded in 1790" cites "It was founded in 1790").
-    read = f"{span.text} {span.reading}" if span.reading else span.text
+    failed = _misquote(CITATION_MARKER.sub(" ", claim), span, min_containment)
+    if failed is None:
+        return CitationCheck(None, f"restates {span.id}", span)
+    return CitationCheck(*failed, span)
+
+
+def _reading(span: Span) -> str:
+    """What a claim citing ``span`` is checked and ranked against: its text and its reading.
+
+    A claim may name what the sentence's opening "It" stands for: the words of its reading
+    count as the span's own ("Harrow Mill was founded in 1790" cites "It was founded in 1790").
+    """
+    return f"{span.text} {span.reading}" if span.reading else span.text
+
+
+def _misquote(text: str, span: Span, min_containment: float) -> tuple[str, str] | None:
+    """The first of rules 3 to 5 that ``text`` breaks against ``span``, as (reason, detail)."""
+    read = _reading(span)
     said, quoted = claim_key(text), claim_key(read)
     missing_numbers = sorted(set(said.numbers) - set(quoted.numbers))
     if missing_numbers:
-        return CitationCheck(
-            NUMBER_MISMATCH, f"number(s) {missing_numbers} do not occur in {span.id}", span
-        )
+        return NUMBER_MISMATCH, f"number(s) {missing_numbers} do not occur in {span.id}"
     span_words = {_name_form(word) for word in _WORD.findall(read)}
     missing_names = [word for word in name_words(text) if _name_form(word) not in span_words]
     if missing_names:
-        return CitationCheck(
-            NAME_MISMATCH, f"name(s) {missing_names} do not occur in {span.id}", span
-        )
+        return NAME_MISMATCH, f"name(s) {missing_names} do not occur in {span.id}"
+    problem = _quote_problem(said, quoted, span.id, min_containment)
+    return None if problem is None else (QUOTE_MISMATCH, problem)
+
+
+def _quote_problem(
+    said: ClaimKey, quoted: ClaimKey, span_id: str, min_containment: float
+) -> str | None:
+    """Why rule 5 fails (too few of the claim's words in the span, a negation added or
+    dropped), or None when the claim is lexically contained in the span."""
     share = containment(said.content, quoted.content)
     if share < min_containment:
-        return CitationCheck(
-            QUOTE_MISMATCH,
-            f"only {share:.0%} of the claim's words occur in {span.id} "
-            f"(at least {min_containment:.0%} needed)",
-            span,
+        return (
+            f"only {share:.0%} of the claim's words occur in {span_id} "
+            f"(at least {min_containment:.0%} needed)"
         )
-    negations = sorted((said.tokens & NEGATIONS) - quoted.tokens)
-    if negations:
-        return CitationCheck(
-            QUOTE_MISMATCH, f"negation {negations} does not occur in {span.id}", span
-        )
+    added = sorted((said.tokens & NEGATIONS) - quoted.tokens)
+    if added:
+        return f"negation {added} does not occur in {span_id}"
     dropped = sorted((quoted.tokens & NEGATIONS) - said.tokens)
     if dropped:
-        return CitationCheck(
-            QUOTE_MISMATCH, f"negation {dropped} of {span.id} is missing from the claim", span
-        )
-    return CitationCheck(None, f"restates {span.id}", span)
+        return f"negation {dropped} of {span_id} is missing from the claim"
+    return None
 
 
 def anchor_citation(claim: str, source: object, evidence: Evidence) -> CitationCheck:
@@ -373,8 +393,9 @@ def anchor_citation(claim: str, source: object, evidence: Evidence) -> CitationC
     check = check_citation(claim, source, evidence)
     if check.ok or check.reason == CITATION_MISSING:
         return check
+    said = claim_key(claim).content
     passing = [
-        (containment(claim_key(claim).content, claim_key(span.text).content), span)
+        (containment(said, claim_key(_reading(span)).content), span)
         for span in evidence.spans
         if check_citation(claim, span.id, evidence).ok
     ]

@@ -54,6 +54,15 @@ between runs never meet. The rules, in order:
    so an answer candidate is never lost). Edges are re-pointed to it, parallel
    edges of one relation collapse (max confidence, run ids unioned) and edges
    that would become self-loops are dropped.
+
+*Search.* :func:`plan_merges` finds mergeable pairs through signature blocks and a
+content-word index (:mod:`graph_server.candidates`), not by comparing every pair. Nodes
+joined by them form components; only inside a component can a cluster form, so the pairs
+that must stay apart (similar but blocked) are searched for there alone, with the exact
+similarity search. The clusters are identical to those of the O(n^2) formulation that
+compares every pair (the tests keep it as the oracle). Complexity: near-linear in the
+claims (see candidates) plus the components' exact searches and O(P log P) for P candidate
+pairs.
 """
 
 from __future__ import annotations
@@ -108,7 +117,7 @@ def plan_merges(
     checkpoint: Callable[[], None] = lambda: None,
     max_rivals: int = DEFAULT_MAX_RIVALS,
 ) -> MergePlan:
-    """Decide which nodes merge and which pairs contradict. Pure read.
+    """Decide which nodes merge and which pairs contradict (cost: module docstring). Pure read.
 
     Parameters
     ----------
@@ -133,17 +142,6 @@ def plan_merges(
     MergePlan
         The clusters, contradictions and withheld rival groups.
 
-    Notes
-    -----
-    Mergeable pairs are found through signature blocks and a content-word index
-    (:mod:`graph_server.candidates`), not by comparing every pair. Nodes joined by
-    them form components; only inside a component can a cluster form, so the pairs
-    that must stay apart (similar but blocked) are searched for there alone, with the
-    exact similarity search. The clusters are identical to those of the O(n^2)
-    formulation that compares every pair (the tests keep it as the oracle).
-    Complexity: near-linear in the claims (see candidates) plus the components'
-    exact searches and O(P log P) for P candidate pairs.
-
     Examples
     --------
     Two restatements of one reading merge; the rival reading contradicts both:
@@ -161,13 +159,34 @@ def plan_merges(
     data = [graph.nodes[node] for node in nodes]
     owner, keys, keys_of = _claim_keys(data, key_of)
     checkpoint()
+    focused = _focus_positions(nodes, focus)
+    thresholds = (jaccard_threshold, ratio_threshold)
+    linked = _linked_pairs(data, owner, keys, focused, thresholds, checkpoint)
+    checkpoint()
+    components = _components(len(nodes), linked)
+    mergeable, apart = _sort_pairs(components, data, owner, keys, keys_of, thresholds)
+    checkpoint()
+    return finish_plan(graph, nodes, owner, keys, mergeable, apart, focused, max_rivals)
 
+
+def _focus_positions(nodes: Sequence[str], focus: Iterable[str] | None) -> set[int]:
+    """The positions in ``nodes`` of the ``focus`` ids (unknown ids ignored; None: all)."""
+    if focus is None:
+        return set(range(len(nodes)))
     position_of = {node: p for p, node in enumerate(nodes)}
-    focused = (
-        set(range(len(nodes)))
-        if focus is None
-        else {position_of[n] for n in set(focus) if n in position_of}
-    )
+    return {position_of[n] for n in set(focus) if n in position_of}
+
+
+def _linked_pairs(
+    data: Sequence[dict[str, Any]],
+    owner: Sequence[int],
+    keys: Sequence[ClaimKey],
+    focused: set[int],
+    thresholds: tuple[float, float],
+    checkpoint: Callable[[], None],
+) -> set[tuple[int, int]]:
+    """The node-position pairs, one of them focused, that the candidate search finds similar
+    and no substitution or kind keeps apart: the links the components are built from."""
     blocks = block_numbers(keys, (i for i, key in enumerate(keys) if key.tokens))
     usable = sorted(blocks)
     signatures = [blocks.get(i, -1) for i in range(len(keys))]
@@ -180,7 +199,7 @@ def plan_merges(
             and pair not in linked
             and not differ_by_substitution(keys[i].content, keys[j].content)
             and not _different_kinds(data[pair[0]], data[pair[1]])
-            and is_similar(keys[i], keys[j], jaccard_threshold, ratio_threshold)
+            and is_similar(keys[i], keys[j], *thresholds)
         ):
             linked.add(pair)
 
@@ -192,17 +211,7 @@ def plan_merges(
         only_focus = ContentIndex(keys, signatures, focus_keys)
         rest = [i for i in usable if owner[i] not in focused]
         covering_pairs(keys, rest, only_focus, signatures, accept, checkpoint)
-    checkpoint()
-    mergeable, apart = _sort_pairs(
-        _components(len(nodes), linked),
-        data,
-        owner,
-        keys,
-        keys_of,
-        (jaccard_threshold, ratio_threshold),
-    )
-    checkpoint()
-    return finish_plan(graph, nodes, owner, keys, mergeable, apart, focused, max_rivals)
+    return linked
 
 
 def _claim_keys(
@@ -265,12 +274,8 @@ def finish_plan(
     focused: set[int],
     max_rivals: int = DEFAULT_MAX_RIVALS,
 ) -> MergePlan:
-    """Add the guard pairs and attack edges to the constraints and cluster.
-
-    Shared by :func:`plan_merges` and the every-pair reference in the tests.
-
-    Guard pairs of a rival group over ``max_rivals`` are not made contradictions; nor
-    need they be kept apart here, as their signatures differ and no merge can join them.
+    """Add the guard pairs and attack edges to the constraints and cluster: the end of
+    :func:`plan_merges`, shared with the every-pair reference in the tests.
 
     Parameters
     ----------
@@ -283,12 +288,11 @@ def finish_plan(
     keys : sequence of ClaimKey
         The claim keys of every node's claim and aliases.
     mergeable, apart : set of tuple of int
-        Node-position pairs the search found similar, and those of them that must stay
-        apart, each as ``(smaller, larger)``.
+        Similar node-position pairs, and those that must stay apart, each ``(smaller, larger)``.
     focused : set of int
         The positions of the focus nodes (see :func:`plan_merges`).
     max_rivals : int, optional
-        The rival cap.
+        The rival cap: the guard pairs of a larger rival group are not made contradictions.
 
     Returns
     -------
@@ -298,42 +302,74 @@ def finish_plan(
     Examples
     --------
     >>> from graph_server.fixture import claims_graph
-    >>> graph = claims_graph()  # n1, n2: one reading of Trellium's melting point; n3 a rival
     >>> from graph_server.similarity import claim_key
-    >>> nodes = ["n1", "n2", "n3"]
+    >>> graph, nodes = claims_graph(), ["n1", "n2", "n3"]  # n1, n2: one reading; n3 a rival
     >>> keys = [claim_key(graph.nodes[node]["claim"]) for node in nodes]
     >>> finish_plan(graph, nodes, [0, 1, 2], keys, {(0, 1)}, set(), {0, 1, 2}).clusters
     [['n1', 'n2']]
     >>> finish_plan(graph, nodes, [0, 1, 2], keys, {(0, 1)}, {(0, 1)}, {0, 1, 2}).clusters
     []
     """
-    rivals, over_cap = _guard_pairs(keys, max_rivals)
-    guarded = {
-        pair for pair in (_ordered(owner[i], owner[j]) for i, j in rivals) if pair[0] != pair[1]
-    }
-    withheld = []
-    for group, pairs in over_cap:
-        positions = sorted({owner[k] for k in group})
-        if any(p in focused for p in positions):
-            withheld.append((tuple(sorted(nodes[p] for p in positions)), pairs))
-    apart = apart | guarded
-    position_of = {node: p for p, node in enumerate(nodes)}
-    for src, dst, relation in graph.edges(keys=True):
-        if relation == "attacks" and src != dst:
-            apart.add(_ordered(position_of[src], position_of[dst]))
-
-    contents: list[set[frozenset[str]]] = [set() for _ in nodes]
-    for k, key in enumerate(keys):
-        contents[owner[k]].add(key.content)
-    sources = [{graph.nodes[node].get("source")} - {None} for node in nodes]
-    clusters = _cluster(len(nodes), sorted(mergeable - apart), apart, focused, (contents, sources))
+    guarded, over_cap = _guards(owner, keys, max_rivals)
+    apart = apart | guarded | _attacking(graph, nodes)
+    traits = _traits(graph, nodes, owner, keys)
+    clusters = _cluster(len(nodes), sorted(mergeable - apart), apart, focused, traits)
     return MergePlan(
         clusters=[_order_cluster(graph, [nodes[p] for p in members]) for members in clusters],
         contradictions=sorted(
             (nodes[a], nodes[b]) for a, b in guarded if a in focused or b in focused
         ),
-        withheld=sorted(withheld),
+        withheld=_withheld(over_cap, owner, nodes, focused),
     )
+
+
+def _guards(
+    owner: Sequence[int], keys: Sequence[ClaimKey], max_rivals: int
+) -> tuple[set[tuple[int, int]], list[tuple[list[int], int]]]:
+    """The guard pairs (rule 1) as node-position pairs, and the rival groups over the cap.
+
+    The pairs of an over-cap group need not be kept apart: their signatures differ, so no
+    merge can join them.
+    """
+    rivals, over_cap = _guard_pairs(keys, max_rivals)
+    ordered = (_ordered(owner[i], owner[j]) for i, j in rivals)
+    return {pair for pair in ordered if pair[0] != pair[1]}, over_cap
+
+
+def _attacking(graph: nx.MultiDiGraph, nodes: Sequence[str]) -> set[tuple[int, int]]:
+    """The node-position pairs an attacks edge joins: a merge never bridges an attack."""
+    position_of = {node: p for p, node in enumerate(nodes)}
+    return {
+        _ordered(position_of[src], position_of[dst])
+        for src, dst, relation in graph.edges(keys=True)
+        if relation == "attacks" and src != dst
+    }
+
+
+def _traits(
+    graph: nx.MultiDiGraph, nodes: Sequence[str], owner: Sequence[int], keys: Sequence[ClaimKey]
+) -> tuple[list[set[frozenset[str]]], list[set[str]]]:
+    """Per node position, the content words of each wording and the source if any: what
+    keeps two never-compared claims out of one cluster (:func:`_cluster`)."""
+    contents: list[set[frozenset[str]]] = [set() for _ in nodes]
+    for k, key in enumerate(keys):
+        contents[owner[k]].add(key.content)
+    return contents, [{graph.nodes[node].get("source")} - {None} for node in nodes]
+
+
+def _withheld(
+    over_cap: list[tuple[list[int], int]],
+    owner: Sequence[int],
+    nodes: Sequence[str],
+    focused: set[int],
+) -> list[tuple[tuple[str, ...], int]]:
+    """The over-cap rival groups touching the focus, as (node ids, rival pairs), sorted."""
+    withheld = []
+    for group, pairs in over_cap:
+        positions = sorted({owner[k] for k in group})
+        if any(p in focused for p in positions):
+            withheld.append((tuple(sorted(nodes[p] for p in positions)), pairs))
+    return sorted(withheld)
 
 
 def _similar_within(

@@ -48,7 +48,8 @@ def apply_plan(
     Parameters
     ----------
     graph : networkx.MultiDiGraph
-        The graph the plan was made for; changed in place.
+        The graph the plan was made for; changed in place (new run-id sets, so a shallow
+        copy, ``graph.copy()``, leaves the graph it was copied from as it was).
     plan : MergePlan
         What :func:`graph_server.dedup.plan_merges` decided.
     max_edges : int, optional
@@ -84,18 +85,37 @@ def apply_plan(
     >>> apply_plan(graph, plan_merges(graph, 0.7, 0.85), max_edges=1)
     ([['n1', 'n2']], [], [['n1', 'n3']])
     """
+    representative, merges = _merge_clusters(graph, plan.clusters)
+    room = None if max_edges is None else max_edges - graph.number_of_edges()
+    created, over_limit = _add_attacks(graph, plan.contradictions, representative, room)
+    return sorted(merges), created, over_limit
+
+
+def _merge_clusters(
+    graph: nx.MultiDiGraph, clusters: list[list[str]]
+) -> tuple[dict[str, str], list[list[str]]]:
+    """Fold each cluster into its first node: ``(merged id -> kept id, [kept, merged] pairs)``."""
     representative: dict[str, str] = {}
     merges: list[list[str]] = []
-    for kept, *absorbed in plan.clusters:
+    for kept, *absorbed in clusters:
         for node in absorbed:
             _absorb(graph, kept, node)
             representative[node] = kept
             merges.append([kept, node])
+    return representative, merges
 
-    room = None if max_edges is None else max_edges - graph.number_of_edges()
+
+def _add_attacks(
+    graph: nx.MultiDiGraph,
+    contradictions: list[tuple[str, str]],
+    representative: dict[str, str],
+    room: int | None,
+) -> tuple[list[list[str]], list[list[str]]]:
+    """Give each contradiction (by kept node) its missing mutual attacks while they fit in
+    ``room`` more edges (None: no limit): ``(created, over_limit)`` pairs, sorted."""
     created: set[tuple[str, str]] = set()
     over_limit: set[tuple[str, str]] = set()
-    for a, b in plan.contradictions:
+    for a, b in contradictions:
         ra, rb = representative.get(a, a), representative.get(b, b)
         if ra == rb:
             continue
@@ -111,16 +131,14 @@ def apply_plan(
             room -= len(missing)
         if missing:
             created.add((min(ra, rb), max(ra, rb)))
-    return (
-        sorted(merges),
-        [list(pair) for pair in sorted(created)],
-        [list(pair) for pair in sorted(over_limit)],
-    )
+    return [list(pair) for pair in sorted(created)], [list(pair) for pair in sorted(over_limit)]
 
 
 def _absorb(graph: nx.MultiDiGraph, kept: str, node: str) -> None:
     target, source = graph.nodes[kept], graph.nodes[node]
-    target["run_ids"] |= source["run_ids"]
+    # New sets, never |=: a shallow copy of the graph (networkx's graph.copy()) shares its
+    # run-id sets with the caller's graph, which must not grow with this one.
+    target["run_ids"] = target["run_ids"] | source["run_ids"]
     target["aliases"] = sorted(
         (set(target["aliases"]) | set(source["aliases"]) | {source["claim"]}) - {target["claim"]}
     )
@@ -143,6 +161,6 @@ def _absorb(graph: nx.MultiDiGraph, kept: str, node: str) -> None:
         if graph.has_edge(src, dst, relation):
             existing = graph.edges[src, dst, relation]
             existing["confidence"] = max(existing["confidence"], data["confidence"])
-            existing["run_ids"] |= data["run_ids"]
+            existing["run_ids"] = existing["run_ids"] | data["run_ids"]
         else:
             graph.add_edge(src, dst, key=relation, **data)

@@ -11,7 +11,7 @@ import re
 
 from graph_server.html_view import Document, Items, NodeLink, Page, Section, render_page
 from graph_server.mermaid import node_state
-from graph_server.record_data import GraphData
+from graph_server.record_data import GraphData, NodeData
 
 _SPAN = re.compile(r"D(\d+)\.(\d+)")
 
@@ -44,16 +44,12 @@ def graph_html(
     Examples
     --------
     >>> import re
-    >>> graph = {
-    ...     "graph_id": "g1",
-    ...     "nodes": [
-    ...         {"id": "A", "claim": "Acme paid", "type": "given", "refuted": False},
-    ...         {"id": "B", "claim": "Acme is broke", "type": "inference", "refuted": True,
-    ...          "refute_reason": "no evidence"},
-    ...         {"id": "Z", "claim": "Acme is solvent", "type": "conclusion", "refuted": False},
-    ...     ],
-    ...     "edges": [{"src": "A", "dst": "Z", "relation": "supports"}],
-    ... }
+    >>> nodes = [{"id": "A", "claim": "Acme paid", "type": "given", "refuted": False},
+    ...          {"id": "B", "claim": "Acme is broke", "type": "inference", "refuted": True,
+    ...           "refute_reason": "no evidence"},
+    ...          {"id": "Z", "claim": "Acme is solvent", "type": "conclusion", "refuted": False}]
+    >>> edges = [{"src": "A", "dst": "Z", "relation": "supports"}]
+    >>> graph = {"graph_id": "g1", "nodes": nodes, "edges": edges}
     >>> html = graph_html(graph, {"D1.1": "Acme paid.", "note": "An aside."}, ["A"], [])
     >>> print(re.search(r'<p class="statement">(.*?)</p>', html)[1])
     Exported from the graph store; claims by status: 1 candidate, 1 refuted, 1 surviving.
@@ -66,37 +62,39 @@ def graph_html(
         node["id"]: node_state(node, None, conclusions, set(surviving), set(disputed))
         for node in nodes
     }
-    refuted = [node for node in nodes if node["refuted"]]
-    counts = {
-        state: sum(1 for s in states.values() if s == state) for state in set(states.values())
-    }
-    summary = ", ".join(f"{counts[state]} {state}" for state in sorted(counts)) or "empty"
     return render_page(
         Page(
             title=f"graph {graph['graph_id']}",
             headline=f"Graph {graph['graph_id']}: {len(nodes)} claims, {len(graph['edges'])} links",
-            statement=f"Exported from the graph store; claims by status: {summary}.",
+            statement=f"Exported from the graph store; claims by status: {_tally(states)}.",
             graph=graph,
             states=states,
             documents=_documents(evidence),
-            sections=[
-                Section(
-                    "disputes",
-                    "Refuted and disputed claims",
-                    [
-                        "Refuted:",
-                        Items(
-                            [
-                                [NodeLink(n["id"], n["id"]), f": {n['refute_reason']}"]
-                                for n in refuted
-                            ]
-                        ),
-                        "Disputed (in a contradiction):",
-                        Items([[NodeLink(n, n)] for n in disputed]),
-                    ],
-                )
-            ],
+            sections=[_disputes(nodes, disputed)],
         )
+    )
+
+
+def _tally(states: dict[str, str]) -> str:
+    """How many claims are in each state, states in alphabetical order ("empty" for none)."""
+    counts = {
+        state: sum(1 for s in states.values() if s == state) for state in set(states.values())
+    }
+    return ", ".join(f"{counts[state]} {state}" for state in sorted(counts)) or "empty"
+
+
+def _disputes(nodes: list[NodeData], disputed: list[str]) -> Section:
+    """The section listing the refuted claims with their reasons, then the disputed ones."""
+    refuted = [node for node in nodes if node["refuted"]]
+    return Section(
+        "disputes",
+        "Refuted and disputed claims",
+        [
+            "Refuted:",
+            Items([[NodeLink(n["id"], n["id"]), f": {n['refute_reason']}"] for n in refuted]),
+            "Disputed (in a contradiction):",
+            Items([[NodeLink(n, n)] for n in disputed]),
+        ],
     )
 
 

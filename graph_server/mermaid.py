@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from graph_server.record_data import GraphData, NodeData
+from graph_server.record_data import EdgeData, GraphData, NodeData
 
 DEFAULT_MAX_NODES = 60
 LABEL_CHARS = 90
@@ -76,9 +76,7 @@ def flowchart(
     priority: Iterable[str] = (),
     max_nodes: int = DEFAULT_MAX_NODES,
 ) -> str:
-    """The Mermaid source (without fences) for ``graph`` (as ``GraphStore.get_graph`` returns).
-
-    Output is deterministic for equal input. O(V log V + E).
+    """The Mermaid flowchart of ``graph``, the same for equal input. O(V log V + E).
 
     Parameters
     ----------
@@ -102,13 +100,10 @@ def flowchart(
 
     Examples
     --------
-    >>> graph = {
-    ...     "nodes": [
-    ...         {"id": "A", "claim": "Rack 7 is in hall B", "type": "given", "refuted": False},
-    ...         {"id": "Z", "claim": "Rack 7 is cooled", "type": "conclusion", "refuted": False},
-    ...     ],
-    ...     "edges": [{"src": "A", "dst": "Z", "relation": "supports"}],
-    ... }
+    >>> given = {"id": "A", "claim": "Rack 7 is in hall B", "type": "given", "refuted": False}
+    >>> answer = {"id": "Z", "claim": "Rack 7 is cooled", "type": "conclusion", "refuted": False}
+    >>> supports = {"src": "A", "dst": "Z", "relation": "supports"}
+    >>> graph = {"nodes": [given, answer], "edges": [supports]}
     >>> chart = flowchart(graph, chosen="Z", candidates=["Z"], surviving=["A", "Z"], disputed=[])
     >>> print("\\n".join(line for line in chart.splitlines() if "classDef" not in line))
     flowchart TD
@@ -119,44 +114,63 @@ def flowchart(
         class n0 surviving
     """
     nodes = {node["id"]: node for node in graph["nodes"]}
-    candidate_set = set(candidates)
-    surviving_set = set(surviving)
-    disputed_set = set(disputed)
+    candidate_set, surviving_set, disputed_set = set(candidates), set(surviving), set(disputed)
     kept = _select(graph, nodes, chosen, candidate_set, disputed_set, list(priority), max_nodes)
     alias = {node_id: f"n{i}" for i, node_id in enumerate(sorted(kept))}
-    lines = ["flowchart TD"]
     classes: dict[str, list[str]] = {name: [] for name in _CLASS_STYLES}
-    for node_id in sorted(kept):
-        node = nodes[node_id]
-        left, right = _SHAPES.get(node["type"], _SHAPES["inference"])
-        label = escape_label(f"{node['claim']} ({node_id})")
-        lines.append(f"    {alias[node_id]}{left}{label}{right}")
-        state = node_state(node, chosen, candidate_set, surviving_set, disputed_set)
-        classes[state].append(alias[node_id])
+    for node_id, short in alias.items():
+        state = node_state(nodes[node_id], chosen, candidate_set, surviving_set, disputed_set)
+        classes[state].append(short)
+    edge_lines, attack_links = _edge_lines(graph["edges"], alias)
+    lines = ["flowchart TD", *_node_lines(nodes, alias), *edge_lines]
+    lines += _style_lines(classes, attack_links)
+    lines += _omitted_note(len(nodes), len(kept), len(graph["edges"]), len(edge_lines))
+    return "\n".join(lines)
+
+
+def _node_lines(nodes: dict[str, NodeData], alias: dict[str, str]) -> list[str]:
+    """One line a drawn node, its shape saying its type and its label its claim and id."""
+    lines = []
+    for node_id, short in alias.items():
+        left, right = _SHAPES.get(nodes[node_id]["type"], _SHAPES["inference"])
+        label = escape_label(f"{nodes[node_id]['claim']} ({node_id})")
+        lines.append(f"    {short}{left}{label}{right}")
+    return lines
+
+
+def _edge_lines(edges: list[EdgeData], alias: dict[str, str]) -> tuple[list[str], list[int]]:
+    """One line an edge between drawn nodes, and the indices of the attacks among them (for
+    their red ``linkStyle``)."""
+    lines: list[str] = []
     attack_links: list[int] = []
-    drawn = 0
-    for edge in graph["edges"]:
-        if edge["src"] not in kept or edge["dst"] not in kept:
+    for edge in edges:
+        if edge["src"] not in alias or edge["dst"] not in alias:
             continue
+        if edge["relation"] == "attacks":
+            attack_links.append(len(lines))
         arrow = _ARROWS.get(edge["relation"], "-->")
         lines.append(f"    {alias[edge['src']]} {arrow} {alias[edge['dst']]}")
-        if edge["relation"] == "attacks":
-            attack_links.append(drawn)
-        drawn += 1
-    for name, style in _CLASS_STYLES.items():
-        lines.append(f"    classDef {name} {style}")
-    for name, members in classes.items():
-        if members:
-            lines.append(f"    class {','.join(members)} {name}")
+    return lines, attack_links
+
+
+def _style_lines(classes: dict[str, list[str]], attack_links: list[int]) -> list[str]:
+    """The class definitions, each class's members and the attacks' red stroke."""
+    lines = [f"    classDef {name} {style}" for name, style in _CLASS_STYLES.items()]
+    lines += [
+        f"    class {','.join(members)} {name}" for name, members in classes.items() if members
+    ]
     if attack_links:
         lines.append(f"    linkStyle {','.join(map(str, attack_links))} stroke:#c62828")
-    omitted_nodes = len(nodes) - len(kept)
-    if omitted_nodes:
-        omitted_edges = len(graph["edges"]) - drawn
-        lines.append(
-            f"    %% {omitted_nodes} of {len(nodes)} nodes and {omitted_edges} edges not drawn"
-        )
-    return "\n".join(lines)
+    return lines
+
+
+def _omitted_note(nodes: int, drawn_nodes: int, edges: int, drawn_edges: int) -> list[str]:
+    """The closing comment of a cut chart, saying how much was left out (none when whole)."""
+    if drawn_nodes == nodes:
+        return []
+    return [
+        f"    %% {nodes - drawn_nodes} of {nodes} nodes and {edges - drawn_edges} edges not drawn"
+    ]
 
 
 def node_state(

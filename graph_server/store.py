@@ -98,11 +98,10 @@ class GraphStore(StoreEdits):
         dedup: Dedup = True,
         cancel: CancelCheck | None = None,
     ) -> AssertGraphAnswer:
-        """Ingest nodes and edges, keep the valid ones, deduplicate the new nodes.
+        """Ingest nodes and edges, keep the valid ones (each refused item is reported in
+        ``rejected`` with its position ``at`` and reason), deduplicate the new nodes against
+        the whole graph (:mod:`graph_server.dedup`). Re-sending a payload changes nothing.
 
-        Each rejected item is reported with its position (``at``) and reason; accepted
-        items stay. Re-sending the same payload changes nothing. New nodes are deduplicated
-        against the whole graph (:mod:`graph_server.dedup`) unless ``dedup`` is false.
         ``source`` is what a claim is anchored to: for a given, the evidence span it cites
         (checked when the graph has evidence, see :meth:`add_evidence`); two nodes with
         different sources are never merged, and an id keeps its first source. A group of
@@ -123,8 +122,7 @@ class GraphStore(StoreEdits):
         dedup : bool, default True
             False stores every node as sent (``"true"``/``"false"`` are accepted too).
         cancel : callable, optional
-            Checked between batches; if it returns True before the commit point, every
-            change of this call is undone.
+            Checked between batches (see ``Cancelled`` below).
 
         Returns
         -------
@@ -142,16 +140,16 @@ class GraphStore(StoreEdits):
             Over ``max_items_per_call``, ``max_graphs`` or the memory budget
             (``max_claim_bytes``): nothing is applied.
         Cancelled
-            When ``cancel`` fired before the commit point: nothing is applied.
+            When ``cancel`` returned True before the commit point: every change of this call
+            is undone.
 
         Examples
         --------
-        >>> store = GraphStore()
         >>> nodes = [{"id": "A", "claim": "rack 7 is in hall B", "type": "given"},
         ...          {"id": "Z", "claim": "x9 is in hall B", "type": "conclusion"},
         ...          {"id": "Q", "claim": "a guess", "type": "guess"}]
-        >>> answer = store.assert_graph("g", nodes, [{"from": "A", "to": "Z",
-        ...                              "relation": "supports"}], run_id="r1")
+        >>> edges = [{"from": "A", "to": "Z", "relation": "supports"}]
+        >>> answer = GraphStore().assert_graph("g", nodes, edges, run_id="r1")
         >>> answer.accepted_nodes, answer.accepted_edges
         (['A', 'Z'], [['A', 'Z', 'supports']])
         >>> answer.rejected[0].at
@@ -159,20 +157,12 @@ class GraphStore(StoreEdits):
         """
         run = self._optional_id("run_id", run_id)
         dedup_flag = required("dedup", check_flag("dedup", dedup))
-        items = check_list("nodes", nodes)
-        links = check_list("edges", [] if edges is None else edges)
-        check_count("nodes + edges", len(items) + len(links), self.limits.max_items_per_call)
+        items, links = _payload(nodes, edges, self.limits.max_items_per_call)
         checkpoint = checkpoint_for(cancel)
         with self._locked(graph_id, create=True) as (name, state):
             undo = Undo()
             try:
-                result = self._ingest(name, state, items, links, run, undo, checkpoint)
-                thresholds = (self.jaccard_threshold, self.ratio_threshold)
-                merges, contradictions, withheld = (
-                    self._dedup(state, thresholds, list(result.new_nodes), checkpoint)
-                    if dedup_flag
-                    else ([], [], [])
-                )
+                answer = self._write(name, state, (items, links, run), dedup_flag, undo, checkpoint)
             except Interrupted:
                 self._roll_back(name, state, undo)
                 raise Cancelled("assert_graph") from None
@@ -180,6 +170,27 @@ class GraphStore(StoreEdits):
                 self._roll_back(name, state, undo)
                 raise
             self._settle(name, state)
+        return answer
+
+    def _write(
+        self,
+        name: str,
+        state: GraphState,
+        payload: tuple[list[Any], list[Any], str | None],
+        dedup: bool,
+        undo: Undo,
+        checkpoint: Callable[[], None],
+    ) -> AssertGraphAnswer:
+        """The work of :meth:`assert_graph` under its lock: ingest ``(nodes, edges, run_id)``
+        recording ``undo``, then deduplicate the new nodes if ``dedup``."""
+        items, links, run = payload
+        result = self._ingest(name, state, items, links, run, undo, checkpoint)
+        thresholds = (self.jaccard_threshold, self.ratio_threshold)
+        merges, contradictions, withheld = (
+            self._dedup(state, thresholds, list(result.new_nodes), checkpoint)
+            if dedup
+            else ([], [], [])
+        )
         return AssertGraphAnswer(
             accepted_nodes=result.accepted_nodes,
             accepted_edges=result.accepted_edges,
@@ -422,6 +433,15 @@ class GraphStore(StoreEdits):
             # Merged claims stay charged to the budget while live, so they are on reload too.
             self._charge(state, Undo(claim_bytes=merged_bytes))
             check_merge_chains(state, merged_into)
+
+
+def _payload(nodes: Any, edges: Any, limit: int) -> tuple[list[Any], list[Any]]:
+    """``nodes`` and ``edges`` as lists (None: no edges), refused unless both are lists and
+    hold at most ``limit`` items together."""
+    items = check_list("nodes", nodes)
+    links = check_list("edges", [] if edges is None else edges)
+    check_count("nodes + edges", len(items) + len(links), limit)
+    return items, links
 
 
 def _threshold(field: str, value: float | None, default: float) -> float:

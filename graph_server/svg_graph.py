@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from graph_server.layout import Placement, layered
-from graph_server.record_data import GraphData, NodeData
+from graph_server.record_data import EdgeData, GraphData, NodeData
 
 NODE_W = 232
 NODE_H = 58
@@ -137,8 +137,7 @@ def draw(
         A ``get_graph`` payload: ``nodes`` (``id``, ``claim``, ``type``, optionally
         ``source``) and ``edges`` (``src``, ``dst``, ``relation``).
     states : dict of str to str
-        Each node's state, written into its classes (``st-<state>``; default
-        ``unsupported``).
+        Each node's state, written into its classes (``st-<state>``; default ``unsupported``).
     arguments : sequence of sequence of str
         The answer's arguments as node ids; each is drawn in its own colour.
     answer : str or None
@@ -154,17 +153,11 @@ def draw(
 
     Examples
     --------
-    >>> graph = {
-    ...     "nodes": [
-    ...         {"id": "A", "claim": "Acme paid <40> invoices", "type": "given"},
-    ...         {"id": "B", "claim": "Acme is rich", "type": "inference"},
-    ...         {"id": "Z", "claim": "Acme is solvent", "type": "conclusion"},
-    ...     ],
-    ...     "edges": [
-    ...         {"src": "A", "dst": "Z", "relation": "supports"},
-    ...         {"src": "B", "dst": "Z", "relation": "supports"},
-    ...     ],
-    ... }
+    >>> nodes = [{"id": "A", "claim": "Acme paid <40> invoices", "type": "given"},
+    ...          {"id": "B", "claim": "Acme is rich", "type": "inference"},
+    ...          {"id": "Z", "claim": "Acme is solvent", "type": "conclusion"}]
+    >>> edges = [{"src": src, "dst": "Z", "relation": "supports"} for src in ("A", "B")]
+    >>> graph = {"nodes": nodes, "edges": edges}
     >>> refused = [RefusedLink("B", "Z", "look_alike", "B restates the question")]
     >>> drawing = draw(graph, {"A": "proved", "Z": "proved"}, [["A", "Z"]], "Z", refused)
     >>> drawing.index, drawing.edges
@@ -178,48 +171,60 @@ def draw(
     relations = [(e["src"], e["dst"], e["relation"]) for e in graph["edges"]]
     answers = [n for n in ids if nodes[n]["type"] == "conclusion"]
     grid = _grid(layered(ids, relations, last=answers))
+    member = _memberships(arguments)
+    on_argument = set(member) | set(answers)
+    parts: list[str] = []
+    drawn: list[tuple[int, int, str, str | None]] = []
+    for src, dst, relation, link in _edge_list(graph["edges"], nodes, refused):
+        colour = None if link else _shared_argument(member, src, dst, answer, len(arguments))
+        parts.append(_edge(len(drawn), grid, src, dst, relation, states, colour, link, on_argument))
+        drawn.append((index[src], index[dst], relation, link.reason if link else None))
+    parts += [_node(index[n], nodes[n], grid, states, member.get(n, []), on_argument) for n in ids]
+    return Drawing(svg=_svg(grid, parts, len(ids)), index=index, edges=drawn)
+
+
+def _memberships(arguments: Sequence[Sequence[str]]) -> dict[str, list[int]]:
+    """Each node's argument numbers, in order: one coloured ring each."""
     member: dict[str, list[int]] = {}
     for k, argument in enumerate(arguments):
         for node_id in argument:
             member.setdefault(node_id, []).append(k)
-    on_argument = set(member) | set(answers)
-    parts: list[str] = []
-    drawn: list[tuple[int, int, str, str | None]] = []
+    return member
+
+
+def _edge_list(
+    edges: list[EdgeData], nodes: dict[str, NodeData], refused: Sequence[RefusedLink]
+) -> list[tuple[str, str, str, RefusedLink | None]]:
+    """The lines to draw, in order: each edge between known nodes with the refused link that
+    restyles it (an attack is never restyled), then the refused links that match no edge."""
     why = {(link.src, link.dst): link for link in refused}
-    for edge in sorted(graph["edges"], key=lambda e: (e["src"], e["dst"], e["relation"])):
+    lines: list[tuple[str, str, str, RefusedLink | None]] = []
+    for edge in sorted(edges, key=lambda e: (e["src"], e["dst"], e["relation"])):
         src, dst, relation = edge["src"], edge["dst"], edge["relation"]
-        if src not in nodes or dst not in nodes:
-            continue
-        link = why.pop((src, dst), None) if relation != "attacks" else None
-        colour = (
-            _shared_argument(member, src, dst, answer, len(arguments)) if link is None else None
-        )
-        parts.append(_edge(len(drawn), grid, src, dst, relation, states, colour, link, on_argument))
-        drawn.append((index[src], index[dst], relation, link.reason if link else None))
-    for (src, dst), link in sorted(why.items()):
         if src in nodes and dst in nodes:
-            parts.append(
-                _edge(len(drawn), grid, src, dst, "refused", states, None, link, on_argument)
-            )
-            drawn.append((index[src], index[dst], "refused", link.reason))
-    for node_id in ids:
-        parts.append(
-            _node(
-                index[node_id], nodes[node_id], grid, states, member.get(node_id, []), on_argument
-            )
-        )
+            link = why.pop((src, dst), None) if relation != "attacks" else None
+            lines.append((src, dst, relation, link))
+    lines += [
+        (src, dst, "refused", link)
+        for (src, dst), link in sorted(why.items())
+        if src in nodes and dst in nodes
+    ]
+    return lines
+
+
+def _svg(grid: Grid, parts: list[str], claims: int) -> str:
+    """The ``<svg>`` element holding ``parts``, its view box centred on the drawing."""
     width, height = grid.width, grid.height
     # A small graph is shown at no more than about its natural size, centred.
     view_w, view_h = max(width, MIN_VIEW[0]), max(height, MIN_VIEW[1])
     left, top = (width - view_w) // 2, (height - view_h) // 2
     view = f"{left} {top} {view_w} {view_h}"
-    svg = (
+    return (
         f'<svg id="graph" xmlns="http://www.w3.org/2000/svg" viewBox="{view}" '
         f'data-view="{view}" role="group" '
-        f'aria-label="argument graph, {len(ids)} claims">'
+        f'aria-label="argument graph, {claims} claims">'
         f'{_markers()}<g id="viewport">{"".join(parts)}</g></svg>'
     )
-    return Drawing(svg=svg, index=index, edges=drawn)
 
 
 @dataclass(frozen=True)

@@ -94,3 +94,17 @@ def test_a_given_that_drops_the_negation_of_its_span_says_the_opposite() -> None
     check = check_citation("Braskthorpe is on the coast.", "D1.1", evidence)
     assert check.reason == QUOTE_MISMATCH and "missing from the claim" in check.detail
     assert check_citation("Braskthorpe is not on the coast.", "D1.1", evidence).ok
+
+
+def test_the_repair_ranks_spans_by_the_reading_the_check_reads() -> None:
+    # D1.2 says all of the claim once its "It" is read as Harrow Mill; D2.1 only 3 of its 4
+    # content words. Ranked by bare text, D1.2 would score 2 of 4 and lose to D2.1.
+    evidence = build_evidence(
+        [
+            "Harrow Mill stands on the Tarn. It was founded in 1790 by monks.",
+            "Harrow Mill was founded in 1790 by the Ferrow family.",
+            "Harrow Mill closed in 1905.",
+        ]
+    )
+    check = anchor_citation("Harrow Mill was founded in 1790 by monks", "D3.1", evidence)
+    assert check.ok and check.span is not None and check.span.id == "D1.2"

@@ -268,3 +268,19 @@ def test_same_claim_agrees_with_what_the_store_merges(first: list[str], second: 
     a, b = " ".join(first), " ".join(second)
     _, result = two_runs(node("a", a, "inference"), node("b", b, "inference"))
     assert same_claim(a, b) == bool(result.auto_merged)
+
+
+def test_applying_a_plan_to_a_shallow_copy_leaves_the_original_graph_as_it_was() -> None:
+    # networkx's graph.copy() shares attribute values: a merge must not grow the run-id sets
+    # of the graph it was copied from.
+    from graph_server.dedup import apply_plan, plan_merges
+    from graph_server.fixture import TRELLIUM, claims_graph
+
+    original = claims_graph([*TRELLIUM, ("g", "the lab notes list trellium", "r1")])
+    original.add_edge("g", "n1", key="supports", confidence=0.7, run_ids={"r1"})
+    original.add_edge("g", "n2", key="supports", confidence=0.7, run_ids={"r2"})
+    trial = original.copy()
+    assert apply_plan(trial, plan_merges(trial, 0.7, 0.85))[0] == [["n1", "n2"]]
+    assert trial.nodes["n1"]["run_ids"] == trial.edges["g", "n1", "supports"]["run_ids"]
+    assert original.nodes["n1"]["run_ids"] == {"r1"}
+    assert original.edges["g", "n1", "supports"]["run_ids"] == {"r1"}

@@ -11,11 +11,13 @@ prints one row per run:
 - the outcome (the report's headline) and whether it is the expected "Yes";
 - the main-job rule of :mod:`evals.studies.rack7_seeds` (every argument of an answer passes
   through server x9, width at most 2, the conclusion names x9);
-- the calls, the model's seconds (the sum of the call latencies in report.json) and the
-  command's wall clock, model start-up included.
+- the calls, the model's seconds (the sum of the call latencies in report.json: calls that
+  run at the same time on a server's slots each count their own latency, so this sum can
+  exceed the wall clock) and the command's wall clock, model start-up included.
 
-The last lines total each model and give the ratio of model seconds, the first model over
-each other one. Seconds depend on the machine's load: compare them only within one run.
+The last lines total each model and give the ratios of model seconds and of wall seconds, the
+first model over each other one. Seconds depend on the machine's load: compare them only
+within one run.
 """
 
 from __future__ import annotations
@@ -120,11 +122,12 @@ def summary(outcomes: list[Outcome], models: list[str]) -> list[str]:
             f"{broken}; model {sum(r.model_s for r in runs):.1f} s, "
             f"wall {sum(r.wall_s for r in runs):.1f} s"
         )
-    first = sum(r.model_s for r in by_model[models[0]])
-    for model in models[1:]:
-        other = sum(r.model_s for r in by_model[model])
-        ratio = f"{first / other:.2f}x" if other else "n/a (no model time)"
-        lines.append(f"model seconds, {models[0]} over {model}: {ratio}")
+    for label, seconds in (("model seconds", "model_s"), ("wall seconds", "wall_s")):
+        first = sum(getattr(r, seconds) for r in by_model[models[0]])
+        for model in models[1:]:
+            other = sum(getattr(r, seconds) for r in by_model[model])
+            ratio = f"{first / other:.2f}x" if other else "n/a (none measured)"
+            lines.append(f"{label}, {models[0]} over {model}: {ratio}")
     return lines
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from corpus.embed import Embedder
 from corpus.entities import FUNCTION_WORDS, entity_key, extract_entities, names_in
 from corpus.evidence import split_sentences
-from corpus.index import QueryGuard, open_index
+from corpus.index import QueryGuard
 from corpus.index_pin import PinnedIndex
 from corpus.retrieval import (
     DEFAULT_DEPTH,
@@ -42,12 +42,12 @@ from corpus.retrieval import (
     Hit,
     Rankings,
     Searcher,
-    check_hyde,
-    check_queries,
-    check_weight,
+    check_retrieval,
     keep_own,
+    own_best,
     query_terms,
     rrf_fuse,
+    searching,
 )
 
 MAX_HOPS = 6
@@ -101,19 +101,11 @@ class PlanRetrieval:
 
     Examples
     --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from corpus import ingest
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> docs, index = Path(tmp.name, "docs"), Path(tmp.name, "docs.sqlite")
-    >>> docs.mkdir()
-    >>> _ = (docs / "foundry.md").write_text("Rookcombe Foundry was founded by Tamsin Vell.")
-    >>> _ = ingest(docs, index, dense=False)
-    >>> found = retrieve_plan(index, "Who founded Rookcombe Foundry?",
-    ...                       ["Who founded Rookcombe Foundry?"], k=1, dense=False)
-    >>> [hit.path for hit in found.hits], found.hops[0].bridge, found.dense_used
-    (['foundry.md'], ('Tamsin Vell',), False)
-    >>> tmp.cleanup()
+    >>> asked = "Who founded Rookcombe Foundry?"
+    >>> hop = Hop(asked, (asked,), ("foundry.md#p1c1",), ("Tamsin Vell",))
+    >>> found = PlanRetrieval((), (hop,), False, "dense retrieval was turned off", ())
+    >>> found.hops[0].bridge, found.dense_used
+    (('Tamsin Vell',), False)
     """
 
     hits: tuple[Hit, ...]
@@ -161,34 +153,37 @@ def check_plan(question: str, plan: Sequence[str]) -> list[str]:
         raise PlanError(f"plan must be a list of 1 to {MAX_HOPS} sub-questions, got {plan!r}")
     asked = entity_key(question)
     asked_stems = _stems(question)
-    cleaned: list[str] = []
-    for number, sub in enumerate(plan):
-        if not isinstance(sub, str) or not sub.strip():
-            raise PlanError(f"plan[{number}] must be a non-empty string, got {sub!r}")
-        sub = " ".join(sub.split())
-        if _CUT_SHORT.search(sub):
-            raise PlanError(f"plan[{number}] {sub!r} ends on an article: it is cut short")
-        names = names_in(sub)
-        for name in names:
-            if name.startswith("#") and not 1 <= int(name[1:]) <= number:
-                raise PlanError(
-                    f"plan[{number}] {sub!r} refers to {name}, which is not an earlier "
-                    f"sub-question (it may refer to #1 to #{number})"
-                    if number
-                    else f"plan[0] {sub!r} refers to {name}, but the first sub-question "
-                    "can refer to no earlier one"
-                )
-            if not name.startswith("#") and name not in asked:
-                raise PlanError(
-                    f"plan[{number}] {sub!r} names {name!r}, which the question does not name"
-                )
-        if not names and not _stems(sub) <= asked_stems:
+    return [_check_sub(number, sub, asked, asked_stems) for number, sub in enumerate(plan)]
+
+
+def _check_sub(number: int, sub: object, asked: str, asked_stems: set[str]) -> str:
+    """Sub-question ``number`` of a plan, whitespace collapsed, or the :class:`PlanError` of
+    :func:`check_plan` (``asked``: the question's entity key; ``asked_stems``: its stems)."""
+    if not isinstance(sub, str) or not sub.strip():
+        raise PlanError(f"plan[{number}] must be a non-empty string, got {sub!r}")
+    sub = " ".join(sub.split())
+    if _CUT_SHORT.search(sub):
+        raise PlanError(f"plan[{number}] {sub!r} ends on an article: it is cut short")
+    names = names_in(sub)
+    for name in names:
+        if name.startswith("#") and not 1 <= int(name[1:]) <= number:
             raise PlanError(
-                f"plan[{number}] {sub!r} names nothing in the question or an earlier hop "
-                "(no #k, no name of the question)"
+                f"plan[{number}] {sub!r} refers to {name}, which is not an earlier "
+                f"sub-question (it may refer to #1 to #{number})"
+                if number
+                else f"plan[0] {sub!r} refers to {name}, but the first sub-question "
+                "can refer to no earlier one"
             )
-        cleaned.append(sub)
-    return cleaned
+        if not name.startswith("#") and name not in asked:
+            raise PlanError(
+                f"plan[{number}] {sub!r} names {name!r}, which the question does not name"
+            )
+    if not names and not _stems(sub) <= asked_stems:
+        raise PlanError(
+            f"plan[{number}] {sub!r} names nothing in the question or an earlier hop "
+            "(no #k, no name of the question)"
+        )
+    return sub
 
 
 def bridge_names(query: str, text: str) -> list[str]:
@@ -309,56 +304,27 @@ def retrieve_plan(
     hyde: str | None = None,
 ) -> PlanRetrieval:
     """The top ``k`` chunks for ``question`` and its ``plan``, hop by hop (module docstring).
-
-    Cost: one :func:`corpus.retrieval.retrieve` per query of each hop, plus one for the
-    question.
+    Cost: one :func:`corpus.retrieval.retrieve` per query of each hop and one for the question.
 
     Parameters
     ----------
-    index_path : Path, str or PinnedIndex
-        An ingested index.
-    question : str
-        The multi-hop question.
+    index_path, question, k, dense, depth, guard, hyde : optional
+        As for :func:`corpus.retrieval.retrieve` (``depth`` may be 0: then ``4 * k``).
     plan : sequence of str
-        Its sub-questions, ``#k`` standing for the answer of sub-question ``k``
-        (:func:`check_plan`).
-    k : int, optional
-        Chunks returned, 1 to :data:`~corpus.retrieval.MAX_K` (default 8).
-    dense : bool or Embedder, optional
-        As for :func:`corpus.retrieval.retrieve`.
-    entities : float, optional
-        Weight of each hop's entity-graph ranking (seeded with the hop's best chunks and the
-        bridge names it was filled with); 0 (the default) for none.
-    keep : int, optional
-        How many of the question's own best hits stay in the top ``k`` (at most ``k // 2``,
-        :func:`corpus.retrieval.keep_own`).
-    depth : int, optional
-        Length of each single ranking (raised to ``4 * k``).
-    guard : QueryGuard, optional
-        The time limit and cancellation check for every query.
-    variants : sequence of str, optional
-        Other phrasings of the question (a model's rewrites), at most
-        :data:`~corpus.retrieval.MAX_VARIANTS`: fused into the question's own ranking, as
-        :func:`corpus.retrieval.retrieve` fuses them; the hits kept by ``keep`` are still
-        the question's own.
-    hyde : str, optional
-        A hypothetical answer passage whose dense ranking joins the question's ranking
-        (:func:`corpus.retrieval.retrieve`).
+        Sub-questions, ``#k`` standing for the answer of sub-question ``k`` (:func:`check_plan`).
+    entities, keep, variants : float, int and sequence of str, optional
+        Each hop's entity-graph ranking weight (0: none); the question's own best hits kept in
+        the top ``k``; its rewrites (fused into its ranking; ``keep`` keeps only its own hits).
 
     Returns
     -------
     PlanRetrieval
-        The hits, each hop's queries, ranking and bridge, and the chunks dropped to keep the
-        question's own hits.
+        The hits, each hop's queries, ranking and bridge, and the chunks dropped for ``keep``.
 
     Raises
     ------
-    PlanError
-        When the plan fails :func:`check_plan`.
-    ValueError
-        For another bad argument.
-    CorpusIndexError
-        For an unusable index.
+    PlanError, ValueError, CorpusIndexError
+        A plan :func:`check_plan` refuses; another bad argument; an unusable index.
 
     Examples
     --------
@@ -366,64 +332,89 @@ def retrieve_plan(
     >>> from pathlib import Path
     >>> from corpus import ingest
     >>> tmp = tempfile.TemporaryDirectory()
-    >>> docs, index = Path(tmp.name, "docs"), Path(tmp.name, "docs.sqlite")
-    >>> docs.mkdir()
+    >>> docs, index = Path(tmp.name), Path(tmp.name, ".index.sqlite")  # hidden: not ingested
     >>> _ = (docs / "foundry.md").write_text("Rookcombe Foundry was founded by Tamsin Vell.")
     >>> _ = (docs / "vell.md").write_text("Tamsin Vell was born in Harrowgate.")
-    >>> _ = (docs / "mill.md").write_text("Kestrel Mill was founded by Oren Dask.")
     >>> _ = ingest(docs, index, dense=False)
-    >>> q = "In which town was the founder of Rookcombe Foundry born?"
     >>> plan = ["Who founded Rookcombe Foundry?", "In which town was #1 born?"]
-    >>> found = retrieve_plan(index, q, plan, k=2, dense=False)
-    >>> found.hops[1].queries[0]
-    'In which town was Tamsin Vell born?'
-    >>> [hit.path for hit in found.hits]
-    ['foundry.md', 'vell.md']
+    >>> found = retrieve_plan(index, "Where was Rookcombe Foundry's founder born?", plan, k=2)
+    >>> found.hops[1].queries, [hit.path for hit in found.hits]
+    (('In which town was Tamsin Vell born?',), ['foundry.md', 'vell.md'])
     >>> tmp.cleanup()
     """
+    subs, phrasings = _checked(question, plan, variants, k, dense, depth, entities, keep, hyde)
+    with searching(index_path, k, depth, dense, guard) as searcher:
+        asked = searcher.asked(phrasings, hyde)
+        hops, searched, graphs = _retrieve_hops(searcher, subs, entities)
+        kept, dropped = _final(hops, asked, keep, k)
+        hits = tuple(searcher.load_hits(kept, [*asked, *searched], graphs))
+        return PlanRetrieval(hits, tuple(hops), *searcher.dense_state, tuple(dropped))
+
+
+def _checked(
+    question: str,
+    plan: Sequence[str],
+    variants: Sequence[str],
+    k: int,
+    dense: bool | Embedder,
+    depth: int,
+    entities: float,
+    keep: int,
+    hyde: str | None,
+) -> tuple[list[str], list[str]]:
+    """The checked sub-questions and the question's queries (it and its variants), or the
+    error of :func:`retrieve_plan` for a bad argument (``depth`` may be 0 here)."""
     subs = check_plan(question, plan)
     for name, value, top in (("k", k, MAX_K), ("depth", depth, 10 * MAX_K), ("keep", keep, MAX_K)):
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= top:
             raise ValueError(f"{name} must be an integer from 0 to {top}, got {value!r}")
     if k < 1:
         raise ValueError(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
-    check_weight("entities", entities)
-    phrasings = check_queries(question, variants, k, dense, max(depth, 1))
-    check_hyde(hyde)
-    guard = guard if guard is not None else QueryGuard()
-    with open_index(index_path, guard) as conn:
-        searcher = Searcher(conn, index_path, max(depth, 4 * k), dense, guard)
-        own = searcher.rankings(phrasings[0])
-        asked = [own, *(searcher.rankings(query) for query in phrasings[1:])]
-        asked += searcher.passage_rankings(hyde)
-        hops: list[Hop] = []
-        searched = list(asked)
-        graphs: list[list[str]] = []
-        for sub in subs:
-            bridges = [hop.bridge for hop in hops]
-            queries = fill(sub, bridges)
-            given = [n for ref in _PLACEHOLDER.findall(sub) for n in bridges[int(ref) - 1]]
-            lists = [searcher.rankings(query) for query in queries]
-            searched += lists
-            fused = [searcher.fuse([one], entities=entities, seeds=0, names=given) for one in lists]
-            graphs += [graph for _, graph in fused]
-            ranking = interleave([[chunk for chunk, _ in pairs] for pairs, _ in fused])
-            bridge = dict.fromkeys(
-                name
-                for chunk in ranking[:BRIDGE_HITS]
-                for name in bridge_names(_asking(chunk, queries, lists), searcher.text(chunk))
-            )
-            hops.append(Hop(sub, tuple(queries), tuple(ranking), tuple(bridge)))
-        question_ranking = [c for c, _ in rrf_fuse([r for item in asked for r in item.all])]
-        order = interleave([*(hop.chunk_ids for hop in hops), question_ranking])
-        final = [(chunk, 1.0 / rank) for rank, chunk in enumerate(order, 1)]
-        own_best = [c for c, _ in rrf_fuse(own.all)][:keep]
-        kept, dropped = keep_own(final, own_best, k)
-        hits = searcher.load_hits(kept, searched, graphs)
-    return PlanRetrieval(
-        hits=tuple(hits),
-        hops=tuple(hops),
-        dense_used=not searcher.dense_note,
-        dense_note=searcher.dense_note,
-        dropped=tuple(dropped),
+    return subs, check_retrieval(question, variants, k, dense, max(depth, 1), entities, keep, hyde)
+
+
+def _retrieve_hops(
+    searcher: Searcher, subs: Sequence[str], entities: float
+) -> tuple[list[Hop], list[Rankings], list[list[str]]]:
+    """Each sub-question retrieved in turn, filled with the bridges of the hops before it;
+    with every ranking made and every entity-graph ranking (for the hits' best ranks)."""
+    hops: list[Hop] = []
+    searched: list[Rankings] = []
+    graphs: list[list[str]] = []
+    for sub in subs:
+        hop, lists, graph = _retrieve_hop(searcher, sub, [hop.bridge for hop in hops], entities)
+        hops.append(hop)
+        searched += lists
+        graphs += graph
+    return hops, searched, graphs
+
+
+def _retrieve_hop(
+    searcher: Searcher, sub: str, bridges: Sequence[Sequence[str]], entities: float
+) -> tuple[Hop, list[Rankings], list[list[str]]]:
+    """One sub-question: its queries (:func:`fill`) each ranked on its own (with the
+    entity-graph ranking of the bridge names it was filled with), the rankings interleaved,
+    and the bridge names of its best chunks; with its rankings and entity-graph rankings."""
+    queries = fill(sub, bridges)
+    given = [name for ref in _PLACEHOLDER.findall(sub) for name in bridges[int(ref) - 1]]
+    lists = [searcher.rankings(query) for query in queries]
+    fused = [searcher.fuse([one], entities=entities, seeds=0, names=given) for one in lists]
+    ranking = interleave([[chunk for chunk, _ in pairs] for pairs, _ in fused])
+    bridge = dict.fromkeys(
+        name
+        for chunk in ranking[:BRIDGE_HITS]
+        for name in bridge_names(_asking(chunk, queries, lists), searcher.text(chunk))
     )
+    hop = Hop(sub, tuple(queries), tuple(ranking), tuple(bridge))
+    return hop, lists, [graph for _, graph in fused]
+
+
+def _final(
+    hops: Sequence[Hop], asked: Sequence[Rankings], keep: int, k: int
+) -> tuple[list[tuple[str, float]], list[Dropped]]:
+    """The top ``k``: the hops' rankings and the question's own (``asked`` fused)
+    interleaved, with the question's own best ``keep`` hits kept (:func:`keep_own`)."""
+    question_ranking = [chunk for chunk, _ in rrf_fuse([r for item in asked for r in item.all])]
+    order = interleave([*(hop.chunk_ids for hop in hops), question_ranking])
+    final = [(chunk, 1.0 / rank) for rank, chunk in enumerate(order, 1)]
+    return keep_own(final, own_best(asked[0], keep), k)

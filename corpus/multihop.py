@@ -9,11 +9,12 @@ A plan is a list of sub-questions in which ``#k`` stands for the answer of sub-q
 earlier hop names.
 
 :func:`retrieve_plan` retrieves each sub-question on its own (keyword, dense when available,
-fused by RRF), with each ``#k`` replaced by **hop k's bridge**: from each of hop k's
-:data:`BRIDGE_HITS` best chunks, the first new name (:func:`corpus.entities.extract_entities`)
+fused by RRF; the chunks that name what it asks about first, :func:`names_subject`), with each
+``#k`` replaced by **hop k's bridge**: from each of hop k's :data:`BRIDGE_HITS` best chunks
+that name what it asks about, the first new name (:func:`corpus.entities.extract_entities`)
 of its sentence that shares most relation words with hop k's query (:func:`bridge_names`;
-no model). A sub-question that refers to a hop with two bridge names runs once per name, and
-its rankings are interleaved (alternatives, not votes); with ``entities`` > 0, each query
+no model). A sub-question that refers to a hop with several bridge names runs once per name,
+and its rankings are interleaved (alternatives, not votes); with ``entities`` > 0, each query
 also gets the entity-graph ranking of the bridge names it was filled with, as a third list.
 The answer interleaves the hops' rankings and the question's own (first of each, then
 second of each, ...): an RRF sum over them would lift the chunks that many hops rank in the
@@ -51,8 +52,10 @@ from corpus.retrieval import (
 )
 
 MAX_HOPS = 6
-BRIDGE_HITS = 2
-"""A hop's bridge is read from this many of its best chunks (one name each)."""
+BRIDGE_HITS = 3
+"""A hop's bridge is read from this many of its best chunks (one name each, from a chunk that
+names what the hop asks about): a name can stand in several documents with different answers
+(look-alikes, other versions), and the one the question means need not be the best ranked."""
 MAX_FILLED = 4
 """A sub-question is run as at most this many queries (one per bridge name it refers to)."""
 STEM_CHARS = 4
@@ -219,6 +222,20 @@ def bridge_names(query: str, text: str) -> list[str]:
             alike = bool(set(key.split()) & known_words)
             candidates.append((-typed, -overlap, alike, number, position, name))
     return [min(candidates)[-1]] if candidates else []
+
+
+def names_subject(query: str, text: str) -> bool:
+    """Whether ``text`` names what ``query`` asks about: one of the names of ``query`` (its
+    ``#k`` placeholders aside), or ``query`` names nothing.
+
+    >>> names_subject("Who founded Rookcombe Foundry?", "Rookcombe  foundry was founded in 1820.")
+    True
+    >>> names_subject("Who founded Rookcombe Foundry?", "Ostley Works was founded by Ulla Oss.")
+    False
+    """
+    names = [name for name in names_in(query) if not name.startswith("#")]
+    folded = entity_key(text)
+    return not names or any(name in folded for name in names)
 
 
 def _relation_stems(text: str) -> set[str]:
@@ -399,14 +416,41 @@ def _retrieve_hop(
     given = [name for ref in _PLACEHOLDER.findall(sub) for name in bridges[int(ref) - 1]]
     lists = [searcher.rankings(query) for query in queries]
     fused = [searcher.fuse([one], entities=entities, seeds=0, names=given) for one in lists]
-    ranking = interleave([[chunk for chunk, _ in pairs] for pairs, _ in fused])
-    bridge = dict.fromkeys(
-        name
-        for chunk in ranking[:BRIDGE_HITS]
-        for name in bridge_names(_asking(chunk, queries, lists), searcher.text(chunk))
+    headed = searcher.texts([chunk for pairs, _ in fused for chunk, _ in pairs], headed=True)
+    ranking = interleave(
+        [
+            _subject_first(query, [chunk for chunk, _ in pairs], headed)
+            for query, (pairs, _) in zip(queries, fused, strict=True)
+        ]
     )
-    hop = Hop(sub, tuple(queries), tuple(ranking), tuple(bridge))
-    return hop, lists, [graph for _, graph in fused]
+    bridge = _bridge(ranking[:BRIDGE_HITS], queries, lists, headed, searcher)
+    return Hop(sub, tuple(queries), tuple(ranking), bridge), lists, [graph for _, graph in fused]
+
+
+def _bridge(
+    chunks: Sequence[str],
+    queries: Sequence[str],
+    lists: Sequence[Rankings],
+    headed: dict[str, str],
+    searcher: Searcher,
+) -> tuple[str, ...]:
+    """The bridge names of a hop's best ``chunks``: each chunk's answer (:func:`bridge_names`)
+    to the query of ``queries`` that ranks it best, when it names what that query asks about
+    (:func:`names_subject`, its section trail included: ``headed``)."""
+    names: dict[str, None] = {}
+    for chunk in chunks:
+        query = _asking(chunk, queries, lists)
+        if names_subject(query, headed.get(chunk, "")):
+            names.update(dict.fromkeys(bridge_names(query, searcher.text(chunk))))
+    return tuple(names)
+
+
+def _subject_first(query: str, ranking: list[str], headed: dict[str, str]) -> list[str]:
+    """``ranking`` with the chunks that name what ``query`` asks about (:func:`names_subject`,
+    in their section trail and text: ``headed``) first, each part in its order: a chunk that
+    does not name the hop's subject does not answer it, however many of its relation words
+    it holds ("On which river lies Thorvby?" matches every "lies on the ... River")."""
+    return sorted(ranking, key=lambda chunk: not names_subject(query, headed.get(chunk, "")))
 
 
 def _final(

@@ -343,9 +343,21 @@ class Searcher:
 
     def text(self, chunk_id: str) -> str:
         """The text of one chunk (``""`` when the index has no such chunk)."""
-        row = self.conn.execute("SELECT text FROM chunks WHERE chunk_id = ?", (chunk_id,))
-        found = row.fetchone()
-        return str(found[0]) if found else ""
+        return self.texts([chunk_id]).get(chunk_id, "")
+
+    def texts(self, chunk_ids: Sequence[str], *, headed: bool = False) -> dict[str, str]:
+        """The text of each of ``chunk_ids`` that the index holds, by chunk id; ``headed``: its
+        section trail first, on a line of its own (what the chunk is about where its text
+        does not say: "Rack 8 is in hall C" under "Racks > Rack 8")."""
+        ids = list(dict.fromkeys(chunk_ids))
+        marks = ",".join("?" * len(ids))
+        rows = self.conn.execute(
+            f"SELECT chunk_id, section, text FROM chunks WHERE chunk_id IN ({marks})", ids
+        )
+        return {
+            str(chunk): f"{section}\n{text}" if headed and section else str(text)
+            for chunk, section, text in rows
+        }
 
     def load_hits(
         self,

@@ -312,7 +312,7 @@ def retrieve_plan(
     plan: Sequence[str],
     k: int = 8,
     *,
-    dense: bool | Embedder = True,
+    dense: bool | Embedder = False,
     entities: float = 0.0,
     keep: int = KEEP_OWN,
     depth: int = DEFAULT_DEPTH,

@@ -2,8 +2,9 @@
 
 For each query (the raw question and up to three variants, e.g. an LLM's rewrites) the index
 gives two rankings of its chunks (:mod:`corpus.rankings`), each :data:`DEFAULT_DEPTH` long at
-most: keyword (BM25) and, when the index has a vector for every chunk, the same embedder is
-installed and sqlite-vec can be loaded, dense. All rankings are fused by reciprocal rank
+most: keyword (BM25) and, when asked for (``dense``; off by default, as in ``logic-graph
+search``), the index has a vector for every chunk, the same embedder is installed and
+sqlite-vec can be loaded, dense. All rankings are fused by reciprocal rank
 fusion (:func:`rrf_fuse`), and the question's own best hits stay in the top ``k``
 (:func:`keep_own`; both in :mod:`corpus.fusion`).
 """
@@ -137,7 +138,7 @@ def retrieve(
     variants: Sequence[str] = (),
     k: int = 8,
     *,
-    dense: bool | Embedder = True,
+    dense: bool | Embedder = False,
     depth: int = DEFAULT_DEPTH,
     guard: QueryGuard | None = None,
     entities: float = 0.0,
@@ -154,8 +155,8 @@ def retrieve(
         The question (always searched), its variants (blanks and repeats are dropped); how
         many chunks (1 to :data:`MAX_K`), each ranking's length (at least ``4 * k``).
     dense, hyde : bool or Embedder, and str, optional
-        Dense rankings when available (True, the default), keyword only (False) or with this
-        embedder; a hypothetical answer passage whose dense ranking joins the fusion.
+        Keyword only (False, the default: as ``logic-graph search``), dense rankings as well
+        when available (True) or with this embedder; a passage whose dense ranking joins.
     entities, keep : float and int, optional
         The entity-graph ranking's weight (0: none); how many of the question's own best
         hits stay in the top ``k`` (at most ``k // 2``; the chunks they displace: ``dropped``).
@@ -379,9 +380,9 @@ class Searcher:
 
 
 def search(
-    index_path: Path | str, query: str, k: int = 8, *, dense: bool | Embedder = True
+    index_path: Path | str, query: str, k: int = 8, *, dense: bool | Embedder = False
 ) -> list[Hit]:
-    """The top ``k`` chunks for one query (hybrid when available, see :func:`retrieve`).
+    """The top ``k`` chunks for one query (keyword only unless ``dense``, see :func:`retrieve`).
 
     Parameters
     ----------

@@ -147,6 +147,28 @@ async def test_concurrent_calls_are_all_answered_and_leave_a_consistent_store() 
     assert listed["graphs"] == [{"graph_id": g, "nodes": 8, "edges": 7} for g in kept]
 
 
+async def test_search_evidence_is_keyword_only_unless_the_call_asks_for_dense(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from corpus_fixtures import write_corpus
+
+    import corpus
+
+    monkeypatch.setenv("LOGIC_GRAPH_INDEX_ROOTS", str(tmp_path))
+    index = tmp_path / "index.sqlite"
+    assert corpus.ingest(write_corpus(tmp_path / "docs"), index, dense=False).ok
+    arguments = {"index": str(index), "query": "which hall holds rack 7"}
+    async with Client(build_server()) as client:
+        plain = await call(client, "search_evidence", arguments)
+        dense = await call(client, "search_evidence", {**arguments, "dense": True})
+        bad = await client.call_tool("search_evidence", {**arguments, "dense": "yes"})
+
+    assert plain["dense_note"] == "dense retrieval was turned off for this search"
+    assert not dense["dense_used"] and "vectors" in dense["dense_note"]  # asked, none stored
+    assert [hit["chunk_id"] for hit in dense["hits"]] == [hit["chunk_id"] for hit in plain["hits"]]
+    assert bad.is_error and "dense" in text_of(bad)
+
+
 async def test_an_agent_searches_registers_and_cites_evidence_and_misquotes_are_demoted(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

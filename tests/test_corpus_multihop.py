@@ -132,31 +132,32 @@ LOOKALIKES = {
 }
 
 
-def test_a_hop_ranks_the_chunks_naming_its_subject_first_and_follows_three_of_them(
-    tmp_path: Path,
-) -> None:
-    root = write_corpus(tmp_path / "docs", LOOKALIKES)
+@pytest.fixture
+def lookalikes(tmp_path: Path) -> Path:
+    """An index of :data:`LOOKALIKES`."""
     index = tmp_path / "idx.sqlite"
-    corpus.ingest(root, index, dense=False)
-    sub = "Which company built the Kest Bridge?"
-    alone = corpus.retrieve(index, sub, (), 4, dense=False)
+    corpus.ingest(write_corpus(tmp_path / "docs", LOOKALIKES), index, dense=False)
+    return index
+
+
+LOOKALIKE_PLAN = ["Which company built the Kest Bridge?", "Who founded #1?"]
+LOOKALIKE_QUESTION = "Who founded the company that built the Kest Bridge?"
+
+
+def test_a_hop_ranks_the_chunks_naming_its_subject_first_and_follows_three_of_them(
+    lookalikes: Path,
+) -> None:
+    alone = corpus.retrieve(lookalikes, LOOKALIKE_PLAN[0], (), 4)
     assert alone.hits[0].chunk_id == "noise/company.md#p1c1"  # the most relation words
-    question = "Who founded the company that built the Kest Bridge?"
-    found = retrieve_plan(index, question, [sub, "Who founded #1?"], 4, dense=False)
-    first = found.hops[0]
+    first = retrieve_plan(lookalikes, LOOKALIKE_QUESTION, LOOKALIKE_PLAN, 4).hops[0]
     assert {chunk.split("/")[0] for chunk in first.chunk_ids[:3]} == {"a", "b", "c"}
     assert first.chunk_ids[3] == "noise/company.md#p1c1"
     # three documents say who built "the Kest Bridge": each builder is followed
     assert sorted(first.bridge) == ["Orrin Works", "Tull Works", "Varn Works"]
 
 
-def test_a_chunk_names_its_subject_in_its_section_trail_too(tmp_path: Path) -> None:
-    root = write_corpus(tmp_path / "docs", LOOKALIKES)
-    index = tmp_path / "idx.sqlite"
-    corpus.ingest(root, index, dense=False)
-    question = "Who founded the company that built the Kest Bridge?"
-    plan = ["Which company built the Kest Bridge?", "Who founded #1?"]
-    found = retrieve_plan(index, question, plan, 4, dense=False)
+def test_a_chunk_names_its_subject_in_its_section_trail_too(lookalikes: Path) -> None:
+    found = retrieve_plan(lookalikes, LOOKALIKE_QUESTION, LOOKALIKE_PLAN, 4)
     assert "Who founded Orrin Works?" in found.hops[1].queries
     # "Hella Marsk founded it in 1820." under "Orrin Works > People"; "Ivo Dask founded
     # Varn Works" is no answer about Orrin Works, whatever it ranks

@@ -241,13 +241,13 @@ def measure(label: str, files: int, workdir: Path, with_ingest_figures: bool) ->
     add_random_vectors(index, embedder.name, embedder.dim)
 
     def hybrid(query: str) -> list[str]:
-        result = retrieve(index, query, k=10)
+        result = retrieve(index, query, k=10, dense=True)
         if not result.dense_used:
             raise SystemExit(f"hybrid retrieval unavailable: {result.dense_note}")
         return [hit.chunk_id for hit in result.hits]
 
     def hybrid_entity(query: str) -> list[str]:
-        result = retrieve(index, query, k=10, entities=ENTITY_WEIGHT)
+        result = retrieve(index, query, k=10, dense=True, entities=ENTITY_WEIGHT)
         return [hit.chunk_id for hit in result.hits]
 
     stats = latency(hybrid, queries[:100])

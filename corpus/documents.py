@@ -220,12 +220,12 @@ def search_evidence(
     query: object,
     k: object = 5,
     *,
+    dense: object = False,
     roots: Sequence[Path | str] | None = None,
     cancel: Callable[[], bool] | None = None,
 ) -> dict[str, Any]:
-    """Search an index for evidence an agent can cite (the MCP tool ``search_evidence``).
-
-    Every query is bounded by :data:`~corpus.index.QUERY_TIME_LIMIT_S`; cost: one :func:`retrieve`.
+    """Search an index for evidence an agent can cite (the MCP tool ``search_evidence``); each
+    query bounded by :data:`~corpus.index.QUERY_TIME_LIMIT_S`. Cost: one :func:`retrieve`.
 
     Parameters
     ----------
@@ -235,11 +235,12 @@ def search_evidence(
         Any text, 1 to :data:`MAX_SEARCH_QUERY_CHARS` characters.
     k : int, optional
         How many chunks, 1 to :data:`MAX_SEARCH_K` (default 5).
+    dense : bool, optional
+        False (default): keyword only, as ``logic-graph search``; True adds dense rankings.
     roots : sequence of Path or str, optional
         When given (the MCP server's ``--index-root`` folders), the index must be a file inside
-        one of them, opened once without following links below the root, every SQLite
-        connection checked to be to that file (:mod:`corpus.index_pin`); any other path gets
-        one and the same refusal. None (library callers) allows any path.
+        one of them, opened once without following links below the root, each connection checked
+        (:mod:`corpus.index_pin`); any other path gets one refusal. None allows any path.
     cancel : callable, optional
         Returns True when the search should stop (MCP cancellation); checked while it runs.
 
@@ -263,16 +264,18 @@ def search_evidence(
     [('guide.md#p1c1:s1', 0, 32), ('guide.md#p1c1:s2', 33, 56)]
     """
     try:
-        path, text, count = _search_arguments(index, query, k)
+        path, text, count, dense = _search_arguments(index, query, k, dense)
         target = _served_index(path, roots)
     except ValueError as exc:
         return {"error": str(exc)}
-    return _search_answer(path, target, text, count, cancel)
+    return _search_answer(path, target, text, count, dense, cancel)
 
 
-def _search_arguments(index: object, query: object, k: object) -> tuple[Path | str, str, int]:
-    """``index``, ``query`` and ``k`` of :func:`search_evidence`, checked; ValueError naming
-    the first bad one."""
+def _search_arguments(
+    index: object, query: object, k: object, dense: object
+) -> tuple[Path | str, str, int, bool]:
+    """``index``, ``query``, ``k`` and ``dense`` of :func:`search_evidence`, checked;
+    ValueError naming the first bad one."""
     if not isinstance(index, str | Path) or not str(index).strip():
         raise ValueError(f"index must be the path of a corpus index, got {index!r}")
     if len(str(index)) > MAX_INDEX_PATH_CHARS:
@@ -288,7 +291,9 @@ def _search_arguments(index: object, query: object, k: object) -> tuple[Path | s
         )
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_SEARCH_K:
         raise ValueError(f"k must be an integer in 1..{MAX_SEARCH_K}, got {k!r}")
-    return index, query, k
+    if not isinstance(dense, bool):
+        raise ValueError(f"dense must be true or false, got {dense!r}")
+    return index, query, k, dense
 
 
 def _served_index(
@@ -318,12 +323,13 @@ def _search_answer(
     target: Path | str | PinnedIndex,
     query: str,
     k: int,
+    dense: bool,
     cancel: Callable[[], bool] | None,
 ) -> dict[str, Any]:
     """:func:`search_evidence`'s answer: ``k`` chunks of ``target`` retrieved for ``query``
     (a pinned index closed after), or ``{"error": ...}`` when the index is unusable."""
     try:
-        found = retrieve(target, query, (), k, guard=QueryGuard(cancel=cancel))
+        found = retrieve(target, query, (), k, dense=dense, guard=QueryGuard(cancel=cancel))
     except (ValueError, CorpusIndexError) as exc:
         return {"error": f"index: {exc}"}
     finally:

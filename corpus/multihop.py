@@ -9,11 +9,12 @@ A plan is a list of sub-questions in which ``#k`` stands for the answer of sub-q
 earlier hop names.
 
 :func:`retrieve_plan` retrieves each sub-question on its own (keyword, dense when available,
-fused by RRF), with each ``#k`` replaced by **hop k's bridge**: from each of hop k's
-:data:`BRIDGE_HITS` best chunks, the first new name (:func:`corpus.entities.extract_entities`)
+fused by RRF; the chunks that name what it asks about first, :func:`names_subject`), with each
+``#k`` replaced by **hop k's bridge**: from each of hop k's :data:`BRIDGE_HITS` best chunks
+that name what it asks about, the first new name (:func:`corpus.entities.extract_entities`)
 of its sentence that shares most relation words with hop k's query (:func:`bridge_names`;
-no model). A sub-question that refers to a hop with two bridge names runs once per name, and
-its rankings are interleaved (alternatives, not votes); with ``entities`` > 0, each query
+no model). A sub-question that refers to a hop with several bridge names runs once per name,
+and its rankings are interleaved (alternatives, not votes); with ``entities`` > 0, each query
 also gets the entity-graph ranking of the bridge names it was filled with, as a third list.
 The answer interleaves the hops' rankings and the question's own (first of each, then
 second of each, ...): an RRF sum over them would lift the chunks that many hops rank in the
@@ -32,7 +33,7 @@ from pathlib import Path
 from corpus.embed import Embedder
 from corpus.entities import FUNCTION_WORDS, entity_key, extract_entities, names_in
 from corpus.evidence import split_sentences
-from corpus.index import QueryGuard, open_index
+from corpus.index import QueryGuard
 from corpus.index_pin import PinnedIndex
 from corpus.retrieval import (
     DEFAULT_DEPTH,
@@ -42,17 +43,19 @@ from corpus.retrieval import (
     Hit,
     Rankings,
     Searcher,
-    check_hyde,
-    check_queries,
-    check_weight,
+    check_retrieval,
     keep_own,
+    own_best,
     query_terms,
     rrf_fuse,
+    searching,
 )
 
 MAX_HOPS = 6
-BRIDGE_HITS = 2
-"""A hop's bridge is read from this many of its best chunks (one name each)."""
+BRIDGE_HITS = 3
+"""A hop's bridge is read from this many of its best chunks (one name each, from a chunk that
+names what the hop asks about): a name can stand in several documents with different answers
+(look-alikes, other versions), and the one the question means need not be the best ranked."""
 MAX_FILLED = 4
 """A sub-question is run as at most this many queries (one per bridge name it refers to)."""
 STEM_CHARS = 4
@@ -101,13 +104,11 @@ class PlanRetrieval:
 
     Examples
     --------
-    >>> from corpus import temporary_index
-    >>> foundry = {"foundry.md": "Rookcombe Foundry was founded by Tamsin Vell."}
-    >>> with temporary_index(foundry, dense=False) as index:
-    ...     found = retrieve_plan(index, "Who founded Rookcombe Foundry?",
-    ...                           ["Who founded Rookcombe Foundry?"], k=1, dense=False)
-    >>> [hit.path for hit in found.hits], found.hops[0].bridge, found.dense_used
-    (['foundry.md'], ('Tamsin Vell',), False)
+    >>> asked = "Who founded Rookcombe Foundry?"
+    >>> hop = Hop(asked, (asked,), ("foundry.md#p1c1",), ("Tamsin Vell",))
+    >>> found = PlanRetrieval((), (hop,), False, "dense retrieval was turned off", ())
+    >>> found.hops[0].bridge, found.dense_used
+    (('Tamsin Vell',), False)
     """
 
     hits: tuple[Hit, ...]
@@ -155,34 +156,37 @@ def check_plan(question: str, plan: Sequence[str]) -> list[str]:
         raise PlanError(f"plan must be a list of 1 to {MAX_HOPS} sub-questions, got {plan!r}")
     asked = entity_key(question)
     asked_stems = _stems(question)
-    cleaned: list[str] = []
-    for number, sub in enumerate(plan):
-        if not isinstance(sub, str) or not sub.strip():
-            raise PlanError(f"plan[{number}] must be a non-empty string, got {sub!r}")
-        sub = " ".join(sub.split())
-        if _CUT_SHORT.search(sub):
-            raise PlanError(f"plan[{number}] {sub!r} ends on an article: it is cut short")
-        names = names_in(sub)
-        for name in names:
-            if name.startswith("#") and not 1 <= int(name[1:]) <= number:
-                raise PlanError(
-                    f"plan[{number}] {sub!r} refers to {name}, which is not an earlier "
-                    f"sub-question (it may refer to #1 to #{number})"
-                    if number
-                    else f"plan[0] {sub!r} refers to {name}, but the first sub-question "
-                    "can refer to no earlier one"
-                )
-            if not name.startswith("#") and name not in asked:
-                raise PlanError(
-                    f"plan[{number}] {sub!r} names {name!r}, which the question does not name"
-                )
-        if not names and not _stems(sub) <= asked_stems:
+    return [_check_sub(number, sub, asked, asked_stems) for number, sub in enumerate(plan)]
+
+
+def _check_sub(number: int, sub: object, asked: str, asked_stems: set[str]) -> str:
+    """Sub-question ``number`` of a plan, whitespace collapsed, or the :class:`PlanError` of
+    :func:`check_plan` (``asked``: the question's entity key; ``asked_stems``: its stems)."""
+    if not isinstance(sub, str) or not sub.strip():
+        raise PlanError(f"plan[{number}] must be a non-empty string, got {sub!r}")
+    sub = " ".join(sub.split())
+    if _CUT_SHORT.search(sub):
+        raise PlanError(f"plan[{number}] {sub!r} ends on an article: it is cut short")
+    names = names_in(sub)
+    for name in names:
+        if name.startswith("#") and not 1 <= int(name[1:]) <= number:
             raise PlanError(
-                f"plan[{number}] {sub!r} names nothing in the question or an earlier hop "
-                "(no #k, no name of the question)"
+                f"plan[{number}] {sub!r} refers to {name}, which is not an earlier "
+                f"sub-question (it may refer to #1 to #{number})"
+                if number
+                else f"plan[0] {sub!r} refers to {name}, but the first sub-question "
+                "can refer to no earlier one"
             )
-        cleaned.append(sub)
-    return cleaned
+        if not name.startswith("#") and name not in asked:
+            raise PlanError(
+                f"plan[{number}] {sub!r} names {name!r}, which the question does not name"
+            )
+    if not names and not _stems(sub) <= asked_stems:
+        raise PlanError(
+            f"plan[{number}] {sub!r} names nothing in the question or an earlier hop "
+            "(no #k, no name of the question)"
+        )
+    return sub
 
 
 def bridge_names(query: str, text: str) -> list[str]:
@@ -218,6 +222,20 @@ def bridge_names(query: str, text: str) -> list[str]:
             alike = bool(set(key.split()) & known_words)
             candidates.append((-typed, -overlap, alike, number, position, name))
     return [min(candidates)[-1]] if candidates else []
+
+
+def names_subject(query: str, text: str) -> bool:
+    """Whether ``text`` names what ``query`` asks about: one of the names of ``query`` (its
+    ``#k`` placeholders aside), or ``query`` names nothing.
+
+    >>> names_subject("Who founded Rookcombe Foundry?", "Rookcombe  foundry was founded in 1820.")
+    True
+    >>> names_subject("Who founded Rookcombe Foundry?", "Ostley Works was founded by Ulla Oss.")
+    False
+    """
+    names = [name for name in names_in(query) if not name.startswith("#")]
+    folded = entity_key(text)
+    return not names or any(name in folded for name in names)
 
 
 def _relation_stems(text: str) -> set[str]:
@@ -294,7 +312,7 @@ def retrieve_plan(
     plan: Sequence[str],
     k: int = 8,
     *,
-    dense: bool | Embedder = True,
+    dense: bool | Embedder = False,
     entities: float = 0.0,
     keep: int = KEEP_OWN,
     depth: int = DEFAULT_DEPTH,
@@ -303,56 +321,27 @@ def retrieve_plan(
     hyde: str | None = None,
 ) -> PlanRetrieval:
     """The top ``k`` chunks for ``question`` and its ``plan``, hop by hop (module docstring).
-
-    Cost: one :func:`corpus.retrieval.retrieve` per query of each hop, plus one for the
-    question.
+    Cost: one :func:`corpus.retrieval.retrieve` per query of each hop and one for the question.
 
     Parameters
     ----------
-    index_path : Path, str or PinnedIndex
-        An ingested index.
-    question : str
-        The multi-hop question.
+    index_path, question, k, dense, depth, guard, hyde : optional
+        As for :func:`corpus.retrieval.retrieve` (``depth`` may be 0: then ``4 * k``).
     plan : sequence of str
-        Its sub-questions, ``#k`` standing for the answer of sub-question ``k``
-        (:func:`check_plan`).
-    k : int, optional
-        Chunks returned, 1 to :data:`~corpus.retrieval.MAX_K` (default 8).
-    dense : bool or Embedder, optional
-        As for :func:`corpus.retrieval.retrieve`.
-    entities : float, optional
-        Weight of each hop's entity-graph ranking (seeded with the hop's best chunks and the
-        bridge names it was filled with); 0 (the default) for none.
-    keep : int, optional
-        How many of the question's own best hits stay in the top ``k`` (at most ``k // 2``,
-        :func:`corpus.retrieval.keep_own`).
-    depth : int, optional
-        Length of each single ranking (raised to ``4 * k``).
-    guard : QueryGuard, optional
-        The time limit and cancellation check for every query.
-    variants : sequence of str, optional
-        Other phrasings of the question (a model's rewrites), at most
-        :data:`~corpus.retrieval.MAX_VARIANTS`: fused into the question's own ranking, as
-        :func:`corpus.retrieval.retrieve` fuses them; the hits kept by ``keep`` are still
-        the question's own.
-    hyde : str, optional
-        A hypothetical answer passage whose dense ranking joins the question's ranking
-        (:func:`corpus.retrieval.retrieve`).
+        Sub-questions, ``#k`` standing for the answer of sub-question ``k`` (:func:`check_plan`).
+    entities, keep, variants : float, int and sequence of str, optional
+        Each hop's entity-graph ranking weight (0: none); the question's own best hits kept in
+        the top ``k``; its rewrites (fused into its ranking; ``keep`` keeps only its own hits).
 
     Returns
     -------
     PlanRetrieval
-        The hits, each hop's queries, ranking and bridge, and the chunks dropped to keep the
-        question's own hits.
+        The hits, each hop's queries, ranking and bridge, and the chunks dropped for ``keep``.
 
     Raises
     ------
-    PlanError
-        When the plan fails :func:`check_plan`.
-    ValueError
-        For another bad argument.
-    CorpusIndexError
-        For an unusable index.
+    PlanError, ValueError, CorpusIndexError
+        A plan :func:`check_plan` refuses; another bad argument; an unusable index.
 
     Examples
     --------
@@ -360,7 +349,6 @@ def retrieve_plan(
     >>> texts = {
     ...     "foundry.md": "Rookcombe Foundry was founded by Tamsin Vell.",
     ...     "vell.md": "Tamsin Vell was born in Harrowgate.",
-    ...     "mill.md": "Kestrel Mill was founded by Oren Dask.",
     ... }
     >>> q = "In which town was the founder of Rookcombe Foundry born?"
     >>> plan = ["Who founded Rookcombe Foundry?", "In which town was #1 born?"]
@@ -371,49 +359,106 @@ def retrieve_plan(
     >>> [hit.path for hit in found.hits]
     ['foundry.md', 'vell.md']
     """
+    subs, phrasings = _checked(question, plan, variants, k, dense, depth, entities, keep, hyde)
+    with searching(index_path, k, depth, dense, guard) as searcher:
+        asked = searcher.asked(phrasings, hyde)
+        hops, searched, graphs = _retrieve_hops(searcher, subs, entities)
+        kept, dropped = _final(hops, asked, keep, k)
+        hits = tuple(searcher.load_hits(kept, [*asked, *searched], graphs))
+        return PlanRetrieval(hits, tuple(hops), *searcher.dense_state, tuple(dropped))
+
+
+def _checked(
+    question: str,
+    plan: Sequence[str],
+    variants: Sequence[str],
+    k: int,
+    dense: bool | Embedder,
+    depth: int,
+    entities: float,
+    keep: int,
+    hyde: str | None,
+) -> tuple[list[str], list[str]]:
+    """The checked sub-questions and the question's queries (it and its variants), or the
+    error of :func:`retrieve_plan` for a bad argument (``depth`` may be 0 here)."""
     subs = check_plan(question, plan)
     for name, value, top in (("k", k, MAX_K), ("depth", depth, 10 * MAX_K), ("keep", keep, MAX_K)):
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= top:
             raise ValueError(f"{name} must be an integer from 0 to {top}, got {value!r}")
     if k < 1:
         raise ValueError(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
-    check_weight("entities", entities)
-    phrasings = check_queries(question, variants, k, dense, max(depth, 1))
-    check_hyde(hyde)
-    guard = guard if guard is not None else QueryGuard()
-    with open_index(index_path, guard) as conn:
-        searcher = Searcher(conn, index_path, max(depth, 4 * k), dense, guard)
-        own = searcher.rankings(phrasings[0])
-        asked = [own, *(searcher.rankings(query) for query in phrasings[1:])]
-        asked += searcher.passage_rankings(hyde)
-        hops: list[Hop] = []
-        searched = list(asked)
-        graphs: list[list[str]] = []
-        for sub in subs:
-            bridges = [hop.bridge for hop in hops]
-            queries = fill(sub, bridges)
-            given = [n for ref in _PLACEHOLDER.findall(sub) for n in bridges[int(ref) - 1]]
-            lists = [searcher.rankings(query) for query in queries]
-            searched += lists
-            fused = [searcher.fuse([one], entities=entities, seeds=0, names=given) for one in lists]
-            graphs += [graph for _, graph in fused]
-            ranking = interleave([[chunk for chunk, _ in pairs] for pairs, _ in fused])
-            bridge = dict.fromkeys(
-                name
-                for chunk in ranking[:BRIDGE_HITS]
-                for name in bridge_names(_asking(chunk, queries, lists), searcher.text(chunk))
-            )
-            hops.append(Hop(sub, tuple(queries), tuple(ranking), tuple(bridge)))
-        question_ranking = [c for c, _ in rrf_fuse([r for item in asked for r in item.all])]
-        order = interleave([*(hop.chunk_ids for hop in hops), question_ranking])
-        final = [(chunk, 1.0 / rank) for rank, chunk in enumerate(order, 1)]
-        own_best = [c for c, _ in rrf_fuse(own.all)][:keep]
-        kept, dropped = keep_own(final, own_best, k)
-        hits = searcher.load_hits(kept, searched, graphs)
-    return PlanRetrieval(
-        hits=tuple(hits),
-        hops=tuple(hops),
-        dense_used=not searcher.dense_note,
-        dense_note=searcher.dense_note,
-        dropped=tuple(dropped),
+    return subs, check_retrieval(question, variants, k, dense, max(depth, 1), entities, keep, hyde)
+
+
+def _retrieve_hops(
+    searcher: Searcher, subs: Sequence[str], entities: float
+) -> tuple[list[Hop], list[Rankings], list[list[str]]]:
+    """Each sub-question retrieved in turn, filled with the bridges of the hops before it;
+    with every ranking made and every entity-graph ranking (for the hits' best ranks)."""
+    hops: list[Hop] = []
+    searched: list[Rankings] = []
+    graphs: list[list[str]] = []
+    for sub in subs:
+        hop, lists, graph = _retrieve_hop(searcher, sub, [hop.bridge for hop in hops], entities)
+        hops.append(hop)
+        searched += lists
+        graphs += graph
+    return hops, searched, graphs
+
+
+def _retrieve_hop(
+    searcher: Searcher, sub: str, bridges: Sequence[Sequence[str]], entities: float
+) -> tuple[Hop, list[Rankings], list[list[str]]]:
+    """One sub-question: its queries (:func:`fill`) each ranked on its own (with the
+    entity-graph ranking of the bridge names it was filled with), the rankings interleaved,
+    and the bridge names of its best chunks; with its rankings and entity-graph rankings."""
+    queries = fill(sub, bridges)
+    given = [name for ref in _PLACEHOLDER.findall(sub) for name in bridges[int(ref) - 1]]
+    lists = [searcher.rankings(query) for query in queries]
+    fused = [searcher.fuse([one], entities=entities, seeds=0, names=given) for one in lists]
+    headed = searcher.texts([chunk for pairs, _ in fused for chunk, _ in pairs], headed=True)
+    ranking = interleave(
+        [
+            _subject_first(query, [chunk for chunk, _ in pairs], headed)
+            for query, (pairs, _) in zip(queries, fused, strict=True)
+        ]
     )
+    bridge = _bridge(ranking[:BRIDGE_HITS], queries, lists, headed, searcher)
+    return Hop(sub, tuple(queries), tuple(ranking), bridge), lists, [graph for _, graph in fused]
+
+
+def _bridge(
+    chunks: Sequence[str],
+    queries: Sequence[str],
+    lists: Sequence[Rankings],
+    headed: dict[str, str],
+    searcher: Searcher,
+) -> tuple[str, ...]:
+    """The bridge names of a hop's best ``chunks``: each chunk's answer (:func:`bridge_names`)
+    to the query of ``queries`` that ranks it best, when it names what that query asks about
+    (:func:`names_subject`, its section trail included: ``headed``)."""
+    names: dict[str, None] = {}
+    for chunk in chunks:
+        query = _asking(chunk, queries, lists)
+        if names_subject(query, headed.get(chunk, "")):
+            names.update(dict.fromkeys(bridge_names(query, searcher.text(chunk))))
+    return tuple(names)
+
+
+def _subject_first(query: str, ranking: list[str], headed: dict[str, str]) -> list[str]:
+    """``ranking`` with the chunks that name what ``query`` asks about (:func:`names_subject`,
+    in their section trail and text: ``headed``) first, each part in its order: a chunk that
+    does not name the hop's subject does not answer it, however many of its relation words
+    it holds ("On which river lies Thorvby?" matches every "lies on the ... River")."""
+    return sorted(ranking, key=lambda chunk: not names_subject(query, headed.get(chunk, "")))
+
+
+def _final(
+    hops: Sequence[Hop], asked: Sequence[Rankings], keep: int, k: int
+) -> tuple[list[tuple[str, float]], list[Dropped]]:
+    """The top ``k``: the hops' rankings and the question's own (``asked`` fused)
+    interleaved, with the question's own best ``keep`` hits kept (:func:`keep_own`)."""
+    question_ranking = [chunk for chunk, _ in rrf_fuse([r for item in asked for r in item.all])]
+    order = interleave([*(hop.chunk_ids for hop in hops), question_ranking])
+    final = [(chunk, 1.0 / rank) for rank, chunk in enumerate(order, 1)]
+    return keep_own(final, own_best(asked[0], keep), k)

@@ -2,8 +2,9 @@
 
 For each query (the raw question and up to three variants, e.g. an LLM's rewrites) the index
 gives two rankings of its chunks (:mod:`corpus.rankings`), each :data:`DEFAULT_DEPTH` long at
-most: keyword (BM25) and, when the index has a vector for every chunk, the same embedder is
-installed and sqlite-vec can be loaded, dense. All rankings are fused by reciprocal rank
+most: keyword (BM25) and, when asked for (``dense``; off by default, as in ``logic-graph
+search``), the index has a vector for every chunk, the same embedder is installed and
+sqlite-vec can be loaded, dense. All rankings are fused by reciprocal rank
 fusion (:func:`rrf_fuse`), and the question's own best hits stay in the top ``k``
 (:func:`keep_own`; both in :mod:`corpus.fusion`).
 """
@@ -11,7 +12,8 @@ fusion (:func:`rrf_fuse`), and the question's own best hits stay in the top ``k`
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,12 +71,11 @@ class Hit:
 
     Examples
     --------
-    >>> from corpus import search, temporary_index
-    >>> guide = {"guide-v2.md": "# Site\\n\\nRack 7 stands in the north hall."}
-    >>> with temporary_index(guide, dense=False) as index:
-    ...     (hit,) = search(index, "rack 7", k=1, dense=False)
-    >>> hit.chunk_id, hit.section, hit.version, hit.keyword_rank, hit.dense_rank
-    ('guide-v2.md#p1c1', 'Site', '2', 1, None)
+    >>> from corpus import Hit
+    >>> text = "Rack 7 stands in the north hall."
+    >>> hit = Hit("guide.md#p1c1", "guide.md", 1, 0, len(text), "", None, text, 0.016, 1, None)
+    >>> hit.path, hit.keyword_rank, hit.dense_rank, hit.entity_rank
+    ('guide.md', 1, None, None)
     """
 
     chunk_id: str
@@ -137,64 +138,38 @@ def retrieve(
     variants: Sequence[str] = (),
     k: int = 8,
     *,
-    dense: bool | Embedder = True,
+    dense: bool | Embedder = False,
     depth: int = DEFAULT_DEPTH,
     guard: QueryGuard | None = None,
     entities: float = 0.0,
     keep: int = KEEP_OWN,
     hyde: str | None = None,
 ) -> Retrieval:
-    """The top ``k`` chunks for ``question`` and up to :data:`MAX_VARIANTS` ``variants``.
-
-    Each query is ranked by keywords (BM25) and, when the index and the extras allow, by
-    dense vectors; the rankings are fused by :func:`rrf_fuse`. Cost: one FTS5 query per
-    query plus, with dense, one embedding and one vector scan each.
+    """The top ``k`` chunks for ``question`` and its ``variants``, their rankings fused by RRF.
 
     Parameters
     ----------
-    index_path : Path, str or PinnedIndex
-        An ingested index.
-    question : str
-        The raw question (always searched).
-    variants : sequence of str, optional
-        Query variants; blank ones and repeats are dropped, so an unusable rewrite falls
-        back to the question alone.
-    k : int, optional
-        How many chunks, 1 to :data:`MAX_K` (default 8).
-    dense : bool or Embedder, optional
-        True (default) to add dense rankings when the index and the extras allow (queries
-        embedded with the backend the index was built with, whatever
-        ``$LOGIC_GRAPH_EMBEDDER`` says), False for keyword-only, or the :class:`Embedder`
-        the index was built with.
-    depth : int, optional
-        Length of each single ranking (raised to ``4 * k`` when smaller).
-    guard : QueryGuard, optional
-        The time limit and cancellation check for every query of this retrieval (default:
-        :data:`~corpus.index.QUERY_TIME_LIMIT_S`, no cancellation).
-    entities : float, optional
-        The weight of the entity-graph ranking (:func:`corpus.entities.entity_ranking`,
-        seeded with the :data:`ENTITY_SEEDS` best fused chunks) in a second fusion; 0 (the
-        default) for none. Costs one entity-graph walk.
-    keep : int, optional
-        How many of the question's own best hits (its keyword and dense rankings fused) stay
-        in the top ``k`` whatever the variants rank (default :data:`KEEP_OWN`; 0 to
-        :data:`MAX_K`, at most ``k // 2`` apply). The chunks they displace are listed in
-        :attr:`Retrieval.dropped`.
-    hyde : str, optional
-        A hypothetical answer passage (HyDE): its dense ranking, and no keyword ranking, joins
-        the fusion like a variant's. Nothing when dense rankings are not available.
+    index_path, guard : Path, str or PinnedIndex, and QueryGuard, optional
+        An ingested index; the time limit and cancellation check of every query.
+    question, variants, k, depth : str, sequence of str, int and int, optional
+        The question (always searched), its variants (blanks and repeats are dropped); how
+        many chunks (1 to :data:`MAX_K`), each ranking's length (at least ``4 * k``).
+    dense, hyde : bool or Embedder, and str, optional
+        Keyword only (False, the default: as ``logic-graph search``), dense rankings as well
+        when available (True) or with this embedder; a passage whose dense ranking joins.
+    entities, keep : float and int, optional
+        The entity-graph ranking's weight (0: none); how many of the question's own best
+        hits stay in the top ``k`` (at most ``k // 2``; the chunks they displace: ``dropped``).
 
     Returns
     -------
     Retrieval
-        The hits, best first, the queries run and whether dense rankings were used.
+        The hits, best first, the queries run, whether dense rankings were used and why not.
 
     Raises
     ------
-    ValueError
-        Naming a bad argument.
-    CorpusIndexError
-        For an unusable index, malformed dense vectors, or a query the guard stopped.
+    ValueError, CorpusIndexError
+        Naming a bad argument; for an unusable index or a query the guard stopped.
 
     Examples
     --------
@@ -210,27 +185,54 @@ def retrieve(
     >>> [hit.path for hit in found.hits]
     ['guide.md', 'moves.md']
     """
+    queries = check_retrieval(question, variants, k, dense, depth, entities, keep, hyde)
+    with searching(index_path, k, depth, dense, guard) as searcher:
+        asked = searcher.asked(queries, hyde)
+        fused, graph = searcher.fuse(asked, entities=entities)
+        kept, dropped = keep_own(fused, own_best(asked[0], keep), k)
+        hits = tuple(searcher.load_hits(kept, asked, [graph]))
+        return Retrieval(hits, tuple(queries), *searcher.dense_state, tuple(dropped))
+
+
+def check_retrieval(
+    question: object,
+    variants: object,
+    k: object,
+    dense: object,
+    depth: object,
+    entities: object,
+    keep: object,
+    hyde: object,
+) -> list[str]:
+    """The queries to run (:func:`check_queries`), or ValueError naming the bad argument
+    of :func:`retrieve` (``entities``, ``keep`` and ``hyde`` checked too)."""
     queries = check_queries(question, variants, k, dense, depth)
     check_weight("entities", entities)
     check_hyde(hyde)
     if isinstance(keep, bool) or not isinstance(keep, int) or not 0 <= keep <= MAX_K:
         raise ValueError(f"keep must be an integer from 0 to {MAX_K}, got {keep!r}")
+    return queries
+
+
+@contextmanager
+def searching(
+    index_path: Path | str | PinnedIndex,
+    k: int,
+    depth: int,
+    dense: bool | Embedder,
+    guard: QueryGuard | None,
+) -> Iterator[Searcher]:
+    """A :class:`Searcher` on the open index, its rankings ``max(depth, 4 * k)`` long, every
+    query under ``guard`` (default: :data:`~corpus.index.QUERY_TIME_LIMIT_S`)."""
     guard = guard if guard is not None else QueryGuard()
     with open_index(index_path, guard) as conn:
-        searcher = Searcher(conn, index_path, max(depth, 4 * k), dense, guard)
-        own = searcher.rankings(queries[0])
-        lists = [own, *(searcher.rankings(query) for query in queries[1:])]
-        lists += searcher.passage_rankings(hyde)
-        fused, graph = searcher.fuse(lists, entities=entities)
-        kept, dropped = keep_own(fused, [c for c, _ in rrf_fuse(own.all)][:keep], k)
-        hits = searcher.load_hits(kept, lists, [graph])
-    return Retrieval(
-        hits=tuple(hits),
-        queries=tuple(queries),
-        dense_used=not searcher.dense_note,
-        dense_note=searcher.dense_note,
-        dropped=tuple(dropped),
-    )
+        yield Searcher(conn, index_path, max(depth, 4 * k), dense, guard)
+
+
+def own_best(own: Rankings, keep: int) -> list[str]:
+    """The ``keep`` best chunks of the question's own rankings ``own``, fused alone (what
+    :func:`keep_own` keeps in the top ``k``)."""
+    return [chunk for chunk, _ in rrf_fuse(own.all)][:keep]
 
 
 def check_weight(name: str, value: object) -> float:
@@ -292,6 +294,16 @@ class Searcher:
         )
         return Rankings(keyword, dense[0] if dense else [])
 
+    @property
+    def dense_state(self) -> tuple[bool, str]:
+        """Whether dense rankings were made, and ``dense_note`` (why not, or ``""``)."""
+        return not self.dense_note, self.dense_note
+
+    def asked(self, queries: Sequence[str], hyde: str | None) -> list[Rankings]:
+        """The rankings of the question (``queries[0]``, first), of its variants and of the
+        HyDE passage ``hyde`` (:meth:`passage_rankings`)."""
+        return [*(self.rankings(query) for query in queries), *self.passage_rankings(hyde)]
+
     def passage_rankings(self, passage: str | None) -> list[Rankings]:
         """The dense ranking of a hypothetical answer ``passage`` (HyDE) and no keyword
         ranking; ``[]`` for no passage or when dense rankings are not available."""
@@ -332,9 +344,21 @@ class Searcher:
 
     def text(self, chunk_id: str) -> str:
         """The text of one chunk (``""`` when the index has no such chunk)."""
-        row = self.conn.execute("SELECT text FROM chunks WHERE chunk_id = ?", (chunk_id,))
-        found = row.fetchone()
-        return str(found[0]) if found else ""
+        return self.texts([chunk_id]).get(chunk_id, "")
+
+    def texts(self, chunk_ids: Sequence[str], *, headed: bool = False) -> dict[str, str]:
+        """The text of each of ``chunk_ids`` that the index holds, by chunk id; ``headed``: its
+        section trail first, on a line of its own (what the chunk is about where its text
+        does not say: "Rack 8 is in hall C" under "Racks > Rack 8")."""
+        ids = list(dict.fromkeys(chunk_ids))
+        marks = ",".join("?" * len(ids))
+        rows = self.conn.execute(
+            f"SELECT chunk_id, section, text FROM chunks WHERE chunk_id IN ({marks})", ids
+        )
+        return {
+            str(chunk): f"{section}\n{text}" if headed and section else str(text)
+            for chunk, section, text in rows
+        }
 
     def load_hits(
         self,
@@ -356,9 +380,9 @@ class Searcher:
 
 
 def search(
-    index_path: Path | str, query: str, k: int = 8, *, dense: bool | Embedder = True
+    index_path: Path | str, query: str, k: int = 8, *, dense: bool | Embedder = False
 ) -> list[Hit]:
-    """The top ``k`` chunks for one query (hybrid when available, see :func:`retrieve`).
+    """The top ``k`` chunks for one query (keyword only unless ``dense``, see :func:`retrieve`).
 
     Parameters
     ----------

@@ -215,7 +215,7 @@ def measure_configurations(
 ) -> dict[str, dict[str, Any] | str]:
     """:func:`retrieval_recall` of each configuration, by name; a hybrid configuration on
     an index without usable dense vectors is not run, and its entry says why."""
-    dense_note = corpus.retrieve(index, "probe", (), 1).dense_note
+    dense_note = corpus.retrieve(index, "probe", (), 1, dense=True).dense_note
     measured: dict[str, dict[str, Any] | str] = {}
     for config in configs:
         if config.dense and dense_note:

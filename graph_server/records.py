@@ -230,6 +230,13 @@ SearchK = Annotated[
         description=f"How many chunks to return (default {DEFAULT_SEARCH_K}).",
     ),
 ]
+SearchDense = Annotated[
+    bool,
+    Field(
+        description="Add dense (vector) rankings when the index holds vectors and the corpus "
+        "extra is installed (default false: keyword BM25 only, as `logic-graph search`)."
+    ),
+]
 
 
 # ------------------------------------------------------------------ answer parts

@@ -22,7 +22,7 @@ import mcp_types as types
 
 from graph_server import export
 from graph_server.errors import StoreError
-from graph_server.records import IndexPath, Query, SearchEvidenceAnswer, SearchK
+from graph_server.records import IndexPath, Query, SearchDense, SearchEvidenceAnswer, SearchK
 from graph_server.store import CancelCheck, GraphStore
 from graph_server.tool_spec import ToolSpec, placeholder_values
 from graph_server.validation import (
@@ -60,6 +60,7 @@ def search_evidence(
     index: IndexPath,
     query: Query,
     k: SearchK = DEFAULT_SEARCH_K,
+    dense: SearchDense = False,
     *,
     cancel: CancelCheck | None = None,
 ) -> SearchEvidenceAnswer:
@@ -76,6 +77,8 @@ def search_evidence(
         What to look for.
     k : int, default 5
         How many chunks (1..50).
+    dense : bool, default False
+        Add dense rankings (keyword only by default, as ``logic-graph search``).
     cancel : callable, optional
         Checked while the query runs.
 
@@ -102,7 +105,7 @@ def search_evidence(
     from corpus.documents import search_evidence as search
 
     roots = [*index_root_flags, *index_roots_from_env()]
-    found = search(index, query, k, roots=roots, cancel=cancel)
+    found = search(index, query, k, dense=dense, roots=roots, cancel=cancel)
     if "error" in found:
         raise StoreError(found["error"])
     return SearchEvidenceAnswer.model_validate(found)
@@ -309,8 +312,9 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         search_evidence,
         "Search a document index for evidence",
-        "Search an index built by `logic-graph ingest` (keyword BM25, plus dense vectors "
-        "when the index has them and the corpus extra is installed, fused by rank) and "
+        "Search an index built by `logic-graph ingest` (keyword BM25; with dense=true also "
+        "dense vectors when the index has them and the corpus extra is installed, fused by "
+        "rank) and "
         "return the best chunks, each cut into sentences with stable ids "
         "(<chunk id>:s<n>), the file, page, section and character offsets. To ground a "
         "claim, put a sentence's id in a given node's source and its words in the claim. "

@@ -113,7 +113,7 @@ def default_ingest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Pat
 
 
 def assert_dense_search_ranks_the_tape_library_first(index: Path) -> None:
-    result = corpus.retrieve(index, "tape library", k=3)
+    result = corpus.retrieve(index, "tape library", k=3, dense=True)
     assert result.dense_used, result.dense_note
     assert result.hits[0].chunk_id == "racks/rack7-v1.2.md#p1c2"
     assert result.hits[0].dense_rank == 1

@@ -9,7 +9,14 @@ import pytest
 from corpus_fixtures import write_corpus
 
 import corpus
-from corpus.multihop import PlanError, bridge_names, check_plan, fill, retrieve_plan
+from corpus.multihop import (
+    PlanError,
+    bridge_names,
+    check_plan,
+    fill,
+    names_subject,
+    retrieve_plan,
+)
 from corpus.retrieval import keep_own
 from orchestrator.checks import decompose
 
@@ -92,13 +99,13 @@ def test_each_later_hop_is_filled_with_the_bridge_found_before_it(tmp_path: Path
     plan = decompose(QUESTION)
     assert plan is not None
     found = retrieve_plan(index, QUESTION, plan, 3, dense=False)
-    # each hop reads a bridge off its two best chunks: the chain's, then a look-alike's
+    # each hop reads a bridge off its best chunks that name what it asks about
     assert [hop.queries[0] for hop in found.hops] == [
         "Which company built the Kest Bridge?",
         "Who or what is the founder of Orrin Works?",
         "In which town was Hella Marsk born?",
     ]
-    assert found.hops[0].bridge == ("Orrin Works", "Varn Works")
+    assert found.hops[0].bridge == ("Orrin Works",)  # not the Brel Bridge's Varn Works
     assert [hop.chunk_ids[0] for hop in found.hops] == [
         "bridges/kest.md#p1c1",
         "firms/orrin.md#p1c1",
@@ -112,6 +119,51 @@ def test_each_later_hop_is_filled_with_the_bridge_found_before_it(tmp_path: Path
     # the question alone finds words, not the chain
     alone = corpus.retrieve(index, QUESTION, (), 3, dense=False)
     assert "people/marsk.md#p1c1" not in {hit.chunk_id for hit in alone.hits}
+
+
+LOOKALIKES = {
+    "a/kest.md": "The Kest Bridge was built by Orrin Works. The Kest Bridge carries two lanes.",
+    "b/kest.md": "The Kest Bridge spans the Olm River. Varn Works built the Kest Bridge.",
+    "c/kest.md": "Tull Works built the Kest Bridge in 1901.",
+    "noise/company.md": "Brel Company built a bridge for the company that built the road bridge.",
+    "firms/orrin.md": "# Orrin Works\n\nOrrin Works built bridges.\n\n## People\n\n"
+    "Hella Marsk founded it in 1820.",
+    "firms/varn.md": "Ivo Dask founded Varn Works and Brel Company.",
+}
+
+
+@pytest.fixture
+def lookalikes(tmp_path: Path) -> Path:
+    """An index of :data:`LOOKALIKES`."""
+    index = tmp_path / "idx.sqlite"
+    corpus.ingest(write_corpus(tmp_path / "docs", LOOKALIKES), index, dense=False)
+    return index
+
+
+LOOKALIKE_PLAN = ["Which company built the Kest Bridge?", "Who founded #1?"]
+LOOKALIKE_QUESTION = "Who founded the company that built the Kest Bridge?"
+
+
+def test_a_hop_ranks_the_chunks_naming_its_subject_first_and_follows_three_of_them(
+    lookalikes: Path,
+) -> None:
+    alone = corpus.retrieve(lookalikes, LOOKALIKE_PLAN[0], (), 4)
+    assert alone.hits[0].chunk_id == "noise/company.md#p1c1"  # the most relation words
+    first = retrieve_plan(lookalikes, LOOKALIKE_QUESTION, LOOKALIKE_PLAN, 4).hops[0]
+    assert {chunk.split("/")[0] for chunk in first.chunk_ids[:3]} == {"a", "b", "c"}
+    assert first.chunk_ids[3] == "noise/company.md#p1c1"
+    # three documents say who built "the Kest Bridge": each builder is followed
+    assert sorted(first.bridge) == ["Orrin Works", "Tull Works", "Varn Works"]
+
+
+def test_a_chunk_names_its_subject_in_its_section_trail_too(lookalikes: Path) -> None:
+    found = retrieve_plan(lookalikes, LOOKALIKE_QUESTION, LOOKALIKE_PLAN, 4)
+    assert "Who founded Orrin Works?" in found.hops[1].queries
+    # "Hella Marsk founded it in 1820." under "Orrin Works > People"; "Ivo Dask founded
+    # Varn Works" is no answer about Orrin Works, whatever it ranks
+    assert "Hella Marsk" in found.hops[1].bridge
+    assert names_subject("Who founded Orrin Works?", "Orrin Works > People\nHella Marsk ...")
+    assert not names_subject("Who founded Orrin Works?", "Ivo Dask founded Varn Works.")
 
 
 def test_the_questions_own_top_hits_cannot_be_pushed_out_by_rewrites(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import pytest
@@ -74,8 +75,23 @@ def test_variants_add_rankings_and_blank_or_repeated_variants_fall_back_to_the_q
     assert not both.dense_used and "turned off" in both.dense_note
 
 
-def test_without_vectors_in_the_index_retrieval_says_it_is_keyword_only(index: Path) -> None:
+def test_the_library_is_keyword_only_unless_dense_is_asked_for_as_the_cli_is(
+    index: Path,
+) -> None:
+    for function in (retrieve, corpus.search, corpus.retrieve_plan):
+        assert inspect.signature(function).parameters["dense"].default is False
     result = retrieve(index, "tape library", k=2)
+    assert (
+        not result.dense_used
+        and result.dense_note == "dense retrieval was turned off for this search"
+    )
+    plan = corpus.retrieve_plan(index, "Which hall holds rack 8?", ["Which hall holds rack 8?"], 2)
+    assert plan.dense_note == result.dense_note
+    assert corpus.search(index, "tape library", 2) == list(result.hits)
+
+
+def test_without_vectors_in_the_index_retrieval_says_it_is_keyword_only(index: Path) -> None:
+    result = retrieve(index, "tape library", k=2, dense=True)
     assert not result.dense_used
     assert "vectors" in result.dense_note
     assert result.hits[0].chunk_id == "racks/rack7-v1.2.md#p1c2"

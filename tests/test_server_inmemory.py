@@ -147,9 +147,8 @@ async def test_concurrent_calls_are_all_answered_and_leave_a_consistent_store() 
     assert listed["graphs"] == [{"graph_id": g, "nodes": 8, "edges": 7} for g in kept]
 
 
-async def test_an_agent_searches_registers_and_cites_evidence_and_misquotes_are_demoted(
-    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def served_index(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The rack-7 corpus ingested (keyword only) into an index the server may open."""
     from corpus_fixtures import write_corpus
 
     import corpus
@@ -157,6 +156,31 @@ async def test_an_agent_searches_registers_and_cites_evidence_and_misquotes_are_
     monkeypatch.setenv("LOGIC_GRAPH_INDEX_ROOTS", str(tmp_path))
     index = tmp_path / "index.sqlite"
     assert corpus.ingest(write_corpus(tmp_path / "docs"), index, dense=False).ok
+    return index
+
+
+async def test_search_evidence_is_keyword_only_unless_the_call_asks_for_dense(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = served_index(tmp_path, monkeypatch)
+    arguments = {"index": str(index), "query": "which hall holds rack 7"}
+    async with Client(build_server()) as client:
+        plain = await call(client, "search_evidence", arguments)
+        dense = await call(client, "search_evidence", {**arguments, "dense": True})
+        bad = await client.call_tool("search_evidence", {**arguments, "dense": "yes"})
+
+    assert plain["dense_note"] == "dense retrieval was turned off for this search"
+    assert not dense["dense_used"] and "vectors" in dense["dense_note"]  # asked, none stored
+    assert [hit["chunk_id"] for hit in dense["hits"]] == [hit["chunk_id"] for hit in plain["hits"]]
+    assert bad.is_error and "dense" in text_of(bad)
+
+
+async def test_an_agent_searches_registers_and_cites_evidence_and_misquotes_are_demoted(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import corpus
+
+    index = served_index(tmp_path, monkeypatch)
     arguments = {"index": str(index), "query": "which hall holds rack 7", "k": 2}
     async with Client(build_server()) as client:
         found = await call(client, "search_evidence", arguments)

@@ -83,7 +83,10 @@ def test_defaults_and_enums_in_the_schemas_come_from_validation() -> None:
     assert relation["enum"] == list(validation.RELATIONS)
     k = listing["search_evidence"].input_schema["properties"]["k"]
     assert (k["default"], k["maximum"]) == (validation.DEFAULT_SEARCH_K, validation.MAX_SEARCH_K)
-    assert SPECS["search_evidence"].defaults == {"k": validation.DEFAULT_SEARCH_K}
+    # dense: keyword-only by default, as `logic-graph search` and corpus.retrieve
+    assert SPECS["search_evidence"].defaults == {"k": validation.DEFAULT_SEARCH_K, "dense": False}
+    dense = listing["search_evidence"].input_schema["properties"]["dense"]
+    assert (dense["type"], dense["default"]) == ("boolean", False)
     assert SPECS["assert_graph"].defaults == {"dedup": True}
     assert SPECS["merge_duplicates"].defaults == {}
 

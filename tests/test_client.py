@@ -579,7 +579,7 @@ def test_openrouter_without_a_key_fails_before_any_request_with_the_fix(
     message = str(caught.value)
     assert caught.value.kind == "missing_key" and "\n" not in message
     assert message.endswith(
-        "Fix: export OPENROUTER_API_KEY=<your key>, or run offline with --model local"
+        "Fix: export OPENROUTER_API_KEY=<your key>, or run offline with --model local-1.5b"
     )
     (record,) = client.ledger.records()
     assert (record["ok"], record["attempts"], record["cost_usd"]) == (False, 0, 0.0)

@@ -226,7 +226,7 @@ def test_a_hosted_model_without_a_key_exits_1_before_any_request(
     line = _one_error_line(capsys.readouterr().err)
     assert "OPENROUTER_API_KEY is not set" in line
     assert line.endswith(
-        "Fix: export OPENROUTER_API_KEY=<your key>, or run offline with --model local"
+        "Fix: export OPENROUTER_API_KEY=<your key>, or run offline with --model local-1.5b"
     )
     assert not (tmp_path / "o" / "report.json").exists()
 

@@ -1,6 +1,6 @@
 """Regenerate docs/results/example-report.md from the current code: the README main job, as is.
 
-    python -m evals.studies.example_report                 # --model local, no seed, as the README
+    python -m evals.studies.example_report                 # --model local-1.5b, as the README
     python -m evals.studies.example_report --seed 3 --model local-tiny --dest /tmp/report.md
 
 Runs ``python -m orchestrator.run --task examples/rack7.json --model MODEL`` (plus ``--seed``
@@ -39,7 +39,7 @@ def _commit() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", default="local")
+    parser.add_argument("--model", default="local-1.5b")
     parser.add_argument("--seed", type=int, help="base seed (default: none, as in the README)")
     parser.add_argument("--task", type=Path, default=REPO / "examples" / "rack7.json")
     parser.add_argument(

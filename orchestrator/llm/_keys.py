@@ -50,7 +50,7 @@ def missing_key_error(base_url: str, *, env_key_refused: bool) -> MissingAPIKeyE
         f"{base_url} (OpenRouter) needs an API key and {ENV_API_KEY} is not set; no "
         "request was made",
         kind="missing_key",
-        fix=f"export {ENV_API_KEY}=<your key>, or run offline with --model local",
+        fix=f"export {ENV_API_KEY}=<your key>, or run offline with --model local-1.5b",
     )
 
 

@@ -41,7 +41,7 @@ def unusable(
                 else "check the API key this server expects"
             )
         elif kind == "payment_required":
-            fix = "add credits to the account, or run offline with --model local"
+            fix = "add credits to the account, or run offline with --model local-1.5b"
         else:
             fix = f"check the model name ({model!r}) and the base URL {base_url}"
         return BackendRejectedError(

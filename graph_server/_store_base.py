@@ -16,7 +16,8 @@ from typing import Any
 
 from graph_server._store_ingest import IngestCall, Ingested, ingest_edges, ingest_nodes
 from graph_server._store_state import GraphState, Undo, required
-from graph_server.errors import LimitExceeded, NotFound
+from graph_server.dedup import Cancelled as Interrupted
+from graph_server.errors import Cancelled, LimitExceeded, NotFound
 from graph_server.validation import (
     DEFAULT_JACCARD_THRESHOLD,
     DEFAULT_RATIO_THRESHOLD,
@@ -109,6 +110,23 @@ class StoreBase:
                 state.alive = False
             return
         state.settle()
+
+    @contextmanager
+    def _all_or_nothing(
+        self, call: str, name: str, state: GraphState, undo: Undo
+    ) -> Iterator[None]:
+        """Run a write's body; if it raises anything, take back what ``undo`` logged (and the
+        budget it reserved) before the exception goes on, so a refused, cancelled or failed
+        call leaves the graph exactly as it was. A dedup interruption becomes the store's
+        ``Cancelled`` naming ``call``."""
+        try:
+            yield
+        except Interrupted:
+            self._roll_back(name, state, undo)
+            raise Cancelled(call) from None
+        except BaseException:
+            self._roll_back(name, state, undo)
+            raise
 
     def _roll_back(self, name: str, state: GraphState, undo: Undo) -> None:
         """Take back a call's changes and its share of the budget. O(items changed)."""

@@ -78,6 +78,15 @@ class GraphStore(StoreEdits):
     jaccard_threshold, ratio_threshold : float, optional
         The duplicate thresholds (defaults 0.7 and 0.85).
 
+    Notes
+    -----
+    ``source`` is what a claim is anchored to: for a given, the evidence span it cites
+    (checked when the graph has evidence, see :meth:`add_evidence`). Two nodes with different
+    sources are never merged, and an id keeps its first source. When nodes are added or
+    merged, a group of more than ``max_rival_claims`` claims that differ only in one number
+    gets no attack edges, and no contradiction takes the graph past ``max_edges_per_graph``;
+    ``contradictions_withheld`` lists each such case.
+
     Examples
     --------
     >>> store = GraphStore()
@@ -102,12 +111,7 @@ class GraphStore(StoreEdits):
         ``rejected`` with its position ``at`` and reason), deduplicate the new nodes against
         the whole graph (:mod:`graph_server.dedup`). Re-sending a payload changes nothing.
 
-        ``source`` is what a claim is anchored to: for a given, the evidence span it cites
-        (checked when the graph has evidence, see :meth:`add_evidence`); two nodes with
-        different sources are never merged, and an id keeps its first source. A group of
-        more than ``max_rival_claims`` claims that differ only in one number gets no attack
-        edges, and no contradiction takes the graph past ``max_edges_per_graph``;
-        ``contradictions_withheld`` lists each such case.
+        ``source`` anchors a claim, and the contradiction caps apply (class Notes).
 
         Parameters
         ----------
@@ -161,14 +165,8 @@ class GraphStore(StoreEdits):
         checkpoint = checkpoint_for(cancel)
         with self._locked(graph_id, create=True) as (name, state):
             undo = Undo()
-            try:
+            with self._all_or_nothing("assert_graph", name, state, undo):
                 answer = self._write(name, state, (items, links, run), dedup_flag, undo, checkpoint)
-            except Interrupted:
-                self._roll_back(name, state, undo)
-                raise Cancelled("assert_graph") from None
-            except BaseException:
-                self._roll_back(name, state, undo)
-                raise
             self._settle(name, state)
         return answer
 
@@ -245,11 +243,8 @@ class GraphStore(StoreEdits):
         with self._locked(graph_id, create=True) as (name, state):
             accepted, rejected, added = parse_spans(state.evidence, items, self.limits)
             undo = Undo(claim_bytes=sum(len(text.encode("utf-8")) for text in added.values()))
-            try:
+            with self._all_or_nothing("add_evidence", name, state, undo):
                 self._charge(state, undo)
-            except StoreError:
-                self._roll_back(name, state, undo)
-                raise
             state.evidence.update(added)
             self._settle(name, state)
             return AddEvidenceAnswer(

@@ -43,17 +43,11 @@ if TYPE_CHECKING:
     from corpus.chunking import DEFAULT_MAX_CHARS, Chunk, chunk_id, chunk_page
     from corpus.documents import CorpusEvidence, SpanSource, hits_to_evidence, search_evidence
     from corpus.embed import Embedder
-    from corpus.index import (
-        CorpusIndexError,
-        IndexInfo,
-        IngestReport,
-        index_info,
-        ingest_texts,
-        temporary_index,
-    )
+    from corpus.index import CorpusIndexError, IndexInfo, IngestReport, index_info
     from corpus.index import ingest_directory as ingest
     from corpus.index_ingest import Progress
     from corpus.index_scan import FileProblem
+    from corpus.index_texts import ingest_texts, temporary_index
     from corpus.multihop import PlanError, PlanRetrieval, check_plan, retrieve_plan
     from corpus.readers import Page, ReadError, read_pages
     from corpus.rerank import RerankerUnavailable, Scorer, load_cross_encoder, rerank_hits

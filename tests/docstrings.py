@@ -42,7 +42,7 @@ def doctests(modules: Iterable[ModuleType]) -> list[doctest.DocTest]:
 def failures(test: doctest.DocTest) -> str:
     """Run ``test`` in a copy of its globals; the doctest report of what failed, or ``""``."""
     report = io.StringIO()
-    runner = doctest.DocTestRunner(optionflags=OPTIONS)
+    runner = doctest.DocTestRunner(verbose=False, optionflags=OPTIONS)
     runner.run(test, out=report.write, clear_globs=True)
     return report.getvalue()
 

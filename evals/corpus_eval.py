@@ -65,7 +65,7 @@ from evals.reporting.cells import grouped, table
 from evals.score import is_answerable, outcome, score
 from orchestrator.api import RunConfig, model_shape, run_task
 from orchestrator.llm import SupportsChat
-from orchestrator.records import RunReport
+from orchestrator.records import HOPS, RunReport
 from orchestrator.reply import SHAPES
 
 MODES = ("inline", "corpus")
@@ -287,6 +287,13 @@ def build_parser() -> argparse.ArgumentParser:
         choices=SHAPES,
         help="interrogation shape of the answer runs (default: the model's, from models.json)",
     )
+    parser.add_argument(
+        "--hops",
+        choices=HOPS,
+        default="off",
+        help="ask the answer runs' question hop by hop: never, when the interrogations give "
+        "no grounded answer, or always (default off, as a run's)",
+    )
     parser.add_argument("--n", type=int, default=2)
     parser.add_argument("--k", type=int, default=2)
     parser.add_argument("--budget-calls", type=int, default=6)
@@ -328,6 +335,7 @@ def _plan(args: argparse.Namespace) -> _Plan:
         retrieval_k=args.retrieval_k,
         max_retrieval_rounds=args.max_retrieval_rounds,
         dense=args.dense,
+        hops=args.hops,
     )
     items = pool[: args.limit] if args.limit else pool
     return _Plan(pool, items, modes, [by_name[n] for n in names], config)

@@ -11,7 +11,7 @@ from canned_runs import model_graph, verdict
 
 import corpus
 from corpus.retrieval import Hit
-from evals.corpus_eval import answer_shape, citation_precision, main, run_mode
+from evals.corpus_eval import _plan, answer_shape, build_parser, citation_precision, main, run_mode
 from evals.corpus_recall import (
     CONFIGS,
     configurations_table,
@@ -198,3 +198,12 @@ def test_answer_runs_take_the_models_own_shape_unless_told() -> None:
     assert answer_shape(None, "local-1.5b") == "chain"
     assert answer_shape("graph", "local-1.5b") == "graph"
     assert answer_shape(None, "no-such-model") == "graph"
+
+
+def test_answer_runs_ask_hop_by_hop_only_when_told(tmp_path: Path) -> None:
+    dataset = tmp_path / "set.jsonl"
+    dataset.write_text("".join(json.dumps(i) + "\n" for i in (ORLA, IVO)))
+    argv = ["--dataset", str(dataset), "--out", str(tmp_path / "out")]
+    assert _plan(build_parser().parse_args(argv)).config.hops == "off"
+    told = build_parser().parse_args([*argv, "--hops", "on_failure"])
+    assert _plan(told).config.hops == "on_failure"

@@ -64,7 +64,7 @@ from evals.metrics import abstention_metrics
 from evals.reporting.cells import grouped, table
 from evals.score import is_answerable, outcome, score
 from orchestrator.api import RunConfig, model_shape, run_task
-from orchestrator.llm import SupportsChat
+from orchestrator.llm import Backend, SupportsChat
 from orchestrator.records import HOPS, RunReport
 from orchestrator.reply import SHAPES
 
@@ -357,6 +357,21 @@ def answer_shape(shape: str | None, model: str) -> str:
     return shape or model_shape(model)
 
 
+def answer_settings(
+    config: RunConfig, backend: Backend, shape: str | None, model: str
+) -> RunConfig:
+    """The answer runs' settings on ``backend``, as ``orchestrator.run`` makes them: its
+    structured-output default, the model's shape (:func:`answer_shape`), and the server's
+    context window, so that corpus mode shows only the chunks that fit it (without it a round
+    of long chunks overflows the window and the call fails)."""
+    return replace(
+        config,
+        structured_output=backend.response_format_default,
+        interrogation_shape=answer_shape(shape, model),
+        context_tokens=config.context_tokens or backend.context_tokens,
+    )
+
+
 def _answer_rows(
     args: argparse.Namespace, plan: _Plan, index: Path, rows: list[dict[str, Any]]
 ) -> str:
@@ -368,11 +383,7 @@ def _answer_rows(
     model = args.model or default_model()
     out, done = Path(args.out), {(r["id"], r["mode"]) for r in rows}
     with open_backend(model, base_url=args.base_url) as backend:
-        settings = replace(
-            plan.config,
-            structured_output=backend.response_format_default,
-            interrogation_shape=answer_shape(args.shape, model),
-        )
+        settings = answer_settings(plan.config, backend, args.shape, model)
         for number, item in enumerate(plan.items, 1):
             for mode in (m for m in plan.modes if (item["id"], m) not in done):
                 row = run_mode(

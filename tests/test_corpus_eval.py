@@ -11,7 +11,15 @@ from canned_runs import model_graph, verdict
 
 import corpus
 from corpus.retrieval import Hit
-from evals.corpus_eval import _plan, answer_shape, build_parser, citation_precision, main, run_mode
+from evals.corpus_eval import (
+    _plan,
+    answer_settings,
+    answer_shape,
+    build_parser,
+    citation_precision,
+    main,
+    run_mode,
+)
 from evals.corpus_recall import (
     CONFIGS,
     configurations_table,
@@ -23,6 +31,7 @@ from evals.corpus_recall import (
     write_pool,
 )
 from orchestrator.api import RunConfig
+from orchestrator.llm import Backend
 from orchestrator.llm.testing import ScriptedClient
 from orchestrator.loop.corpus_search import interleave_new
 
@@ -207,3 +216,12 @@ def test_answer_runs_ask_hop_by_hop_only_when_told(tmp_path: Path) -> None:
     assert _plan(build_parser().parse_args(argv)).config.hops == "off"
     told = build_parser().parse_args([*argv, "--hops", "on_failure"])
     assert _plan(told).config.hops == "on_failure"
+
+
+def test_answer_runs_pack_the_evidence_into_the_servers_context_window() -> None:
+    backend = Backend(ScriptedClient([]), "local-1.5b", True, True, context_tokens=4096)  # type: ignore[arg-type]
+    settings = answer_settings(RunConfig(), backend, None, "local-1.5b")
+    assert (settings.context_tokens, settings.structured_output) == (4096, True)
+    assert settings.interrogation_shape == "chain"
+    told = answer_settings(RunConfig(context_tokens=2048), backend, "graph", "local-1.5b")
+    assert (told.context_tokens, told.interrogation_shape) == (2048, "graph")

@@ -17,7 +17,7 @@ from typing import Any
 import corpus
 from evals.datasets.build_outside_docs import CORPUS as OUTSIDE_CORPUS
 from orchestrator.api import RunConfig
-from orchestrator.loop.corpus_search import first_round, search_question
+from orchestrator.loop import first_round, search_question
 
 RECALL_AT = (1, 3, 5, 8, 10, 20)
 

@@ -31,8 +31,7 @@ from evals.reporting.cells import grouped
 from evals.reporting.cells import table as markdown_table
 from orchestrator.api import RunConfig
 from orchestrator.llm import SupportsChat, open_backend
-from orchestrator.loop.corpus_calls import hypothetical_passage, rerank_by_model
-from orchestrator.loop.corpus_search import Reranker, first_round
+from orchestrator.loop import Reranker, first_round, hypothetical_passage, rerank_by_model
 from orchestrator.records import CallRecord
 
 CONFIGS = ("default", "rerank-llm", "hyde")

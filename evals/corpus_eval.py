@@ -63,6 +63,7 @@ from evals.datasets.loaders import item_to_task, load_dataset
 from evals.metrics import abstention_metrics
 from evals.reporting.cells import grouped, table
 from evals.score import is_answerable, outcome, score
+from evals.stats import paired_bootstrap
 from orchestrator.api import RunConfig, model_shape, run_task
 from orchestrator.llm import Backend, SupportsChat
 from orchestrator.records import HOPS, RunReport
@@ -171,8 +172,44 @@ def summarise(
     out = _recall_lines(retrieval, meta)
     if not rows:
         return "\n".join(out)
-    out += _answer_lines(rows) + _corpus_run_lines([r for r in rows if r["mode"] == "corpus"])
+    out += _answer_lines(rows) + _paired_lines(rows)
+    out += _corpus_run_lines([r for r in rows if r["mode"] == "corpus"])
     return "\n".join(out) + "\n"
+
+
+def _paired_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """summary.md's comparison of the two modes on the items both answered: corpus minus
+    inline right and wrong answers per item, with paired bootstrap 95% intervals, and the
+    wrong answers that cite outside the item's gold paragraphs (a look-alike entity of another
+    item or a distractor paragraph) in each mode ([] unless both modes ran)."""
+    by_mode = {mode: {r["id"]: r for r in rows if r["mode"] == mode} for mode in MODES}
+    shared = sorted(set(by_mode["inline"]) & set(by_mode["corpus"]))
+    if not shared:
+        return []
+    pairs = [(by_mode["corpus"][i], by_mode["inline"][i]) for i in shared]
+    lines = ["", f"Corpus minus inline, on the {len(shared)} items both modes answered:"]
+    for label, wanted in (("right", "correct"), ("wrong", "wrong")):
+        gap = paired_bootstrap(
+            [float(c["outcome"] == wanted) for c, _ in pairs],
+            [float(i["outcome"] == wanted) for _, i in pairs],
+        )
+        lines.append(
+            f"- {label} answers per item: {gap['diff']:+.1%} "
+            f"(95% interval {gap['low']:+.1%} to {gap['high']:+.1%})"
+        )
+    off_gold = {
+        mode: sum(
+            1
+            for r in by_mode[mode].values()
+            if r["outcome"] == "wrong" and r["cited"] > r["cited_gold"]
+        )
+        for mode in MODES
+    }
+    lines.append(
+        "- wrong answers citing outside the gold paragraphs: "
+        + ", ".join(f"{mode} {off_gold[mode]}" for mode in MODES)
+    )
+    return lines
 
 
 def _recall_lines(retrieval: Mapping[str, Any], meta: Mapping[str, Any]) -> list[str]:

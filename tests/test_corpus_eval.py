@@ -12,6 +12,7 @@ from canned_runs import model_graph, verdict
 import corpus
 from corpus.retrieval import Hit
 from evals.corpus_eval import (
+    _paired_lines,
     _plan,
     answer_settings,
     answer_shape,
@@ -225,3 +226,22 @@ def test_answer_runs_pack_the_evidence_into_the_servers_context_window() -> None
     assert settings.interrogation_shape == "chain"
     told = answer_settings(RunConfig(context_tokens=2048), backend, "graph", "local-1.5b")
     assert (told.context_tokens, told.interrogation_shape) == (2048, "graph")
+
+
+def test_the_summary_compares_the_modes_item_by_item_and_counts_off_gold_wrong_answers() -> None:
+    def row(item: str, mode: str, result: str, cited: int = 1, gold: int = 1) -> dict[str, object]:
+        return {"id": item, "mode": mode, "outcome": result, "cited": cited, "cited_gold": gold}
+
+    rows = [
+        row("a", "inline", "correct"),
+        row("a", "corpus", "wrong", cited=2, gold=1),
+        row("b", "inline", "correct"),
+        row("b", "corpus", "correct"),
+        row("c", "inline", "abstained"),  # no corpus run: left out of the pairs
+    ]
+    lines = _paired_lines(rows)
+    assert lines[1] == "Corpus minus inline, on the 2 items both modes answered:"
+    assert lines[2].startswith("- right answers per item: -50.0% (95% interval -100.0% to")
+    assert lines[3].startswith("- wrong answers per item: +50.0%")
+    assert lines[4] == "- wrong answers citing outside the gold paragraphs: inline 0, corpus 1"
+    assert _paired_lines([row("a", "inline", "correct")]) == []

@@ -20,7 +20,7 @@ from evals.arms import ARMS, ArmResult, ArmSettings
 from evals.metering import CappedClient, CostCapReached
 from evals.progress import Tally
 from evals.results import ResultRow, append_jsonl, raw_path, result_row
-from orchestrator.api import RunConfig
+from orchestrator.api import RunConfig, TaskError
 from orchestrator.llm import BackendUnusableError, LLMError
 
 ORCHESTRATOR, SELF_CONSISTENCY = 6, 7
@@ -39,7 +39,8 @@ def run_one(
     client: CappedClient,
     settings: ArmSettings,
 ) -> tuple[ResultRow, ArmResult | None]:
-    """Run one arm on one item; a model failure becomes a row with ``error`` set.
+    """Run one arm on one item; a model failure, or arm 6 refusing an item whose documents do
+    not fit the context window (before any call), becomes a row with ``error`` set.
 
     `CostCapReached` propagates (the item is then left unrecorded, to be redone on resume).
     """
@@ -52,7 +53,7 @@ def run_one(
         result = ARMS[arm][1](item, model, client, settings=settings)
     except BackendUnusableError:
         raise  # no item can succeed: the whole run stops (exit 1)
-    except LLMError as exc:
+    except (LLMError, TaskError) as exc:
         error = f"{type(exc).__name__}: {exc}"
     latency = time.perf_counter() - started
     if result is not None:

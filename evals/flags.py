@@ -124,6 +124,13 @@ def _arm_flags(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="arm 6: each interrogation reasons in plain text first, then writes the graph",
     )
+    parser.add_argument(
+        "--context-tokens",
+        type=int,
+        metavar="N",
+        help="arm 6: the model's context window per request, that each item's documents are "
+        "fitted to (default: the backend's, as orchestrator.run; recorded in run.json)",
+    )
     more_calls_flags(parser, overrides=False)
 
 

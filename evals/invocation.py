@@ -13,6 +13,7 @@ from evals.arms import ARMS, ArmSettings, prompt_version
 from evals.options import RunOptions
 from evals.results import EvalError
 from orchestrator.api import RunConfig
+from orchestrator.llm import MAX_CONTEXT_TOKENS, MIN_CONTEXT_TOKENS
 
 
 def fingerprint(args: RunOptions, model: str) -> dict[str, Any]:
@@ -52,6 +53,10 @@ def fingerprint(args: RunOptions, model: str) -> dict[str, Any]:
         recorded["settings"]["diversity"] = args.diversity
     if args.prompt_layout != "classic":
         recorded["settings"]["prompt_layout"] = args.prompt_layout
+    # The context window (evals.run.run_window): None for every run recorded before it was
+    # applied, which replay without it as they were recorded.
+    if args.context_tokens is not None:
+        recorded["settings"]["context_tokens"] = args.context_tokens
     sample_temp = sample_temperature(args)
     if sample_temp != args.temp:
         recorded["settings"]["sample_temp"] = sample_temp
@@ -86,6 +91,7 @@ def arm_settings(args: RunOptions, out: Path, structured_default: bool) -> ArmSe
             diversity=args.diversity,
             leave_out=args.leave_out,
             prompt_layout=args.prompt_layout,
+            context_tokens=args.context_tokens,
         ),
         artifacts_dir=out,
         sample_temperature=sample_temperature(args),
@@ -129,3 +135,8 @@ def check_numbers(args: RunOptions) -> None:
         value = getattr(args, name)
         if value is not None and not 0 <= value <= 2:
             raise EvalError(f"--{name.replace('_', '-')} must be in 0..2, got {value}")
+    window = args.context_tokens
+    if window is not None and not MIN_CONTEXT_TOKENS <= window <= MAX_CONTEXT_TOKENS:
+        raise EvalError(
+            f"--context-tokens must be in {MIN_CONTEXT_TOKENS}..{MAX_CONTEXT_TOKENS}, got {window}"
+        )

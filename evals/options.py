@@ -34,7 +34,9 @@ class RunOptions:
     differs from ``temp``; ``shape``: arm 6's interrogation shape (None: the model's own);
     ``diversity``, ``leave_out``, ``adaptive``, ``hops``: how arm 6 spends calls past its
     first run; ``prompt_layout``: where arm 6's prompts put the evidence; ``jobs``: items at
-    a time against a server backend.
+    a time against a server backend; ``context_tokens``: the context window arm 6 fits the
+    documents into (None: the backend's, as ``orchestrator.run`` takes it; a resumed run
+    keeps the window it recorded).
     """
 
     dataset: str
@@ -67,6 +69,7 @@ class RunOptions:
     adaptive: bool = False
     hops: str = "off"
     prompt_layout: str = "classic"
+    context_tokens: int | None = None
 
 
 @dataclass(frozen=True)

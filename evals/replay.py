@@ -133,6 +133,9 @@ def replay_run_options(config: dict[str, Any], options: ReplayOptions) -> RunOpt
         diversity=options.diversity or settings.get("diversity", "sample"),
         leave_out=options.leave_out or bool(settings.get("leave_out", False)),
         prompt_layout=options.prompt_layout or settings.get("prompt_layout", "classic"),
+        # The window the bank's prompts were fitted to; a bank recorded before the window was
+        # applied has none and replays unfitted, as it was recorded.
+        context_tokens=settings.get("context_tokens"),
         jobs=1,
         max_cost=0.0,
     )

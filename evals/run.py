@@ -6,7 +6,7 @@ Command line (`evals.command`; ``python -m evals.run`` is the same)::
                         [--arms 1,2,3,4,5,6,7] [--limit N] [--skip N] [--model ID] [--base-url URL]
                         [--max-cost USD] [--allow-unknown-cost] [--out DIR | --resume RUNSTAMP]
                         [--max-tokens 512] [--n 3 --k 2 --budget-calls 12 --temp 0.8]
-                        [--jobs K]
+                        [--jobs K] [--context-tokens N]
 
 Items are processed one at a time (``--jobs K``: K at a time against a server backend); each
 item goes through every selected arm in order (arm 7 takes as many samples as arm 6 made calls
@@ -17,9 +17,14 @@ the elapsed time and an ETA at the pace so far.
 All calls go through one client from `orchestrator.llm.backend.open_backend` (``--model local``
 starts the built-in llama.cpp model, cost 0), wrapped in the run's cost cap.
 
+Arm 6 fits each item's documents into the model's context window as ``orchestrator.run``
+does (``--context-tokens``, else the backend's; a resumed run keeps the one it recorded), and
+an item whose documents cannot fit is refused before any call and recorded with an error.
+
 Output directory (default ``evals/results/<runstamp>/``):
 
-* ``run.json`` - the run's settings (checked on resume) and one entry per invocation;
+* ``run.json`` - the run's settings (checked on resume; the context window among them) and
+  one entry per invocation;
 * ``raw/arm<N>.jsonl`` - one line per item (answer, gold, score, tokens, cost, latency, calls);
 * ``traces/arm<N>.jsonl`` - every request and reply (arm 6: the orchestrator's report);
 * ``bank.jsonl`` - every successful reply keyed by its request, for ``evals.replay``
@@ -38,6 +43,7 @@ the run being resumed).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from contextlib import ExitStack
@@ -109,13 +115,15 @@ class RunOutcome:
 @dataclass(frozen=True)
 class _Plan:
     """An invocation checked and resolved, before any call: its options (model and shape
-    filled in), items, prices, folder, run.json contents and the pending work."""
+    filled in, and a resumed run's recorded context window), items, prices, folder, whether
+    it resumes a run there, run.json contents and the pending work."""
 
     options: RunOptions
     model: str
     items: list[Item]
     prices: tuple[float, float] | None
     out: Path
+    resumed: bool
     meta: dict[str, Any]
     done: dict[int, ArmRows]
     todo: Todo
@@ -178,6 +186,28 @@ def _output_dir(args: RunOptions, model: str) -> Path:
     return out
 
 
+def _recorded_window(out: Path) -> int | None:
+    """The context window ``out/run.json`` records in its settings; None when it records none
+    (a run made before windows were recorded, or on a backend that did not say) or cannot
+    be read (`evals.results.prepare_run_dir` says why)."""
+    try:
+        settings = json.loads((out / "run.json").read_text(encoding="utf-8"))["config"]["settings"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    window = settings.get("context_tokens") if isinstance(settings, dict) else None
+    return window if isinstance(window, int) else None
+
+
+def run_window(plan: _Plan, backend: Backend) -> int | None:
+    """The context window arm 6 fits each item's documents into: ``context_tokens`` when set,
+    else the backend's, as ``orchestrator.run`` takes it. A resumed run keeps the window it
+    recorded (none for a run recorded before windows were), so that all its items, and a
+    replay of its bank, see one window."""
+    if plan.resumed:
+        return plan.options.context_tokens
+    return plan.options.context_tokens or backend.context_tokens
+
+
 def _pending(items: list[Item], arms: Sequence[int], done: dict[int, ArmRows]) -> Todo:
     """Each item with the arms that have no error-free result for it yet, in item order."""
     todo = []
@@ -238,10 +268,13 @@ def _plan(options: RunOptions) -> _Plan:
             "call cannot be bounded; add its pricing there or pass --allow-unknown-cost"
         )
     out = _output_dir(options, model)
+    resumed = (out / "run.json").is_file()
+    if resumed and options.context_tokens is None:
+        options = replace(options, context_tokens=_recorded_window(out))
     meta = prepare_run_dir(out, fingerprint(options, model))
     done = {arm: latest_rows(read_rows(raw_path(out, arm), sys.stderr)) for arm in options.arms}
     todo = _pending(items, options.arms, done)
-    return _Plan(options, model, items, prices, out, meta, done, todo)
+    return _Plan(options, model, items, prices, out, resumed, meta, done, todo)
 
 
 def _open(stack: ExitStack, plan: _Plan) -> Backend:
@@ -261,7 +294,8 @@ def _open(stack: ExitStack, plan: _Plan) -> Backend:
 def _invoke(plan: _Plan, invocation: dict[str, Any]) -> tuple[str | None, int, LedgerTotals]:
     """Run the pending work against the model: (why it stopped early, rows with an error, the
     ledger's totals). ``invocation`` (run.json's entry, written before the first call) gains
-    what ``--structured-output auto`` resolved to."""
+    what ``--structured-output auto`` resolved to, and run.json's settings the context window
+    (:func:`run_window`), which a replay needs to fit the documents as the run did."""
     options = plan.options
     cap = CostCap(
         options.max_cost if plan.prices is not None else None,
@@ -274,6 +308,10 @@ def _invoke(plan: _Plan, invocation: dict[str, Any]) -> tuple[str | None, int, L
         # requests (the response format is part of a banked reply's key).
         structured = {"auto": backend.response_format_default, "on": True, "off": False}
         invocation["structured_output"] = structured[options.structured_output]
+        options = replace(options, context_tokens=run_window(plan, backend))
+        if options.context_tokens is not None:
+            plan.meta["config"]["settings"]["context_tokens"] = options.context_tokens
+            print(f"context window: {options.context_tokens} tokens", file=sys.stderr)
         plan.meta["invocations"].append(invocation)
         write_meta(plan.out, plan.meta)
         stopped, failed = run_pending(

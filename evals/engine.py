@@ -100,7 +100,9 @@ class _Evaluation:
         self.consecutive += 1
         print(f"  arm {arm} {item['id']}: {row.get('error')}", file=sys.stderr)
         if self.consecutive >= MAX_CONSECUTIVE_ERRORS:
-            self.stopped = f"{self.consecutive} items failed in a row; is the model server up?"
+            # Say what the last failure was: a server that is down and items that cannot be
+            # run (documents that do not fit the window) read very differently.
+            self.stopped = f"{self.consecutive} items failed in a row; the last: {row['error']}"
 
     def run_arm(self, arm: int, item: Item) -> bool:
         """One arm on one item, recorded; False when the run must stop starting work."""

@@ -520,3 +520,19 @@ def test_an_unreachable_server_ends_the_run_with_exit_1_before_any_item(
     assert code == 1
     assert "error:" in capsys.readouterr().err
     assert raw(tmp_path / "run", 1) == []
+
+
+def test_a_run_whose_items_keep_failing_stops_and_says_what_the_last_failure_was(
+    tmp_path: Path, models_file: Path
+) -> None:
+    out = tmp_path / "run"
+
+    def handler(request: dict[str, Any], headers: dict[str, str]) -> FakeReply:
+        return FakeReply(status=400, body={"error": {"message": "bad", "code": 400}})
+
+    with FakeOpenAIServer(handler) as server:
+        code = run_cli(server, models_file, out, *items_flags("math", 8, "1"))
+    assert code == 1
+    stopped = json.loads((out / "run.json").read_text())["invocations"][0]["stopped"]
+    assert stopped.startswith("5 items failed in a row; the last: ")
+    assert "400" in stopped and len(raw(out, 1)) == 5

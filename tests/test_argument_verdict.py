@@ -161,3 +161,18 @@ def test_the_same_yes_counts_when_the_cited_passage_holds_the_claims_names() -> 
     document = HARDWICKE_TASK["documents"][0].replace("Helen", "Fiona")
     report = verify_claim({**HARDWICKE_TASK, "documents": [document]})
     assert report["chosen"]["node_id"] == YES and report["chosen"]["width"] == 1
+
+
+def test_a_yes_to_a_question_that_asks_for_a_thing_is_refused() -> None:
+    notes = 'Git 2.26 release notes: "git sparse-checkout" learned an "add" subcommand.'
+    task = {
+        "question": "Git 2.25 gave sparse checkouts a command. "
+        "In which Git release did that command learn an 'add' subcommand?",
+        "documents": [notes],
+    }
+    says_yes = chain_run("s", ["sparse-checkout learned add in git 2.26"], "yes", notes, "D1.1")
+    client = ScriptedClient(Script({"r1": says_yes}, votes=always("supported")))
+    report = run_task(task, client=client, model="scripted", config=RunConfig(n=1, k=1))
+    assert report["answer"] is None and report["refusal_reason"] == "no_grounded_conclusion"
+    (yes,) = [c for c in report["candidates"] if c["node_id"] == YES]
+    assert "answer_other_kind" in yes["flags"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from orchestrator.checks.question import (
+    asks_yes_or_no,
     compared_options,
     relation_terms,
     smaller_wins,
@@ -122,3 +123,21 @@ def test_a_question_quoting_no_statement_states_nothing() -> None:
     assert stated_terms('Who directed "The Raven"?') == frozenset()
     # Only the question proper counts, not a quote in the format instruction after it.
     assert stated_terms('Is it raining? Answer "it is raining" or not.') == frozenset()
+
+
+def test_a_question_asks_for_yes_or_no_only_when_its_last_sentence_opens_with_an_auxiliary() -> (
+    None
+):
+    assert asks_yes_or_no("Does it logically follow that some cats are lions?") is True
+    assert asks_yes_or_no("Can server x9 be used for the nightly cron job?") is True
+    asked_for_a_thing = [
+        "Git 2.25 gave it a command. In which Git release did that command learn 'add'?",
+        "How many calories did he consume? Give a number.",
+        "So who is a hero and who is a villain?",
+        "What is Linda to Jayden?",
+    ]
+    assert [asks_yes_or_no(q) for q in asked_for_a_thing] == [False] * 4
+    # Unclear openings, and yes/no offered as options, decide nothing.
+    assert asks_yes_or_no("If tea has 6 calories per ounce how many calories did he eat?") is None
+    assert asks_yes_or_no("Which is it: yes or no?") is None
+    assert asks_yes_or_no("Claim: x. According to the passage, is the claim true?") is None

@@ -14,6 +14,8 @@ and carries no flag. Flags:
 * ``conclusion_guessed``: every run behind it left its conclusion unmarked and the parser
   found it (:data:`orchestrator.reply.parse.GUESSED_CONCLUSIONS`): such runs count toward run
   support, but cannot ground an answer by themselves;
+* ``answer_other_kind`` (with a chain context): a yes or a no to a question that asks for a
+  thing ("In which release ...?"), :meth:`ChainContext.answers_another_kind`;
 * ``answer_not_on_argument`` (with a chain context): a name or number answer that no claim of
   its counted arguments holds or computes, or a compound answer with a clause that its
   argument does not reach (:func:`orchestrator.checks.follows.answer_follows`).
@@ -290,11 +292,14 @@ def _flags(
     chain: ChainContext | None,
 ) -> tuple[str, ...]:
     """A candidate's flags: the answer's own (:func:`answer_flags`), an answer that only
-    repeats the question, a conclusion every run guessed, an answer its argument does not
+    repeats the question or is a yes/no to a question asking for a thing, a conclusion every
+    run guessed, an answer its argument does not
     state, or whose numbers decide the comparison against it (chain runs)."""
     flags = answer_flags(key, evidence_texts)
     if chain is not None and chain.restates_question(key):
         flags += ("answer_restates_question",)
+    if chain is not None and chain.answers_another_kind(key):
+        flags += ("answer_other_kind",)
     if info and all(a.get("guessed_conclusion") for a in info["answers"]):
         flags += ("conclusion_guessed",)
     if chain is not None and found.independent:

@@ -44,6 +44,7 @@ from orchestrator.checks.links import (
 )
 from orchestrator.checks.question import (
     asked,
+    asks_yes_or_no,
     compared_options,
     offered,
     question_names,
@@ -108,6 +109,8 @@ class ChainContext:
     statement: frozenset[str] = frozenset()
     """:func:`orchestrator.checks.question.stated_terms`: the names and numbers of a statement the
     question quotes to have it checked."""
+    yes_or_no: bool | None = None
+    """:func:`orchestrator.checks.question.asks_yes_or_no` of the question."""
     readings: Mapping[str, str] = field(default_factory=dict)
     """Span id -> what the checks read for that span (:attr:`corpus.evidence.Span.reading`:
     the title line cut off, the document's subject after an opening "It")."""
@@ -132,6 +135,7 @@ class ChainContext:
             paired=question_names(question),
             smaller_wins=smaller_wins(question),
             statement=stated_terms(question),
+            yes_or_no=asks_yes_or_no(question),
             readings=dict(readings or {}),
         )
 
@@ -247,6 +251,13 @@ class ChainContext:
         if not self.relation or not is_entity(answer_key):
             return True
         return any(terms(claim) & self.relation for claim in claims)
+
+    def answers_another_kind(self, answer_key: str) -> bool:
+        """Whether the answer (its cluster key) is a yes or a no to a question that asks for a
+        thing: "Yes" to "In which Git release did that command learn 'add'?" answers nothing
+        that was asked, however well its sentences are cited. False when the question's kind
+        is unclear (:func:`orchestrator.checks.question.asks_yes_or_no` is None). O(1)."""
+        return answer_key in (YES, NO) and self.yes_or_no is False
 
     def restates_question(self, answer_key: str) -> bool:
         """Whether the answer (its cluster key) only repeats words of the question that the

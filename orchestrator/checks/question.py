@@ -323,6 +323,66 @@ def smaller_wins(question: str) -> bool | None:
     return smaller if smaller != larger else None
 
 
+_POLAR_OPENERS = frozenset(
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "am",
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "will",
+        "would",
+        "shall",
+        "should",
+        "may",
+        "might",
+        "must",
+        "has",
+        "have",
+        "had",
+    ]
+)
+_WH_WORDS = frozenset(["which", "what", "who", "whom", "whose", "where", "when", "why", "how"])
+_LEAD_INS = frozenset(["so", "and", "but", "then", "now"])
+
+
+def asks_yes_or_no(question: str) -> bool | None:
+    """Whether the question proper asks for a yes or a no: True when its last question
+    sentence opens with an auxiliary ("Does it follow ...?", "Can x9 run the job?"), False
+    when it opens with a wh-word, after a preposition or a lead-in if any ("In which release
+    ...?", "How many ...?", "So who is a knight?"), and None when it opens otherwise ("If tea
+    has 6 calories, how many ...?", "Claim: ...") or lists yes or no as options. O(len).
+
+    Examples
+    --------
+    >>> asks_yes_or_no("Git 2.25 gave it a command. In which release did it learn 'add'?")
+    False
+    >>> asks_yes_or_no("Does it follow that some cats are lions?")
+    True
+    >>> asks_yes_or_no("Which is it: yes or no?") is None
+    True
+    """
+    proper = asked(question)
+    if re.search(r"\b(?:yes|no)\b", proper, re.IGNORECASE):
+        return None
+    sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z])", proper.strip())
+    words = re.findall(r"[a-z']+", sentences[-1].casefold())
+    while words and words[0] in _LEAD_INS:
+        words = words[1:]
+    if not words:
+        return None
+    if words[0] in _POLAR_OPENERS:
+        return True
+    if words[0] in _WH_WORDS or (len(words) > 1 and words[1] in _WH_WORDS):
+        return False
+    return None
+
+
 def name_runs(text: str) -> list[str]:
     """Runs of consecutive name-like words of ``text``, folded ("embstone foundry") without
     possessive endings, and each word of a longer run alone ("embstone"): a surname is a name

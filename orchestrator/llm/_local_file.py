@@ -23,7 +23,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from orchestrator.llm.local_models import LocalModelError, LocalModelSpec, default_cache_dir
+from orchestrator.llm.local_models import (
+    LOCAL_MODELS,
+    LocalModelError,
+    LocalModelSpec,
+    default_cache_dir,
+)
 
 _READ_BLOCK = 8 * 1024 * 1024
 
@@ -87,11 +92,34 @@ def chunk_paths(spec: LocalModelSpec) -> list[Path]:
             )
         paths.extend(Path(str(dist.locate_file(name))) for name in matches)
     if missing:
+        others = [alias for alias in installed_models() if alias != spec.alias]
+        instead = (
+            f"; or use a built-in model that is installed: --model {others[0]}" if others else ""
+        )
         raise LocalModelError(
             f"local model {spec.alias!r} ({spec.title}) needs {len(missing)} package(s) that are "
-            f"not installed: {', '.join(missing)}. Fix: {spec.install_command()}"
+            f"not installed: {', '.join(missing)}. Fix: {spec.install_command()}{instead}"
         )
     return paths
+
+
+def installed_models() -> list[str]:
+    """The aliases of the built-in models whose every chunk package is installed, in the
+    order of :data:`LOCAL_MODELS` (package metadata only). So that a run naming a model the
+    user did not install can point at one they did (the README installs only the 1.5B)."""
+
+    def installed(distribution: str) -> bool:
+        try:
+            importlib.metadata.distribution(distribution)
+        except importlib.metadata.PackageNotFoundError:
+            return False
+        return True
+
+    return [
+        alias
+        for alias, spec in LOCAL_MODELS.items()
+        if all(installed(source.distribution) for source in spec.chunks)
+    ]
 
 
 def _sidecar(path: Path) -> Path:

@@ -187,7 +187,7 @@ def _paired_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
     if not shared:
         return []
     pairs = [(by_mode["corpus"][i], by_mode["inline"][i]) for i in shared]
-    lines = ["", f"Corpus minus inline, on the {len(shared)} items both modes answered:"]
+    lines = ["", f"Corpus minus inline, on the {len(shared)} items run in both modes:"]
     for label, wanted in (("right", "correct"), ("wrong", "wrong")):
         gap = paired_bootstrap(
             [float(c["outcome"] == wanted) for c, _ in pairs],

@@ -240,7 +240,7 @@ def test_the_summary_compares_the_modes_item_by_item_and_counts_off_gold_wrong_a
         row("c", "inline", "abstained"),  # no corpus run: left out of the pairs
     ]
     lines = _paired_lines(rows)
-    assert lines[1] == "Corpus minus inline, on the 2 items both modes answered:"
+    assert lines[1] == "Corpus minus inline, on the 2 items run in both modes:"
     assert lines[2].startswith("- right answers per item: -50.0% (95% interval -100.0% to")
     assert lines[3].startswith("- wrong answers per item: +50.0%")
     assert lines[4] == "- wrong answers citing outside the gold paragraphs: inline 0, corpus 1"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from corpus.evidence import split_sentences
 from graph_server.citation import name_words
 from graph_server.similarity import AUXILIARIES, STOPWORDS, claim_key, collapse_initialisms
 from orchestrator.reply import asked_category
@@ -370,8 +371,9 @@ def asks_yes_or_no(question: str) -> bool | None:
     proper = asked(question)
     if re.search(r"\b(?:yes|no)\b", proper, re.IGNORECASE):
         return None
-    sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z])", proper.strip())
-    words = re.findall(r"[a-z']+", sentences[-1].casefold())
+    spans = split_sentences(proper)
+    last = proper[spans[-1][0] : spans[-1][1]] if spans else ""
+    words = re.findall(r"[a-z']+", last.casefold())
     while words and words[0] in _LEAD_INS:
         words = words[1:]
     if not words:

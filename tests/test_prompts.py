@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
+from scenario_reports import EXPECTED
 
 from corpus.evidence import build_evidence
 from orchestrator.reply.prompts import (
@@ -30,18 +32,13 @@ def all_text(messages: list[dict[str, str]]) -> str:
     return "\n".join(m["content"] for m in messages)
 
 
-def test_every_template_has_a_version() -> None:
-    assert PROMPT_VERSIONS == {
-        "interrogation": "interrogation/v5",
-        "interrogation_chain": "interrogation_chain/v1",
-        "verification": "verification/v2",
-        "repair": "repair/v1",
-        "query_rewrite": "query_rewrite/v1",
-        "plan": "plan/v3",
-        "lookup": "lookup/v1",
-        "rerank": "rerank/v1",
-        "hyde": "hyde/v1",
-    }
+def test_every_template_has_a_version_and_every_committed_report_names_them_all() -> None:
+    # The scenario reports pin the versions (each report names the wording it was produced
+    # by), so a version changes only together with a reviewed rewrite of those reports.
+    for name, version in PROMPT_VERSIONS.items():
+        assert re.fullmatch(rf"{name}/v\d+", version), name
+    for report in sorted(EXPECTED.glob("*.json")):
+        assert json.loads(report.read_text())["prompt_versions"] == PROMPT_VERSIONS, report.name
 
 
 def test_the_query_rewrite_shows_the_question_alone_and_asks_for_a_queries_list() -> None:

@@ -50,7 +50,6 @@ from evals.datasets.multihop_vocabulary import (
     RANGES,
     RELATIONS,
     TAILS,
-    TEMPLATES,
     WITH_ARTICLE,
 )
 
@@ -172,7 +171,7 @@ class World:
 
     def set(self, subject: Entity, relation: str, value: Entity | int) -> None:
         """Record a fact; setting a different value for a known fact is a bug."""
-        if RELATIONS[relation][0] != subject.kind:
+        if RELATIONS[relation].subject != subject.kind:
             raise ValueError(f"relation {relation!r} does not apply to a {subject.kind}")
         text = value.name if isinstance(value, Entity) else str(value)
         previous = self.facts.setdefault((subject.name, relation), text)
@@ -207,7 +206,7 @@ class World:
         for relation in KIND_RELATIONS[subject.kind]:
             if (subject.name, relation) in self.facts:
                 continue
-            target = RELATIONS[relation][1]
+            target = RELATIONS[relation].target
             if target in ("year", "km"):
                 self.set(subject, relation, self._number(subject, relation))
                 continue
@@ -234,7 +233,7 @@ class World:
         sentences: dict[str, str] = {}
         for relation in KIND_RELATIONS[subject.kind]:
             obj = self.facts[(subject.name, relation)]
-            template = self.rng.choice(TEMPLATES[relation])
+            template = self.rng.choice(RELATIONS[relation].phrasings)
             written = mention(self.by_name[obj]) if obj in self.by_name else obj
             sentences[relation] = _sentence(template.format(s=mention(subject), o=written))
         ordered = list(sentences.values())
@@ -254,7 +253,7 @@ def _chain(world: World, family: str) -> dict[str, Any]:
     start_kind, path, question = CHAINS[family]
     chain = [world.new(start_kind)]
     for relation in path:
-        target = world.new(RELATIONS[relation][1])
+        target = world.new(RELATIONS[relation].target)
         world.set(chain[-1], relation, target)
         chain.append(target)
     names = [e.name for e in chain]
@@ -291,7 +290,7 @@ def _comparison(world: World, family: str) -> dict[str, Any]:
     for relation in hops:
         targets = []
         for operand in operands:
-            target = world.new(RELATIONS[relation][1])
+            target = world.new(RELATIONS[relation].target)
             world.set(operand, relation, target)
             targets.append(target)
     low, high = RANGES[attribute]
@@ -320,7 +319,7 @@ def _comparison(world: World, family: str) -> dict[str, Any]:
         incoming = INCOMING[entity.kind]
         if incoming:
             relation = world.rng.choice(incoming)
-            other = world.new(RELATIONS[relation][0])
+            other = world.new(RELATIONS[relation].subject)
             world.set(other, relation, entity)
             sharing.append(other)
     evidence = [(operand, relation) for operand in operands for relation in hops]

@@ -45,7 +45,7 @@ from evals.datasets.build_multihop import (
 from evals.datasets.build_multihop import (
     build as build_items,
 )
-from evals.datasets.multihop_vocabulary import FILLERS, KIND_RELATIONS, TEMPLATES
+from evals.datasets.multihop_vocabulary import FILLERS, KIND_RELATIONS, RELATIONS
 
 DEFAULT_SEED = 3203
 DEFAULT_COUNT = 52
@@ -117,7 +117,7 @@ class ProseWorld(World):
         sentences: dict[str, str] = {}
         for relation in KIND_RELATIONS[subject.kind]:
             obj = self.facts[(subject.name, relation)]
-            template = self.rng.choice(TEMPLATES[relation])
+            template = self.rng.choice(RELATIONS[relation].phrasings)
             written = mention(self.by_name[obj]) if obj in self.by_name else obj
             # Only a sentence that opens with its subject gets a reference: the rule under
             # test resolves sentence-initial references, and a name elsewhere stays a name.

@@ -6,6 +6,8 @@ Changing any of them changes the committed ``multihop.jsonl`` and ``prose.jsonl`
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 # Name parts. A name's "key" (head + tail) identifies the entity; near-miss names keep the head
 # and change the tail. Parts were picked to sound plausible yet name nothing well known.
 HEADS = {
@@ -48,44 +50,53 @@ NAME_FORMAT = {
 }
 WITH_ARTICLE = ("bridge", "river", "instrument")  # written "the Varnholt Bridge"
 
-# relation -> (subject kind, object kind); "year" and "km" objects are numbers.
+
+class Relation(NamedTuple):
+    """A relation between entities: its subject's kind, its object's kind ("year" and "km"
+    objects are numbers) and its phrasings in text, ``{s}`` the subject and ``{o}`` the object
+    as written."""
+
+    subject: str
+    target: str
+    phrasings: tuple[str, ...]
+
+
 RELATIONS = {
-    "born_in": ("person", "town"),
-    "birth_year": ("person", "year"),
-    "founded_by": ("company", "person"),
-    "founded_year": ("company", "year"),
-    "headquartered_in": ("company", "town"),
-    "built_by": ("bridge", "company"),
-    "spans": ("bridge", "river"),
-    "opened_year": ("bridge", "year"),
-    "lies_on": ("town", "river"),
-    "town_founded_year": ("town", "year"),
-    "flows_into": ("river", "river"),
-    "length_km": ("river", "km"),
-    "invented_by": ("instrument", "person"),
-}
+    "born_in": Relation("person", "town",
+        ("{s} was born in {o}.", "{s} was born in the town of {o}.")),
+    "birth_year": Relation("person", "year",
+        ("{s} was born in the year {o}.", "{s}'s year of birth was {o}.")),
+    "founded_by": Relation("company", "person",
+        ("{s} was founded by {o}.", "{o} founded {s}.")),
+    "founded_year": Relation("company", "year",
+        ("{s} was founded in {o}.", "{s} was established in {o}.")),
+    "headquartered_in": Relation("company", "town",
+        ("{s} is headquartered in {o}.", "{s} has its head office in {o}.")),
+    "built_by": Relation("bridge", "company",
+        ("{s} was built by {o}.", "{o} built {s}.")),
+    "spans": Relation("bridge", "river",
+        ("{s} spans {o}.", "{s} crosses {o}.")),
+    "opened_year": Relation("bridge", "year",
+        ("{s} opened in {o}.", "{s} was opened to traffic in {o}.")),
+    "lies_on": Relation("town", "river",
+        ("{s} lies on {o}.", "{s} is a town on {o}.")),
+    "town_founded_year": Relation("town", "year",
+        ("{s} was first settled in {o}.", "{s} received its charter in {o}.")),
+    "flows_into": Relation("river", "river",
+        ("{s} flows into {o}.", "{s} empties into {o}.")),
+    "length_km": Relation("river", "km",
+        ("{s} is {o} kilometres long.", "{s} runs for {o} kilometres.")),
+    "invented_by": Relation("instrument", "person",
+        ("{s} was invented by {o}.", "{o} invented {s}.")),
+}  # fmt: skip
 KIND_RELATIONS = {
-    kind: [rel for rel, (subject, _) in RELATIONS.items() if subject == kind] for kind in HEADS
+    kind: [name for name, relation in RELATIONS.items() if relation.subject == kind]
+    for kind in HEADS
 }
 # Relations pointing at each kind, used to invent entities that share a gold entity.
 INCOMING = {
-    kind: [rel for rel, (_, target) in RELATIONS.items() if target == kind] for kind in HEADS
-}
-# Phrasings of each relation: {s} is the subject, {o} the object, as written in text.
-TEMPLATES = {
-    "born_in": ("{s} was born in {o}.", "{s} was born in the town of {o}."),
-    "birth_year": ("{s} was born in the year {o}.", "{s}'s year of birth was {o}."),
-    "founded_by": ("{s} was founded by {o}.", "{o} founded {s}."),
-    "founded_year": ("{s} was founded in {o}.", "{s} was established in {o}."),
-    "headquartered_in": ("{s} is headquartered in {o}.", "{s} has its head office in {o}."),
-    "built_by": ("{s} was built by {o}.", "{o} built {s}."),
-    "spans": ("{s} spans {o}.", "{s} crosses {o}."),
-    "opened_year": ("{s} opened in {o}.", "{s} was opened to traffic in {o}."),
-    "lies_on": ("{s} lies on {o}.", "{s} is a town on {o}."),
-    "town_founded_year": ("{s} was first settled in {o}.", "{s} received its charter in {o}."),
-    "flows_into": ("{s} flows into {o}.", "{s} empties into {o}."),
-    "length_km": ("{s} is {o} kilometres long.", "{s} runs for {o} kilometres."),
-    "invented_by": ("{s} was invented by {o}.", "{o} invented {s}."),
+    kind: [name for name, relation in RELATIONS.items() if relation.target == kind]
+    for kind in HEADS
 }
 # Colour sentences that state no relation, so paragraphs read like prose.
 FILLERS = {

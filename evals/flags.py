@@ -70,7 +70,8 @@ def _model_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def _arm_flags(parser: argparse.ArgumentParser) -> None:
-    """The arms' settings: completion cap, temperatures, seed and arm 6's interrogations."""
+    """The arms' settings: completion cap, temperatures, seed, arm 6's runs and budget, then
+    `_interrogation_flags` and `more_calls_flags`."""
     parser.add_argument(
         "--max-tokens", type=int, default=RUN.max_tokens, help="completion cap per call (all arms)"
     )
@@ -95,6 +96,12 @@ def _arm_flags(parser: argparse.ArgumentParser) -> None:
         help="arm 7 sample temperature when it differs from --temp (arm 6 greedy at "
         "--temp 0 against samples at 0.8)",
     )
+    _interrogation_flags(parser)
+    more_calls_flags(parser, overrides=False)
+
+
+def _interrogation_flags(parser: argparse.ArgumentParser) -> None:
+    """How arm 6 asks: output format, shape, first-run and window settings, and item jobs."""
     parser.add_argument(
         "--structured-output",
         choices=("auto", "on", "off"),
@@ -131,7 +138,6 @@ def _arm_flags(parser: argparse.ArgumentParser) -> None:
         help="arm 6: the model's context window per request, that each item's documents are "
         "fitted to (default: the backend's, as orchestrator.run; recorded in run.json)",
     )
-    more_calls_flags(parser, overrides=False)
 
 
 def more_calls_flags(parser: argparse.ArgumentParser, *, overrides: bool) -> None:

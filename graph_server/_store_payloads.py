@@ -11,15 +11,20 @@ from typing import Any
 
 import networkx as nx
 
-from graph_server import arguments, disputes, export, semantics
+from graph_server import arguments, checks, disputes, export, semantics
 from graph_server.graph_page import graph_html
 from graph_server.record_data import graph_data
 from graph_server.records import (
     ArgumentWidthAnswer,
+    CheckStructureAnswer,
+    CriticalLinksAnswer,
+    DisputedNodesAnswer,
     EdgeOut,
     ExportGraphAnswer,
     GetGraphAnswer,
+    IsolatedClaim,
     NodeOut,
+    SupportWidthAnswer,
     SurvivingClaimsAnswer,
 )
 
@@ -65,6 +70,32 @@ def width(graph: nx.MultiDiGraph, conclusion: str | None) -> int | None:
     if conclusion is None:
         return None
     return len(semantics.disjoint_paths(graph, conclusion))
+
+
+def structure(graph: nx.MultiDiGraph, conclusion: str) -> CheckStructureAnswer:
+    """The structural faults of the argument for ``conclusion`` (see checks)."""
+    return CheckStructureAnswer.model_validate(checks.check_structure(graph, conclusion))
+
+
+def critical_links(graph: nx.MultiDiGraph, conclusion: str) -> CriticalLinksAnswer:
+    """The links and claims ``conclusion`` hangs on (see checks)."""
+    return CriticalLinksAnswer.model_validate(checks.critical_links(graph, conclusion))
+
+
+def support_width(graph: nx.MultiDiGraph, conclusion: str) -> SupportWidthAnswer:
+    """The disjoint evidence paths to ``conclusion`` and the capped flow (see semantics)."""
+    paths, flow = semantics.support_width(graph, conclusion)
+    return SupportWidthAnswer(disjoint_paths=len(paths), paths=paths, max_flow=flow)
+
+
+def disputed_nodes(graph: nx.MultiDiGraph, conclusion: str) -> DisputedNodesAnswer:
+    """Live contradiction pairs and the single-run claims ``conclusion`` leans on (see
+    disputes)."""
+    isolated = disputes.isolated_load_bearing(graph, conclusion)
+    return DisputedNodesAnswer(
+        contradiction_pairs=disputes.contradiction_pairs(graph),
+        isolated_load_bearing=[IsolatedClaim.model_validate(item) for item in isolated],
+    )
 
 
 def argument_width(

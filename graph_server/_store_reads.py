@@ -8,8 +8,12 @@ lock for the whole call and hands the networkx graph to the algorithm modules
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
+import networkx as nx
+
 from graph_server import _store_payloads as payloads
-from graph_server import checks, disputes, semantics
 from graph_server._store_base import StoreBase
 from graph_server._store_state import CancelCheck, OverTime, checkpoint_for
 from graph_server.dedup import Cancelled as Interrupted
@@ -25,12 +29,13 @@ from graph_server.records import (
     GetGraphAnswer,
     GraphCount,
     GraphId,
-    IsolatedClaim,
     ListGraphsAnswer,
     SupportWidthAnswer,
     SurvivingClaimsAnswer,
 )
 from graph_server.validation import EXPORT_FORMATS, shown
+
+Answer = TypeVar("Answer")
 
 
 class StoreReads(StoreBase):
@@ -74,10 +79,7 @@ class StoreReads(StoreBase):
         >>> rack7_store().check_structure("rack7", "Z").orphans
         ['F', 'G']
         """
-        with self._locked_node(graph_id, conclusion_id, "conclusion_id") as (_, state, conclusion):
-            return CheckStructureAnswer.model_validate(
-                checks.check_structure(state.graph, conclusion)
-            )
+        return self._on_conclusion(graph_id, conclusion_id, payloads.structure)
 
     def critical_links(self, graph_id: GraphId, conclusion_id: ConclusionId) -> CriticalLinksAnswer:
         """The links and claims a conclusion hangs on.
@@ -107,10 +109,7 @@ class StoreReads(StoreBase):
         >>> rack7_store().critical_links("rack7", "Z").min_cut_nodes
         ['D', 'E']
         """
-        with self._locked_node(graph_id, conclusion_id, "conclusion_id") as (_, state, conclusion):
-            return CriticalLinksAnswer.model_validate(
-                checks.critical_links(state.graph, conclusion)
-            )
+        return self._on_conclusion(graph_id, conclusion_id, payloads.critical_links)
 
     def support_width(self, graph_id: GraphId, conclusion_id: ConclusionId) -> SupportWidthAnswer:
         """Node-disjoint evidence paths to a conclusion (Menger) and the confidence-capped
@@ -140,9 +139,7 @@ class StoreReads(StoreBase):
         >>> rack7_store().support_width("rack7", "Z").paths
         [['A', 'C', 'E', 'Z'], ['D', 'Z']]
         """
-        with self._locked_node(graph_id, conclusion_id, "conclusion_id") as (_, state, conclusion):
-            paths, flow = semantics.support_width(state.graph, conclusion)
-            return SupportWidthAnswer(disjoint_paths=len(paths), paths=paths, max_flow=flow)
+        return self._on_conclusion(graph_id, conclusion_id, payloads.support_width)
 
     def argument_width(
         self,
@@ -263,12 +260,7 @@ class StoreReads(StoreBase):
         >>> [(claim.id, claim.on_path) for claim in disputed.isolated_load_bearing][:2]
         [('A', True), ('B', True)]
         """
-        with self._locked_node(graph_id, conclusion_id, "conclusion_id") as (_, state, conclusion):
-            isolated = disputes.isolated_load_bearing(state.graph, conclusion)
-            return DisputedNodesAnswer(
-                contradiction_pairs=disputes.contradiction_pairs(state.graph),
-                isolated_load_bearing=[IsolatedClaim.model_validate(item) for item in isolated],
-            )
+        return self._on_conclusion(graph_id, conclusion_id, payloads.disputed_nodes)
 
     def get_graph(self, graph_id: GraphId) -> GetGraphAnswer:
         """Every node and edge with every attribute, sorted by id.
@@ -367,3 +359,14 @@ class StoreReads(StoreBase):
             claim_bytes=used,
             claim_bytes_limit=self.limits.max_claim_bytes,
         )
+
+    def _on_conclusion(
+        self,
+        graph_id: GraphId,
+        conclusion_id: ConclusionId,
+        answer: Callable[[nx.MultiDiGraph, str], Answer],
+    ) -> Answer:
+        """``answer(graph, conclusion)`` with the graph locked and ``conclusion_id`` checked
+        to name a live node (:class:`~graph_server.errors.NotFound` otherwise)."""
+        with self._locked_node(graph_id, conclusion_id, "conclusion_id") as (_, state, conclusion):
+            return answer(state.graph, conclusion)

@@ -47,7 +47,7 @@ whatever their ingest order.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import networkx as nx
 
@@ -217,6 +217,7 @@ def _check_caps(max_arguments: int, max_unions: int) -> None:
         )
 
 
+@dataclass(eq=False)
 class _Derivations:
     """The memoised search behind :func:`enumerate_arguments`, with its caps and memo.
 
@@ -224,24 +225,19 @@ class _Derivations:
     cut or the union budget runs out. Cost: see :func:`enumerate_arguments`.
     """
 
-    def __init__(
-        self,
-        graph: nx.MultiDiGraph,
-        target: str,
-        max_arguments: int,
-        max_unions: int,
-        admissible: Callable[[Claims], bool] | None,
-        checkpoint: Callable[[], None],
-    ) -> None:
-        self.graph = graph
-        self.checkpoint = checkpoint
-        self.target = target
-        self.admissible = admissible
-        self.max_arguments = max_arguments
-        self.unions_left = max_unions
-        self.cycle_of = _support_cycles(graph)
-        self.memo: dict[tuple[str, Claims], list[Claims]] = {}
-        self.capped = False
+    graph: nx.MultiDiGraph
+    target: str
+    max_arguments: int
+    unions_left: int
+    """The claim-set unions the search may still build (``max_unions`` at the start)."""
+    admissible: Callable[[Claims], bool] | None
+    checkpoint: Callable[[], None]
+    cycle_of: dict[str, Claims] = field(init=False)
+    memo: dict[tuple[str, Claims], list[Claims]] = field(init=False, default_factory=dict)
+    capped: bool = field(init=False, default=False)
+
+    def __post_init__(self) -> None:
+        self.cycle_of = _support_cycles(self.graph)
 
     def derive(self, node: str, branch: Claims) -> list[Claims]:
         """Claim sets (``node`` included) of derivations of ``node`` below ``branch``."""

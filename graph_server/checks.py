@@ -7,6 +7,7 @@ attacks edges never count as support.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import islice, pairwise
 
 import networkx as nx
@@ -47,11 +48,7 @@ def orphans(view: nx.DiGraph) -> list[str]:
     >>> orphans(support_view(graph))
     ['F']
     """
-    return sorted(
-        n
-        for n, data in view.nodes(data=True)
-        if view.in_degree(n) == 0 and data["type"] not in UNSUPPORTED_OK_TYPES
-    )
+    return _unsupported(view, lambda kind: kind not in UNSUPPORTED_OK_TYPES)
 
 
 def floating_assumptions(view: nx.DiGraph) -> list[str]:
@@ -76,10 +73,13 @@ def floating_assumptions(view: nx.DiGraph) -> list[str]:
     >>> floating_assumptions(support_view(graph))
     ['B']
     """
+    return _unsupported(view, lambda kind: kind == "assumption")
+
+
+def _unsupported(view: nx.DiGraph, counted: Callable[[str], bool]) -> list[str]:
+    """The nodes no support edge enters whose ``type`` ``counted`` accepts, sorted. O(V)."""
     return sorted(
-        n
-        for n, data in view.nodes(data=True)
-        if view.in_degree(n) == 0 and data["type"] == "assumption"
+        n for n, data in view.nodes(data=True) if view.in_degree(n) == 0 and counted(data["type"])
     )
 
 

@@ -19,7 +19,8 @@ Modules: :mod:`.readers` (files to pages of text), :mod:`.chunking` (pages to ch
 :mod:`.index` (the SQLite file and the ingest), :mod:`.embed` (optional dense vectors),
 :mod:`.retrieval` (BM25 + dense, fused by RRF), :mod:`.entities` (the entity graph),
 :mod:`.multihop` (sub-question retrieval), :mod:`.rerank` (reranking a pool),
-:mod:`.documents` (hits as task documents).
+:mod:`.documents` (hits as task documents), :mod:`.views` (a hit as ``search_evidence``
+answers it).
 The ``logic-graph ingest`` / ``search`` / ``info`` command is :mod:`orchestrator.cli.main`.
 
 The names above are loaded on first use, so importing one submodule (``corpus.words``,

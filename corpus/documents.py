@@ -14,13 +14,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 from corpus.evidence import Evidence, build_evidence
 from corpus.index import CorpusIndexError, QueryGuard
 from corpus.index_pin import PinnedIndex, pin_inside
 from corpus.limits import MAX_SEARCH_K
 from corpus.retrieval import Hit, retrieve
+from corpus.views import ChunkView
 
 MAX_SEARCH_QUERY_CHARS = 1000
 MAX_INDEX_PATH_CHARS = 4096
@@ -342,31 +343,6 @@ def _search_answer(
         "dense_note": found.dense_note,
         "hits": [chunk_view(hit) for hit in found.hits],
     }
-
-
-class SpanView(TypedDict):
-    """One sentence of a found chunk: its citable id, its text and its character offsets in
-    the chunk's page."""
-
-    id: str
-    text: str
-    start: int
-    end: int
-
-
-class ChunkView(TypedDict):
-    """A retrieved chunk as ``search_evidence`` answers it: the JSON view of
-    :class:`corpus.retrieval.Hit` (the one record of a retrieved chunk), with its sentences
-    as citable spans. The score is rounded to six places, as in every view of a hit."""
-
-    chunk_id: str
-    path: str
-    page: int
-    section: str
-    version: str | None
-    score: float
-    text: str
-    spans: list[SpanView]
 
 
 def chunk_view(hit: Hit) -> ChunkView:

@@ -12,7 +12,9 @@ duplicate thresholds) are written as ``$name`` placeholders, in descriptions and
 ``maxLength`` of ids and texts, and filled in when the schema is rendered.
 
 Item models (:class:`NodeIn`, ...) forbid unknown keys (``additionalProperties: false``);
-answer records list every key the store returns, all required, and are frozen.
+answer records list every key the store returns, all required, and are frozen. A hit of
+``search_evidence`` is the corpus's own record, :class:`corpus.views.ChunkView` (a TypedDict,
+which pydantic validates and draws as well), so the chunk's JSON is defined once.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from corpus.views import ChunkView
 from graph_server.validation import (
     DEFAULT_CONFIDENCE,
     DEFAULT_SEARCH_K,
@@ -296,24 +299,6 @@ class GraphCount(_Answer):
     edges: int
 
 
-class SpanOut(_Answer):
-    id: str
-    text: str
-    start: int
-    end: int
-
-
-class SearchHit(_Answer):
-    chunk_id: str
-    path: str
-    page: int
-    section: str
-    version: str | None
-    score: float
-    text: str
-    spans: list[SpanOut]
-
-
 # ------------------------------------------------------------------ tool answers
 
 
@@ -440,4 +425,4 @@ class SearchEvidenceAnswer(_Answer):
     query: str
     dense_used: bool
     dense_note: str
-    hits: list[SearchHit]
+    hits: list[ChunkView]

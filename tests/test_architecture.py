@@ -271,10 +271,12 @@ def corpus_modules_loaded_by(module: str) -> list[str]:
 def test_the_corpus_package_loads_only_what_is_imported() -> None:
     """``corpus/__init__`` imports nothing up front: the graph server (its stopwords) and the
     loop (citation spans and how a sentence reads) do not load the index, the readers or
-    retrieval."""
+    retrieval. Both also load ``corpus.views``, type definitions only: the retrieved chunk
+    the graph server's ``search_evidence`` answer is validated against and drawn from."""
     assert corpus_modules_loaded_by("graph_server.server") == [
         "corpus",
         "corpus.limits",
+        "corpus.views",
         "corpus.words",
     ]
     assert corpus_modules_loaded_by("orchestrator.loop.driver") == [
@@ -282,6 +284,7 @@ def test_the_corpus_package_loads_only_what_is_imported() -> None:
         "corpus.evidence",
         "corpus.limits",
         "corpus.reference",
+        "corpus.views",
         "corpus.words",
     ]
     loaded = corpus_modules_loaded_by("corpus")

@@ -276,7 +276,7 @@ class RewriteRecord(TypedDict):
 class HitSummary(TypedDict):
     """One retrieved chunk as a round records it: a view of :class:`corpus.retrieval.Hit`
     (the one record of a retrieved chunk; ``search_evidence`` answers another view of it,
-    :class:`corpus.documents.ChunkView`). Built only by :func:`hit_summary`."""
+    :class:`corpus.views.ChunkView`). Built only by :func:`hit_summary`."""
 
     chunk_id: str
     path: str

@@ -20,7 +20,7 @@ about graphs, questions or reports:
 - :mod:`.testing`: scripted clients and a fake server for tests.
 """
 
-from orchestrator.llm._ledger import LedgerTotals
+from orchestrator.llm._ledger import CallFacts, LedgerTotals
 from orchestrator.llm.backend import Backend, open_backend
 from orchestrator.llm.chat import ChatMessage, ChatMiddleware, ChatRequest, ChatSeam
 from orchestrator.llm.client import (
@@ -75,6 +75,7 @@ __all__ = [
     "APIStatusError",
     "Backend",
     "BackendUnusableError",
+    "CallFacts",
     "CallTimeBudgetError",
     "ChatClient",
     "ChatMessage",

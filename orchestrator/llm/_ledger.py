@@ -69,23 +69,30 @@ class ChatResult:
     """Of ``prompt_tokens``, those the server read from its prompt cache (None: not said)."""
 
 
-class CallOutcome(TypedDict):
-    """What the ledger records of every call (its record adds ``call_id`` and the caller's
-    fields, such as ``run_id``)."""
+class CallFacts(TypedDict):
+    """What every record of one logical model call says, whoever keeps it: the ledger
+    (:class:`CallOutcome`) and the loop's report (:class:`orchestrator.records.CallRecord`).
+    Both extend it, so the two records of a call cannot drift apart."""
 
     role: str
     model: str
     ok: bool
     prompt_tokens: int | None
-    cached_tokens: int | None
     completion_tokens: int | None
     cost_usd: float | None
     cost_source: str
     latency_s: float
     attempts: int
-    transport_failures: int
     finish_reason: str | None
     error: str | None
+
+
+class CallOutcome(CallFacts):
+    """What the ledger records of every call (its record adds ``call_id`` and the caller's
+    fields, such as ``run_id``)."""
+
+    cached_tokens: int | None
+    transport_failures: int
 
 
 class RoleTotals(TypedDict):

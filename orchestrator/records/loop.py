@@ -8,27 +8,19 @@ from __future__ import annotations
 
 from typing import Any, NotRequired, TypedDict
 
+from orchestrator.llm import CallFacts
 from orchestrator.reply import ReplyGraph
 
 
-class CallRecord(TypedDict):
-    """One logical call (:func:`orchestrator.loop.calls.call_record`)."""
+class CallRecord(CallFacts):
+    """One logical call (:func:`orchestrator.loop.calls.call_record`): the facts every record
+    of a call states (:class:`orchestrator.llm.CallFacts`, shared with the client's ledger),
+    and where in the loop it was made and how its reply parsed."""
 
     step: str
-    role: str
     subject: str
     vote: int | None
-    model: str
-    ok: bool
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    cost_usd: float | None
-    cost_source: str
-    latency_s: float
-    attempts: int
-    finish_reason: str | None
     parse_outcome: str | None
-    error: str | None
     retrieval_round: NotRequired[int]
     """Corpus runs only: the retrieval round that made the call."""
 

@@ -36,12 +36,18 @@ NO_SOURCE = "none"
 MAX_SPAN_IDS = 2000
 """Enum size bound: a grammar with more alternatives gets slow to build in llama.cpp."""
 MAX_ANSWER_CHARS = 80
+DEFAULT_MAX_NODES = 8
+"""Nodes of an interrogation graph when the caller sets no bound."""
+DEFAULT_MAX_EDGES = 10
+"""Ids per ``because`` / ``against`` list when the caller sets no bound."""
+DEFAULT_MAX_CLAIM_CHARS = 160
+"""Characters of a claim when the caller sets no bound."""
 
 
 def interrogation_schema(
-    max_nodes: int = 8,
-    max_edges: int = 10,
-    max_claim_chars: int = 160,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    max_edges: int = DEFAULT_MAX_EDGES,
+    max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS,
     span_ids: Sequence[str] = (),
     max_answer_chars: int = MAX_ANSWER_CHARS,
 ) -> JsonObject:
@@ -152,9 +158,9 @@ def verification_schema(max_reason_chars: int = 300) -> JsonObject:
 
 
 def interrogation_response_format(
-    max_nodes: int = 8,
-    max_edges: int = 10,
-    max_claim_chars: int = 160,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    max_edges: int = DEFAULT_MAX_EDGES,
+    max_claim_chars: int = DEFAULT_MAX_CLAIM_CHARS,
     span_ids: Sequence[str] = (),
     *,
     strict: bool = False,

@@ -14,6 +14,7 @@ from typing import Any
 
 from orchestrator.llm import MAX_CONTEXT_TOKENS, MIN_CONTEXT_TOKENS
 from orchestrator.reply import LAYOUTS, SHAPES
+from orchestrator.reply.schemas import DEFAULT_MAX_EDGES, DEFAULT_MAX_NODES
 
 DIVERSITY: tuple[str, ...] = ("sample", "shuffle")
 """``RunConfig.diversity``: what makes the runs after the first differ."""
@@ -119,8 +120,8 @@ class RunConfig:
     m_verify: int = 3
     max_per_round: int = 3
     structured_output: bool = False
-    max_nodes: int = 8
-    max_edges: int = 10
+    max_nodes: int = DEFAULT_MAX_NODES
+    max_edges: int = DEFAULT_MAX_EDGES
     max_tokens_interrogation: int | None = 2048
     max_tokens_verification: int | None = 512
     think_first: bool = False

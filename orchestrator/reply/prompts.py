@@ -69,6 +69,7 @@ from string import Template
 
 from corpus.evidence import Evidence
 from orchestrator.llm import ChatMessage
+from orchestrator.reply.schemas import DEFAULT_MAX_NODES
 
 LAYOUTS: tuple[str, ...] = ("classic", "evidence_first")
 """Where the evidence sits in a prompt (module docstring): ``RunConfig.prompt_layout``."""
@@ -219,7 +220,7 @@ def interrogation_messages(
     question: str,
     k: int = 2,
     *,
-    max_nodes: int = 8,
+    max_nodes: int = DEFAULT_MAX_NODES,
     think_first: bool = False,
     order: Sequence[int] | None = None,
     layout: str = "classic",

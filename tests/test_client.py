@@ -453,6 +453,8 @@ def test_ledger_annotations_add_caller_fields_but_not_core_ones() -> None:
     assert (record["run_id"], record["parse_outcome"]) == ("r1", "salvaged")
     with pytest.raises(ValueError, match="reserved"):
         client.ledger.annotate(result.call_id, cost_usd=0.0)
+    with pytest.raises(ValueError, match="reserved"):  # every key of the record, cache included
+        client.ledger.annotate(result.call_id, cached_tokens=0)
     with pytest.raises(ValueError, match="call_id"):
         client.ledger.annotate(99, parse_outcome="strict")
 

@@ -25,24 +25,6 @@ from typing import Any, TypedDict
 from orchestrator.llm.errors import LLMError
 from orchestrator.llm.json_object import JsonObject
 
-_CORE_KEYS = frozenset(
-    {
-        "call_id",
-        "role",
-        "model",
-        "ok",
-        "prompt_tokens",
-        "completion_tokens",
-        "cost_usd",
-        "cost_source",
-        "latency_s",
-        "attempts",
-        "transport_failures",
-        "finish_reason",
-        "error",
-    }
-)
-
 
 @dataclass(frozen=True)
 class ChatResult:
@@ -93,6 +75,10 @@ class CallOutcome(CallFacts):
 
     cached_tokens: int | None
     transport_failures: int
+
+
+# The keys a caller's fields may not overwrite: every key of the ledger's own record.
+_CORE_KEYS = frozenset({"call_id", *CallOutcome.__required_keys__, *CallOutcome.__optional_keys__})
 
 
 class RoleTotals(TypedDict):

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from canned_runs import GOOD, RACK7_TASK, SPAN, YES, Script, always, chain_run, model_graph
 
 from orchestrator.api import RunConfig, run_task
+from orchestrator.checks.chain import ChainContext
 from orchestrator.llm.testing import ScriptedClient
 
 CONCLUSION = "server x9 can be used for the nightly cron job"
@@ -176,3 +178,36 @@ def test_a_yes_to_a_question_that_asks_for_a_thing_is_refused() -> None:
     assert report["answer"] is None and report["refusal_reason"] == "no_grounded_conclusion"
     (yes,) = [c for c in report["candidates"] if c["node_id"] == YES]
     assert "answer_other_kind" in yes["flags"]
+
+
+RIVERS = ["The Elvey River is 484 km long.", "The Elvra River is 310 km long."]
+WHICH_RIVER = "Which river is longer, the Elvey River or the Elvra River?"
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "flagged"),
+    [
+        (WHICH_RIVER, "484", True),
+        (WHICH_RIVER, "484 km", True),
+        (WHICH_RIVER, "the elvey river", False),
+        ("Which opened earlier, Bridge 7 or Bridge 9?", "bridge 7", False),
+        ("Which opened earlier, Bridge 7 or Bridge 9?", "1850", True),
+        ("How long is the Elvey River?", "484", False),
+    ],
+)
+def test_a_number_is_no_answer_to_a_choice_between_two_named_options(
+    question: str, answer: str, flagged: bool
+) -> None:
+    assert ChainContext.of(question, RIVERS).number_for_a_choice(answer) is flagged
+
+
+def test_a_length_given_for_which_river_is_longer_is_refused() -> None:
+    task = {"question": WHICH_RIVER, "documents": RIVERS}
+    says_length = chain_run(
+        "s", ["the Elvey River is 484 km long"], "484", RIVERS[0], "D1.1", answer="484"
+    )
+    client = ScriptedClient(Script({"r1": says_length}, votes=always("supported")))
+    report = run_task(task, client=client, model="scripted", config=RunConfig(n=1, k=1))
+    assert report["answer"] is None and report["refusal_reason"] == "no_grounded_conclusion"
+    (length,) = [c for c in report["candidates"] if c["answer"] == "484"]
+    assert "answer_not_an_option" in length["flags"]

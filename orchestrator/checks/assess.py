@@ -16,6 +16,9 @@ and carries no flag. Flags:
   support, but cannot ground an answer by themselves;
 * ``answer_other_kind`` (with a chain context): a yes or a no to a question that asks for a
   thing ("In which release ...?"), :meth:`ChainContext.answers_another_kind`;
+* ``answer_not_an_option`` (with a chain context): a number given to a comparison between two
+  named options ("484" for "Which river is longer, A or B?"),
+  :meth:`ChainContext.number_for_a_choice`;
 * ``answer_not_on_argument`` (with a chain context): a name or number answer that no claim of
   its counted arguments holds or computes, or a compound answer with a clause that its
   argument does not reach (:func:`orchestrator.checks.follows.answer_follows`).
@@ -292,7 +295,8 @@ def _flags(
     chain: ChainContext | None,
 ) -> tuple[str, ...]:
     """A candidate's flags: the answer's own (:func:`answer_flags`), an answer that only
-    repeats the question or is a yes/no to a question asking for a thing, a conclusion every
+    repeats the question, is a yes/no to a question asking for a thing or a number for a
+    choice between two options, a conclusion every
     run guessed, an answer its argument does not
     state, or whose numbers decide the comparison against it (chain runs)."""
     flags = answer_flags(key, evidence_texts)
@@ -300,6 +304,8 @@ def _flags(
         flags += ("answer_restates_question",)
     if chain is not None and chain.answers_another_kind(key):
         flags += ("answer_other_kind",)
+    if chain is not None and chain.number_for_a_choice(key):
+        flags += ("answer_not_an_option",)
     if info and all(a.get("guessed_conclusion") for a in info["answers"]):
         flags += ("conclusion_guessed",)
     if chain is not None and found.independent:

@@ -259,6 +259,18 @@ class ChainContext:
         is unclear (:func:`orchestrator.checks.question.asks_yes_or_no` is None). O(1)."""
         return answer_key in (YES, NO) and self.yes_or_no is False
 
+    def number_for_a_choice(self, answer_key: str) -> bool:
+        """Whether the answer (its cluster key) is a number given to a comparison that asks to
+        choose between two options (:attr:`compared`) and names neither: "484" for "Which river
+        is longer, the Elvey River or the Elvra River?" is a length, not a river, however well
+        its sentence is cited. An answer naming an option ("Bridge 7" for "... earlier, Bridge
+        7 or Bridge 9?") or holding no number ("Dunhall Ironworks" for "... the one that built
+        the Marlgate Bridge or ...") is left to the other rules. O(len(answer))."""
+        if len(self.compared) != 2 or not claim_key(answer_key).numbers:
+            return False
+        words = terms(answer_key)
+        return not any(words & option for option in self.compared)
+
     def restates_question(self, answer_key: str) -> bool:
         """Whether the answer (its cluster key) only repeats words of the question that the
         question does not offer as options: "The brundrum" for "On which river lies the town

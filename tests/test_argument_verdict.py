@@ -211,3 +211,36 @@ def test_a_length_given_for_which_river_is_longer_is_refused() -> None:
     assert report["answer"] is None and report["refusal_reason"] == "no_grounded_conclusion"
     (length,) = [c for c in report["candidates"] if c["answer"] == "484"]
     assert "answer_not_an_option" in length["flags"]
+
+
+RELEASE_NOTES = (
+    'Git 2.23 release notes. "git branch --list" learned to show the detached HEAD first. '
+    'Two new commands "git switch" and "git restore" are introduced.'
+)
+WHICH_RELEASE = "Which Git release introduced the git switch command?"
+
+
+def test_an_argument_counts_only_when_its_evidence_names_the_thing_asked_about() -> None:
+    context = ChainContext.of(WHICH_RELEASE, [RELEASE_NOTES])
+    about_branch = 'Git 2.23 release notes. "git branch --list" learned to show the HEAD first.'
+    about_switch = 'Two new commands "git switch" and "git restore" are introduced in Git 2.23.'
+    assert context.names_a_thing([about_switch])
+    assert not context.names_a_thing([about_branch])
+    assert ChainContext.of("Which Git release came first?", []).names_a_thing([about_branch])
+
+
+def test_a_release_argued_from_a_sentence_about_another_command_is_refused() -> None:
+    task = {"question": WHICH_RELEASE, "documents": [RELEASE_NOTES]}
+    other_command = chain_run(
+        "s",
+        ["git switch was introduced in Git 2.23"],
+        "Git 2.23",
+        "Git 2.23 release notes.",
+        "D1.1",
+        answer="Git 2.23",
+    )
+    client = ScriptedClient(Script({"r1": other_command}, votes=always("supported")))
+    report = run_task(task, client=client, model="scripted", config=RunConfig(n=1, k=1))
+    assert report["answer"] is None
+    (release,) = [c for c in report["candidates"] if c["answer"] == "Git 2.23"]
+    assert [aside["reason"] for aside in release["set_aside"]] == ["named_thing_not_cited"]

@@ -46,6 +46,7 @@ from orchestrator.checks.question import (
     asked,
     asks_yes_or_no,
     compared_options,
+    named_things,
     offered,
     question_names,
     relation_terms,
@@ -64,6 +65,7 @@ __all__ = [
     "ARGUMENT_OFF_QUESTION",
     "ARGUMENT_OFF_SUBJECT",
     "ARGUMENT_ONE_SIDED",
+    "ARGUMENT_THING_NOT_CITED",
     "LOOK_ALIKE",
     "MIN_NAME_CHARS",
     "NEAR_MISS_RATIO",
@@ -87,6 +89,7 @@ ARGUMENT_NOT_ONE_CHAIN = "not_one_chain"
 ARGUMENT_ONE_SIDED = "one_sided"
 ARGUMENT_NOT_READ = "statement_not_in_evidence"
 ARGUMENT_FALSE_ARITHMETIC = "false_arithmetic"
+ARGUMENT_THING_NOT_CITED = "named_thing_not_cited"
 
 
 @dataclass(frozen=True)
@@ -111,6 +114,9 @@ class ChainContext:
     question quotes to have it checked."""
     yes_or_no: bool | None = None
     """:func:`orchestrator.checks.question.asks_yes_or_no` of the question."""
+    things: tuple[frozenset[str], ...] = ()
+    """:func:`orchestrator.checks.question.named_things`: the lower-case names of what the
+    question asks about ("git switch")."""
     readings: Mapping[str, str] = field(default_factory=dict)
     """Span id -> what the checks read for that span (:attr:`corpus.evidence.Span.reading`:
     the title line cut off, the document's subject after an opening "It")."""
@@ -136,6 +142,7 @@ class ChainContext:
             smaller_wins=smaller_wins(question),
             statement=stated_terms(question),
             yes_or_no=asks_yes_or_no(question),
+            things=named_things(question),
             readings=dict(readings or {}),
         )
 
@@ -210,6 +217,8 @@ class ChainContext:
         words = [terms(claim) for claim in claims]
         if self.subject and not any(found & self.subject for found in words):
             return ARGUMENT_OFF_SUBJECT
+        if self.things and not self.names_a_thing(cited):
+            return ARGUMENT_THING_NOT_CITED
         named = frozenset().union(*words)
         if not all(option & named for option in self.compared):
             return ARGUMENT_ONE_SIDED
@@ -258,6 +267,18 @@ class ChainContext:
         that was asked, however well its sentences are cited. False when the question's kind
         is unclear (:func:`orchestrator.checks.question.asks_yes_or_no` is None). O(1)."""
         return answer_key in (YES, NO) and self.yes_or_no is False
+
+    def names_a_thing(self, cited: Sequence[str]) -> bool:
+        """Whether the ``cited`` evidence (as the checks read it: a corpus sentence with the
+        heading it stands under) holds every word of one of the question's lower-case names
+        (:attr:`things`). "* "git branch --list" learned to ..." in the release notes of Git
+        2.23 names Git, but not the git switch command that "Which Git release introduced the
+        git switch command?" asks about, and a model's inference that says "git switch" proves
+        nothing. True when the question gives no such name. O(total length)."""
+        if not self.things:
+            return True
+        held = terms(" ".join(cited))
+        return any(thing <= held for thing in self.things)
 
     def number_for_a_choice(self, answer_key: str) -> bool:
         """Whether the answer (its cluster key) is a number given to a comparison that asks to

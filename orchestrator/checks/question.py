@@ -221,6 +221,52 @@ _BOUNDED_NUMBER = re.compile(
 """A number after a bound ("more than $ 257 million") is a limit, not a value to find."""
 
 
+_QUOTED_NAME = re.compile(r"(?<![\w'])'([^'\n]+)'(?![\w'])|`([^`\n]+)`|\"([^\"\n]+)\"|“([^”\n]+)”")
+_TECHNICAL_KINDS = (
+    "command|subcommand|option|flag|function|method|property|event|module|class|package|"
+    "hook|variable|setting|field|keyword|parameter|argument|api|tool"
+)
+_KIND_NAMED = re.compile(
+    rf"\bthe\s+((?:[a-z][\w.+/-]*\s+){{0,2}}[a-z][\w.+/()-]*)\s+(?:{_TECHNICAL_KINDS})s?\b"
+)
+MAX_THING_WORDS = 3
+"""A quoted passage longer than this is a statement (:func:`stated_terms`), not a name."""
+
+
+def named_things(question: str) -> tuple[frozenset[str], ...]:
+    """The lower-case names a question gives the thing it asks about, each in :func:`terms`
+    form, in order: a short passage in quotes or backticks ("'git gc'", "`fs.rm`", at most
+    :data:`MAX_THING_WORDS` words, none capitalised: "'Logan is a sinner'" quotes a statement)
+    and the words between "the" and a technical kind ("the git switch command", "the recursive
+    option"). Capitalised names are :func:`subject_terms`' already; these are the names that
+    programs and their documentation write in lower case, and the capitalised name beside
+    them ("Git") is shared by every sentence of the documentation. O(len(question)).
+
+    Examples
+    --------
+    >>> [sorted(t) for t in named_things("Which Git release introduced the git switch command?")]
+    [['git', 'switch']]
+    >>> [sorted(t) for t in named_things("When did 'git stash' learn the 'push' subcommand?")]
+    [['git', 'stash'], ['push']]
+    >>> named_things("Aiden said 'Logan is a sinner'. Who is a knight?")
+    ()
+    """
+    proper = asked(question)
+    found: list[tuple[int, str]] = []
+    for match in _QUOTED_NAME.finditer(proper):
+        text = next(group for group in match.groups() if group is not None).strip()
+        words = text.split()
+        if 0 < len(words) <= MAX_THING_WORDS and not any(w[0].isupper() for w in words):
+            found.append((match.start(), text))
+    found += [(match.start(), match.group(1)) for match in _KIND_NAMED.finditer(proper)]
+    things: list[frozenset[str]] = []
+    for _, text in sorted(found):
+        thing = terms(text)
+        if thing and thing not in things:
+            things.append(thing)
+    return tuple(things)
+
+
 def stated_terms(question: str) -> frozenset[str]:
     """What the evidence for "yes" must hold of the statement a question quotes to have it
     checked (the longest passage in double quotes of the question proper, :func:`asked`, with

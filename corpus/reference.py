@@ -263,7 +263,8 @@ def readings(document: str, pieces: list[tuple[int, int]], heading: str = "") ->
     texts = [" ".join(document[start:end].split()) for start, end in pieces]
     cut = list(texts)
     if title is not None and pieces and pieces[0][0] < title[1]:
-        cut[0] = " ".join(document[title[1] : pieces[0][1]].split())
+        # A first sentence that is the title line itself reads as it stands.
+        cut[0] = " ".join(document[title[1] : pieces[0][1]].split()) or texts[0]
     named = title[0] if title else heading.rpartition(" > ")[2]
     subject = document_subject(named or None, cut[0] if cut else "")
     introduction = f"{named} {cut[0] if cut else ''}"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from corpus import CorpusEvidence, Hit, hits_to_evidence, retrieve, temporary_index
 from corpus.evidence import build_evidence
+from corpus.reference import title_line
 from orchestrator.loop.context_window import document_tokens
 from orchestrator.loop.stages.context import RunInputs
 from orchestrator.records import RunConfig, Task
@@ -64,6 +65,17 @@ def test_every_chunk_of_a_file_with_a_title_line_carries_that_title() -> None:
     assert len(hits) > 2 and "2.23.txt#p1c1" not in {h.chunk_id for h in hits}
     assert {h.title for h in hits} == {"Git v2.23 Release Notes"}
     assert {h.heading for h in hits} == {"Git v2.23 Release Notes"}  # plain text: no sections
+
+
+def test_an_underlined_first_line_is_a_title_and_its_underline_is_no_text() -> None:
+    # "v2.23" is not in title case: only the underline says that this line is a title.
+    assert title_line("Git v2.23 Release Notes\nLater text.") is None
+    text = "Git v2.23 Release Notes\n=======================\n\nFixes since v2.22."
+    assert title_line(text) == ("Git v2.23 Release Notes", text.index("\n\n") + 1)
+    assert title_line("Install\n-------\nRun make.") == ("Install", 16)
+    assert title_line("some notes\n- a list item\n") is None  # a list, no underline
+    title, fixes = build_evidence([text]).spans
+    assert title.reading is None and fixes.reading is None
 
 
 def test_a_file_without_a_title_line_gives_its_chunks_no_title() -> None:

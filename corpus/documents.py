@@ -105,6 +105,8 @@ class CorpusEvidence:
         The chunk texts: pass these as the task's ``documents``.
     labels : tuple of str
         The chunk id of each document, in order (document ``D<i>`` is ``labels[i-1]``).
+    headings : tuple of str
+        What each document stands under: its section trail, else its file's title.
     evidence : corpus.evidence.Evidence
         The spans of the documents, numbered as the prompts number them.
 
@@ -132,11 +134,16 @@ class CorpusEvidence:
         """The chunk id of each document, in order (document ``D<i>`` is ``labels[i-1]``)."""
         return tuple(hit.chunk_id for hit in self.hits)
 
+    @property
+    def headings(self) -> tuple[str, ...]:
+        """What each document stands under (:attr:`Hit.heading`), in order; ``""``: nothing."""
+        return tuple(hit.heading for hit in self.hits)
+
     @cached_property
     def evidence(self) -> Evidence:
         """The spans of the documents, exactly as :func:`corpus.evidence.build_evidence`
-        numbers them for the prompts."""
-        return build_evidence(self.documents)
+        numbers them for the prompts, each read under its document's heading."""
+        return build_evidence(self.documents, self.headings)
 
     def locate(self, span_id: object) -> SpanSource | None:
         """The source of one span of these documents. Cost: O(1) after the first call.

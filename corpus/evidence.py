@@ -100,8 +100,13 @@ class Span:
     reading: str | None = None
     """What the mechanical checks read instead of :attr:`text`, when it differs: the sentence
     without the title line it runs into, with the document's subject in brackets after an
-    opening "It" or "The mill" (:mod:`corpus.reference`); None when it reads as it stands.
-    Prompts and stored givens keep :attr:`text`."""
+    opening "It" or "The mill" and its document's :attr:`heading` in brackets at its end
+    (:mod:`corpus.reference`); None when it reads as it stands. Prompts and stored givens
+    keep :attr:`text`."""
+    heading: str = ""
+    """What the sentence's document stands under when it is a piece of a longer file (a
+    retrieved chunk's section trail or file title), ``""`` for none: prompts show it once
+    above the document."""
 
     @property
     def checked_text(self) -> str:
@@ -133,10 +138,20 @@ class Evidence:
 
     def render(self, order: Sequence[int] | None = None) -> str:
         """The evidence for a prompt: one ``[D1.2] sentence`` line per span, a blank line
-        between documents; ``(no documents)`` when there is none. ``order`` (document
-        numbers, 1-based) shows the documents in another order, each span keeping its id:
-        a run made different by what it sees rather than by sampling
-        (:func:`shuffled_order`). Documents ``order`` leaves out are not shown."""
+        between documents; ``(no documents)`` when there is none. A document with a
+        :attr:`Span.heading` opens with one uncitable line naming it (:func:`heading_line`).
+        ``order`` (document numbers, 1-based) shows the documents in another order, each span
+        keeping its id: a run made different by what it sees rather than by sampling
+        (:func:`shuffled_order`). Documents ``order`` leaves out are not shown.
+
+        >>> evidence = build_evidence(["Added in: v18.3.0.", "Rack 7 is in hall B."],
+        ...                           headings=["Net > socket.end()", ""])
+        >>> print(evidence.render(order=[2, 1]))
+        [D2.1] Rack 7 is in hall B.
+        <BLANKLINE>
+        (D1 is under the heading: Net > socket.end())
+        [D1.1] Added in: v18.3.0.
+        """
         if not self.spans:
             return "(no documents)"
         by_document: dict[int, list[Span]] = {}
@@ -145,11 +160,25 @@ class Evidence:
         shown = list(order) if order is not None else sorted(by_document)
         lines: list[str] = []
         for number in shown:
-            for span in by_document.get(number, ()):
-                if lines and span.sentence == 1:
+            for index, span in enumerate(by_document.get(number, ())):
+                # A heading line opens its document, even when its first sentence is left out.
+                headed = index == 0 and bool(span.heading)
+                if lines and (span.sentence == 1 or headed):
                     lines.append("")
+                if headed:
+                    lines.append(heading_line(span.document, span.heading))
                 lines.append(f"[{span.id}] {span.text}")
         return "\n".join(lines) if lines else "(no documents)"
+
+
+def heading_line(document: int, heading: str) -> str:
+    """The line shown above document ``document`` standing under ``heading``: plainly not a
+    ``[D<i>.<j>]`` span line, so that it cannot be cited.
+
+    >>> heading_line(2, "Git v2.23 Release Notes")
+    '(D2 is under the heading: Git v2.23 Release Notes)'
+    """
+    return f"(D{document} is under the heading: {heading})"
 
 
 def split_sentences(text: str) -> list[tuple[int, int]]:
@@ -181,13 +210,22 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def build_evidence(documents: Sequence[str]) -> Evidence:
-    """Split every document into spans ``D<i>.<j>``; a document with no text has none."""
+def build_evidence(documents: Sequence[str], headings: Sequence[str] | None = None) -> Evidence:
+    """Split every document into spans ``D<i>.<j>``; a document with no text has none.
+
+    ``headings[i]`` is what document ``i + 1`` stands under (``""``: nothing), when the
+    documents are pieces of longer files (retrieved chunks, :attr:`corpus.retrieval.Hit.heading`):
+    its spans carry it as :attr:`Span.heading` and are read under it
+    (:func:`corpus.reference.readings`). None (the default): no document has a heading.
+    """
+    if headings is not None and len(headings) != len(documents):
+        raise ValueError(f"{len(headings)} headings for {len(documents)} documents")
     spans: list[Span] = []
     for doc_no, document in enumerate(documents, 1):
+        heading = headings[doc_no - 1] if headings is not None else ""
         pieces = split_sentences(document)
         for sent_no, ((start, end), reading) in enumerate(
-            zip(pieces, readings(document, pieces), strict=True), 1
+            zip(pieces, readings(document, pieces, heading), strict=True), 1
         ):
             spans.append(
                 Span(
@@ -198,6 +236,7 @@ def build_evidence(documents: Sequence[str]) -> Evidence:
                     start=start,
                     end=end,
                     reading=reading,
+                    heading=heading,
                 )
             )
     return Evidence(tuple(spans))

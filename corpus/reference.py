@@ -34,6 +34,9 @@ from __future__ import annotations
 import re
 
 TITLE_MARK = re.compile(r"^\s*title\s*:\s*", re.IGNORECASE)
+SETEXT_UNDERLINE = re.compile(r"[ \t]*(?:=+|-+)[ \t]*(?:\n|$)")
+"""A line of ``=`` or ``-`` under the first line (reStructuredText, Markdown's setext
+headings, plain-text release notes) marks it as a title, as ``Title:`` does."""
 MAX_TITLE_WORDS = 10
 """A longer first line is a sentence that wraps, not a title."""
 _TITLE_SMALL_WORDS = frozenset(
@@ -123,8 +126,10 @@ _OPENING = re.compile(r"^(?P<ref>(?P<head>[A-Za-z]+)(?:\s+(?P<noun>[a-z]+))?)(?P
 def title_line(document: str) -> tuple[str, int] | None:
     """The document's title and the offset where the text after its line starts, when its
     first line is a title: at most :data:`MAX_TITLE_WORDS` words, no sentence punctuation at
-    its end, more text after it, and either marked ``Title:`` or in title case ("History of
-    the Harrow Mill"). None otherwise. O(len(first line)).
+    its end, more text after it, and either marked (``Title:``, or underlined by
+    :data:`SETEXT_UNDERLINE`, whose line is then skipped too), in title case ("History of the
+    Harrow Mill") or named again at the start of the text after it. None otherwise.
+    O(len(first two lines)).
 
     >>> title_line("Title: Harrow Mill\\nThe Harrow Mill is a watermill.")
     ('Harrow Mill', 19)
@@ -134,9 +139,15 @@ def title_line(document: str) -> tuple[str, int] | None:
     ('Duncombe Steel Co.', 19)
     >>> title_line("dresselpipe\\nThe dresselpipe is a folk instrument.")
     ('dresselpipe', 12)
+    >>> title_line("Git v2.23 Release Notes\\n=====\\n\\nFixes since v2.22")
+    ('Git v2.23 Release Notes', 30)
     """
     stripped = len(document) - len(document.lstrip())
     first, newline, rest = document[stripped:].partition("\n")
+    after = stripped + len(first) + 1
+    underline = SETEXT_UNDERLINE.match(rest)
+    if underline is not None:  # the title's own line, not text after it
+        rest, after = rest[underline.end() :], after + underline.end()
     if not newline or not rest.strip():
         return None
     line = first.strip()
@@ -154,9 +165,9 @@ def title_line(document: str) -> tuple[str, int] | None:
     # "dresselpipe" above "The dresselpipe is a traditional instrument." is a title too: the
     # text after it opens by naming it.
     repeated = name.casefold() in rest.strip()[: len(name) + 40].casefold()
-    if not (marked or titled or repeated):
+    if not (marked or underline or titled or repeated):
         return None
-    return name, stripped + len(first) + 1
+    return name, after
 
 
 def document_subject(title: str | None, first_sentence: str) -> str | None:
@@ -227,27 +238,41 @@ def opening_reference(sentence: str, subject: str, introduction: str) -> str | N
     return f"{reference} ({referent}){rest}"
 
 
-def readings(document: str, pieces: list[tuple[int, int]]) -> list[str | None]:
+def readings(document: str, pieces: list[tuple[int, int]], heading: str = "") -> list[str | None]:
     """The reading of each sentence of ``document`` (``pieces``: its sentence offsets, as
     :func:`corpus.evidence.split_sentences` gives them), None where a sentence reads as it
     stands: the first loses the title line it runs into, and any may get the subject after
     its opening reference. O(len(document)).
 
+    ``heading`` is what the document stands under when it is a piece of a longer file (a
+    retrieved chunk's section trail or file title, :attr:`corpus.retrieval.Hit.heading`):
+    every reading then ends with it in brackets, and without a title line of its own the
+    document is about the heading's last element ("Net > socket.end()": "socket.end()").
+
     >>> text = "Title: Harrow Mill\\nThe mill is a watermill. It was founded in 1790."
     >>> from corpus.evidence import split_sentences
     >>> readings(text, split_sentences(text))
     ['The mill (Harrow Mill) is a watermill.', 'It (Harrow Mill) was founded in 1790.']
+    >>> text = "Added in: v18.3.0. It closes the socket."
+    >>> for reading in readings(text, split_sentences(text), "Net > socket.end()"):
+    ...     print(reading)
+    Added in: v18.3.0. (Net > socket.end())
+    It (socket.end()) closes the socket. (Net > socket.end())
     """
     title = title_line(document)
     texts = [" ".join(document[start:end].split()) for start, end in pieces]
     cut = list(texts)
     if title is not None and pieces and pieces[0][0] < title[1]:
-        cut[0] = " ".join(document[title[1] : pieces[0][1]].split())
-    subject = document_subject(title[0] if title else None, cut[0] if cut else "")
-    introduction = f"{title[0] if title else ''} {cut[0] if cut else ''}"
+        # A first sentence that is the title line itself reads as it stands.
+        cut[0] = " ".join(document[title[1] : pieces[0][1]].split()) or texts[0]
+    named = title[0] if title else heading.rpartition(" > ")[2]
+    subject = document_subject(named or None, cut[0] if cut else "")
+    introduction = f"{named} {cut[0] if cut else ''}"
     found: list[str | None] = []
     for text, shown in zip(cut, texts, strict=True):
         resolved = opening_reference(text, subject, introduction) if subject and text else None
         reading = resolved or text
+        if heading:  # read under its heading, as the model sees it
+            reading = f"{reading or shown} ({heading})"
         found.append(reading if reading != shown else None)
     return found

@@ -35,6 +35,7 @@ from corpus.rankings import _dense_rankings
 from corpus.rankings import dense_ranking as dense_ranking
 from corpus.rankings import keyword_ranking as keyword_ranking
 from corpus.rankings import query_terms as query_terms
+from corpus.reference import title_line
 
 DEFAULT_DEPTH = 50
 """How deep each single ranking goes before fusion (at least ``4 * k``)."""
@@ -68,14 +69,19 @@ class Hit:
         The fused RRF score (higher is better).
     keyword_rank, dense_rank : int or None
         The chunk's best rank in any keyword or dense ranking (1 = top), None if in none.
+    entity_rank : int or None, optional
+        The chunk's best rank in an entity-graph ranking, None if in none.
+    title : str, optional
+        The title line of the chunk's file (:func:`corpus.reference.title_line` of the file's
+        first chunk), ``""`` when it has none.
 
     Examples
     --------
     >>> from corpus import Hit
     >>> text = "Rack 7 stands in the north hall."
     >>> hit = Hit("guide.md#p1c1", "guide.md", 1, 0, len(text), "", None, text, 0.016, 1, None)
-    >>> hit.path, hit.keyword_rank, hit.dense_rank, hit.entity_rank
-    ('guide.md', 1, None, None)
+    >>> hit.path, hit.keyword_rank, hit.dense_rank, hit.entity_rank, hit.heading
+    ('guide.md', 1, None, None, '')
     """
 
     chunk_id: str
@@ -97,6 +103,32 @@ class Hit:
     """Best rank of the chunk in any dense ranking, None if in none (or dense was off)."""
     entity_rank: int | None = None
     """Best rank of the chunk in an entity-graph ranking, None if in none (or it was off)."""
+    title: str = ""
+    """The title line of the chunk's file, ``""`` when it has none: what a chunk from the
+    middle of a plain-text file is about ("Git v2.23 Release Notes")."""
+
+    @property
+    def heading(self) -> str:
+        """What the chunk stands under: its section trail, else its file's title, else ``""``.
+
+        A chunk from the middle of a file may not name what it is about: "Added in:
+        v18.3.0" under "Net > Class: net.Socket > socket.resetAndDestroy()", or "Two new
+        commands ... are introduced" in the file titled "Git v2.23 Release Notes". The
+        section trail is the nearer heading, so it wins over the file's title.
+
+        Examples
+        --------
+        >>> from corpus import Hit
+        >>> hit = Hit("n.md#p1c4", "n.md", 1, 0, 9, "Net > socket.end()", None, "Added in.",
+        ...           0.01, 1, None, title="Net")
+        >>> hit.heading
+        'Net > socket.end()'
+        >>> hit = Hit("2.23.txt#p1c3", "2.23.txt", 1, 0, 9, "", None, "Two new.", 0.01, 1, None,
+        ...           title="Git v2.23 Release Notes")
+        >>> hit.heading
+        'Git v2.23 Release Notes'
+        """
+        return self.section or self.title
 
 
 @dataclass(frozen=True)
@@ -464,6 +496,7 @@ def _load_hits(
         )
     }
     keyword, dense, entity = best_rank
+    titles = _file_titles(conn, {row[1] for row in rows.values()})
     return [
         Hit(
             chunk_id=chunk,
@@ -478,6 +511,27 @@ def _load_hits(
             keyword_rank=keyword.get(chunk),
             dense_rank=dense.get(chunk),
             entity_rank=entity.get(chunk),
+            title=titles.get(rows[chunk][1], ""),
         )
         for chunk, score in fused
     ]
+
+
+def _file_titles(conn: sqlite3.Connection, paths: set[str]) -> dict[str, str]:
+    """The title line (:func:`corpus.reference.title_line`) of each of ``paths`` that has
+    one, read from its file's first chunk; one query, O(len(paths) log chunks).
+
+    A file's chunks are inserted in page and chunk order in one ingest step, so its first
+    chunk has its smallest row id, which the ``chunks_by_file`` index finds without reading
+    the file's other chunks."""
+    if not paths:
+        return {}
+    marks = ",".join("?" * len(paths))
+    rows = conn.execute(
+        "SELECT f.path, c.text FROM files f "
+        "JOIN chunks c ON c.id = (SELECT MIN(id) FROM chunks WHERE file_id = f.id) "
+        f"WHERE f.path IN ({marks})",
+        sorted(paths),
+    )
+    titles = {str(path): title_line(str(text)) for path, text in rows}
+    return {path: title[0] for path, title in titles.items() if title is not None}

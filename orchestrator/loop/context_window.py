@@ -91,11 +91,12 @@ def base_tokens(question: str, config: RunConfig) -> int:
     return prompt_tokens(messages)
 
 
-def document_tokens(document: str) -> int:
-    """Estimated tokens a document adds to the evidence block: its numbered sentences, plus
-    one token per sentence for a longer ``[D12.3]`` label and one for the blank line between
-    documents, so the sum over documents never falls below the rendered whole."""
-    evidence = build_evidence((document,))
+def document_tokens(document: str, heading: str = "") -> int:
+    """Estimated tokens a document adds to the evidence block: its numbered sentences (and
+    the line naming its ``heading``, when it has one), plus one token per sentence for a
+    longer ``[D12.3]`` label and one for the blank line between documents, so the sum over
+    documents never falls below the rendered whole."""
+    evidence = build_evidence((document,), (heading,))
     return estimate_tokens(evidence.render()) + len(evidence.spans) + 1
 
 
@@ -121,13 +122,16 @@ def pack(
     question: str,
     config: RunConfig,
     context_tokens: int,
+    headings: Sequence[str] = (),
 ) -> Fit:
     """Keep documents in ``priority`` order (indices into ``documents``, best first) while
     the estimated interrogation prompt plus a reply of at least ``min(max_tokens,
     MIN_REPLY_TOKENS)`` fits ``context_tokens``; a document that does not fit is left out,
     and later, smaller ones still get their chance. Indices missing from ``priority`` are
-    left out as not ranked. Deterministic. Raises :class:`TaskError` as
-    :func:`evidence_room`. Cost: O(total size of the documents)."""
+    left out as not ranked. ``headings``: what each document stands under (retrieved chunks,
+    :attr:`corpus.CorpusEvidence.headings`), counted with it; ``()``: none. Deterministic.
+    Raises :class:`TaskError` as :func:`evidence_room`. Cost: O(total size of the
+    documents)."""
     room, base = evidence_room(question, config, context_tokens)
     left = room
     kept: set[int] = set()
@@ -135,7 +139,7 @@ def pack(
     for index in priority:
         if index in kept or index in left_out:
             continue
-        cost = document_tokens(documents[index])
+        cost = document_tokens(documents[index], headings[index] if headings else "")
         if cost <= left:
             kept.add(index)
             left -= cost

@@ -247,7 +247,7 @@ class _Rounds:
         kept, round_config = _fit_round(question, hits, new, cited, self.config, round_info)
         shown = hits_to_evidence(kept)
         result = run_loop(
-            Task(question, shown.documents, self.task.expected_answer),
+            Task(question, shown.documents, self.task.expected_answer, headings=shown.headings),
             client=self.client,
             model=self.model,
             config=replace(round_config, budget_calls=self.left()),
@@ -404,7 +404,8 @@ def _fit_round(
             i,
         ),
     )
-    fit = pack([hit.text for hit in hits], ranked, question, config, window)
+    texts, headings = [hit.text for hit in hits], [hit.heading for hit in hits]
+    fit = pack(texts, ranked, question, config, window, headings)
     round_info.update(
         {
             "context": fit.to_dict(),

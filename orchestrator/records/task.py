@@ -44,13 +44,17 @@ class Task:
     """A question to answer from ``documents`` only; ``expected_answer`` is for evals.
 
     A corpus task names an ingested index in ``corpus`` instead (``documents`` is then
-    empty): :mod:`orchestrator.loop.corpus_mode` retrieves its documents from that index.
+    empty): :mod:`orchestrator.loop.corpus_mode` retrieves its documents from that index and
+    runs the loop on a task of them whose ``headings`` say what each chunk stands under
+    (:attr:`corpus.CorpusEvidence.headings`). A task's own documents have none (``()``), and
+    :meth:`to_dict` leaves them out: they come from the index, never from a task file.
     """
 
     question: str
     documents: tuple[str, ...]
     expected_answer: str | None = None
     corpus: str | None = None
+    headings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The task as JSON-ready data (the shape :func:`validate_task` accepts)."""

@@ -49,7 +49,7 @@ class RunInputs:
     @classmethod
     def of(cls, task: Task, model: str, config: RunConfig) -> RunInputs:
         """The inputs of a run of ``model`` on ``task``; the evidence is split once here."""
-        evidence = build_evidence(task.documents)
+        evidence = build_evidence(task.documents, task.headings or None)
         return cls(
             task=task,
             model=model,

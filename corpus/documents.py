@@ -360,6 +360,7 @@ def chunk_view(hit: Hit) -> ChunkView:
         "path": hit.path,
         "page": hit.page,
         "section": hit.section,
+        "title": hit.title,
         "version": hit.version,
         "score": round(hit.score, 6),
         "text": hit.text,

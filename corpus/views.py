@@ -31,6 +31,9 @@ class ChunkView(TypedDict):
     path: str
     page: int
     section: str
+    title: str
+    """The title line of the chunk's file (``""``: none); with ``section``, what the chunk is
+    about when its own sentences do not say it (:attr:`corpus.retrieval.Hit.heading`)."""
     version: str | None
     score: float
     text: str

@@ -210,3 +210,30 @@ async def test_an_agent_searches_registers_and_cites_evidence_and_misquotes_are_
         ("m", False, "name_mismatch"),
     ]
     assert {n["id"]: n["type"] for n in graph["nodes"]} == {"g": "given", "m": "assumption"}
+
+
+async def test_search_evidence_gives_each_hit_the_title_line_of_its_file(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import corpus
+
+    monkeypatch.setenv("LOGIC_GRAPH_INDEX_ROOTS", str(tmp_path))
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    # A fact from the middle of release notes names no release; the file's title does.
+    body = "\n\n".join(f"* Fix number {i} makes the tool sturdier." for i in range(60))
+    (notes / "2.23.0.txt").write_text(
+        "Git v2.23 Release Notes\n=======================\n\n"
+        + body
+        + '\n\n* Two new commands "git switch" and "git restore" are introduced.\n',
+        encoding="utf-8",
+    )
+    index = tmp_path / "index.sqlite"
+    assert corpus.ingest(notes, index, dense=False).ok
+    arguments = {"index": str(index), "query": "git switch introduced", "k": 1}
+    async with Client(build_server()) as client:
+        found = await call(client, "search_evidence", arguments)
+
+    (hit,) = found["hits"]
+    assert "git switch" in hit["text"] and "Release Notes" not in hit["text"]
+    assert (hit["section"], hit["title"]) == ("", "Git v2.23 Release Notes")

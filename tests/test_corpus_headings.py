@@ -178,3 +178,18 @@ def test_the_loop_reads_a_corpus_tasks_documents_under_their_headings() -> None:
 def test_the_context_window_counts_the_heading_line() -> None:
     text = "Two new commands are introduced."
     assert document_tokens(text, "Git v2.23 Release Notes") > document_tokens(text)
+
+
+def test_an_answer_read_in_a_heading_comes_from_the_evidence() -> None:
+    # "Git 2.27 Release Notes" for "In which release ...?" is read in the heading the model
+    # was shown, not brought in from elsewhere (answer_not_in_evidence).
+    chunks = [
+        hit("* git restore learned to take HEAD by default.", title="Git 2.27 Release Notes"),
+        hit("* A bug fix.", title="Git 2.27 Release Notes", number=2),
+    ]
+    shown = hits_to_evidence(chunks)
+    task = Task("In which release?", shown.documents, headings=shown.headings)
+    texts = RunInputs.of(task, "m", RunConfig()).evidence_texts
+    assert texts[-1] == "git 2.27 release notes" and len(texts) == len(shown.evidence.spans) + 1
+    inline = RunInputs.of(Task("In which release?", shown.documents), "m", RunConfig())
+    assert len(inline.evidence_texts) == len(inline.evidence.spans)

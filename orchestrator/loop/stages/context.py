@@ -55,8 +55,9 @@ class RunInputs:
             model=model,
             config=config,
             evidence=evidence,
-            # Normalised once: every assessment looks entity answers up in these.
-            evidence_texts=tuple(normalise_text(span.text) for span in evidence.spans),
+            # Normalised once: every assessment looks entity answers up in these. A corpus
+            # chunk's heading is shown with it, so an answer read there came from the evidence.
+            evidence_texts=tuple(normalise_text(text) for text in _shown_texts(evidence)),
             chain=ChainContext.of(
                 task.question,
                 (span.checked_text for span in evidence.spans),
@@ -64,6 +65,13 @@ class RunInputs:
             ),
             spans={span.id: span.text for span in evidence.spans},
         )
+
+
+def _shown_texts(evidence: Evidence) -> list[str]:
+    """Every text the prompts show of ``evidence``: its spans, then each heading once, in
+    document order (:attr:`corpus.evidence.Span.heading`; inline documents have none)."""
+    headings = dict.fromkeys(span.heading for span in evidence.spans if span.heading)
+    return [span.text for span in evidence.spans] + list(headings)
 
 
 @dataclass

@@ -331,6 +331,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="ask the answer runs' question hop by hop: never, when the interrogations give "
         "no grounded answer, or always (default off, as a run's)",
     )
+    parser.add_argument(
+        "--chunk-headings",
+        choices=("on", "off"),
+        default="off",
+        help="show and read each retrieved chunk under its heading (default off, as a run's)",
+    )
     parser.add_argument("--n", type=int, default=2)
     parser.add_argument("--k", type=int, default=2)
     parser.add_argument("--budget-calls", type=int, default=6)
@@ -373,6 +379,7 @@ def _plan(args: argparse.Namespace) -> _Plan:
         max_retrieval_rounds=args.max_retrieval_rounds,
         dense=args.dense,
         hops=args.hops,
+        chunk_headings=args.chunk_headings == "on",
     )
     items = pool[: args.limit] if args.limit else pool
     return _Plan(pool, items, modes, [by_name[n] for n in names], config)

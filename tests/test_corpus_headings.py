@@ -5,9 +5,18 @@ are introduced" in "Git v2.23 Release Notes"; "Added in: v18.3.0" under
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
+import pytest
+from corpus_fixtures import corpus_script, write_corpus
+
+import corpus
 from corpus import CorpusEvidence, Hit, hits_to_evidence, retrieve, temporary_index
 from corpus.evidence import build_evidence
 from corpus.reference import title_line
+from orchestrator.api import run_task
+from orchestrator.llm.testing import ScriptedClient
 from orchestrator.loop.context_window import document_tokens
 from orchestrator.loop.stages.context import RunInputs
 from orchestrator.records import RunConfig, Task
@@ -193,3 +202,23 @@ def test_an_answer_read_in_a_heading_comes_from_the_evidence() -> None:
     assert texts[-1] == "git 2.27 release notes" and len(texts) == len(shown.evidence.spans) + 1
     inline = RunInputs.of(Task("In which release?", shown.documents), "m", RunConfig())
     assert len(inline.evidence_texts) == len(inline.evidence.spans)
+
+
+@pytest.mark.parametrize("on", [False, True])
+def test_a_corpus_run_shows_headings_only_when_asked(tmp_path: Path, on: bool) -> None:
+    # Off by default: on the outside documentation set the 1.5B answered no more questions
+    # with them (docs/results/outside-corpus.md).
+    index = tmp_path / "index.sqlite"
+    assert corpus.ingest(write_corpus(tmp_path / "docs"), index, dense=False).ok
+    script = corpus_script("rack 7 hall", answer=True)
+    prompts: list[str] = []
+
+    def reply(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
+        if kwargs["role"] == "interrogation":
+            prompts.append(messages[-1]["content"])
+        return script(model, messages, kwargs)
+
+    task = {"question": "Which hall is rack 7 in?", "corpus": str(index)}
+    config = RunConfig(n=1, k=1, budget_calls=6, seed=1, chunk_headings=on)
+    run_task(task, client=ScriptedClient(reply), model="m", config=config)
+    assert prompts and all(("is under the heading:" in prompt) is on for prompt in prompts)

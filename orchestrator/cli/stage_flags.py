@@ -1,7 +1,7 @@
 """The corpus retrieval stage flags (docs/corpus.md, "Retrieval"), defined once for the run
 commands (``python -m orchestrator.run``, ``logic-graph ask``) and ``logic-graph search``:
 dense rankings, sub-questions, the entity graph's weight, the cross-encoder reranker, and, for
-the run commands only (they need a model), the LLM reranker and HyDE."""
+the run commands only (they need a model), the LLM reranker, HyDE and chunk headings."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def add_stage_flags(
     parser: argparse.ArgumentParser, defaults: RunConfig, *, model_stages: bool
 ) -> None:
     """Add ``--dense``, ``--subquestions``, ``--entity-weight``, ``--reranker PATH`` and,
-    with ``model_stages``, ``--rerank`` and ``--hyde``."""
+    with ``model_stages``, ``--rerank``, ``--hyde`` and ``--chunk-headings``."""
     _on_off(
         parser,
         "--dense",
@@ -61,6 +61,13 @@ def add_stage_flags(
         help="one model call writes a hypothetical answer passage whose dense ranking joins "
         "round 1 (needs --dense on; default off)",
     )
+    _on_off(
+        parser,
+        "--chunk-headings",
+        defaults.chunk_headings,
+        "show and read each retrieved chunk under its heading (its section trail, else its "
+        "file's title line)",
+    )
 
 
 def _on_off(parser: argparse.ArgumentParser, flag: str, default: bool, help_text: str) -> None:
@@ -91,4 +98,5 @@ def stage_settings(args: argparse.Namespace) -> dict[str, Any]:
         "rerank": "cross-encoder" if args.reranker is not None else rerank,
         "reranker_path": args.reranker,
         "hyde": getattr(args, "hyde", False),
+        "chunk_headings": getattr(args, "chunk_headings", "off") == "on",
     }

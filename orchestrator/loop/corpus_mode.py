@@ -246,8 +246,9 @@ class _Rounds:
         question = self.task.question
         kept, round_config = _fit_round(question, hits, new, cited, self.config, round_info)
         shown = hits_to_evidence(kept)
+        headings = shown.headings if self.config.chunk_headings else ()
         result = run_loop(
-            Task(question, shown.documents, self.task.expected_answer, headings=shown.headings),
+            Task(question, shown.documents, self.task.expected_answer, headings=headings),
             client=self.client,
             model=self.model,
             config=replace(round_config, budget_calls=self.left()),
@@ -404,7 +405,8 @@ def _fit_round(
             i,
         ),
     )
-    texts, headings = [hit.text for hit in hits], [hit.heading for hit in hits]
+    texts = [hit.text for hit in hits]
+    headings = [hit.heading for hit in hits] if config.chunk_headings else []
     fit = pack(texts, ranked, question, config, window, headings)
     round_info.update(
         {

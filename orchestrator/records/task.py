@@ -113,7 +113,10 @@ class RunConfig:
     entity-graph ranking in; ``rerank`` reorders each round's pool before the top
     ``retrieval_k`` are kept (``off``, ``llm``: one call per round, or ``cross-encoder``: the
     model in the folder ``reranker_path``); ``hyde`` asks for a hypothetical answer passage
-    (one call) whose dense ranking joins round 1, so it needs ``dense``.
+    (one call) whose dense ranking joins round 1, so it needs ``dense``. ``chunk_headings``
+    shows and reads each retrieved chunk under its heading (its section trail, else its file's
+    title line: :attr:`corpus.retrieval.Hit.heading`); off by default, since it gave the
+    built-in 1.5B no more right answers where measured (docs/results/outside-corpus.md).
     """
 
     n: int = 6
@@ -147,6 +150,7 @@ class RunConfig:
     rerank: str = "off"
     reranker_path: str | None = None
     hyde: bool = False
+    chunk_headings: bool = False
 
     def __post_init__(self) -> None:
         _int_in("n", self.n, 1, MAX_N)
@@ -202,6 +206,7 @@ class RunConfig:
             "dense",
             "subquestions",
             "hyde",
+            "chunk_headings",
         )
         for flag in flags:
             if not isinstance(getattr(self, flag), bool):

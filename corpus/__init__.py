@@ -17,7 +17,8 @@ Public API (see docs/corpus.md)::
 
 Modules: :mod:`.readers` (files to pages of text), :mod:`.chunking` (pages to chunks),
 :mod:`.index` (the SQLite file and the ingest), :mod:`.embed` (optional dense vectors),
-:mod:`.retrieval` (BM25 + dense, fused by RRF), :mod:`.entities` (the entity graph),
+:mod:`.retrieval` (BM25 + dense, fused by RRF), :mod:`.hits` (a retrieved chunk and its
+file's title, read from the index), :mod:`.entities` (the entity graph),
 :mod:`.multihop` (sub-question retrieval), :mod:`.rerank` (reranking a pool),
 :mod:`.documents` (hits as task documents), :mod:`.views` (a hit as ``search_evidence``
 answers it).
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from corpus.chunking import DEFAULT_MAX_CHARS, Chunk, chunk_id, chunk_page
     from corpus.documents import CorpusEvidence, SpanSource, hits_to_evidence, search_evidence
     from corpus.embed import Embedder
+    from corpus.hits import Hit
     from corpus.index import CorpusIndexError, IndexInfo, IngestReport, index_info
     from corpus.index import ingest_directory as ingest
     from corpus.index_ingest import Progress
@@ -52,7 +54,7 @@ if TYPE_CHECKING:
     from corpus.multihop import PlanError, PlanRetrieval, check_plan, retrieve_plan
     from corpus.readers import Page, ReadError, read_pages
     from corpus.rerank import RerankerUnavailable, Scorer, load_cross_encoder, rerank_hits
-    from corpus.retrieval import Hit, Retrieval, retrieve, rrf_fuse, search
+    from corpus.retrieval import Retrieval, retrieve, rrf_fuse, search
 
 __all__ = [
     "DEFAULT_MAX_CHARS",

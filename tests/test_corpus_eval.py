@@ -12,7 +12,6 @@ from canned_runs import model_graph, verdict
 import corpus
 from corpus.retrieval import Hit
 from evals.corpus_eval import (
-    _paired_lines,
     _plan,
     answer_settings,
     answer_shape,
@@ -31,6 +30,7 @@ from evals.corpus_recall import (
     retrieval_recall,
     write_pool,
 )
+from evals.corpus_summary import _paired_lines
 from orchestrator.api import RunConfig
 from orchestrator.llm import Backend
 from orchestrator.llm.testing import ScriptedClient

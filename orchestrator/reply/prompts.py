@@ -234,8 +234,7 @@ def interrogation_messages(
     for with :func:`commit_messages` in the same conversation.
     """
     _check_text("question", question)
-    if not isinstance(evidence, Evidence):
-        raise ValueError(f"evidence must be an Evidence, got {_describe(evidence)}")
+    _check_evidence(evidence)
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 10:
         raise ValueError(f"k={k!r} is invalid: must be an integer in 1..10")
     if not isinstance(max_nodes, int) or isinstance(max_nodes, bool) or not 2 <= max_nodes <= 100:
@@ -258,8 +257,7 @@ def chain_messages(
     (with ``think_first``, for plain-text reasoning first, as there; ``order`` and
     ``layout`` as there)."""
     _check_text("question", question)
-    if not isinstance(evidence, Evidence):
-        raise ValueError(f"evidence must be an Evidence, got {_describe(evidence)}")
+    _check_evidence(evidence)
     return _with_evidence(
         _CHAIN_SYSTEM, evidence.render(order), _ask(question, think_first), layout
     )
@@ -290,8 +288,7 @@ def verification_messages(
     """Template B: a fresh-context check of one claim against the evidence (no graph), placed
     as ``layout`` says."""
     _check_text("claim", claim)
-    if not isinstance(evidence, Evidence):
-        raise ValueError(f"evidence must be an Evidence, got {_describe(evidence)}")
+    _check_evidence(evidence)
     request = (
         f"Claim: {json.dumps(' '.join(claim.split()), ensure_ascii=False)}\n\n"
         "Reply with the JSON object only."
@@ -309,11 +306,7 @@ know yet, search for the earlier fact. Reply with one JSON object and no other t
 
 def query_rewrite_messages(question: str) -> list[ChatMessage]:
     """Template D: the question alone, to be rewritten into search queries."""
-    _check_text("question", question)
-    return [
-        {"role": "system", "content": _QUERY_REWRITE_SYSTEM},
-        {"role": "user", "content": f"Question: {' '.join(question.split())}"},
-    ]
+    return _question_alone(_QUERY_REWRITE_SYSTEM, question)
 
 
 RERANK_SNIPPET_CHARS = 300
@@ -351,11 +344,7 @@ def rerank_messages(question: str, passages: Sequence[str]) -> list[ChatMessage]
 
 def hyde_messages(question: str) -> list[ChatMessage]:
     """The question alone, to be answered by a hypothetical passage (HyDE)."""
-    _check_text("question", question)
-    return [
-        {"role": "system", "content": _HYDE_SYSTEM},
-        {"role": "user", "content": f"Question: {' '.join(question.split())}"},
-    ]
+    return _question_alone(_HYDE_SYSTEM, question)
 
 
 _PLAN_SYSTEM = """You split a question into the single-fact lookups that answer it, in order. \
@@ -380,11 +369,7 @@ answers it, the sentence is "none". Reply with one JSON object and no other text
 def plan_messages(question: str) -> list[ChatMessage]:
     """The hop plan: the question alone, to be split into lookups (no evidence: the plan
     is about what the question asks, and the evidence would only lengthen the call)."""
-    _check_text("question", question)
-    return [
-        {"role": "system", "content": _PLAN_SYSTEM},
-        {"role": "user", "content": f"Question: {' '.join(question.split())}"},
-    ]
+    return _question_alone(_PLAN_SYSTEM, question)
 
 
 def lookup_messages(
@@ -393,8 +378,7 @@ def lookup_messages(
     """One hop: the numbered evidence, then one lookup of the plan, earlier answers filled
     in (placed as ``layout`` says)."""
     _check_text("lookup", lookup)
-    if not isinstance(evidence, Evidence):
-        raise ValueError(f"evidence must be an Evidence, got {_describe(evidence)}")
+    _check_evidence(evidence)
     request = f"Question: {' '.join(lookup.split())}\n\nReply with the JSON object only."
     return _with_evidence(_LOOKUP_SYSTEM, evidence.render(), request, layout)
 
@@ -422,6 +406,20 @@ def repair_messages(
         {"role": "assistant", "content": bad_text[:max_bad_chars]},
         {"role": "user", "content": follow_up},
     ]
+
+
+def _question_alone(instructions: str, question: str) -> list[ChatMessage]:
+    """A prompt of a role's ``instructions`` and the question alone, whitespace collapsed."""
+    _check_text("question", question)
+    return [
+        {"role": "system", "content": instructions},
+        {"role": "user", "content": f"Question: {' '.join(question.split())}"},
+    ]
+
+
+def _check_evidence(evidence: object) -> None:
+    if not isinstance(evidence, Evidence):
+        raise ValueError(f"evidence must be an Evidence, got {_describe(evidence)}")
 
 
 def _check_text(field: str, value: object) -> None:

@@ -19,21 +19,8 @@ from typing import Any
 import pytest
 
 from corpus.evidence import build_evidence
-from evals.datasets import (
-    BUILTIN,
-    DatasetFormatError,
-    build_math,
-    build_multihop,
-    build_prose,
-    build_unanswerable,
-    item_to_task,
-    load_dataset,
-    load_gsm8k,
-    load_hotpotqa,
-    load_items,
-    load_musique,
-    validate_item,
-)
+from evals import datasets
+from evals.datasets import build_math, build_multihop, build_prose, build_unanswerable
 
 DATA_DIR = Path(build_multihop.__file__).parent
 
@@ -102,40 +89,42 @@ MUSIQUE_RECORDS = [
 
 
 def test_gsm8k_loader_takes_the_number_after_the_marker(tmp_path: Path) -> None:
-    items = load_gsm8k(_write_jsonl(tmp_path / "test.jsonl", GSM8K_RECORDS))
+    items = datasets.load_gsm8k(_write_jsonl(tmp_path / "test.jsonl", GSM8K_RECORDS))
     assert [item["answer"] for item in items] == ["72", "1050"]
     assert items[0]["id"] == "gsm8k-00001"
     assert items[0]["kind"] == "math"
     assert items[0]["documents"] == []
     assert "<<12*6=72>>" in items[0]["meta"]["solution"]
     for item in items:
-        validate_item(item)
+        datasets.validate_item(item)
 
 
 def test_gsm8k_answer_without_marker_names_file_and_line(tmp_path: Path) -> None:
     bad = [GSM8K_RECORDS[0], {"question": "Q?", "answer": "just 5"}]
     path = _write_jsonl(tmp_path / "bad.jsonl", bad)
-    with pytest.raises(DatasetFormatError, match=r"bad\.jsonl:2: field 'answer' must end with"):
-        load_gsm8k(path)
+    with pytest.raises(
+        datasets.DatasetFormatError, match=r"bad\.jsonl:2: field 'answer' must end with"
+    ):
+        datasets.load_gsm8k(path)
 
 
 def test_invalid_json_line_names_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "broken.jsonl"
     path.write_text(json.dumps(GSM8K_RECORDS[0]) + "\n\n{not json\n", encoding="utf-8")
-    with pytest.raises(DatasetFormatError, match=r"broken\.jsonl:3: invalid JSON"):
-        load_gsm8k(path)
+    with pytest.raises(datasets.DatasetFormatError, match=r"broken\.jsonl:3: invalid JSON"):
+        datasets.load_gsm8k(path)
 
 
 def test_non_object_line_is_rejected_with_its_location(tmp_path: Path) -> None:
     path = _write_jsonl(tmp_path / "list.jsonl", [[1, 2]])
-    with pytest.raises(DatasetFormatError, match=r"list\.jsonl:1: expected a JSON object"):
-        load_gsm8k(path)
+    with pytest.raises(datasets.DatasetFormatError, match=r"list\.jsonl:1: expected a JSON object"):
+        datasets.load_gsm8k(path)
 
 
 def test_hotpotqa_json_array_becomes_titled_paragraphs(tmp_path: Path) -> None:
     path = tmp_path / "hotpot_dev_distractor_v1.json"
     path.write_text(json.dumps([HOTPOT_RECORD]), encoding="utf-8")
-    (item,) = load_hotpotqa(path)
+    (item,) = datasets.load_hotpotqa(path)
     assert item["id"] == HOTPOT_RECORD["_id"]
     assert item["kind"] == "qa"
     assert item["paragraph_ids"] == ["Ostgate Pier", "Harlow Marine", "Brelling"]
@@ -146,7 +135,7 @@ def test_hotpotqa_json_array_becomes_titled_paragraphs(tmp_path: Path) -> None:
     assert item["supporting_ids"] == ["Ostgate Pier", "Harlow Marine"]
     # sentence 7 does not exist: kept for the record, not dropped silently
     assert item["meta"]["dangling_supporting_facts"] == [["Harlow Marine", 7]]
-    validate_item(item)
+    datasets.validate_item(item)
 
 
 def test_hotpotqa_column_form_jsonl_loads_the_same(tmp_path: Path) -> None:
@@ -158,8 +147,8 @@ def test_hotpotqa_column_form_jsonl_loads_the_same(tmp_path: Path) -> None:
     columns["supporting_facts"] = {"title": ["Ostgate Pier", "Harlow Marine"], "sent_id": [1, 0]}
     array = tmp_path / "a.json"
     array.write_text(json.dumps([HOTPOT_RECORD]), encoding="utf-8")
-    (from_columns,) = load_hotpotqa(_write_jsonl(tmp_path / "c.jsonl", [columns]))
-    (from_array,) = load_hotpotqa(array)
+    (from_columns,) = datasets.load_hotpotqa(_write_jsonl(tmp_path / "c.jsonl", [columns]))
+    (from_array,) = datasets.load_hotpotqa(array)
     assert from_columns["documents"] == from_array["documents"]
     assert from_columns["supporting_ids"] == from_array["supporting_ids"]
 
@@ -168,42 +157,44 @@ def test_hotpotqa_bad_item_names_its_index(tmp_path: Path) -> None:
     broken = dict(HOTPOT_RECORD, context=[["title only"]])
     path = tmp_path / "h.json"
     path.write_text(json.dumps([HOTPOT_RECORD, broken]), encoding="utf-8")
-    with pytest.raises(DatasetFormatError, match=r"h\.json: item 1: field 'context'"):
-        load_hotpotqa(path)
+    with pytest.raises(datasets.DatasetFormatError, match=r"h\.json: item 1: field 'context'"):
+        datasets.load_hotpotqa(path)
 
 
 def test_hotpotqa_syntax_error_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "h.json"
     path.write_text('[\n{"question": "q",\n "answer": }\n]', encoding="utf-8")
-    with pytest.raises(DatasetFormatError, match=r"h\.json:3: invalid JSON"):
-        load_hotpotqa(path)
+    with pytest.raises(datasets.DatasetFormatError, match=r"h\.json:3: invalid JSON"):
+        datasets.load_hotpotqa(path)
 
 
 def test_musique_loader_keeps_supporting_flags_and_aliases(tmp_path: Path) -> None:
     path = _write_jsonl(tmp_path / "musique_ans_v1.0_dev.jsonl", MUSIQUE_RECORDS)
-    (item,) = load_musique(path)
+    (item,) = datasets.load_musique(path)
     assert item["id"] == "2hop__1_2"
     assert item["paragraph_ids"] == ["0", "1", "2"]
     assert item["supporting_ids"] == ["0", "1"]
     assert item["answer_aliases"] == ["I. Marr"]
     assert item["documents"][1] == "Tallow Records: Tallow Records was founded by Idris Marr."
-    validate_item(item)
+    datasets.validate_item(item)
 
 
 def test_musique_unanswerable_records_are_kept_on_request(tmp_path: Path) -> None:
     path = _write_jsonl(tmp_path / "full.jsonl", MUSIQUE_RECORDS)
-    items = load_musique(path, answerable_only=False)
+    items = datasets.load_musique(path, answerable_only=False)
     assert [item["meta"]["answerable"] for item in items] == [True, False]
     for item in items:
-        validate_item(item)
+        datasets.validate_item(item)
 
 
 def test_musique_paragraph_without_idx_names_the_paragraph(tmp_path: Path) -> None:
     record = json.loads(json.dumps(MUSIQUE_RECORDS[0]))
     del record["paragraphs"][1]["idx"]
     path = _write_jsonl(tmp_path / "m.jsonl", [record])
-    with pytest.raises(DatasetFormatError, match=r"m\.jsonl:1: paragraphs\[1\]: field 'idx'"):
-        load_musique(path)
+    with pytest.raises(
+        datasets.DatasetFormatError, match=r"m\.jsonl:1: paragraphs\[1\]: field 'idx'"
+    ):
+        datasets.load_musique(path)
 
 
 def test_load_dataset_recognises_each_public_format(tmp_path: Path) -> None:
@@ -211,33 +202,33 @@ def test_load_dataset_recognises_each_public_format(tmp_path: Path) -> None:
     musique = _write_jsonl(tmp_path / "m.jsonl", MUSIQUE_RECORDS)
     hotpot = tmp_path / "h.json"
     hotpot.write_text(json.dumps([HOTPOT_RECORD]), encoding="utf-8")
-    assert load_dataset(gsm)[0]["dataset"] == "gsm8k"
-    assert load_dataset(musique)[0]["dataset"] == "musique"
-    assert load_dataset(str(hotpot))[0]["dataset"] == "hotpotqa"
-    assert len(load_dataset(gsm, limit=1)) == 1
+    assert datasets.load_dataset(gsm)[0]["dataset"] == "gsm8k"
+    assert datasets.load_dataset(musique)[0]["dataset"] == "musique"
+    assert datasets.load_dataset(str(hotpot))[0]["dataset"] == "hotpotqa"
+    assert len(datasets.load_dataset(gsm, limit=1)) == 1
 
 
 def test_load_dataset_reads_common_format_files_back(tmp_path: Path) -> None:
-    items = load_dataset("multihop", limit=3)
+    items = datasets.load_dataset("multihop", limit=3)
     path = _write_jsonl(tmp_path / "mine.jsonl", items)
-    assert load_dataset(path) == items
+    assert datasets.load_dataset(path) == items
 
 
 def test_load_dataset_explains_unknown_names_and_formats(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="neither"):
-        load_dataset("gsm8k-test")
+        datasets.load_dataset("gsm8k-test")
     odd = _write_jsonl(tmp_path / "odd.jsonl", [{"prompt": "x"}])
-    with pytest.raises(DatasetFormatError, match="cannot tell the format"):
-        load_dataset(odd)
+    with pytest.raises(datasets.DatasetFormatError, match="cannot tell the format"):
+        datasets.load_dataset(odd)
     with pytest.raises(ValueError, match="limit"):
-        load_dataset("math", limit=-1)
+        datasets.load_dataset("math", limit=-1)
 
 
 def test_load_items_rejects_duplicate_ids_with_the_line(tmp_path: Path) -> None:
-    item = load_dataset("math", limit=1)[0]
+    item = datasets.load_dataset("math", limit=1)[0]
     path = _write_jsonl(tmp_path / "dup.jsonl", [item, item])
-    with pytest.raises(DatasetFormatError, match=r"dup\.jsonl:2: duplicate item id"):
-        load_items(path)
+    with pytest.raises(datasets.DatasetFormatError, match=r"dup\.jsonl:2: duplicate item id"):
+        datasets.load_items(path)
 
 
 @pytest.mark.parametrize(
@@ -254,14 +245,14 @@ def test_load_items_rejects_duplicate_ids_with_the_line(tmp_path: Path) -> None:
     ],
 )
 def test_validate_item_names_the_broken_field(change: dict[str, Any], message: str) -> None:
-    item = dict(load_dataset("math", limit=1)[0], **change)
+    item = dict(datasets.load_dataset("math", limit=1)[0], **change)
     with pytest.raises(ValueError, match=message):
-        validate_item(item)
+        datasets.validate_item(item)
 
 
 def test_item_to_task_hands_over_question_documents_and_answer_only() -> None:
-    item = load_dataset("multihop", limit=1)[0]
-    task = item_to_task(item)
+    item = datasets.load_dataset("multihop", limit=1)[0]
+    task = datasets.item_to_task(item)
     assert task == {
         "question": item["question"],
         "documents": item["documents"],
@@ -271,9 +262,9 @@ def test_item_to_task_hands_over_question_documents_and_answer_only() -> None:
 
 
 def test_item_to_task_gives_a_word_problem_its_own_statement_as_the_document() -> None:
-    item = load_dataset("math", limit=1)[0]
+    item = datasets.load_dataset("math", limit=1)[0]
     assert item["documents"] == []
-    assert item_to_task(item)["documents"] == [item["question"]]
+    assert datasets.item_to_task(item)["documents"] == [item["question"]]
 
 
 # --------------------------------------------------------------------------- shipped math set
@@ -281,7 +272,7 @@ def test_item_to_task_gives_a_word_problem_its_own_statement_as_the_document() -
 
 @pytest.fixture(scope="module")
 def math_items() -> list[dict[str, Any]]:
-    return load_items(BUILTIN["math"])
+    return datasets.load_items(datasets.BUILTIN["math"])
 
 
 def test_math_set_has_200_valid_items_with_unique_ids(math_items: list[dict[str, Any]]) -> None:
@@ -424,7 +415,7 @@ def _resolve(
 
 @pytest.fixture(scope="module")
 def multihop_items() -> list[dict[str, Any]]:
-    return load_items(BUILTIN["multihop"])
+    return datasets.load_items(datasets.BUILTIN["multihop"])
 
 
 MULTIHOP_BUILDERS = {
@@ -441,7 +432,7 @@ def test_each_multihop_builder_reproduces_its_committed_file_byte_for_byte(
 ) -> None:
     out = tmp_path / f"{name}.jsonl"
     assert MULTIHOP_BUILDERS[name].main(["--out", str(out)]) == 0
-    assert out.read_bytes() == BUILTIN[name].read_bytes()
+    assert out.read_bytes() == datasets.BUILTIN[name].read_bytes()
 
 
 def test_multihop_output_does_not_depend_on_hash_randomisation(tmp_path: Path) -> None:
@@ -452,7 +443,7 @@ def test_multihop_output_does_not_depend_on_hash_randomisation(tmp_path: Path) -
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
         subprocess.run([*command, "--out", str(out)], check=True, env=env, capture_output=True)
         outputs.append(out.read_bytes())
-    committed = BUILTIN["multihop"].read_bytes().splitlines(keepends=True)[:4]
+    committed = datasets.BUILTIN["multihop"].read_bytes().splitlines(keepends=True)[:4]
     assert outputs[0] == outputs[1] == b"".join(committed)
 
 
@@ -559,7 +550,7 @@ def test_rng_is_a_pure_function_of_its_seed() -> None:
 
 
 def test_unanswerable_items_lack_the_paragraph_that_stated_the_answer() -> None:
-    items = load_items(BUILTIN["multihop_unanswerable"])
+    items = datasets.load_items(datasets.BUILTIN["multihop_unanswerable"])
     assert len(items) == 28
     for item in items:
         assert item["meta"]["answerable"] is False and item["answer"] == ""
@@ -569,7 +560,7 @@ def test_unanswerable_items_lack_the_paragraph_that_stated_the_answer() -> None:
 
 
 def test_prose_items_open_with_a_title_and_refer_back_to_their_subject() -> None:
-    items = load_items(BUILTIN["prose"])
+    items = datasets.load_items(datasets.BUILTIN["prose"])
     assert len(items) == 52
     unanswerable = [item for item in items if not item["meta"]["answerable"]]
     assert [items.index(item) % 4 for item in unanswerable] == [3] * 13

@@ -107,11 +107,8 @@ class GraphStore(StoreEdits):
         dedup: Dedup = True,
         cancel: CancelCheck | None = None,
     ) -> AssertGraphAnswer:
-        """Ingest nodes and edges, keep the valid ones (each refused item is reported in
-        ``rejected`` with its position ``at`` and reason), deduplicate the new nodes against
-        the whole graph (:mod:`graph_server.dedup`). Re-sending a payload changes nothing.
-
-        ``source`` anchors a claim, and the contradiction caps apply (class Notes).
+        """Keep the valid nodes and edges, deduplicate the new nodes against the graph (idempotent);
+        ``source`` anchors a claim and the contradiction caps apply (class Notes).
 
         Parameters
         ----------
@@ -131,21 +128,16 @@ class GraphStore(StoreEdits):
         Returns
         -------
         AssertGraphAnswer
-            ``accepted_nodes``, ``accepted_edges``, ``rejected``, ``citations``,
-            ``auto_merged``, ``contradictions_created``, ``contradictions_withheld``.
-            Cost: O(items) plus the dedup of the new nodes
-            (:func:`graph_server.dedup.plan_merges`).
+            Accepted and refused items (``at``, reason), merges, contradictions; O(items + dedup).
 
         Raises
         ------
         InvalidInput
-            For a ``nodes``/``edges`` that is not a list, a bad ``run_id`` or ``dedup``.
+            For ``nodes``/``edges`` that are not lists, a bad ``run_id`` or ``dedup``.
         LimitExceeded
-            Over ``max_items_per_call``, ``max_graphs`` or the memory budget
-            (``max_claim_bytes``): nothing is applied.
+            Over ``max_items_per_call``, ``max_graphs`` or the memory budget: nothing applied.
         Cancelled
-            When ``cancel`` returned True before the commit point: every change of this call
-            is undone.
+            When ``cancel`` returned True before the commit point: the call is undone.
 
         Examples
         --------
@@ -154,21 +146,27 @@ class GraphStore(StoreEdits):
         ...          {"id": "Q", "claim": "a guess", "type": "guess"}]
         >>> edges = [{"from": "A", "to": "Z", "relation": "supports"}]
         >>> answer = GraphStore().assert_graph("g", nodes, edges, run_id="r1")
-        >>> answer.accepted_nodes, answer.accepted_edges
-        (['A', 'Z'], [['A', 'Z', 'supports']])
-        >>> answer.rejected[0].at
-        'nodes.2'
+        >>> answer.accepted_nodes, answer.accepted_edges, answer.rejected[0].at
+        (['A', 'Z'], [['A', 'Z', 'supports']], 'nodes.2')
         """
-        run = self._optional_id("run_id", run_id)
-        dedup_flag = required("dedup", check_flag("dedup", dedup))
-        items, links = _payload(nodes, edges, self.limits.max_items_per_call)
+        payload, dedup_flag = self._checked_payload(nodes, edges, run_id, dedup)
         checkpoint = checkpoint_for(cancel)
         with self._locked(graph_id, create=True) as (name, state):
             undo = Undo()
             with self._all_or_nothing("assert_graph", name, state, undo):
-                answer = self._write(name, state, (items, links, run), dedup_flag, undo, checkpoint)
+                answer = self._write(name, state, payload, dedup_flag, undo, checkpoint)
             self._settle(name, state)
         return answer
+
+    def _checked_payload(
+        self, nodes: Nodes, edges: Edges, run_id: RunTag, dedup: Dedup
+    ) -> tuple[tuple[list[Any], list[Any], str | None], bool]:
+        """:meth:`assert_graph`'s arguments validated (``run_id``, ``dedup``, then the items,
+        before any lock is taken): ``((nodes, edges, run_id), dedup)``."""
+        run = self._optional_id("run_id", run_id)
+        dedup_flag = required("dedup", check_flag("dedup", dedup))
+        items, links = _payload(nodes, edges, self.limits.max_items_per_call)
+        return (items, links, run), dedup_flag
 
     def _write(
         self,

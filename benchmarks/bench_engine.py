@@ -212,7 +212,7 @@ def bench_dedup(size: int, repeats: int, compare_pairwise: bool) -> list[Row]:
             wall,
             cpu,
             None,
-            f"{len(again['merges'])} merges (0 expected)",
+            f"{len(again.merges)} merges (0 expected)",
         )
     )
     return rows
@@ -327,7 +327,7 @@ def child_templated(size: int, planner: str) -> dict[str, Any]:
         def before(graph: nx.MultiDiGraph, j: float, r: float, focus: Any = None, **_: Any) -> Any:
             return reference_plan(graph, j, r, focus=focus, find_pairs=similar_pairs)
 
-        store_module.plan_merges = before  # type: ignore[assignment]
+        store_module.plan_merges = before  # type: ignore[attr-defined,assignment]
     claims = synthetic.templated_claims(size, seed=size)
     payload = [{"id": f"t{i}", "claim": c, "type": "given"} for i, c in enumerate(claims)]
     store = GraphStore()
@@ -454,6 +454,7 @@ def main() -> None:
             print(json.dumps(child_memory(int(rest[0]), int(rest[1]))))
         return
 
+    runs: list[Callable[[], list[Row]]]
     if options.quick:
         runs = [
             lambda: bench_dedup(1000, 1, compare_pairwise=True),

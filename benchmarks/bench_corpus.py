@@ -171,7 +171,36 @@ def ingest_without_entities(root: Path, index: Path) -> corpus.IngestReport:
         return corpus.ingest(root, index, dense=False)
 
 
-def measure(label: str, files: int, workdir: Path, with_ingest_figures: bool) -> None:
+def print_ingest_rates(
+    files: int,
+    size_mb: float,
+    first: corpus.IngestReport,
+    first_cpu: float,
+    bare: corpus.IngestReport,
+    bare_cpu: float,
+) -> None:
+    """Prints the first-ingest rates (with and without the entity graph), wall and CPU time."""
+    chunks = first.chunks_total
+    rate = chunks / first.seconds
+    print(
+        f"first ingest (keyword index, entity graph): {first.seconds:.1f} s = "
+        f"{files / first.seconds:.0f} files/s, {size_mb / first.seconds:.2f} MB/s, "
+        f"{rate:.0f} chunks/s (goal >= 750: {'met' if rate >= 750 else 'NOT met'}); "
+        f"baseline without the entity graph: {bare.seconds:.1f} s = "
+        f"{chunks / bare.seconds:.0f} chunks/s"
+    )
+    print(
+        f"CPU time of this process (less sensitive to a loaded machine): "
+        f"{first_cpu:.1f} s = {chunks / first_cpu:.0f} chunks/s with the entity graph, "
+        f"{bare_cpu:.1f} s = {chunks / bare_cpu:.0f} chunks/s without"
+    )
+
+
+def ingest_figures(
+    label: str, files: int, workdir: Path, with_ingest_figures: bool
+) -> tuple[Path, list[tuple[str, str]], int]:
+    """Prints the corpus line, the ingest and re-ingest figures and the index size; returns
+    the index, the queries and the chunk count."""
     root = workdir / label
     index = workdir / f"{label}.sqlite"
     queries = generate(root, files)
@@ -185,19 +214,7 @@ def measure(label: str, files: int, workdir: Path, with_ingest_figures: bool) ->
     chunks = first.chunks_total
     print(f"\n== {label}: {files} files, {chunks} chunks, {size_mb:.1f} MB of text ==")
     if with_ingest_figures:
-        rate = chunks / first.seconds
-        print(
-            f"first ingest (keyword index, entity graph): {first.seconds:.1f} s = "
-            f"{files / first.seconds:.0f} files/s, {size_mb / first.seconds:.2f} MB/s, "
-            f"{rate:.0f} chunks/s (goal >= 750: {'met' if rate >= 750 else 'NOT met'}); "
-            f"baseline without the entity graph: {bare.seconds:.1f} s = "
-            f"{chunks / bare.seconds:.0f} chunks/s"
-        )
-        print(
-            f"CPU time of this process (less sensitive to a loaded machine): "
-            f"{first_cpu:.1f} s = {chunks / first_cpu:.0f} chunks/s with the entity graph, "
-            f"{bare_cpu:.1f} s = {chunks / bare_cpu:.0f} chunks/s without"
-        )
+        print_ingest_rates(files, size_mb, first, first_cpu, bare, bare_cpu)
         share = again.seconds / first.seconds
         print(
             f"no-change re-ingest: {again.seconds:.2f} s, {len(again.skipped)} skipped, "
@@ -205,6 +222,11 @@ def measure(label: str, files: int, workdir: Path, with_ingest_figures: bool) ->
             f"(goal < 5%: {'met' if share < 0.05 else 'NOT met'})"
         )
     print(f"index size on disk: {index.stat().st_size / 1e6:.1f} MB")
+    return index, queries, chunks
+
+
+def keyword_figures(index: Path, queries: list[tuple[str, str]], chunks: int) -> None:
+    """Prints keyword-only and keyword + entity query latency, then the rank-bm25 baseline."""
 
     def keyword(query: str) -> list[str]:
         return [hit.chunk_id for hit in retrieve(index, query, k=10, dense=False).hits]
@@ -234,6 +256,18 @@ def measure(label: str, files: int, workdir: Path, with_ingest_figures: bool) ->
             f"recall@10 {baseline['recall']:.2f} (40 queries); "
             f"FTS5 is {baseline['p50'] / stats['p50']:.1f}x faster at p50"
         )
+
+
+def query_embedding_ms(embedder: Embedder, queries: list[tuple[str, str]]) -> float:
+    """The "of which query embedding" figure: mean ms to embed one of the first 20 queries."""
+    start = time.perf_counter()
+    for _, query in queries[:20]:
+        embedder.query(query)
+    return 1000 * (time.perf_counter() - start) / 20
+
+
+def hybrid_figures(index: Path, queries: list[tuple[str, str]], chunks: int) -> None:
+    """Prints hybrid and hybrid + entity query latency and the index size with vectors."""
     embedder, note = load_embedder()
     if embedder is None:
         print(f"hybrid query: skipped ({note})")
@@ -252,10 +286,7 @@ def measure(label: str, files: int, workdir: Path, with_ingest_figures: bool) ->
 
     stats = latency(hybrid, queries[:100])
     with_graph = latency(hybrid_entity, queries[:100])
-    start = time.perf_counter()
-    for _, query in queries[:20]:
-        embedder.query(query)
-    embed_ms = 1000 * (time.perf_counter() - start) / 20
+    embed_ms = query_embedding_ms(embedder, queries)
     goal = " (goal p50 < 50 ms at 100k)" if chunks >= 100_000 else ""
     print(
         f"hybrid query (real query embedding, random chunk vectors): p50 {stats['p50']:.1f} ms, "
@@ -267,6 +298,13 @@ def measure(label: str, files: int, workdir: Path, with_ingest_figures: bool) ->
         f"ms, p99 {with_graph['p99']:.1f} ms{goal}"
     )
     print(f"index size with vectors: {index.stat().st_size / 1e6:.1f} MB")
+
+
+def measure(label: str, files: int, workdir: Path, with_ingest_figures: bool) -> None:
+    """Prints one corpus's figures: ingest and index size, keyword then hybrid latency."""
+    index, queries, chunks = ingest_figures(label, files, workdir, with_ingest_figures)
+    keyword_figures(index, queries, chunks)
+    hybrid_figures(index, queries, chunks)
 
 
 def embedder_candidates(names: list[str]) -> list[Embedder]:

@@ -132,38 +132,45 @@ def dedup_quality(claims: list[synthetic.Claim], plan: dedup.MergePlan) -> str:
     )
 
 
-def bench_dedup(size: int, repeats: int, compare_pairwise: bool) -> list[Row]:
-    claims = synthetic.claims(size, seed=size)
-    rows = []
+def full_pass(
+    claims: list[synthetic.Claim], planner: Callable[..., dedup.MergePlan] = dedup.plan_merges
+) -> dedup.MergePlan:
+    """The pass ``GraphStore.merge_duplicates`` runs, over every claim un-merged."""
+    graph = claims_graph(claims)
+    plan = planner(graph, JACCARD, RATIO)
+    dedup.apply_plan(graph, plan)
+    return plan
 
-    def full_pass(planner: Callable[..., dedup.MergePlan] = dedup.plan_merges) -> dedup.MergePlan:
-        graph = claims_graph(claims)
-        plan = planner(graph, JACCARD, RATIO)
-        dedup.apply_plan(graph, plan)
-        return plan
 
-    wall, cpu, plan = measure(full_pass, repeats)
-    rows.append(
-        Row(
-            "merge_duplicates full pass",
-            f"{size} claims",
-            wall,
-            cpu,
-            {5000: 2000.0, 20000: 3000.0}.get(size),
-            f"{sum(len(c) - 1 for c in plan.clusters)} merges; " + dedup_quality(claims, plan),
-        )
+def full_pass_row(claims: list[synthetic.Claim], repeats: int) -> tuple[Row, dedup.MergePlan]:
+    """The "merge_duplicates full pass" row (merges, dedup quality) and the plan it timed."""
+    size = len(claims)
+    wall, cpu, plan = measure(functools.partial(full_pass, claims), repeats)
+    row = Row(
+        "merge_duplicates full pass",
+        f"{size} claims",
+        wall,
+        cpu,
+        {5000: 2000.0, 20000: 3000.0}.get(size),
+        f"{sum(len(c) - 1 for c in plan.clusters)} merges; " + dedup_quality(claims, plan),
     )
-    before_wall, before_cpu, before = measure(
-        lambda: full_pass(functools.partial(reference_plan, find_pairs=similar_pairs)), 1
-    )
-    references = [("  same pass, before (issue 12)", before, before_wall, before_cpu)]
+    return row, plan
+
+
+def reference_rows(
+    claims: list[synthetic.Claim], now: Row, plan: dedup.MergePlan, compare_pairwise: bool
+) -> list[Row]:
+    """The "same pass, before" (and "pairwise loop") rows: speed-up and agreement with ``plan``;
+    on a disagreement, prints the rows so far and exits with status 1."""
+    finders = [("  same pass, before (issue 12)", similar_pairs)]
     if compare_pairwise:
-        pairwise_wall, pairwise_cpu, pairwise = measure(
-            lambda: full_pass(functools.partial(reference_plan, find_pairs=pairwise_similar_pairs)),
-            1,
-        )
-        references.append(("  same pass, pairwise loop", pairwise, pairwise_wall, pairwise_cpu))
-    for label, reference, reference_wall, reference_cpu in references:
+        finders.append(("  same pass, pairwise loop", pairwise_similar_pairs))
+    timed = []
+    for label, find_pairs in finders:
+        planner = functools.partial(reference_plan, find_pairs=find_pairs)
+        timed.append((label, *measure(functools.partial(full_pass, claims, planner), 1)))
+    rows: list[Row] = []
+    for label, reference_wall, reference_cpu, reference in timed:
         identical = (reference.clusters, reference.contradictions) == (
             plan.clusters,
             plan.contradictions,
@@ -171,18 +178,25 @@ def bench_dedup(size: int, repeats: int, compare_pairwise: bool) -> list[Row]:
         rows.append(
             Row(
                 label,
-                f"{size} claims",
+                now.size,
                 reference_wall,
                 reference_cpu,
                 None,
-                f"now {reference_wall / wall:.1f}x faster (wall), {reference_cpu / cpu:.1f}x "
-                f"(cpu); identical clusters and contradictions: {identical}",
+                f"now {reference_wall / now.wall_ms:.1f}x faster (wall), "
+                f"{reference_cpu / now.cpu_ms:.1f}x (cpu); "
+                f"identical clusters and contradictions: {identical}",
             )
         )
         if not identical:
-            print_rows(rows)
+            print_rows([now, *rows])
             sys.exit("the dedup planners disagree")
+    return rows
 
+
+def ingest_rows(claims: list[synthetic.Claim], repeats: int) -> list[Row]:
+    """The "assert_graph (ingest + dedup)" row (merged, contradictions) and the
+    "merge_duplicates re-pass" row over its result (merges, 0 expected)."""
+    size = f"{len(claims)} claims"
     payload = [
         {"id": f"c{i}", "claim": c.text, "type": "inference", "run_ids": [c.run_id]}
         for i, c in enumerate(claims)
@@ -193,29 +207,35 @@ def bench_dedup(size: int, repeats: int, compare_pairwise: bool) -> list[Row]:
         return store, store.assert_graph("bench", payload, [])
 
     wall, cpu, (store, result) = measure(ingest, repeats)
-    rows.append(
-        Row(
-            "assert_graph (ingest + dedup)",
-            f"{size} claims",
-            wall,
-            cpu,
-            None,
-            f"{len(result.auto_merged)} merged, "
-            f"{len(result.contradictions_created)} contradictions",
-        )
+    ingested = Row(
+        "assert_graph (ingest + dedup)",
+        size,
+        wall,
+        cpu,
+        None,
+        f"{len(result.auto_merged)} merged, {len(result.contradictions_created)} contradictions",
     )
     wall, cpu, again = measure(lambda: store.merge_duplicates("bench"), repeats)
-    rows.append(
-        Row(
-            "merge_duplicates re-pass",
-            f"{size} claims",
-            wall,
-            cpu,
-            None,
-            f"{len(again.merges)} merges (0 expected)",
-        )
+    repassed = Row(
+        "merge_duplicates re-pass",
+        size,
+        wall,
+        cpu,
+        None,
+        f"{len(again.merges)} merges (0 expected)",
     )
-    return rows
+    return [ingested, repassed]
+
+
+def bench_dedup(size: int, repeats: int, compare_pairwise: bool) -> list[Row]:
+    """The dedup rows at ``size`` claims: the full pass now and before, then the ingest."""
+    claims = synthetic.claims(size, seed=size)
+    now, plan = full_pass_row(claims, repeats)
+    return [
+        now,
+        *reference_rows(claims, now, plan, compare_pairwise),
+        *ingest_rows(claims, repeats),
+    ]
 
 
 # --------------------------------------------------------------------- graphs

@@ -28,11 +28,13 @@ import random
 import statistics
 import tempfile
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from corpus.evidence import build_evidence
 from orchestrator.api import RunConfig, run_task
+from orchestrator.llm.chat import ChatMessage
 from orchestrator.llm.client import ChatClient
 from orchestrator.llm.testing import FakeOpenAIServer, FakeReply, ScriptedClient, completion_body
 from orchestrator.reply import prompts
@@ -41,8 +43,20 @@ VERIFY_SYSTEM = prompts.verification_messages(build_evidence(["x"]), "y")[0]["co
 SMALL_GRAPH = json.dumps(
     {
         "nodes": [
-            {"id": "a", "claim": "row 9 lists server x9", "type": "given", "confidence": 0.9},
-            {"id": "b", "claim": "server x9 runs linux", "type": "given", "confidence": 0.9},
+            {
+                "id": "a",
+                "claim": "row 9 lists server x9",
+                "type": "given",
+                "source": "D1.1",
+                "confidence": 0.9,
+            },
+            {
+                "id": "b",
+                "claim": "server x9 runs linux",
+                "type": "given",
+                "source": "D2.1",
+                "confidence": 0.9,
+            },
             {"id": "z", "claim": "x9 can take the nightly job", "type": "conclusion"},
         ],
         "edges": [
@@ -50,9 +64,18 @@ SMALL_GRAPH = json.dumps(
             {"from": "b", "to": "z", "relation": "supports", "confidence": 0.8},
         ],
         "conclusion_node": "z",
+        "answer": "yes",
     }
 )
-TASK = {"question": "Can server x9 take the nightly job?", "documents": ["d1", "d2", "d3"]}
+QUESTION = "Can server x9 take the nightly job?"
+TASK = {
+    "question": QUESTION,
+    "documents": [
+        "Row 9 lists server x9.",
+        "Server x9 runs Linux.",
+        "The nightly job needs Linux.",
+    ],
+}
 
 
 def _words(rng: random.Random, count: int) -> list[str]:
@@ -64,30 +87,45 @@ def _words(rng: random.Random, count: int) -> list[str]:
     return sorted(words)
 
 
-def forty_node_runs(seed: int = 0) -> list[str]:
-    """Six interrogation replies of 40 nodes each over one shared argument (see module doc)."""
+SERVER = "kalomi"
+"""The server the forty-node runs argue about: the question's subject, so arguments reach it."""
+
+
+def forty_node_runs(seed: int = 0) -> tuple[list[str], list[str]]:
+    """Six interrogation replies of 40 nodes each over one shared argument (see module doc),
+    and the documents their givens cite: one sentence each, given ``g<i>`` quoting ``D<i+1>.1``."""
     rng = random.Random(seed)
     vocab = _words(rng, 400)
 
-    def claim() -> str:
-        return " ".join(rng.sample(vocab, 6))
+    def claim(*premises: str) -> str:
+        """Six words, one of them taken from each premise (a link whose two claims share no
+        word is set aside as ``no_bridge``)."""
+        bridges = [rng.choice(premise.split()) for premise in premises]
+        return " ".join(rng.sample(vocab, 6 - len(bridges)) + bridges)
 
     givens = [claim() for _ in range(12)]
-    shared = [claim() for _ in range(24)]
-    answer = "the nightly job can run on server kalomi"
     shared_sources = [rng.sample(range(12 + j), 2) for j in range(24)]
+    shared: list[str] = []
+    for j, sources in enumerate(shared_sources):
+        premises = [(givens + shared)[source] for source in sources]
+        shared.append(claim(*premises, *([SERVER] if j == 23 else [])))
+    answer = f"the nightly job can run on server {SERVER}"
     replies = []
     for run in range(6):
         nodes: list[dict[str, Any]] = [
-            {"id": f"g{i}", "claim": c, "type": "given"} for i, c in enumerate(givens)
+            {"id": f"g{i}", "claim": c, "type": "given", "source": f"D{i + 1}.1"}
+            for i, c in enumerate(givens)
         ]
         # Runs reword shared claims (case, final period): the merge must fold them together.
         nodes += [
             {"id": f"s{j}", "claim": c.capitalize() + "." if run % 2 else c, "type": "inference"}
             for j, c in enumerate(shared)
         ]
-        nodes += [{"id": f"u{j}", "claim": claim(), "type": "inference"} for j in range(3)]
-        conclusion = answer if run != 5 else "the nightly job cannot run on server kalomi"
+        nodes += [
+            {"id": f"u{j}", "claim": claim(shared[20 + j], SERVER), "type": "inference"}
+            for j in range(3)
+        ]
+        conclusion = answer if run != 5 else f"the nightly job cannot run on server {SERVER}"
         nodes.append({"id": "c", "claim": conclusion, "type": "conclusion"})
         ids = [f"g{i}" for i in range(12)] + [f"s{j}" for j in range(24)]
         edges: list[dict[str, Any]] = [
@@ -100,8 +138,9 @@ def forty_node_runs(seed: int = 0) -> list[str]:
         edges += [{"from": "s23", "to": "c", "relation": "supports"}]
         for item in nodes + edges:
             item["confidence"] = 0.8
-        replies.append(json.dumps({"nodes": nodes, "edges": edges, "conclusion_node": "c"}))
-    return replies
+        reply = {"nodes": nodes, "edges": edges, "conclusion_node": "c"}
+        replies.append(json.dumps(reply | {"answer": "yes" if run != 5 else "no"}))
+    return [given.capitalize() + "." for given in givens], replies
 
 
 class Handler:
@@ -112,7 +151,7 @@ class Handler:
         self.latency = latency
         self.count = 0
 
-    def text(self, messages: list[dict[str, Any]]) -> str:
+    def text(self, messages: Sequence[Mapping[str, Any]]) -> str:
         if messages[0]["content"] == VERIFY_SYSTEM:
             refuted = "cannot" in messages[-1]["content"]
             verdict = "refuted" if refuted else "supported"
@@ -124,7 +163,7 @@ class Handler:
         body = completion_body(self.text(request["messages"]), cost=1e-5)
         return FakeReply(body=body, delay_s=self.latency)
 
-    def scripted(self, model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
+    def scripted(self, model: str, messages: list[ChatMessage], kwargs: object) -> str:
         return self.text(messages)
 
 
@@ -149,7 +188,9 @@ def fan_out(latency: float, repeats: int) -> None:
 
 
 def overhead(latency: float, repeats: int) -> None:
-    replies = forty_node_runs()
+    documents, replies = forty_node_runs()
+    question = f"Can the nightly job run on server {SERVER.capitalize()}?"
+    task = {"question": question, "documents": documents}
     config = RunConfig(n=6, budget_calls=15, k=2)
     rows = []
     with FakeOpenAIServer(Handler(replies, latency)) as server:
@@ -158,7 +199,7 @@ def overhead(latency: float, repeats: int) -> None:
             with tempfile.TemporaryDirectory() as out:
                 start = time.perf_counter()
                 report = run_task(
-                    TASK, client=client, model="fake", config=config, out_dir=Path(out)
+                    task, client=client, model="fake", config=config, out_dir=Path(out)
                 )
                 wall = time.perf_counter() - start
             rows.append((wall, report["timing"]["model_wait_s"], report))
@@ -183,7 +224,7 @@ def overhead(latency: float, repeats: int) -> None:
         scripted = ScriptedClient(Handler(replies, 0.0).scripted)
         with tempfile.TemporaryDirectory() as out:
             start, start_cpu = time.perf_counter(), time.process_time()
-            run_task(TASK, client=scripted, model="fake", config=config, out_dir=Path(out))
+            run_task(task, client=scripted, model="fake", config=config, out_dir=Path(out))
             offline.append(time.perf_counter() - start)
             cpu.append(time.process_time() - start_cpu)
     print(

@@ -72,7 +72,10 @@ def big_report(nodes: int, edges: int, out: Path) -> tuple[dict[str, Any], Any]:
     drawn.add_edges_from((e["src"], e["dst"]) for e in graph_edges if e["relation"] != "attacks")
     givens = [n["id"] for n in graph_nodes if n["type"] == "given" and n["id"] in drawn]
     drawn.add_edges_from(("source", g) for g in givens)
-    paths = list(nx.node_disjoint_paths(drawn, "source", "n0"))[:3]
+    # Below about 100 nodes the random links may leave the answer unsupported: no arguments.
+    drawn.add_nodes_from(("source", "n0"))
+    reached = nx.has_path(drawn, "source", "n0")
+    paths = list(nx.node_disjoint_paths(drawn, "source", "n0"))[:3] if reached else []
     arguments = [[{"id": n, "claim": ""} for n in path[1:-1]] for path in paths]
     into_answer = [e for e in graph_edges if e["dst"] == "n0"][:6]
     report["graph"] = {"graph_id": "task", "nodes": graph_nodes, "edges": graph_edges}

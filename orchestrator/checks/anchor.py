@@ -49,11 +49,14 @@ from graph_server.similarity import NEGATIONS, claim_key, normalize
 from orchestrator.checks.asserted import asserted_parts
 from orchestrator.checks.question import subject_terms, terms
 from orchestrator.records import CitationRecord
-from orchestrator.reply import GUESSED_CONCLUSIONS, ReplyEdge, ReplyGraph, ReplyNode
-from orchestrator.reply.answers import (
+from orchestrator.reply import (
     ANSWER_SHORT,
+    GUESSED_CONCLUSIONS,
     NO,
     YES,
+    ReplyEdge,
+    ReplyGraph,
+    ReplyNode,
     answer_clauses,
     answer_key,
     asked_category,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from orchestrator.reply.answers import normalise_text
+from orchestrator.reply import normalise_text
 
 _QUOTATION = re.compile(r'"[^"]*"|“[^”]*”|‘[^’]*’|(?<!\w)\'[^\']*\'(?!\w)')
 _STRAY_QUOTE = re.compile(r'["“”‘]')

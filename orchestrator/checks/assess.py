@@ -54,7 +54,7 @@ from orchestrator.checks.follows import answer_follows
 from orchestrator.checks.links import FailedLink, failed_links, without_links
 from orchestrator.checks.question import terms
 from orchestrator.records import AnswerRecord
-from orchestrator.reply.answers import UNANSWERABLE, answer_clauses, is_entity, preferred_spelling
+from orchestrator.reply import UNANSWERABLE, answer_clauses, is_entity, preferred_spelling
 
 _INTERROGATION_RUN = re.compile(r"^r\d+$")
 

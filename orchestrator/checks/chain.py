@@ -56,7 +56,7 @@ from orchestrator.checks.question import (
     terms,
     unaccented,
 )
-from orchestrator.reply.answers import NO, UNANSWERABLE, YES, is_entity, normalise_text
+from orchestrator.reply import NO, UNANSWERABLE, YES, is_entity, normalise_text
 
 __all__ = [
     "ARGUMENT_FALSE_ARITHMETIC",

@@ -17,7 +17,7 @@ from decimal import Decimal, DivisionByZero, InvalidOperation
 from graph_server.similarity import claim_key
 from orchestrator.checks.asserted import asserted_parts
 from orchestrator.checks.question import terms
-from orchestrator.reply.answers import answer_clauses, clause_sides, is_entity, normalise_text
+from orchestrator.reply import answer_clauses, clause_sides, is_entity, normalise_text
 
 _NUMBER = r"-?\d+(?:\.\d+)?"
 _OPERATORS = {

@@ -24,7 +24,7 @@ from graph_server.similarity import STOPWORDS
 from orchestrator.llm import ChatMessage, SupportsChat
 from orchestrator.loop.calls import CallOutcome, CallSpec, make_call
 from orchestrator.records import CallRecord, HydeRecord, RewriteRecord, RunConfig
-from orchestrator.reply import parse, prompts, schemas
+from orchestrator.reply import extract_json_text, parse_order, prompts, schemas
 
 MAX_TOKENS_REWRITE = 256
 MAX_TOKENS_HYDE = 200
@@ -64,7 +64,7 @@ def parse_queries(text: str, question: str) -> tuple[list[str], str | None]:
     :data:`~orchestrator.reply.schemas.MAX_QUERY_CHARS`, and kept when they have a word that is
     not a stopword and differ from the question and from each other; at most three.
     Cost: O(len(text))."""
-    body = parse.extract_json_text(text or "")
+    body = extract_json_text(text or "")
     if body is None:
         return [], "the reply holds no JSON object"
     try:
@@ -125,7 +125,7 @@ def rerank_by_model(
     record = outcome.record
     if outcome.text is None:
         return list(pool), f"the rerank call failed: {outcome.error}", record
-    parsed = parse.parse_order(outcome.text)
+    parsed = parse_order(outcome.text)
     if parsed.value is None:
         record["parse_outcome"] = "unusable"
         return list(pool), f"the rerank reply cannot be read: {'; '.join(parsed.errors)}", record

@@ -71,7 +71,7 @@ from orchestrator.records import (
     TaskError,
     given_source,
 )
-from orchestrator.reply import parse
+from orchestrator.reply import OUTCOMES, ComplianceTally
 
 GAP_REFUSALS = frozenset(
     {
@@ -115,10 +115,10 @@ class CorpusRun:
 
     def schema_compliance(self) -> Compliance:
         """Reply-parsing outcomes per model, summed over every round."""
-        tally = parse.ComplianceTally()
+        tally = ComplianceTally()
         for round_info in self.rounds:
             for model, counts in round_info.get("schema_compliance", {}).items():
-                for outcome in parse.OUTCOMES:
+                for outcome in OUTCOMES:
                     tally.record(model, outcome, counts[outcome])
         return tally.to_dict()
 

@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.llm import MAX_CONTEXT_TOKENS, MIN_CONTEXT_TOKENS
-from orchestrator.reply import LAYOUTS, SHAPES
-from orchestrator.reply.schemas import DEFAULT_MAX_EDGES, DEFAULT_MAX_NODES
+from orchestrator.reply import DEFAULT_MAX_EDGES, DEFAULT_MAX_NODES, LAYOUTS, SHAPES
 
 DIVERSITY: tuple[str, ...] = ("sample", "shuffle")
 """``RunConfig.diversity``: what makes the runs after the first differ."""

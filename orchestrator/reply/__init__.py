@@ -9,36 +9,78 @@
   module per reply shape;
 - :mod:`.answers`: short answers normalised so agreeing runs land in one cluster;
 - :mod:`.compliance`: per-model counts of how replies parsed.
+
+Other rooms take what they use from here by name, except the two catalogues: ``prompts`` and
+``schemas`` come whole, so a call reads ``prompts.chain_messages`` beside
+``schemas.chain_response_format``.
 """
 
+from orchestrator.reply import prompts, schemas
 from orchestrator.reply.answers import (
+    ANSWER_SHORT,
     NO,
     UNANSWERABLE,
     YES,
+    answer_clauses,
     answer_key,
     asked_category,
+    clause_sides,
+    is_entity,
     normalise_text,
     preferred_spelling,
+    shorten_answer,
 )
 from orchestrator.reply.chain_shape import normalise_chain
+from orchestrator.reply.compliance import OUTCOMES, ComplianceTally
 from orchestrator.reply.graph_record import ReplyEdge, ReplyGraph, ReplyNode
-from orchestrator.reply.parse import GUESSED_CONCLUSIONS
+from orchestrator.reply.parse import (
+    GUESSED_CONCLUSIONS,
+    GraphParse,
+    Repair,
+    extract_json_text,
+    parse_chain,
+    parse_graph,
+    parse_lookup,
+    parse_order,
+    parse_plan,
+    parse_verdict,
+)
 from orchestrator.reply.prompts import LAYOUTS
-from orchestrator.reply.schemas import SHAPES
+from orchestrator.reply.schemas import DEFAULT_MAX_EDGES, DEFAULT_MAX_NODES, SHAPES
 
 __all__ = [
+    "ANSWER_SHORT",
+    "DEFAULT_MAX_EDGES",
+    "DEFAULT_MAX_NODES",
     "GUESSED_CONCLUSIONS",
     "LAYOUTS",
     "NO",
+    "OUTCOMES",
     "SHAPES",
     "UNANSWERABLE",
     "YES",
+    "ComplianceTally",
+    "GraphParse",
+    "Repair",
     "ReplyEdge",
     "ReplyGraph",
     "ReplyNode",
+    "answer_clauses",
     "answer_key",
     "asked_category",
+    "clause_sides",
+    "extract_json_text",
+    "is_entity",
     "normalise_chain",
     "normalise_text",
+    "parse_chain",
+    "parse_graph",
+    "parse_lookup",
+    "parse_order",
+    "parse_plan",
+    "parse_verdict",
     "preferred_spelling",
+    "prompts",
+    "schemas",
+    "shorten_answer",
 ]

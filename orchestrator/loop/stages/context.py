@@ -22,7 +22,7 @@ from orchestrator.loop.calls import CallOutcome, CallSpec, make_call
 from orchestrator.loop.policy import call_seed
 from orchestrator.loop.trace import Trace
 from orchestrator.records import CallRecord, PhaseRecord, RunConfig, Task
-from orchestrator.reply import normalise_text, parse
+from orchestrator.reply import ComplianceTally, normalise_text
 
 GRAPH_ID = "task"
 
@@ -85,7 +85,7 @@ class Caller:
     progress: Progress | None
     records: list[CallRecord] = field(default_factory=list)
     phases: list[PhaseRecord] = field(default_factory=list)
-    compliance: parse.ComplianceTally = field(default_factory=parse.ComplianceTally)
+    compliance: ComplianceTally = field(default_factory=ComplianceTally)
     local_s: dict[str, float] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 

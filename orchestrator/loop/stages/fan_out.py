@@ -18,7 +18,7 @@ from orchestrator.loop.calls import CallSpec
 from orchestrator.loop.stages.context import MAX_PARALLEL_CALLS, LoopContext
 from orchestrator.loop.stages.runs import run_record
 from orchestrator.records import CallRecord, RunRecord
-from orchestrator.reply import parse, prompts, schemas
+from orchestrator.reply import GraphParse, Repair, parse_chain, parse_graph, prompts, schemas
 
 Ingest = Callable[[RunRecord], None]
 
@@ -167,7 +167,7 @@ def interrogate(ctx: LoopContext, index: int, shown: Evidence | None = None) -> 
 
 def _parse_or_repair(
     ctx: LoopContext, asked: Interrogation, messages: list[ChatMessage], bad_text: str
-) -> tuple[parse.GraphParse, list[str], float]:
+) -> tuple[GraphParse, list[str], float]:
     """The reply parsed; if it is not strict JSON, with one repair call when the budget
     allows. Returns the parse, notes for the run record and the repair calls' wait."""
     notes: list[str] = []
@@ -225,11 +225,11 @@ def _spec(
     )
 
 
-def _parse(ctx: LoopContext, text: str, repair: parse.Repair | None = None) -> parse.GraphParse:
+def _parse(ctx: LoopContext, text: str, repair: Repair | None = None) -> GraphParse:
     """An interrogation reply parsed in the run's shape (a chain is built into a graph)."""
     if ctx.inputs.config.interrogation_shape == "chain":
-        return parse.parse_chain(text, ctx.inputs.spans, repair)
-    return parse.parse_graph(text, repair)
+        return parse_chain(text, ctx.inputs.spans, repair)
+    return parse_graph(text, repair)
 
 
 def _failed_run(ctx: LoopContext, run_id: str, why: str, wait: float) -> RunRecord:

@@ -22,7 +22,7 @@ from orchestrator.loop.calls import CallSpec
 from orchestrator.loop.stages.context import LoopContext
 from orchestrator.loop.stages.runs import run_record
 from orchestrator.records import HopsRecord, RunRecord
-from orchestrator.reply import normalise_chain, parse, prompts, schemas
+from orchestrator.reply import normalise_chain, parse_lookup, parse_plan, prompts, schemas
 
 MAX_TOKENS_PLAN = 256
 MAX_TOKENS_LOOKUP = 128
@@ -85,7 +85,7 @@ def _plan(ctx: LoopContext, run_id: str, record: HopsRecord) -> list[str] | None
         record["plan_outcome"] = "call_failed"
         record["plan_problem"] = str(outcome.error)
         return None
-    parsed = parse.parse_plan(outcome.text)
+    parsed = parse_plan(outcome.text)
     outcome.record["parse_outcome"] = parsed.outcome
     record["plan_outcome"] = parsed.outcome
     if parsed.value is None:
@@ -170,7 +170,7 @@ def _judge(
     """One hop's outcome from its reply."""
     if text is None:
         return rules.Hop(number, planned, asked, status=rules.CALL_FAILED, detail=str(error))
-    parsed = parse.parse_lookup(text)
+    parsed = parse_lookup(text)
     if parsed.value is None:
         why = "; ".join(parsed.errors)
         status = rules.NO_SENTENCE if "no sentence" in why else rules.UNREADABLE

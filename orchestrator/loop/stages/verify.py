@@ -25,7 +25,7 @@ from orchestrator.loop.policy import (
 )
 from orchestrator.loop.stages.context import GRAPH_ID, MAX_PARALLEL_CALLS, LoopContext
 from orchestrator.records import VerificationRecord, VoteRecord
-from orchestrator.reply import parse, prompts, schemas
+from orchestrator.reply import parse_verdict, prompts, schemas
 
 
 def verification_round(
@@ -102,7 +102,7 @@ def verify_call(ctx: LoopContext, round_no: int, node_id: str, claim: str, j: in
         vote["error"] = str(outcome.error)
         return vote
     with ctx.timed("parse"):
-        verdict = parse.parse_verdict(outcome.text)
+        verdict = parse_verdict(outcome.text)
     outcome.record["parse_outcome"] = verdict.outcome
     vote["verdict"], vote["reason"] = verdict.verdict, verdict.reason
     vote["parse_outcome"] = verdict.outcome

@@ -8,8 +8,12 @@
   (what a sentence asserts);
 - :mod:`.decompose`, :mod:`.hops`: a multi-hop question's plan, and the hop-by-hop rules;
 - :mod:`.assess`: what the merged graph says now (ranked candidates, disputed claims).
+
+Other rooms take what they use from here by name, except the hop rules: ``hops`` comes whole,
+read as ``hops.Hop``, ``hops.FOUND``, ``hops.plan_problem``.
 """
 
+from orchestrator.checks import hops
 from orchestrator.checks.anchor import ANSWER_PREFIX, AnchoredRun, anchor_run
 from orchestrator.checks.assess import Assessment, Candidate, assess
 from orchestrator.checks.chain import ChainContext
@@ -24,4 +28,5 @@ __all__ = [
     "anchor_run",
     "assess",
     "decompose",
+    "hops",
 ]

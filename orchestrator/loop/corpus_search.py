@@ -29,7 +29,7 @@ from corpus.multihop import PlanError, check_plan, retrieve_plan
 from corpus.rerank import pool_size
 from corpus.retrieval import Dropped, Hit, query_terms, retrieve
 from graph_server.citation import name_words
-from orchestrator.checks.decompose import decompose
+from orchestrator.checks import decompose
 from orchestrator.loop.driver import LoopResult
 from orchestrator.records import (
     CallRecord,

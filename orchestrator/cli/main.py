@@ -257,7 +257,7 @@ def _summary(report: IngestReport, *, verbose: bool) -> str:
 
 
 def _search(args: argparse.Namespace) -> int:
-    from orchestrator.loop.corpus_search import search_question  # the planner only here
+    from orchestrator.loop import search_question  # the planner only here
 
     query = " ".join(args.query)
     settings = stage_settings(args)

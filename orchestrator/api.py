@@ -200,7 +200,7 @@ def _span_exporter() -> Callable[[RunReport, list[dict[str, Any]]], None] | None
     if not target:
         return None
     try:
-        from orchestrator.report.otel import export_run
+        from orchestrator.report import export_run
     except ImportError as exc:
         raise TaskError(
             f"{OTEL_VARIABLE} is set but the otel extra is missing ({exc}); "

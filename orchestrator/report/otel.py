@@ -1,8 +1,9 @@
 """OpenTelemetry spans for a finished run, following the GenAI semantic conventions.
 
-Needs the ``otel`` extra (``pip install -e '.[otel]'``). Nothing else in the project imports
-this module: :func:`orchestrator.api.run_task` loads it only when ``LOGIC_GRAPH_OTEL`` is set,
-so a run without the extra, or without the variable, imports no OpenTelemetry module.
+Needs the ``otel`` extra (``pip install -e '.[otel]'``). Only the report package's face
+imports this module, on first use of :func:`export_run`, and :func:`orchestrator.api.run_task`
+asks for it only when ``LOGIC_GRAPH_OTEL`` is set, so a run without the extra, or without the
+variable, imports no OpenTelemetry module.
 
 The spans are built after the run from its trace (every event carries a monotonic time) and its
 report (tokens, cost, model per call), so the loop itself carries no tracing code:

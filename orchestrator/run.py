@@ -4,7 +4,9 @@ The command itself lives in :mod:`orchestrator.cli.run`; this module keeps the n
 README, scripts and the ``logic-graph-run`` console script use.
 """
 
-from orchestrator.cli.run import main
+from orchestrator.cli import run as run_command
+
+main = run_command.main
 
 __all__ = ["main"]
 

@@ -238,6 +238,42 @@ def test_every_orchestrator_room_is_ranked_and_has_a_public_surface() -> None:
         assert "__all__" in init, name
 
 
+def public_names(root: Path, name: str) -> set[str]:
+    """What room ``name`` offers the other rooms: the names its face's ``__all__`` lists (its
+    ``__init__.py``, or the module itself for ``api`` and ``run``); none without a face."""
+    face = root / "orchestrator" / name / "__init__.py"
+    if not face.exists():
+        face = root / "orchestrator" / f"{name}.py"
+    if not face.exists():
+        return set()
+    for node in ast.parse(face.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "__all__" for target in node.targets
+        ):
+            return set(ast.literal_eval(node.value))
+    return set()
+
+
+def reaches_past_a_face(root: Path) -> list[str]:
+    """Each import from one of orchestrator's rooms into another that names more than the room
+    and a name its face lists: an inner module, or a name taken from one. A module the face
+    lists (a catalogue like ``orchestrator.reply.prompts``) may be imported whole."""
+    public = {name: public_names(root, name) for name in ROOMS}
+    found = []
+    for path in sorted((root / "orchestrator").rglob("*.py")):
+        for src, dst, line in imports_of(path, root):
+            if top(dst) != "orchestrator" or room(dst) in (room(src), "orchestrator"):
+                continue
+            inner = dst.split(".")[2:]
+            if inner and (len(inner) > 1 or inner[0] not in public.get(room(dst), set())):
+                found.append(f"{src} -> {dst} (line {line})")
+    return sorted(set(found))
+
+
+def test_a_room_reaches_another_room_only_through_its_public_face() -> None:
+    assert reaches_past_a_face(ROOT) == []
+
+
 def write_tree(root: Path, files: dict[str, str]) -> None:
     """Write a made-up source tree under ``root``: ``files`` maps each path to its text."""
     for name, text in files.items():
@@ -257,6 +293,27 @@ def test_the_room_rule_catches_an_upward_import(tmp_path: Path) -> None:
     assert rooms_out_of_order(tmp_path) == [
         "orchestrator.llm.client -> orchestrator.loop.driver (line 1)",
         "orchestrator.llm.client -> orchestrator.loop.driver.run_loop (line 1)",
+    ]
+
+
+def test_the_face_rule_catches_an_import_of_an_inner_module(tmp_path: Path) -> None:
+    files = {
+        "orchestrator/__init__.py": "",
+        "orchestrator/reply/__init__.py": '__all__ = ["parse_graph", "prompts"]\n',
+        "orchestrator/loop/__init__.py": "",
+        "orchestrator/loop/driver.py": (
+            "from orchestrator.reply import parse_graph, prompts\n"
+            "from orchestrator.reply.parse import parse_graph\n"
+            "from orchestrator.loop.calls import call\n"
+            "def f():\n"
+            "    from orchestrator.reply import schemas\n"
+        ),
+    }
+    write_tree(tmp_path, files)
+    assert reaches_past_a_face(tmp_path) == [
+        "orchestrator.loop.driver -> orchestrator.reply.parse (line 2)",
+        "orchestrator.loop.driver -> orchestrator.reply.parse.parse_graph (line 2)",
+        "orchestrator.loop.driver -> orchestrator.reply.schemas (line 5)",
     ]
 
 

@@ -238,15 +238,11 @@ def keyword_figures(index: Path, queries: list[tuple[str, str]], chunks: int) ->
     stats = latency(keyword, queries)
     goal = " (goal p50 < 20 ms at 100k)" if chunks >= 100_000 else ""
     print(
-        f"keyword-only query: p50 {stats['p50']:.1f} ms, p95 {stats['p95']:.1f} ms, "
-        f"p99 {stats['p99']:.1f} ms, recall@10 {stats['recall']:.2f} "
+        f"keyword-only query: {spread(stats)}, recall@10 {stats['recall']:.2f} "
         f"({len(queries)} queries){goal}"
     )
     with_graph = latency(keyword_entity, queries)
-    print(
-        f"keyword + entity query: p50 {with_graph['p50']:.1f} ms, p95 {with_graph['p95']:.1f} "
-        f"ms, p99 {with_graph['p99']:.1f} ms, recall@10 {with_graph['recall']:.2f}"
-    )
+    print(f"keyword + entity query: {spread(with_graph)}, recall@10 {with_graph['recall']:.2f}")
     baseline = rank_bm25_latency(index, queries[:40])
     if baseline is None:
         print("rank-bm25 baseline: not installed (pip install rank-bm25==0.2.2)")
@@ -256,6 +252,11 @@ def keyword_figures(index: Path, queries: list[tuple[str, str]], chunks: int) ->
             f"recall@10 {baseline['recall']:.2f} (40 queries); "
             f"FTS5 is {baseline['p50'] / stats['p50']:.1f}x faster at p50"
         )
+
+
+def spread(stats: dict[str, float]) -> str:
+    """A latency's percentiles as the figure lines print them: "p50 1.2 ms, p95 ..., p99 ..."."""
+    return ", ".join(f"{p} {stats[p]:.1f} ms" for p in ("p50", "p95", "p99"))
 
 
 def query_embedding_ms(embedder: Embedder, queries: list[tuple[str, str]]) -> float:
@@ -289,14 +290,10 @@ def hybrid_figures(index: Path, queries: list[tuple[str, str]], chunks: int) -> 
     embed_ms = query_embedding_ms(embedder, queries)
     goal = " (goal p50 < 50 ms at 100k)" if chunks >= 100_000 else ""
     print(
-        f"hybrid query (real query embedding, random chunk vectors): p50 {stats['p50']:.1f} ms, "
-        f"p95 {stats['p95']:.1f} ms, p99 {stats['p99']:.1f} ms{goal}; "
+        f"hybrid query (real query embedding, random chunk vectors): {spread(stats)}{goal}; "
         f"of which query embedding ~{embed_ms:.1f} ms"
     )
-    print(
-        f"hybrid + entity query: p50 {with_graph['p50']:.1f} ms, p95 {with_graph['p95']:.1f} "
-        f"ms, p99 {with_graph['p99']:.1f} ms{goal}"
-    )
+    print(f"hybrid + entity query: {spread(with_graph)}{goal}")
     print(f"index size with vectors: {index.stat().st_size / 1e6:.1f} MB")
 
 

@@ -60,3 +60,13 @@ def test_a_missing_named_file_is_refused_but_a_missing_default_lists_no_model(
     monkeypatch.setattr(models_file_module, "DEFAULT_MODELS_PATH", tmp_path / "absent.json")
     assert read_models_file().models == ()
     assert len(PricingTable.from_models_json()) == 0
+
+
+def test_a_setting_outside_the_values_its_reader_allows_is_refused_naming_them(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "models.json"
+    path.write_text(json.dumps({"models": [{"id": "m", "hops": "sometimes"}]}))
+    assert read_models_file(path).models[0].hops == "sometimes"  # no rule given, type only
+    with pytest.raises(ModelsFileError, match=r"models\[0\]\.hops of 'm' must be one of a, b, got"):
+        read_models_file(path, choices={"hops": ("a", "b")})

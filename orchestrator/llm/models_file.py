@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
@@ -71,6 +72,7 @@ class ModelEntry:
     context_tokens: int | None = None
     interrogation_shape: str | None = None
     greedy_first: bool | None = None
+    hops: str | None = None
     n: int | None = None
     temperature: float | None = None
     budget_calls: int | None = None
@@ -114,18 +116,25 @@ _SETTINGS: dict[str, tuple[tuple[type, ...], str]] = {
     "context_tokens": ((int,), "an integer"),
     "interrogation_shape": ((str,), "a string"),
     "greedy_first": ((bool,), "true or false"),
+    "hops": ((str,), "a string"),
     "n": ((int,), "an integer"),
     "temperature": (_NUMBER, "a number"),
     "budget_calls": ((int,), "an integer"),
 }
 
 
-def read_models_file(path: Path | str | None = None) -> ModelsFile:
+def read_models_file(
+    path: Path | str | None = None, *, choices: Mapping[str, Sequence[str]] | None = None
+) -> ModelsFile:
     """The models file at ``path`` (default: :data:`DEFAULT_MODELS_PATH`), checked.
+
+    ``choices`` maps a setting to the values it may take, for the settings whose values a
+    higher room defines (``orchestrator.api`` passes ``{"hops": HOPS}`` from
+    :class:`orchestrator.records.RunConfig`, which this room may not import).
 
     Raises :class:`ModelsFileError` naming the file, the field and the problem when the file
     is missing (unless it is the default one: then no model is listed), not JSON, or holds a
-    field of the wrong type.
+    field of the wrong type or, for a setting in ``choices``, a value not listed there.
     """
     file = Path(path) if path is not None else DEFAULT_MODELS_PATH
     if not file.is_file():
@@ -141,14 +150,16 @@ def read_models_file(path: Path | str | None = None) -> ModelsFile:
     entries = data.get("models", [])
     if not isinstance(entries, list):
         raise ModelsFileError(f"{file}: field 'models' must be a list")
-    models = tuple(_entry(file, index, entry) for index, entry in enumerate(entries))
+    models = tuple(_entry(file, index, entry, choices or {}) for index, entry in enumerate(entries))
     default = data.get("default_model")
     if default is not None and not (isinstance(default, str) and default.strip()):
         raise ModelsFileError(f"{file}: field 'default_model' must be a model id, got {default!r}")
     return ModelsFile(file, models, default, _leak_rate(file, data.get("max_leak_rate")), data)
 
 
-def _entry(file: Path, index: int, entry: object) -> ModelEntry:
+def _entry(
+    file: Path, index: int, entry: object, choices: Mapping[str, Sequence[str]]
+) -> ModelEntry:
     """``models[index]`` as a :class:`ModelEntry`; ModelsFileError names the bad field."""
     if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or not entry["id"]:
         raise ModelsFileError(f"{file}: models[{index}] must be an object with a string 'id'")
@@ -160,6 +171,11 @@ def _entry(file: Path, index: int, entry: object) -> ModelEntry:
         if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
             raise ModelsFileError(
                 f"{file}: models[{index}].{key} of {entry['id']!r} must be {rule}, got {value!r}"
+            )
+        if key in choices and value not in choices[key]:
+            raise ModelsFileError(
+                f"{file}: models[{index}].{key} of {entry['id']!r} must be one of "
+                f"{', '.join(choices[key])}, got {value!r}"
             )
         settings[key] = value
     pricing = entry.get("pricing")

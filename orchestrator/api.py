@@ -4,7 +4,7 @@
 the retrieval rounds of :mod:`orchestrator.loop.corpus_mode` around it) behind a
 :class:`orchestrator.llm.client.GuardedClient`, and builds the report of
 :mod:`orchestrator.report.build`. :func:`default_model`, :func:`model_shape`,
-:func:`model_greedy_first` and :func:`model_sampling` read models.json.
+:func:`model_greedy_first`, :func:`model_hops` and :func:`model_sampling` read models.json.
 The command line (:mod:`orchestrator.cli.run`) and the evaluation harness (:mod:`evals`) both
 call in here; nothing here parses arguments or prints.
 """
@@ -47,6 +47,7 @@ from orchestrator.loop import (
     run_loop,
 )
 from orchestrator.records import (
+    HOPS,
     HttpLimits,
     InterruptRecord,
     RunConfig,
@@ -76,6 +77,7 @@ __all__ = [
     "backend_failure",
     "default_model",
     "model_greedy_first",
+    "model_hops",
     "model_sampling",
     "model_shape",
     "run_task",
@@ -320,6 +322,13 @@ def model_greedy_first(model: str, models_path: Path | None = None) -> bool:
     return _model_entry(model, models_path).greedy_first is True
 
 
+def model_hops(model: str, models_path: Path | None = None) -> str:
+    """The ``hops`` models.json sets for ``model`` (ask hop by hop, see :class:`RunConfig`);
+    ``off`` when the model or the setting is missing (an unknown value fails on reading the
+    file, naming the field)."""
+    return _model_entry(model, models_path).hops or "off"
+
+
 def model_sampling(model: str, models_path: Path | None = None) -> SamplingSettings:
     """The sampling settings models.json sets for ``model`` (:class:`SamplingSettings`),
     only those present (empty when the model is missing). :class:`RunConfig` checks their
@@ -331,7 +340,7 @@ def _models_file(models_path: Path | None) -> ModelsFile:
     """models.json read once (:func:`read_models_file`); its error becomes a
     :class:`TaskError` (refused before any call)."""
     try:
-        return read_models_file(models_path)
+        return read_models_file(models_path, choices={"hops": HOPS})
     except ModelsFileError as exc:
         raise TaskError(str(exc)) from exc
 

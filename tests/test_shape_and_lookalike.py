@@ -9,8 +9,17 @@ from typing import Any
 import pytest
 from canned_runs import RACK7_TASK, Script, always, chain_reply
 
-from orchestrator.api import RunConfig, model_greedy_first, model_sampling, model_shape, run_task
+from orchestrator.api import (
+    RunConfig,
+    model_greedy_first,
+    model_hops,
+    model_sampling,
+    model_shape,
+    run_task,
+)
+from orchestrator.cli import ask
 from orchestrator.cli.run import _settings, build_parser
+from orchestrator.llm import models_file as models_file_module
 from orchestrator.llm.testing import ScriptedClient
 from orchestrator.records.task import TaskError, load_task
 from orchestrator.reply.schemas import chain_response_format
@@ -120,6 +129,34 @@ def test_the_greedy_anchor_comes_from_models_json_and_the_cli_overrides_it(
     assert parser.parse_args(["--task", "t.json"]).greedy_first is None  # the model decides
     assert parser.parse_args(["--task", "t.json", "--no-greedy-first"]).greedy_first is False
     assert parser.parse_args(["--task", "t.json", "--greedy-first"]).greedy_first is True
+
+
+def test_hop_by_hop_comes_from_models_json_and_the_cli_flag_overrides_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    models = tmp_path / "models.json"
+    models.write_text(json.dumps({"models": [{"id": "hopper", "hops": "on_failure"}]}))
+    monkeypatch.setattr(models_file_module, "DEFAULT_MODELS_PATH", models)
+    rack7 = str(ROOT / "examples" / "rack7.json")
+    task = load_task(Path(rack7))
+    parser = build_parser()
+    _, config = _settings(parser.parse_args(["--task", rack7, "--model", "hopper"]), task, None)
+    assert config.hops == "on_failure"
+    flags = ["--task", rack7, "--model", "hopper", "--hops", "off"]
+    _, config = _settings(parser.parse_args(flags), task, None)
+    assert config.hops == "off"
+    assert ask.build_parser().parse_args(["q", "--doc", "d.txt"]).hops is None  # same flags
+    assert model_hops("unlisted", models) == "off"
+
+
+def test_a_hops_value_run_config_does_not_know_is_refused_naming_the_field_and_the_values(
+    tmp_path: Path,
+) -> None:
+    models = tmp_path / "models.json"
+    models.write_text(json.dumps({"models": [{"id": "odd", "hops": "sometimes"}]}))
+    refusal = r"models\[0\]\.hops of 'odd' must be one of off, on_failure, always, got 'sometimes'"
+    with pytest.raises(TaskError, match=refusal):
+        model_hops("odd", models)
 
 
 PRICES = {

@@ -38,6 +38,7 @@ from pathlib import Path
 from orchestrator.api import (
     default_model,
     model_greedy_first,
+    model_hops,
     model_sampling,
     model_shape,
     run_task,
@@ -229,9 +230,9 @@ def _add_output_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--hops",
         choices=HOPS,
-        default="off",
         help="ask the question hop by hop (a plan, then one lookup per hop, each one greedy "
-        "call): never, when the interrogations give no grounded answer, or always",
+        "call): never, when the interrogations give no grounded answer, or always "
+        "(default: the model's hops in models.json, else off)",
     )
 
 
@@ -394,7 +395,7 @@ def _settings(args: argparse.Namespace, task: Task, task_file: str | None) -> tu
         greedy_first=(
             model_greedy_first(model) if args.greedy_first is None else args.greedy_first
         ),
-        hops=args.hops,
+        hops=args.hops or model_hops(model),
         adaptive=args.adaptive,
         diversity=args.diversity,
         leave_out=args.leave_out,

@@ -57,6 +57,7 @@ from orchestrator.records import (
     TaskError,
     validate_task,
 )
+from orchestrator.reply import SHAPES
 from orchestrator.report import (
     BackendFailure,
     LiveProgress,
@@ -340,7 +341,7 @@ def _models_file(models_path: Path | None) -> ModelsFile:
     """models.json read once (:func:`read_models_file`); its error becomes a
     :class:`TaskError` (refused before any call)."""
     try:
-        return read_models_file(models_path, choices={"hops": HOPS})
+        return read_models_file(models_path, choices={"hops": HOPS, "interrogation_shape": SHAPES})
     except ModelsFileError as exc:
         raise TaskError(str(exc)) from exc
 

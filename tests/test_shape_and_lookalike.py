@@ -159,6 +159,16 @@ def test_a_hops_value_run_config_does_not_know_is_refused_naming_the_field_and_t
         model_hops("odd", models)
 
 
+def test_an_interrogation_shape_run_config_does_not_know_is_refused_when_the_file_is_read(
+    tmp_path: Path,
+) -> None:
+    models = tmp_path / "models.json"
+    models.write_text(json.dumps({"models": [{"id": "odd", "interrogation_shape": "tree"}]}))
+    refusal = r"models\[0\]\.interrogation_shape of 'odd' must be one of graph, chain, got 'tree'"
+    with pytest.raises(TaskError, match=refusal):
+        model_shape("odd", models)
+
+
 PRICES = {
     "id": "prices",
     "question": "Which one is the most expensive: the oranges, the apples, the plums?",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -149,24 +150,22 @@ def test_hop_by_hop_comes_from_models_json_and_the_cli_flag_overrides_it(
     assert model_hops("unlisted", models) == "off"
 
 
-def test_a_hops_value_run_config_does_not_know_is_refused_naming_the_field_and_the_values(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("field", "value", "allowed", "read"),
+    [
+        ("hops", "sometimes", "off, on_failure, always", model_hops),
+        ("interrogation_shape", "tree", "graph, chain", model_shape),
+    ],
+    ids=["hops", "interrogation_shape"],
+)
+def test_a_setting_value_run_config_does_not_know_is_refused_naming_the_field_and_the_values(
+    tmp_path: Path, field: str, value: str, allowed: str, read: Callable[[str, Path], str]
 ) -> None:
     models = tmp_path / "models.json"
-    models.write_text(json.dumps({"models": [{"id": "odd", "hops": "sometimes"}]}))
-    refusal = r"models\[0\]\.hops of 'odd' must be one of off, on_failure, always, got 'sometimes'"
+    models.write_text(json.dumps({"models": [{"id": "odd", field: value}]}))
+    refusal = rf"models\[0\]\.{field} of 'odd' must be one of {allowed}, got '{value}'"
     with pytest.raises(TaskError, match=refusal):
-        model_hops("odd", models)
-
-
-def test_an_interrogation_shape_run_config_does_not_know_is_refused_when_the_file_is_read(
-    tmp_path: Path,
-) -> None:
-    models = tmp_path / "models.json"
-    models.write_text(json.dumps({"models": [{"id": "odd", "interrogation_shape": "tree"}]}))
-    refusal = r"models\[0\]\.interrogation_shape of 'odd' must be one of graph, chain, got 'tree'"
-    with pytest.raises(TaskError, match=refusal):
-        model_shape("odd", models)
+        read("odd", models)
 
 
 PRICES = {

@@ -73,7 +73,9 @@ def _is_json(text: str) -> bool:
     return True
 
 
-def one_call(base_url: str, model: str, index: int, args: argparse.Namespace, schema: bool) -> dict:
+def one_call(
+    base_url: str, model: str, index: int, args: argparse.Namespace, schema: bool
+) -> dict[str, Any]:
     """One interrogation call straight to the server (to read llama.cpp's own ``timings``)."""
     documents, question = TASKS[index % len(TASKS)]
     evidence = build_evidence(documents)

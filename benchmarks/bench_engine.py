@@ -462,8 +462,9 @@ def main() -> None:
     parser.add_argument(
         "--before-size",
         type=int,
-        default=20000,
-        help="templated claims for the previous planner's ingest (it is quadratic there)",
+        default=None,
+        help="templated claims for the previous planner's ingest (it is quadratic there; "
+        "default 20000, 1000 with --quick)",
     )
     options = parser.parse_args()
     if options.child:
@@ -478,7 +479,7 @@ def main() -> None:
     if options.quick:
         runs = [
             lambda: bench_dedup(1000, 1, compare_pairwise=True),
-            lambda: bench_issue12(2000, 1000, 20, 100),
+            lambda: bench_issue12(2000, options.before_size or 1000, 20, 100),
             lambda: bench_graph(500, 1500, 1, goals=True),
         ]
     else:
@@ -486,7 +487,7 @@ def main() -> None:
             lambda: bench_dedup(1000, 3, compare_pairwise=True),
             lambda: bench_dedup(5000, 3, compare_pairwise=False),
             lambda: bench_dedup(20000, 1, compare_pairwise=False),
-            lambda: bench_issue12(20000, options.before_size, 200, 500),
+            lambda: bench_issue12(20000, options.before_size or 20000, 200, 500),
             lambda: bench_graph(500, 1500, 7, goals=True),
             lambda: bench_graph(2000, 6000, 5, goals=True),
         ]

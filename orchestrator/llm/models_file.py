@@ -129,8 +129,9 @@ def read_models_file(
     """The models file at ``path`` (default: :data:`DEFAULT_MODELS_PATH`), checked.
 
     ``choices`` maps a setting to the values it may take, for the settings whose values a
-    higher room defines (``orchestrator.api`` passes ``{"hops": HOPS}`` from
-    :class:`orchestrator.records.RunConfig`, which this room may not import).
+    higher room defines (``orchestrator.api`` passes ``hops`` and ``interrogation_shape``
+    with the values :class:`orchestrator.records.RunConfig` accepts, which this room may not
+    import).
 
     Raises :class:`ModelsFileError` naming the file, the field and the problem when the file
     is missing (unless it is the default one: then no model is listed), not JSON, or holds a

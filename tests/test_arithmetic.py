@@ -36,6 +36,25 @@ def test_currency_thousands_and_times_signs_are_read() -> None:
     assert false_equation("60 ÷ 4 = 15") is None
 
 
+def test_latex_working_is_read_as_the_arithmetic_it_writes() -> None:
+    assert false_equation(r"\( 248 \times 3 = 744 \)") is None
+    assert false_equation(r"25 + (0.76 \times 25) = 25 + 19 = 44") is None
+    assert false_equation(r"\(4 \times 102 = 408 \text{ eggs}\)") is None
+    assert false_equation(r"380{,}000 \times 0.04 = 15{,}200") is None
+    percent = r"\left( \frac{300}{1500} \right) \times 100 = \frac{2}{10} \times 100 = 20\%"
+    assert false_equation(percent) is None
+    assert false_equation(r"\[ \frac{1}{4} \times 92 = 24 \]") == "((1) / (4)) * 92 = 24 (it is 23)"
+    assert false_equation(r"6 \cdot 7 = 43") == "6 * 7 = 43 (it is 42)"
+    assert false_equation(r"90 \div 4 = 20") == "90 / 4 = 20 (it is 22.5)"
+
+
+def test_a_calculation_told_in_words_is_not_cut_to_its_last_number() -> None:
+    # "1/4 of 248 = 62" is not the false "248 = 62"; the words between hide the operation.
+    for text in ["1/4 of 248 = 62", "6 times 6 = 36", "half of 90 = 45"]:
+        assert false_equation(text) is None, text
+    assert false_equation("Step 2: 62 + 1 = 64") == "62 + 1 = 64 (it is 63)"
+
+
 def test_algebra_percentages_and_prose_are_no_arithmetic() -> None:
     # A letter or a % glued to a side makes it something else than a calculation.
     for text in [
@@ -87,7 +106,9 @@ def test_an_equation_holds_exactly_when_python_agrees(expression: str) -> None:
         return
     written = f"So the result is {expression} = {value.numerator} items."
     assert false_equation(written) is None
-    assert false_equation(f"So the result is {expression} = {value.numerator + 1} items.")
+    wrong = f"So the result is {expression} = {value.numerator + 1} items."
+    # A lone number after a word ends a calculation told in words, which is not read.
+    assert (false_equation(wrong) is None) == expression.isdigit()
 
 
 @settings(max_examples=200, deadline=None)

@@ -10,6 +10,13 @@ number and thousands separators. A side with anything else (a letter, a ``%``) i
 arithmetic, so "x = 2 * 3 = 6" yields one equation, "2 * 3 = 6". Expressions are evaluated
 with the usual precedence (``*`` and ``/`` before ``+`` and ``-``), in exact decimals.
 
+Small models write much of their working in LaTeX (``\\( 248 \\times \\frac{3}{4} = 186 \\)``),
+so its operators, fractions, delimiters and ``\\text{...}`` units are read as the plain
+arithmetic they stand for. A lone number written right after a word ("1/4 of 248 = 62",
+"6 times 6 = 36") is the end of a calculation told in words, which this reader cannot
+evaluate: it is not taken as the whole left side, because "248 = 62" would be a false
+equation the model never wrote.
+
 All functions are pure and deterministic.
 """
 
@@ -30,6 +37,20 @@ parentheses and spaces."""
 _TIMES = re.compile(r"(?<=[\d)])\s*[x×]\s*(?=[\d(])")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _CURRENCY = re.compile(r"[$€£¥](?=\s*[\d(])")
+_LATEX_FRACTION = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
+_LATEX_TEXT = re.compile(r"\\(?:text|mathrm|textbf|mbox)\s*\{([^{}]*)\}")
+_LATEX_SYMBOLS = (
+    (re.compile(r"\\(?:times|cdot|ast)(?![A-Za-z])"), " * "),
+    (re.compile(r"\\div(?![A-Za-z])"), " / "),
+    (re.compile(r"\\(?:left|right|big|Big)(?=[()])"), ""),
+    (re.compile(r"\\[()\[\]]"), " "),
+    (re.compile(r"\{,\}"), ","),
+    (re.compile(r"\\([$%])"), r"\1"),
+)
+"""LaTeX for the arithmetic above: ``\\times`` and ``\\cdot`` multiply, ``\\div`` divides,
+``\\left(`` is a parenthesis, ``\\(`` and ``\\[`` only delimit, ``{,}`` separates
+thousands, ``\\%`` is a percent sign."""
+_WORD_BEFORE = re.compile(r"[A-Za-z]\s*$")
 MAX_SIDE_CHARS = 200
 """A longer side is no calculation a reasoning step writes out; the bound keeps the work per
 ``=`` constant and the expression shallow enough to evaluate."""
@@ -82,9 +103,23 @@ def false_equation(text: str) -> str | None:
 
 
 def _normalised(text: str) -> str:
+    text = _delatexed(text)
     text = _THOUSANDS.sub("", text)
     text = _CURRENCY.sub("", text)
     return _TIMES.sub(" * ", text).replace("÷", "/").replace("−", "-")
+
+
+def _delatexed(text: str) -> str:
+    """``text`` with its LaTeX arithmetic written plainly: a fraction ``\\frac{a}{b}``
+    becomes ``((a) / (b))``, ``\\text{ eggs}`` its words, and each symbol of
+    :data:`_LATEX_SYMBOLS` its plain form."""
+    if "\\" not in text and "{," not in text:
+        return text
+    text = _LATEX_TEXT.sub(r" \1 ", text)
+    text = _LATEX_FRACTION.sub(r"((\1) / (\2))", text)
+    for pattern, plain in _LATEX_SYMBOLS:
+        text = pattern.sub(plain, text)
+    return re.sub(r"[ \t]+", " ", text)
 
 
 def _tail(piece: str) -> str:
@@ -98,6 +133,8 @@ def _tail(piece: str) -> str:
     side = match.group().strip().lstrip("+*/)")
     start = match.start() + (len(match.group()) - len(match.group().lstrip()))
     if start > 0 and (window[start - 1].isalnum() or window[start - 1] == "%"):
+        return ""
+    if _is_number(side) and _WORD_BEFORE.search(window[:start]):
         return ""
     return _balanced(side)
 

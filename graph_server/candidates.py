@@ -43,7 +43,7 @@ def signature(key: ClaimKey) -> Signature:
     Parameters
     ----------
     key : ClaimKey
-        A normalised claim.
+        A claim as :func:`~graph_server.similarity.claim_key` normalised it.
 
     Returns
     -------

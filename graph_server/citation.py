@@ -191,12 +191,12 @@ class SpanTable:
         return [TextSpan(span_id, text) for span_id, text in self.texts.items()]
 
     def get(self, span_id: object) -> Span | None:
-        """The span named ``span_id``, surrounding whitespace ignored.
+        """The span named ``span_id`` in ``texts``.
 
         Parameters
         ----------
         span_id : object
-            A span id as a model wrote it (any value).
+            A span id as a model wrote it; surrounding whitespace is ignored.
 
         Returns
         -------

@@ -34,7 +34,7 @@ def run_demo(graph_id: str = "rack7") -> dict[str, BaseModel]:
     Parameters
     ----------
     graph_id : str, optional
-        The id the fixture is stored under.
+        The graph every step calls the store on (the fixture is asserted under it).
 
     Returns
     -------

@@ -36,7 +36,7 @@ def is_export(data: Any) -> bool:
     Parameters
     ----------
     data : object
-        A decoded JSON file.
+        A decoded JSON file: the answer itself (its ``format`` is ``"json"``) or its graph.
 
     Returns
     -------
@@ -61,7 +61,7 @@ def is_state(data: Any) -> bool:
     Parameters
     ----------
     data : object
-        A decoded JSON file.
+        A decoded JSON file; only its ``format`` is read, the rest is checked on loading.
 
     Returns
     -------

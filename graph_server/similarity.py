@@ -112,7 +112,7 @@ def claim_key(claim: str) -> ClaimKey:
     Parameters
     ----------
     claim : str
-        A claim as written.
+        A claim as written; every field of the key comes from its :func:`tokenize` words.
 
     Returns
     -------
@@ -204,7 +204,7 @@ def tokenize(claim: str) -> list[str]:
     Parameters
     ----------
     claim : str
-        A claim as written.
+        A claim as written, citation markers and all.
 
     Returns
     -------
@@ -292,9 +292,10 @@ def similar_pairs(
     Parameters
     ----------
     keys : sequence of ClaimKey
-        The claims.
+        The claims; those with one normalised text are searched as one.
     jaccard_threshold, ratio_threshold : float
-        The thresholds of :func:`is_similar`.
+        The thresholds of :func:`is_similar`; each prunes its own search (shared rare
+        tokens, close text lengths).
 
     Returns
     -------
@@ -339,9 +340,9 @@ def pairwise_similar_pairs(
     Parameters
     ----------
     keys : sequence of ClaimKey
-        The claims.
+        The claims, each compared with every later one.
     jaccard_threshold, ratio_threshold : float
-        The thresholds of :func:`is_similar`.
+        Passed to :func:`is_similar` for every pair.
 
     Returns
     -------

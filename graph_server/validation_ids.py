@@ -45,9 +45,9 @@ def normalise_id(field: str, value: Any, limits: StoreLimits) -> tuple[str | Non
     Parameters
     ----------
     field : str
-        The field's name, for the reason.
+        Where the id stands (``id``, ``src``, ``run_ids item``); the reason opens with it.
     value : object
-        The id as a caller sent it.
+        A string or a JSON integer, as a caller sent it.
     limits : StoreLimits
         Gives ``max_id_chars``.
 
@@ -56,7 +56,7 @@ def normalise_id(field: str, value: Any, limits: StoreLimits) -> tuple[str | Non
     id : str or None
         The normalised id, or None when it is refused.
     reason : str or None
-        Why it is refused, or None.
+        The part of the rule it breaks, naming the offending character if any; or None.
 
     Examples
     --------

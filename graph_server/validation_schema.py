@@ -118,7 +118,7 @@ def parse_node(raw: Any, run_id: str | None, limits: StoreLimits) -> NodeRecord 
     Returns
     -------
     NodeRecord or str
-        The record, or the reason it is refused.
+        The record with normalised id, claim and ``source``, or the first reason it is refused.
 
     Examples
     --------
@@ -208,7 +208,8 @@ def parse_edge(raw: Any, run_id: str | None, limits: StoreLimits) -> EdgeRecord 
     Returns
     -------
     EdgeRecord or str
-        The record, or the reason it is refused.
+        The record with both endpoints normalised (``src`` and ``dst``, whichever spelling
+        came), or the first reason it is refused.
 
     Examples
     --------

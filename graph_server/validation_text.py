@@ -77,9 +77,9 @@ def check_text(field: str, value: Any, limit: int) -> tuple[str | None, str | No
     Parameters
     ----------
     field : str
-        The field's name, for the reason.
+        The field's name (``claim``, ``reason``), which opens the reason.
     value : object
-        The text as a caller sent it.
+        The text as a caller sent it; anything but a string is refused.
     limit : int
         The most characters it may have (surrounding spaces count).
 
@@ -88,7 +88,8 @@ def check_text(field: str, value: Any, limit: int) -> tuple[str | None, str | No
     text : str or None
         The text without surrounding spaces, or None when it is refused.
     reason : str or None
-        Why it is refused, or None.
+        The rule it breaks (not a non-empty string, over ``limit``, a lone surrogate), or
+        None.
 
     Examples
     --------
@@ -120,16 +121,16 @@ def check_confidence(field: str, value: Any) -> tuple[float | None, str | None]:
     Parameters
     ----------
     field : str
-        The field's name, for the reason.
+        The number's name (``confidence``), which opens the reason.
     value : object
-        The confidence as a caller sent it.
+        A number or a numeric string, as a caller sent it.
 
     Returns
     -------
     confidence : float or None
-        The number, or None when it is refused.
+        The number as a float, or None when it is refused.
     reason : str or None
-        Why it is refused, or None.
+        Whether it is no finite number or lies outside [0, 1]; None when it is accepted.
 
     Examples
     --------
@@ -162,16 +163,16 @@ def check_flag(field: str, value: Any) -> tuple[bool | None, str | None]:
     Parameters
     ----------
     field : str
-        The field's name, for the reason.
+        The switch's name (``dedup``); the reason names it.
     value : object
-        The switch as a caller sent it.
+        A bool or a ``"true"``/``"false"`` string, as a caller sent it.
 
     Returns
     -------
     flag : bool or None
         The switch, or None when it is refused.
     reason : str or None
-        Why it is refused, or None.
+        ``"<field> must be true or false, got <value>"``, or None.
 
     Examples
     --------

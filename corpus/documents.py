@@ -161,13 +161,17 @@ class CorpusEvidence:
 
         Examples
         --------
+        Document ``D2`` is the second hit, and the span's offsets are in its page:
+
         >>> from corpus import CorpusEvidence, Hit
-        >>> hit = Hit("guide.md#p1c2", "guide.md", 1, 120, 176, "", None,
-        ...           "Rack 7 stands in the north hall. The hall has two feeds.", 0.03, 1, None)
-        >>> found = CorpusEvidence((hit,))
-        >>> found.locate("D1.2").citation()
-        'guide.md p.1, chars 153-176 [guide.md#p1c2]'
-        >>> found.locate("D2.1") is None
+        >>> rack7 = Hit("guide.md#p1c1", "guide.md", 1, 0, 32, "", None,
+        ...             "Rack 7 stands in the north hall.", 0.03, 1, None)
+        >>> rack8 = Hit("guide.md#p1c2", "guide.md", 1, 120, 163, "", None,
+        ...             "The hall has two feeds. Rack 8 holds tapes.", 0.02, 2, None)
+        >>> found = CorpusEvidence((rack7, rack8))
+        >>> found.locate("D2.2").citation()
+        'guide.md p.1, chars 144-163 [guide.md#p1c2]'
+        >>> found.locate("D3.1") is None
         True
         """
         span = self.evidence.get(span_id)

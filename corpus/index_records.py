@@ -37,15 +37,15 @@ class IngestReport:
     >>> import tempfile
     >>> from pathlib import Path
     >>> from corpus import ingest, ingest_texts
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> docs, index = Path(tmp.name, "docs"), Path(tmp.name, "docs.sqlite")
     >>> texts = {"guide.md": "Rack 7 stands in the north hall.", "photo.png": b""}
-    >>> report = ingest_texts(texts, docs, index, dense=False)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     docs, index = Path(tmp, "docs"), Path(tmp, "docs.sqlite")
+    ...     report = ingest_texts(texts, docs, index, dense=False)
+    ...     again = ingest(docs, index, dense=False)
     >>> report.accepted, report.ignored, report.chunks_total, report.ok
     (('guide.md',), ('photo.png',), 1, True)
-    >>> ingest(docs, index, dense=False).skipped
+    >>> again.skipped
     ('guide.md',)
-    >>> tmp.cleanup()
     """
 
     accepted: tuple[str, ...]

@@ -28,12 +28,11 @@ class FileProblem:
     >>> import tempfile
     >>> from pathlib import Path
     >>> from corpus import ingest_texts
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> docs, index = Path(tmp.name, "docs"), Path(tmp.name, "docs.sqlite")
     >>> latin1 = {"latin1.txt": "caf\\xe9".encode("latin-1")}
-    >>> ingest_texts(latin1, docs, index, dense=False).failed
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     report = ingest_texts(latin1, Path(tmp, "docs"), Path(tmp, "docs.sqlite"), dense=False)
+    >>> report.failed
     (FileProblem(path='latin1.txt', reason='...'),)
-    >>> tmp.cleanup()
     """
 
     path: str

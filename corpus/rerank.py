@@ -279,18 +279,23 @@ def load_cross_encoder(path: Path | str) -> Scorer:
     Raises
     ------
     ValueError
-        When ``path`` is not a folder (the message names ``reranker``).
+        When ``path`` is not a folder (checked first, by :func:`check_cross_encoder`).
     RerankerUnavailable
         When ``sentence-transformers`` is not installed (the message names the
         ``corpus-rerank`` extra), or the model cannot be loaded from ``path``.
 
     Examples
     --------
-    >>> try:
-    ...     load_cross_encoder("/no/such/model")
-    ... except ValueError as exc:
-    ...     print(exc)
-    reranker '/no/such/model' is not a folder holding a cross-encoder model
+    A folder that holds no model (or no ``sentence-transformers`` to load one with):
+
+    >>> import tempfile
+    >>> from corpus import RerankerUnavailable
+    >>> with tempfile.TemporaryDirectory() as empty:
+    ...     try:
+    ...         load_cross_encoder(empty)
+    ...     except RerankerUnavailable as exc:
+    ...         print(f"no reranker: {exc}")
+    no reranker: ...
     """
     folder = check_cross_encoder(path)
     from sentence_transformers import CrossEncoder

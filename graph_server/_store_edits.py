@@ -30,9 +30,8 @@ class StoreEdits(StoreReads):
 
     Examples
     --------
-    >>> from graph_server.store import GraphStore
-    >>> issubclass(GraphStore, StoreEdits)
-    True
+    >>> sorted(name for name in vars(StoreEdits) if not name.startswith("_"))
+    ['delete_graph', 'mark_refuted', 'update_node']
     """
 
     def mark_refuted(
@@ -156,7 +155,7 @@ class StoreEdits(StoreReads):
         Parameters
         ----------
         graph_id : str
-            The graph.
+            The graph to forget.
 
         Returns
         -------
@@ -166,7 +165,7 @@ class StoreEdits(StoreReads):
         Raises
         ------
         NotFound
-            For an unknown graph.
+            For an unknown graph, so deleting one twice fails the second time.
 
         Examples
         --------

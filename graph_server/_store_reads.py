@@ -43,9 +43,10 @@ class StoreReads(StoreBase):
 
     Examples
     --------
-    >>> from graph_server.store import GraphStore
-    >>> issubclass(GraphStore, StoreReads)
-    True
+    >>> sorted(name for name in vars(StoreReads) if not name.startswith("_"))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    ['argument_width', 'check_structure', 'critical_links', 'disputed_nodes', 'export_graph',
+     'get_graph', 'list_graphs', 'support_width', 'surviving_claims']
     """
 
     def check_structure(
@@ -56,9 +57,10 @@ class StoreReads(StoreBase):
         Parameters
         ----------
         graph_id : str
-            The graph.
+            The graph to check; ``orphans``, ``assumptions`` and ``cycles`` are its own,
+            whatever the conclusion.
         conclusion_id : str
-            The node to analyse as the conclusion.
+            The claim that ``unreachable_conclusion`` and ``refuted_but_feeding`` are about.
 
         Returns
         -------
@@ -71,13 +73,15 @@ class StoreReads(StoreBase):
         Raises
         ------
         NotFound
-            For an unknown graph or conclusion.
+            For an unknown graph or conclusion; a conclusion no live evidence reaches is no
+            error (``unreachable_conclusion`` is true).
 
         Examples
         --------
         >>> from graph_server.fixture import rack7_store
-        >>> rack7_store().check_structure("rack7", "Z").orphans
-        ['F', 'G']
+        >>> faults = rack7_store().check_structure("rack7", "Z")
+        >>> faults.orphans, faults.unreachable_conclusion
+        (['F', 'G'], False)
         """
         return self._on_conclusion(graph_id, conclusion_id, payloads.structure)
 
@@ -87,9 +91,9 @@ class StoreReads(StoreBase):
         Parameters
         ----------
         graph_id : str
-            The graph.
+            The graph to search; refuted claims and attacks play no part.
         conclusion_id : str
-            The node to analyse as the conclusion.
+            The claim whose weak points are wanted.
 
         Returns
         -------
@@ -101,7 +105,8 @@ class StoreReads(StoreBase):
         Raises
         ------
         NotFound
-            For an unknown graph or conclusion.
+            For an unknown graph or conclusion; a conclusion no live evidence reaches gets
+            three empty lists.
 
         Examples
         --------
@@ -118,9 +123,10 @@ class StoreReads(StoreBase):
         Parameters
         ----------
         graph_id : str
-            The graph.
+            The graph, whose live givens are the evidence.
         conclusion_id : str
-            The node to analyse as the conclusion.
+            The claim whose evidence is measured; it is no evidence for itself, even as a
+            given, and its own confidence caps no flow.
 
         Returns
         -------
@@ -131,7 +137,8 @@ class StoreReads(StoreBase):
         Raises
         ------
         NotFound
-            For an unknown graph or conclusion.
+            For an unknown graph or conclusion; a conclusion no live evidence reaches has
+            width 0 and ``max_flow`` 0.0.
 
         Examples
         --------
@@ -156,9 +163,9 @@ class StoreReads(StoreBase):
         Parameters
         ----------
         graph_id : str
-            The graph.
+            The graph to search for derivations.
         conclusion_id : str
-            The node to analyse as the conclusion.
+            The claim to derive from the live givens.
         cancel : callable, optional
             Checked between claims; once it returns True the search stops.
 
@@ -208,7 +215,7 @@ class StoreReads(StoreBase):
         Parameters
         ----------
         graph_id : str
-            The graph.
+            The graph whose attacks are labelled.
 
         Returns
         -------
@@ -237,7 +244,7 @@ class StoreReads(StoreBase):
         Parameters
         ----------
         graph_id : str
-            The graph.
+            The graph; its contradiction pairs are listed whatever the conclusion.
         conclusion_id : str
             The conclusion whose load-bearing claims to list.
 
@@ -268,7 +275,7 @@ class StoreReads(StoreBase):
         Parameters
         ----------
         graph_id : str
-            The graph.
+            The graph whose claims and links are read out.
 
         Returns
         -------
@@ -279,14 +286,19 @@ class StoreReads(StoreBase):
         Raises
         ------
         NotFound
-            For an unknown graph.
+            For an unknown graph; a first ``assert_graph`` that rejected every item leaves
+            none (no empty graph is kept).
 
         Examples
         --------
-        >>> from graph_server.fixture import rack7_store
-        >>> graph = rack7_store().get_graph("rack7")
-        >>> graph.nodes[0].claim, len(graph.edges)
-        ('the survey covers every server in rack 7', 7)
+        >>> from graph_server.store import GraphStore
+        >>> store = GraphStore()
+        >>> claim = {"id": "A", "claim": "rack 7 is in hall B", "type": "given"}
+        >>> _ = store.assert_graph("g", [claim])
+        >>> store.get_graph("g").nodes  # the defaults filled in
+        ... # doctest: +NORMALIZE_WHITESPACE
+        [NodeOut(id='A', claim='rack 7 is in hall B', type='given', confidence=0.8, run_ids=[],
+         refuted=False, refute_reason=None, aliases=[], merged_ids=[], source=None)]
         """
         with self._locked(graph_id) as (name, state):
             return payloads.snapshot(name, state.graph)
@@ -298,7 +310,7 @@ class StoreReads(StoreBase):
         Parameters
         ----------
         graph_id : str
-            The graph.
+            The graph to write out.
         format : str
             One of ``graphml``, ``json``, ``mermaid``, ``html``.
 

@@ -32,7 +32,8 @@ def orphans(view: nx.DiGraph) -> list[str]:
     Parameters
     ----------
     view : networkx.DiGraph
-        The support view of a graph (:func:`~graph_server.views.support_view`).
+        The support view of a graph (:func:`~graph_server.views.support_view`); each node's
+        ``type`` says whether being unsupported makes it an orphan.
 
     Returns
     -------
@@ -57,7 +58,8 @@ def floating_assumptions(view: nx.DiGraph) -> list[str]:
     Parameters
     ----------
     view : networkx.DiGraph
-        The support view of a graph (:func:`~graph_server.views.support_view`).
+        The support view of a graph (:func:`~graph_server.views.support_view`); only its
+        nodes of ``type`` assumption are looked at.
 
     Returns
     -------
@@ -124,9 +126,10 @@ def evidence_reach(graph: nx.MultiDiGraph, view: nx.DiGraph) -> set[str]:
     Parameters
     ----------
     graph : networkx.MultiDiGraph
-        A stored argument graph.
+        A stored argument graph; its live givens are where the search starts.
     view : networkx.DiGraph
-        Its support view (:func:`~graph_server.views.support_view`).
+        Its support view (:func:`~graph_server.views.support_view`), whose edges are
+        followed between live nodes only.
 
     Returns
     -------
@@ -138,6 +141,8 @@ def evidence_reach(graph: nx.MultiDiGraph, view: nx.DiGraph) -> set[str]:
     >>> from graph_server.views import support_view
     >>> from graph_server.fixture import support_chain
     >>> graph = support_chain()  # A and B support C, C supports Z
+    >>> sorted(evidence_reach(graph, support_view(graph)))
+    ['A', 'B', 'C', 'Z']
     >>> graph.nodes["C"]["refuted"] = True
     >>> sorted(evidence_reach(graph, support_view(graph)))
     ['A', 'B']
@@ -152,11 +157,11 @@ def refuted_but_feeding(graph: nx.MultiDiGraph, view: nx.DiGraph, conclusion: st
     Parameters
     ----------
     graph : networkx.MultiDiGraph
-        A stored argument graph.
+        A stored argument graph, read for each claim's ``refuted`` flag.
     view : networkx.DiGraph
-        Its support view (:func:`~graph_server.views.support_view`).
+        Its support view (:func:`~graph_server.views.support_view`) with the refuted claims in it.
     conclusion : str
-        The conclusion's id.
+        The claim whose ancestors in the view are checked.
 
     Returns
     -------
@@ -168,9 +173,10 @@ def refuted_but_feeding(graph: nx.MultiDiGraph, view: nx.DiGraph, conclusion: st
     >>> from graph_server.views import support_view
     >>> from graph_server.fixture import support_chain
     >>> graph = support_chain()  # A and B support C, C supports Z
-    >>> graph.nodes["C"]["refuted"] = True
+    >>> for node in ("A", "C"):
+    ...     graph.nodes[node]["refuted"] = True
     >>> refuted_but_feeding(graph, support_view(graph), "Z")
-    ['C']
+    ['A', 'C']
     """
     upstream = nx.ancestors(view, conclusion)
     return sorted(n for n in upstream if graph.nodes[n]["refuted"])
@@ -187,7 +193,8 @@ def check_structure(graph: nx.MultiDiGraph, conclusion: str) -> dict[str, object
     graph : networkx.MultiDiGraph
         A stored argument graph.
     conclusion : str
-        The conclusion's id.
+        The claim that ``unreachable_conclusion`` and ``refuted_but_feeding`` are about; the
+        other checks cover the whole graph.
 
     Returns
     -------
@@ -201,6 +208,7 @@ def check_structure(graph: nx.MultiDiGraph, conclusion: str) -> dict[str, object
     >>> graph = support_chain()  # A and B support C, C supports Z
     >>> graph.nodes["C"]["refuted"] = True
     >>> check_structure(graph, "Z")
+    ... # doctest: +NORMALIZE_WHITESPACE
     {'orphans': [], 'assumptions': [], 'cycles': [], 'unreachable_conclusion': True,
      'refuted_but_feeding': ['C']}
     """
@@ -234,7 +242,7 @@ def critical_links(graph: nx.MultiDiGraph, conclusion: str) -> dict[str, object]
     graph : networkx.MultiDiGraph
         A stored argument graph.
     conclusion : str
-        The conclusion's id.
+        The claim the evidence routes lead to.
 
     Returns
     -------

@@ -17,7 +17,7 @@ def contradiction_pairs(graph: nx.MultiDiGraph) -> list[list[str]]:
     Parameters
     ----------
     graph : networkx.MultiDiGraph
-        A stored argument graph.
+        A stored argument graph; only its ``attacks`` edges and ``refuted`` flags are read.
 
     Returns
     -------
@@ -28,10 +28,12 @@ def contradiction_pairs(graph: nx.MultiDiGraph) -> list[list[str]]:
     --------
     >>> from graph_server.fixture import support_chain
     >>> graph = support_chain()  # A and B support C, C supports Z
-    >>> _ = graph.add_edge("A", "B", "attacks", confidence=0.5)
-    >>> _ = graph.add_edge("B", "A", "attacks", confidence=0.5)
+    >>> _ = graph.add_edges_from([("A", "B", "attacks"), ("B", "A", "attacks")], confidence=0.5)
     >>> contradiction_pairs(graph)
     [['A', 'B']]
+    >>> graph.nodes["B"]["refuted"] = True
+    >>> contradiction_pairs(graph)
+    []
     """
     live = live_nodes(graph)
     attacks = set(attack_pairs(graph))
@@ -58,7 +60,7 @@ def isolated_load_bearing(graph: nx.MultiDiGraph, conclusion: str) -> list[dict[
     graph : networkx.MultiDiGraph
         A stored argument graph; each node's ``run_ids`` lists the runs that asserted it.
     conclusion : str
-        The conclusion's id.
+        The claim being judged: the claims it leans on are listed, never itself.
 
     Returns
     -------

@@ -146,7 +146,7 @@ def support_width(graph: nx.MultiDiGraph, conclusion: str) -> tuple[list[list[st
     graph : networkx.MultiDiGraph
         A stored argument graph.
     conclusion : str
-        The conclusion's id.
+        The claim whose evidence is measured; its own confidence caps no flow.
 
     Returns
     -------
@@ -178,7 +178,7 @@ def disjoint_paths(graph: nx.MultiDiGraph, conclusion: str) -> list[list[str]]:
     graph : networkx.MultiDiGraph
         A stored argument graph.
     conclusion : str
-        The conclusion's id.
+        The claim the paths lead to.
 
     Returns
     -------

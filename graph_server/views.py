@@ -31,7 +31,7 @@ def live_nodes(graph: nx.MultiDiGraph) -> set[str]:
     Parameters
     ----------
     graph : networkx.MultiDiGraph
-        A stored argument graph.
+        A stored argument graph; a node without a ``refuted`` attribute counts as live.
 
     Returns
     -------
@@ -55,14 +55,14 @@ def givens(graph: nx.MultiDiGraph, among: Iterable[str] | None = None) -> list[s
     Parameters
     ----------
     graph : networkx.MultiDiGraph
-        A stored argument graph.
+        A stored argument graph; each node's ``type`` is read.
     among : iterable of str, optional
-        Only these nodes are considered (default: every node).
+        Only the givens among these are returned (default: every node).
 
     Returns
     -------
     list of str
-        The givens, sorted.
+        The givens (of ``among`` only, when given), sorted.
 
     Examples
     --------
@@ -85,9 +85,9 @@ def support_view(graph: nx.MultiDiGraph, keep: Iterable[str] | None = None) -> n
     Parameters
     ----------
     graph : networkx.MultiDiGraph
-        A stored argument graph.
+        A stored argument graph; its ``attacks`` edges are left out.
     keep : iterable of str, optional
-        The nodes of the view (default: every node).
+        The nodes of the view, e.g. only the live ones (default: every node).
 
     Returns
     -------
@@ -124,7 +124,7 @@ def attack_pairs(graph: nx.MultiDiGraph) -> list[tuple[str, str]]:
     Parameters
     ----------
     graph : networkx.MultiDiGraph
-        A stored argument graph.
+        A stored argument graph, whose ``attacks`` edges are listed.
 
     Returns
     -------

@@ -38,7 +38,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import networkx as nx
@@ -281,40 +281,59 @@ def write_tree(root: Path, files: dict[str, str]) -> None:
         (root / name).write_text(text)
 
 
-def test_the_room_rule_catches_an_upward_import(tmp_path: Path) -> None:
-    files = {
-        "orchestrator/__init__.py": "",
-        "orchestrator/llm/__init__.py": "",
-        "orchestrator/llm/client.py": "from orchestrator.loop.driver import run_loop\n",
-        "orchestrator/loop/__init__.py": "",
-        "orchestrator/loop/driver.py": "from orchestrator.llm.client import x\n",
-    }
-    write_tree(tmp_path, files)
-    assert rooms_out_of_order(tmp_path) == [
-        "orchestrator.llm.client -> orchestrator.loop.driver (line 1)",
-        "orchestrator.llm.client -> orchestrator.loop.driver.run_loop (line 1)",
-    ]
+UPWARD_IMPORT = {
+    "orchestrator/__init__.py": "",
+    "orchestrator/llm/__init__.py": "",
+    "orchestrator/llm/client.py": "from orchestrator.loop.driver import run_loop\n",
+    "orchestrator/loop/__init__.py": "",
+    "orchestrator/loop/driver.py": "from orchestrator.llm.client import x\n",
+}
+INNER_MODULE_IMPORT = {
+    "orchestrator/__init__.py": "",
+    "orchestrator/reply/__init__.py": '__all__ = ["parse_graph", "prompts"]\n',
+    "orchestrator/loop/__init__.py": "",
+    "orchestrator/loop/driver.py": (
+        "from orchestrator.reply import parse_graph, prompts\n"
+        "from orchestrator.reply.parse import parse_graph\n"
+        "from orchestrator.loop.calls import call\n"
+        "def f():\n"
+        "    from orchestrator.reply import schemas\n"
+    ),
+}
 
 
-def test_the_face_rule_catches_an_import_of_an_inner_module(tmp_path: Path) -> None:
-    files = {
-        "orchestrator/__init__.py": "",
-        "orchestrator/reply/__init__.py": '__all__ = ["parse_graph", "prompts"]\n',
-        "orchestrator/loop/__init__.py": "",
-        "orchestrator/loop/driver.py": (
-            "from orchestrator.reply import parse_graph, prompts\n"
-            "from orchestrator.reply.parse import parse_graph\n"
-            "from orchestrator.loop.calls import call\n"
-            "def f():\n"
-            "    from orchestrator.reply import schemas\n"
+@pytest.mark.parametrize(
+    ("rule", "files", "expected"),
+    [
+        pytest.param(
+            rooms_out_of_order,
+            UPWARD_IMPORT,
+            [
+                "orchestrator.llm.client -> orchestrator.loop.driver (line 1)",
+                "orchestrator.llm.client -> orchestrator.loop.driver.run_loop (line 1)",
+            ],
+            id="room-rule-upward-import",
         ),
-    }
+        pytest.param(
+            reaches_past_a_face,
+            INNER_MODULE_IMPORT,
+            [
+                "orchestrator.loop.driver -> orchestrator.reply.parse (line 2)",
+                "orchestrator.loop.driver -> orchestrator.reply.parse.parse_graph (line 2)",
+                "orchestrator.loop.driver -> orchestrator.reply.schemas (line 5)",
+            ],
+            id="face-rule-inner-module",
+        ),
+    ],
+)
+def test_a_rule_catches_its_kind_of_import_in_a_made_up_tree(
+    tmp_path: Path,
+    rule: Callable[[Path], list[str]],
+    files: dict[str, str],
+    expected: list[str],
+) -> None:
     write_tree(tmp_path, files)
-    assert reaches_past_a_face(tmp_path) == [
-        "orchestrator.loop.driver -> orchestrator.reply.parse (line 2)",
-        "orchestrator.loop.driver -> orchestrator.reply.parse.parse_graph (line 2)",
-        "orchestrator.loop.driver -> orchestrator.reply.schemas (line 5)",
-    ]
+    assert rule(tmp_path) == expected
 
 
 def corpus_modules_loaded_by(module: str) -> list[str]:

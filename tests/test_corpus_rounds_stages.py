@@ -59,6 +59,12 @@ def pool(*texts: str) -> list[Hit]:
     ]
 
 
+def one_seeded_run(budget_calls: int, **stages: Any) -> RunConfig:
+    """Settings for one seeded interrogation (n=1, k=1) that retrieves 2 chunks a round within
+    ``budget_calls`` model calls; ``stages`` are the retrieval settings the test is about."""
+    return RunConfig(n=1, k=1, budget_calls=budget_calls, seed=1, retrieval_k=2, **stages)
+
+
 class Overlap:
     """A tiny fake cross-encoder: the number of words a text shares with the query."""
 
@@ -120,7 +126,7 @@ def test_a_corpus_run_reports_its_plan_and_dropped_chunks_in_json_and_markdown(
 ) -> None:
     client = ScriptedClient(corpus_script("no idea", answer=False))
     task = {"question": FOUNDER, "corpus": hops_index}
-    settings = RunConfig(n=1, k=1, budget_calls=4, seed=1, retrieval_k=2, max_retrieval_rounds=1)
+    settings = one_seeded_run(4, max_retrieval_rounds=1)
     report = run_task(task, client=client, model="m", config=settings, out_dir=tmp_path)
 
     first = report["retrieval"]["rounds"][0]
@@ -186,7 +192,7 @@ def test_the_llm_reranker_keeps_the_top_k_of_a_pool_twice_as_deep_and_records_wh
         return script(model, messages, kwargs)
 
     task = {"question": "Which hall is rack 7 in?", "corpus": rack_index}
-    settings = RunConfig(n=1, k=1, budget_calls=6, seed=1, retrieval_k=2, rerank="llm")
+    settings = one_seeded_run(6, rerank="llm")
     report = run_task(task, client=ScriptedClient(reply), model="m", config=settings)
 
     first = report["retrieval"]["rounds"][0]
@@ -236,15 +242,7 @@ def test_a_corpus_run_with_a_cross_encoder_reranks_each_round_without_a_model_ca
     monkeypatch.setattr(corpus_mode, "load_cross_encoder", fake_loader)
     client = ScriptedClient(corpus_script("no idea", answer=True))
     task = {"question": "Which hall is rack 7 in?", "corpus": rack_index}
-    settings = RunConfig(
-        n=1,
-        k=1,
-        budget_calls=6,
-        seed=1,
-        retrieval_k=2,
-        rerank="cross-encoder",
-        reranker_path=str(tmp_path),
-    )
+    settings = one_seeded_run(6, rerank="cross-encoder", reranker_path=str(tmp_path))
     report = run_task(task, client=client, model="m", config=settings)
 
     assert loaded == [str(tmp_path)]
@@ -309,13 +307,13 @@ def test_every_round_is_keyword_only_by_default_and_searches_dense_when_told(
 ) -> None:
     task = {"question": "Which hall is rack 7 in?", "corpus": rack_index}
     script = corpus_script("no idea", answer=False)  # refused, so a second round runs
-    settings = RunConfig(n=1, k=1, budget_calls=8, seed=1, retrieval_k=2)
+    settings = one_seeded_run(8)
     off = run_task(task, client=ScriptedClient(script), model="m", config=settings)
     on = run_task(
         task,
         client=ScriptedClient(script),
         model="m",
-        config=RunConfig(n=1, k=1, budget_calls=8, seed=1, retrieval_k=2, dense=True),
+        config=one_seeded_run(8, dense=True),
     )
     assert len(off["retrieval"]["rounds"]) == len(on["retrieval"]["rounds"]) == 2
     for asked in off["retrieval"]["rounds"]:
@@ -367,7 +365,7 @@ def test_logic_graph_search_retrieves_hop_by_hop_unless_told_not_to(
 
 def test_hyde_is_off_by_default_and_one_call_when_on(rack_index: str) -> None:
     task = {"question": "Which hall is rack 7 in?", "corpus": rack_index}
-    settings = RunConfig(n=1, k=1, budget_calls=6, seed=1, retrieval_k=2)
+    settings = one_seeded_run(6)
     script = corpus_script("no idea", answer=True)
     off = run_task(task, client=ScriptedClient(script), model="m", config=settings)
     assert "hyde" not in off["retrieval"] and "hyde" not in [c["role"] for c in off["calls"]]
@@ -381,7 +379,7 @@ def test_hyde_is_off_by_default_and_one_call_when_on(rack_index: str) -> None:
         task,
         client=ScriptedClient(reply),
         model="m",
-        config=RunConfig(n=1, k=1, budget_calls=6, seed=1, retrieval_k=2, dense=True, hyde=True),
+        config=one_seeded_run(6, dense=True, hyde=True),
     )
     assert [c["role"] for c in on["calls"]].count("hyde") == 1
     hyde = on["retrieval"]["hyde"]

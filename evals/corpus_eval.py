@@ -60,6 +60,7 @@ from evals.corpus_recall import (
 from evals.corpus_summary import MODES, summarise
 from evals.datasets.build_outside_docs import CorpusMissingError, assemble_corpus, check_corpus
 from evals.datasets.loaders import item_to_task, load_dataset
+from evals.options import from_flags
 from evals.score import is_answerable, outcome, score
 from orchestrator.api import RunConfig, model_shape, run_task
 from orchestrator.llm import Backend, SupportsChat
@@ -237,18 +238,9 @@ def _plan(args: argparse.Namespace) -> _Plan:
     names = [n.strip() for n in args.configs.split(",") if n.strip()]
     if not names or set(names) - set(by_name):
         raise ValueError(f"--configs must name some of {', '.join(by_name)}, got {args.configs!r}")
-    config = RunConfig(
-        n=args.n,
-        k=args.k,
-        budget_calls=args.budget_calls,
-        temperature=args.temp,
-        seed=args.seed,
-        retrieval_k=args.retrieval_k,
-        max_retrieval_rounds=args.max_retrieval_rounds,
-        dense=args.dense,
-        hops=args.hops,
-        chunk_headings=args.chunk_headings == "on",
-    )
+    # The flags named like RunConfig fields set them; these two are named or given otherwise.
+    given = {"temperature": args.temp, "chunk_headings": args.chunk_headings == "on"}
+    config = from_flags(RunConfig, {**vars(args), **given})
     items = pool[: args.limit] if args.limit else pool
     return _Plan(pool, items, modes, [by_name[n] for n in names], config)
 

@@ -379,6 +379,23 @@ def _load_task_file(path: str) -> Task:
     return task
 
 
+_FLAGS_AS_GIVEN = (
+    "k",
+    "require_k",
+    "seed",
+    "think_first",
+    "adaptive",
+    "diversity",
+    "leave_out",
+    "prompt_layout",
+    "retrieval_k",
+    "max_retrieval_rounds",
+    "context_tokens",
+)
+"""The flags a run takes unchanged, each as the :class:`RunConfig` field of its name (which
+checks it); :func:`_settings` gives the others the model's defaults from models.json."""
+
+
 def _settings(args: argparse.Namespace, task: Task, task_file: str | None) -> tuple[str, RunConfig]:
     """(the model id, the run's config) from the parsed flags. Raises TaskError for a bad
     corpus, budget or backend flag, naming it."""
@@ -387,22 +404,12 @@ def _settings(args: argparse.Namespace, task: Task, task_file: str | None) -> tu
     model = args.model or default_model()
     config = RunConfig(
         **(model_sampling(model) | sampling_settings(args.n, args.temp, args.budget_calls)),
-        k=args.k,
-        require_k=args.require_k,
         interrogation_shape=args.shape or model_shape(model),
-        seed=args.seed,
-        think_first=args.think_first,
         greedy_first=(
             model_greedy_first(model) if args.greedy_first is None else args.greedy_first
         ),
         hops=args.hops or model_hops(model),
-        adaptive=args.adaptive,
-        diversity=args.diversity,
-        leave_out=args.leave_out,
-        prompt_layout=args.prompt_layout,
-        retrieval_k=args.retrieval_k,
-        max_retrieval_rounds=args.max_retrieval_rounds,
-        context_tokens=args.context_tokens,
+        **{name: getattr(args, name) for name in _FLAGS_AS_GIVEN},
         **stage_settings(args),
     )
     if not args.budget_seconds >= 0 or args.budget_seconds == float("inf"):

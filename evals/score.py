@@ -15,11 +15,12 @@ pure and linear in the length of its inputs.
 from __future__ import annotations
 
 import re
-import string
 from collections import Counter
 from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any
+
+from orchestrator.reply import normalize_answer
 
 # One number: an optional sign (ASCII hyphen or the Unicode minus), an optional currency sign
 # between sign and digits ("-$5" and "$-5" both read -5), then either comma-grouped thousands or
@@ -34,8 +35,6 @@ _MARKERS_RE = re.compile(
     r"(?:the\s+(?:final\s+)?answer\s+is\s*:?|final\s+answer\s*[:=]|answer\s*[:=])\s*",
     re.IGNORECASE,
 )
-_ARTICLES_RE = re.compile(r"\b(a|an|the)\b")
-_PUNCTUATION = frozenset(string.punctuation)
 
 
 def _canonical(number: str) -> str:
@@ -119,13 +118,6 @@ def math_correct(prediction: str | None, gold: str) -> bool:
         return Decimal(predicted) == Decimal(gold_number)
     except InvalidOperation:  # unreachable for regex output; kept so bad input cannot crash
         return False
-
-
-def normalize_answer(text: str) -> str:
-    """SQuAD normalisation: lower case, drop ASCII punctuation, drop a/an/the, squeeze spaces."""
-    lowered = text.lower()
-    no_punctuation = "".join(ch for ch in lowered if ch not in _PUNCTUATION)
-    return " ".join(_ARTICLES_RE.sub(" ", no_punctuation).split())
 
 
 def exact_match(prediction: str, gold: str) -> float:

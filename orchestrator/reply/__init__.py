@@ -8,6 +8,7 @@
 - :mod:`.graph_shape`, :mod:`.chain_shape`, :mod:`.hop_shape`, :mod:`.verdict_shape`: one
   module per reply shape;
 - :mod:`.answers`: short answers normalised so agreeing runs land in one cluster;
+- :mod:`.final_answer`: the answer line of a reply written in plain text;
 - :mod:`.compliance`: per-model counts of how replies parsed.
 
 Other rooms take what they use from here by name, except the two catalogues: ``prompts`` and
@@ -32,6 +33,7 @@ from orchestrator.reply.answers import (
 )
 from orchestrator.reply.chain_shape import normalise_chain
 from orchestrator.reply.compliance import OUTCOMES, ComplianceTally
+from orchestrator.reply.final_answer import ParsedAnswer, normalize_answer, parse_answer
 from orchestrator.reply.graph_record import ReplyEdge, ReplyGraph, ReplyNode
 from orchestrator.reply.parse import (
     GUESSED_CONCLUSIONS,
@@ -61,6 +63,7 @@ __all__ = [
     "YES",
     "ComplianceTally",
     "GraphParse",
+    "ParsedAnswer",
     "Repair",
     "ReplyEdge",
     "ReplyGraph",
@@ -73,6 +76,8 @@ __all__ = [
     "is_entity",
     "normalise_chain",
     "normalise_text",
+    "normalize_answer",
+    "parse_answer",
     "parse_chain",
     "parse_graph",
     "parse_lookup",

@@ -338,15 +338,23 @@ CORPUS_STAGE_PROMPTS = frozenset({"rerank", "hyde"})
 docs/corpus.md): an arm-6 run never sends them."""
 
 
+_SHAPE_TEMPLATES = {
+    "graph": "interrogation",
+    "chain": "interrogation_chain",
+    "worked": "interrogation_worked",
+}
+"""The interrogation template each shape sends; a run never sends the others'."""
+
+
 def prompt_version(arm: int, shape: str = "graph") -> str:
     """A stable version string for an arm's prompts, e.g. ``"reasoned@1+revisit@1"``; arm 6's
     starts with the versions of the orchestrator templates its interrogation ``shape`` uses
-    (a graph-shaped run never sends the chain template, and the reverse; nor does it send the
+    (a run never sends another shape's interrogation template; nor does it send the
     templates of the corpus stages that are off unless asked for, :data:`CORPUS_STAGE_PROMPTS`),
     so adding a template it does not send does not change this run's tag."""
     own = [f"{name}@{prompts.PROMPT_VERSIONS[name]}" for name in ARM_PROMPTS[arm]]
     if arm == 6:
-        unused = {"interrogation_chain" if shape == "graph" else "interrogation"}
+        unused = {t for s, t in _SHAPE_TEMPLATES.items() if s != shape}
         unused |= CORPUS_STAGE_PROMPTS
         used = [v for k, v in orchestrator_prompts.PROMPT_VERSIONS.items() if k not in unused]
         own = sorted(used) + own

@@ -20,7 +20,7 @@ from evals.options import (
     from_flags,
 )
 from orchestrator.records import DIVERSITY, HOPS
-from orchestrator.reply import LAYOUTS
+from orchestrator.reply import LAYOUTS, SHAPES
 
 RUN = RunOptions(dataset="")
 RECORD = RecordOptions(model="", sets=(), items=0)
@@ -117,7 +117,7 @@ def _interrogation_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--shape",
-        choices=("graph", "chain"),
+        choices=SHAPES,
         help="arm 6 interrogation shape (default: the model's interrogation_shape in the "
         "models file, else graph)",
     )
@@ -194,9 +194,7 @@ def replay_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sample-temp", type=float, help="override arm 7's temperature alone (after --temp)"
     )
-    parser.add_argument(
-        "--shape", choices=("graph", "chain"), help="override arm 6's interrogation shape"
-    )
+    parser.add_argument("--shape", choices=SHAPES, help="override arm 6's interrogation shape")
     parser.add_argument(
         "--greedy-first",
         action="store_true",
@@ -243,9 +241,9 @@ def record_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--shape",
-        choices=("graph", "chain"),
+        choices=SHAPES,
         default=RECORD.shape,
-        help="interrogation shape; chain records into <set>-<model>-chain[-t0]",
+        help="interrogation shape; chain (worked) records into <set>-<model>-chain[-t0] (-worked)",
     )
     parser.add_argument(
         "--greedy",

@@ -70,7 +70,9 @@ def _slug(model: str) -> str:
 def invocations(set_name: str, limit: int, options: RecordOptions) -> list[RunOptions]:
     """The evaluations that extend ``set_name``'s banks to ``limit`` items: two, or one with
     ``greedy``."""
-    name = f"{set_name}-{_slug(options.model)}" + ("-chain" if options.shape == "chain" else "")
+    name = f"{set_name}-{_slug(options.model)}" + (
+        "" if options.shape == "graph" else f"-{options.shape}"
+    )
     base = RunOptions(
         dataset=set_name,
         model=options.model,

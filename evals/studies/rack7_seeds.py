@@ -37,6 +37,7 @@ from orchestrator.api import (
 )
 from orchestrator.llm import open_backend
 from orchestrator.records import RunConfig, RunReport, load_task
+from orchestrator.reply import SHAPES
 
 SUBJECT = "x9"
 DECISIVE_SPAN = "D2.1"
@@ -72,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--replay", type=Path, help="a bank.jsonl of an earlier run: replay it, no model"
     )
     parser.add_argument(
-        "--shape", choices=("graph", "chain"), help="interrogation shape (default: the model's)"
+        "--shape", choices=SHAPES, help="interrogation shape (default: the model's)"
     )
     return parser
 

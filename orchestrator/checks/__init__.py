@@ -2,6 +2,7 @@
 
 - :mod:`.question`: what a question asks, read from its words;
 - :mod:`.arithmetic`: equations a claim writes out, and whether they hold;
+- :mod:`.derivation`: the argument graph of plain-text working (the worked shape);
 - :mod:`.anchor`: a parsed run anchored to the evidence (citations, givens);
 - :mod:`.chain`: is an argument about the question, and does each link hold; its parts
   :mod:`.links` (the links), :mod:`.follows` (an answer on its argument) and :mod:`.asserted`
@@ -18,6 +19,7 @@ from orchestrator.checks.anchor import ANSWER_PREFIX, AnchoredRun, anchor_run
 from orchestrator.checks.assess import Assessment, Candidate, assess
 from orchestrator.checks.chain import ChainContext
 from orchestrator.checks.decompose import decompose
+from orchestrator.checks.derivation import parse_worked
 
 __all__ = [
     "ANSWER_PREFIX",
@@ -29,4 +31,5 @@ __all__ = [
     "assess",
     "decompose",
     "hops",
+    "parse_worked",
 ]

@@ -51,6 +51,7 @@ _LATEX_SYMBOLS = (
 ``\\left(`` is a parenthesis, ``\\(`` and ``\\[`` only delimit, ``{,}`` separates
 thousands, ``\\%`` is a percent sign."""
 _WORD_BEFORE = re.compile(r"[A-Za-z]\s*$")
+_NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?")
 MAX_SIDE_CHARS = 200
 """A longer side is no calculation a reasoning step writes out; the bound keeps the work per
 ``=`` constant and the expression shallow enough to evaluate."""
@@ -100,6 +101,34 @@ def false_equation(text: str) -> str | None:
             sides = f"{_plain(left_value)} and {_plain(right_value)}"
             return f"{left} = {right} (the sides are {sides})"
     return None
+
+
+def side_numbers(side: str) -> tuple[list[Decimal], list[Decimal]]:
+    """(the numbers ``side`` starts from, the values it computes on the way) for one side of
+    an equation as :func:`equations` returns it: "25 + (0.76 * 25)" starts from 25, 0.76 and
+    25 and computes 19 and 44. Both empty when the side is no arithmetic. O(len(side))."""
+    try:
+        tree = ast.parse(side, mode="eval").body
+        _evaluate(tree)
+    except (SyntaxError, RecursionError, MemoryError, InvalidOperation, DivisionByZero, ValueError):
+        return [], []
+    leaves: list[Decimal] = []
+    computed: list[Decimal] = []
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.BinOp):
+            computed.append(_evaluate(node))
+            pending += [node.right, node.left]
+        else:  # a number, signed or not ("-996" is one number, not 996)
+            leaves.append(_evaluate(node))
+    return leaves, computed
+
+
+def normalised_numbers(text: str) -> list[Decimal]:
+    """The numbers of ``text`` as the equations read them (thousands separators and currency
+    signs dropped, LaTeX read): "$380,000 and 4%" -> 380000, 4. O(len(text))."""
+    return [Decimal(match) for match in _NUMBER.findall(_normalised(text))]
 
 
 def _normalised(text: str) -> str:

@@ -72,7 +72,9 @@ def base_tokens(question: str, config: RunConfig) -> int:
     """Estimated tokens of an interrogation without evidence: system rules, question, the
     think-first turn when there is one (its reply travels in the second call's prompt)."""
     empty = build_evidence(())
-    if config.interrogation_shape == "chain":
+    if config.interrogation_shape == "worked":
+        messages = prompts.worked_messages(empty, question, layout=config.prompt_layout)
+    elif config.interrogation_shape == "chain":
         messages = prompts.chain_messages(
             empty, question, think_first=config.think_first, layout=config.prompt_layout
         )

@@ -80,8 +80,10 @@ class RunConfig:
     ``think_first`` makes each interrogation two calls in one conversation, plain-text
     reasoning and then the graph. ``require_k`` refuses an answer whose width is below ``k``
     instead of giving it with a weak-support caveat. ``interrogation_shape`` is ``graph`` (the
-    full argument graph) or ``chain`` (the answer and the sentences leading to it, for small
-    models; :func:`orchestrator.reply.parse.parse_chain`). For a corpus task: ``retrieval_k`` chunks
+    full argument graph), ``chain`` (the answer and the sentences leading to it, for small
+    models; :func:`orchestrator.reply.parse.parse_chain`) or ``worked`` (plain-text working
+    whose graph the system draws: :mod:`orchestrator.checks.derivation`; not with
+    ``think_first``). For a corpus task: ``retrieval_k`` chunks
     per retrieval (1..50) and at most ``max_retrieval_rounds`` retrievals (1..5), the first from the
     question and its rewrites, each later one from what the previous round lacked.
     ``greedy_first`` makes the first interrogation run (``r1``: its reasoning, graph and
@@ -194,6 +196,11 @@ class RunConfig:
             raise TaskError(
                 f"interrogation_shape={self.interrogation_shape!r} is invalid: must be one of "
                 f"{', '.join(SHAPES)}"
+            )
+        if self.interrogation_shape == "worked" and self.think_first:
+            raise TaskError(
+                "think_first=True does not go with interrogation_shape='worked': a worked "
+                "reply is the model's plain-text reasoning already"
             )
         flags = (
             "structured_output",

@@ -19,6 +19,11 @@
   of the sentences that lead to it, in order, each with at most one short inference; the
   system builds the graph (:func:`orchestrator.reply.parse.parse_chain`). A 0.5B model that cannot
   keep node ids, types and "because" lists straight can still list the sentences it used.
+* ``interrogation_worked/v1`` - the worked shape (:mod:`orchestrator.checks.derivation`): the
+  model works the question out in its own words, writing each calculation as an equation, and
+  ends with an ``ANSWER:`` line; the system draws the argument graph from the working. A
+  1.5B model's plain-text working on math word problems is right far more often than its
+  JSON chains.
 * ``verification/v1`` - judge one claim against the documents only:
   ``{"verdict": supported|refuted|not_determinable, "reason"}``.
 * ``repair/v1`` - one follow-up turn asking for the same answer as clean JSON (design §4.3).
@@ -79,6 +84,7 @@ LAYOUT_VERSIONS: dict[str, str] = {"evidence_first": "evidence_first/v1"}
 PROMPT_VERSIONS: dict[str, str] = {
     "interrogation": "interrogation/v5",
     "interrogation_chain": "interrogation_chain/v1",
+    "interrogation_worked": "interrogation_worked/v1",
     "verification": "verification/v2",
     "repair": "repair/v1",
     "query_rewrite": "query_rewrite/v1",
@@ -179,6 +185,15 @@ Reply with one JSON object and no other text. Its shape, with the capitalised wo
 {"steps": [{"sentence": SENTENCE_NUMBER, "inference": SHORT_INFERENCE}, ...], "answer": \
 SHORT_ANSWER}"""
 
+_WORKED_SYSTEM = """You answer a question from numbered evidence sentences, such as [D2.3] \
+(document 2, sentence 3), by working it out step by step in plain words.
+
+Write every calculation as an equation with its result, such as 20 * 30 = 600, one step to a \
+line. Start only from numbers the sentences give or results you have already worked out.
+
+End with one line: ANSWER: followed by the answer alone, as short as possible (a number, a \
+name, yes or no). If the evidence does not decide the question, write ANSWER: unanswerable"""
+
 _SUPPORT_RULE_ONE = (
     "Connect the conclusion to the givens by at least one line of reasoning. Never make up support."
 )
@@ -261,6 +276,22 @@ def chain_messages(
     return _with_evidence(
         _CHAIN_SYSTEM, evidence.render(order), _ask(question, think_first), layout
     )
+
+
+def worked_messages(
+    evidence: Evidence,
+    question: str,
+    *,
+    order: Sequence[int] | None = None,
+    layout: str = "classic",
+) -> list[ChatMessage]:
+    """The worked-shape interrogation: the same evidence and question as
+    :func:`chain_messages`, answered in plain text with each calculation written as an
+    equation and a final ``ANSWER:`` line (``order`` and ``layout`` as there)."""
+    _check_text("question", question)
+    _check_evidence(evidence)
+    ask = f"Question: {' '.join(question.split())}\n\nWork it out, then end with the ANSWER line."
+    return _with_evidence(_WORKED_SYSTEM, evidence.render(order), ask, layout)
 
 
 def _ask(question: str, think_first: bool) -> str:

@@ -25,9 +25,11 @@ from collections.abc import Sequence
 from graph_server.validation import NODE_TYPES
 from orchestrator.llm import JsonObject
 
-SHAPES: tuple[str, ...] = ("graph", "chain")
-"""Interrogation shapes: the full argument graph, or the chain a small model can fill (the
-answer, the ordered sentence ids leading to it, at most one short inference per step)."""
+SHAPES: tuple[str, ...] = ("graph", "chain", "worked")
+"""Interrogation shapes: the full argument graph; the chain a small model can fill (the
+answer, the ordered sentence ids leading to it, at most one short inference per step); or
+the worked shape, plain-text working whose graph the system draws
+(:mod:`orchestrator.checks.derivation`)."""
 MAX_INFERENCE_CHARS = 160
 VERDICTS: tuple[str, ...] = ("supported", "refuted", "not_determinable")
 NODE_ID_PATTERN = "^n[1-9][0-9]?$"

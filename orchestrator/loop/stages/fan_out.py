@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from corpus.evidence import Evidence, shuffled_order
+from orchestrator.checks import parse_worked
 from orchestrator.llm import ChatMessage, JsonObject
 from orchestrator.loop.calls import CallSpec
 from orchestrator.loop.stages.context import MAX_PARALLEL_CALLS, LoopContext
@@ -87,6 +88,12 @@ def interrogation(ctx: LoopContext, index: int, shown: Evidence | None = None) -
         temperature = 0.0
     elif config.diversity == "shuffle" and index > 1:
         order, temperature = shuffled_order(len(ctx.inputs.task.documents), index), 0.0
+    if config.interrogation_shape == "worked":
+        # Plain text: there is no JSON shape to hold the reply to.
+        messages = prompts.worked_messages(
+            evidence, ctx.inputs.task.question, order=order, layout=config.prompt_layout
+        )
+        return Interrogation(index, messages, None, temperature)
     if config.interrogation_shape == "chain":
         messages = prompts.chain_messages(
             evidence,
@@ -176,6 +183,10 @@ def _parse_or_repair(
         parsed = _parse(ctx, bad_text)
     if parsed.outcome == "strict":
         return parsed, notes, wait
+    if ctx.inputs.config.interrogation_shape == "worked":
+        # A repair turn asks for clean JSON; a worked reply without an answer line has none
+        # to give.
+        return parsed, notes, wait
     if not ctx.caller.budget.try_reserve():
         notes.append("repair skipped: call budget exhausted")
         return parsed, notes, wait
@@ -227,6 +238,8 @@ def _spec(
 
 def _parse(ctx: LoopContext, text: str, repair: Repair | None = None) -> GraphParse:
     """An interrogation reply parsed in the run's shape (a chain is built into a graph)."""
+    if ctx.inputs.config.interrogation_shape == "worked":
+        return parse_worked(text, ctx.inputs.spans)
     if ctx.inputs.config.interrogation_shape == "chain":
         return parse_chain(text, ctx.inputs.spans, repair)
     return parse_graph(text, repair)

@@ -1,0 +1,244 @@
+"""The worked shape: the argument graph of a calculation the model wrote in its own words.
+
+A small model works a word problem out far better in plain text than as a JSON chain of cited
+steps (docs/results/outside-150.md). In the worked shape the model writes its working as it
+likes, with every calculation as an equation ("20 * 30 = 600"), and ends with an ``ANSWER:``
+line; the system, not the model, draws the argument from it:
+
+* each line of the working that holds equations is one **step**, a claim in the model's words;
+* a step rests on what each number it starts from comes from: the question's sentence that
+  states the number (a given, cited by its span id), or the earlier step that worked it out;
+  a number from neither is a claim nothing supports, so the step cannot be derived;
+* the **conclusion** (the answer) rests on the last step that reached its value.
+
+Where a number may come from: the sentence that writes it (thousands separators and currency
+signs aside); a percentage as its fraction too ("55%" gives 0.55); a multiplier written as a
+word ("twice", "half", "a dozen", "three"); and the few constants of units and percentages in
+:data:`CONSTANTS`, which need no source. Every step's equations are checked by
+:mod:`orchestrator.checks.arithmetic` when the argument is judged, like any claim's.
+
+All functions are pure and deterministic.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+
+from orchestrator.checks.arithmetic import equations, normalised_numbers, side_numbers
+from orchestrator.reply import (
+    UNANSWERABLE,
+    GraphParse,
+    ReplyEdge,
+    ReplyGraph,
+    ReplyNode,
+    parse_answer,
+)
+
+MAX_STEPS = 30
+"""Steps kept from one working; a longer one is cut (noted), since its later steps could only
+rest on what the kept ones reached."""
+MAX_STEP_CHARS = 300
+"""A step's claim is its line, cut to this many characters (the line's equations are read
+whole before the cut)."""
+CONSTANTS = frozenset(Decimal(n) for n in ("1", "2", "7", "12", "24", "52", "60", "100", "365"))
+"""Numbers a working may use without a source: one, two, and the days, months, hours,
+weeks, minutes and percent that convert units."""
+_WORD_NUMBERS: Mapping[str, tuple[str, ...]] = {
+    "twice": ("2",),
+    "double": ("2",),
+    "triple": ("3",),
+    "thrice": ("3",),
+    "half": ("0.5", "2"),
+    "quarter": ("0.25", "4"),
+    "third": ("3",),
+    "dozen": ("12",),
+    "three": ("3",),
+    "four": ("4",),
+    "five": ("5",),
+    "six": ("6",),
+    "seven": ("7",),
+    "eight": ("8",),
+    "nine": ("9",),
+    "ten": ("10",),
+}
+_WORD = re.compile(r"[a-z]+")
+_PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*%")
+_DECORATION = re.compile(r"\\[()\[\]]|[*#>`]")
+_PREFIX = "s"
+"""Step node ids are ``s1``, ``s2`` ...; givens ``g<n>``, unsupported numbers ``u<n>``."""
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One line of working: its text, the numbers it starts from, the values it reaches."""
+
+    text: str
+    starts_from: tuple[Decimal, ...]
+    reaches: frozenset[Decimal]
+
+
+def sentence_numbers(sentence: str) -> frozenset[Decimal]:
+    """The numbers a question sentence gives a working: those it writes, a percentage's
+    fraction as well, and its multiplier words.
+
+    Examples
+    --------
+    >>> sorted(sentence_numbers("The price rose 55% in twice the time."))
+    [Decimal('0.55'), Decimal('2'), Decimal('55')]
+    """
+    found = set(normalised_numbers(sentence))
+    found.update(Decimal(value) / 100 for value in _PERCENT.findall(sentence.replace(",", "")))
+    for word in _WORD.findall(sentence.lower()):
+        found.update(Decimal(value) for value in _WORD_NUMBERS.get(word, ()))
+    return frozenset(found)
+
+
+def worked_steps(text: str) -> list[_Step]:
+    """The lines of ``text`` that hold equations, in order, each with the numbers it starts
+    from (those no earlier equation of the same line computed) and the values it reaches."""
+    steps = []
+    for line in text.splitlines():
+        found = equations(line)
+        if not found:
+            continue
+        starts: list[Decimal] = []
+        reached: set[Decimal] = set()
+        for left, right, left_value, right_value in found:
+            for side, value in ((left, left_value), (right, right_value)):
+                leaves, computed = side_numbers(side)
+                starts.extend(n for n in leaves if n not in reached)
+                reached.update(computed)
+                reached.add(value)
+        words = " ".join(_DECORATION.sub(" ", line).split())
+        steps.append(_Step(words, tuple(dict.fromkeys(starts)), frozenset(reached)))
+    return steps
+
+
+def worked_graph(
+    text: str, spans: Mapping[str, str], *, max_steps: int = MAX_STEPS
+) -> tuple[ReplyGraph | None, list[str]]:
+    """The argument graph of a worked reply ``text`` (module docstring), and notes on what
+    it could not use; ``spans`` maps the question's span ids to its sentences.
+
+    The graph is None when the reply has no final answer (an ``ANSWER:`` line, "the answer
+    is ...", or a boxed value); a declined answer ("unknown") concludes
+    :data:`~orchestrator.reply.UNANSWERABLE`. A number no sentence states and no
+    earlier step reached becomes an unsupported claim ("the number 17, from nowhere in the
+    question"), so the step using it, and everything resting on that step, has no derivation.
+    A conclusion whose value no step reached rests on the sentence that states it, if one
+    does, and else on nothing. Cost: O(len(text) + steps x spans).
+    """
+    parsed = parse_answer(text)
+    if parsed.refused:
+        answer = UNANSWERABLE
+    elif parsed.value is not None and parsed.format in ("line", "phrase"):
+        answer = parsed.value
+    else:  # a short reply taken whole is an answer elsewhere, but no working
+        return None, ["the working ends with no answer line"]
+    notes: list[str] = []
+    steps = worked_steps(text)
+    if len(steps) > max_steps:
+        notes.append(f"steps: {len(steps)} calculations, limit {max_steps}; the rest dropped")
+        steps = steps[:max_steps]
+    stated = {span_id: sentence_numbers(sentence) for span_id, sentence in spans.items()}
+    builder = _Builder(spans)
+    for index, step in enumerate(steps, 1):
+        step_id = f"{_PREFIX}{index}"
+        builder.node(step_id, step.text[:MAX_STEP_CHARS], "inference")
+        for number in step.starts_from:
+            if number in CONSTANTS:
+                continue
+            builder.support(_source(number, stated, steps[: index - 1], builder), step_id)
+    builder.node("c", answer, "conclusion")
+    value = _number(answer)
+    reached = [i for i, step in enumerate(steps, 1) if value is not None and value in step.reaches]
+    if reached:
+        builder.support(f"{_PREFIX}{reached[-1]}", "c")
+    elif value is not None and (span_id := _stating(value, stated)) is not None:
+        builder.support(builder.given(span_id), "c")
+    else:
+        notes.append(f"the answer {answer!r} is no value the working reached")
+    graph: ReplyGraph = {
+        "conclusion_node": "c",
+        "conclusion_from": "declared",
+        "answer": answer,
+        "nodes": builder.nodes,
+        "edges": builder.edges,
+        "leniencies": [],
+    }
+    return graph, notes
+
+
+def parse_worked(text: str, spans: Mapping[str, str]) -> GraphParse:
+    """A worked reply read as :func:`worked_graph` reads it: outcome ``strict`` with the
+    graph, or ``dropped`` when the reply names no answer. There is no JSON to repair."""
+    graph, notes = worked_graph(text, spans)
+    return GraphParse("strict" if graph is not None else "dropped", graph, tuple(notes))
+
+
+class _Builder:
+    """The nodes and edges of one worked graph, each given and unsupported number once."""
+
+    def __init__(self, spans: Mapping[str, str]) -> None:
+        self.spans = spans
+        self.nodes: list[ReplyNode] = []
+        self.edges: list[ReplyEdge] = []
+        self._givens: dict[str, str] = {}
+        self._unsupported: dict[Decimal, str] = {}
+
+    def node(self, node_id: str, claim: str, node_type: str, source: str | None = None) -> None:
+        self.nodes.append(
+            {"id": node_id, "claim": claim, "type": node_type, "confidence": 0.8, "source": source}
+        )
+
+    def given(self, span_id: str) -> str:
+        if span_id not in self._givens:
+            self._givens[span_id] = f"g{len(self._givens) + 1}"
+            self.node(self._givens[span_id], self.spans[span_id], "given", span_id)
+        return self._givens[span_id]
+
+    def unsupported(self, number: Decimal) -> str:
+        if number not in self._unsupported:
+            self._unsupported[number] = f"u{len(self._unsupported) + 1}"
+            claim = f"the number {_plain(number)}, stated nowhere in the question"
+            self.node(self._unsupported[number], claim, "inference")
+        return self._unsupported[number]
+
+    def support(self, src: str, dst: str) -> None:
+        edge: ReplyEdge = {"src": src, "dst": dst, "relation": "supports", "confidence": 0.8}
+        if edge not in self.edges:
+            self.edges.append(edge)
+
+
+def _source(
+    number: Decimal, stated: Mapping[str, frozenset[Decimal]], earlier: list[_Step], b: _Builder
+) -> str:
+    """The node a step's starting ``number`` rests on: the sentence stating it, else the
+    latest earlier step that reached it, else an unsupported claim."""
+    span_id = _stating(number, stated)
+    if span_id is not None:
+        return b.given(span_id)
+    for index in range(len(earlier), 0, -1):
+        if number in earlier[index - 1].reaches:
+            return f"{_PREFIX}{index}"
+    return b.unsupported(number)
+
+
+def _stating(number: Decimal, stated: Mapping[str, frozenset[Decimal]]) -> str | None:
+    """The first span (in the question's order) that states ``number``, or None."""
+    return next((span_id for span_id, numbers in stated.items() if number in numbers), None)
+
+
+def _number(answer: str) -> Decimal | None:
+    """The answer's value when it is a number ("$186", "186 pages"), else None."""
+    numbers = normalised_numbers(answer)
+    if not numbers:
+        return None
+    return -numbers[0] if answer.strip().startswith("-") else numbers[0]
+
+
+def _plain(value: Decimal) -> str:
+    return format(value.normalize(), "f")

@@ -1,0 +1,165 @@
+"""The worked shape: plain-text working whose argument graph the system draws
+(orchestrator.checks.derivation), through the whole loop."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from orchestrator.api import RunConfig, run_task
+from orchestrator.checks.derivation import (
+    CONSTANTS,
+    parse_worked,
+    sentence_numbers,
+    worked_graph,
+)
+from orchestrator.llm.testing import ScriptedClient
+from orchestrator.records import TaskError
+from orchestrator.reply import ReplyGraph
+
+SPANS = {
+    "D1.1": "Harper has to write a 248-page assignment.",
+    "D1.2": "She has already written 1/4 of it.",
+    "D1.3": "How many pages does she have left to write?",
+}
+QUESTION = " ".join(SPANS.values())
+WORKING = """She has written 248 / 4 = 62 pages.
+So 248 - 62 = 186 pages are left.
+ANSWER: 186"""
+
+
+def supports(graph: ReplyGraph) -> set[tuple[str, str]]:
+    return {(e["src"], e["dst"]) for e in graph["edges"] if e["relation"] == "supports"}
+
+
+def claims(graph: ReplyGraph) -> dict[str, str]:
+    return {n["id"]: n["claim"] for n in graph["nodes"]}
+
+
+def test_each_calculation_rests_on_the_sentences_and_results_it_starts_from() -> None:
+    graph, notes = worked_graph(WORKING, SPANS)
+    assert graph is not None and notes == []
+    assert claims(graph) == {
+        "s1": "She has written 248 / 4 = 62 pages.",
+        "g1": SPANS["D1.1"],
+        "g2": SPANS["D1.2"],
+        "s2": "So 248 - 62 = 186 pages are left.",
+        "c": "186",
+    }
+    assert supports(graph) == {("g1", "s1"), ("g2", "s1"), ("g1", "s2"), ("s1", "s2"), ("s2", "c")}
+    givens = {n["id"]: n["source"] for n in graph["nodes"] if n["type"] == "given"}
+    assert givens == {"g1": "D1.1", "g2": "D1.2"}
+
+
+def test_a_number_from_nowhere_is_a_claim_nothing_supports() -> None:
+    graph, _ = worked_graph("So 248 - 17 = 231 pages.\nANSWER: 231", SPANS)
+    assert graph is not None
+    assert claims(graph)["u1"] == "the number 17, stated nowhere in the question"
+    assert ("u1", "s1") in supports(graph)
+    assert not any(dst == "u1" for _, dst in supports(graph))
+
+
+def test_latex_percentages_and_multiplier_words_are_read_as_the_question_gives_them() -> None:
+    spans = {"D1.1": "A $380,000 house costs 4% more in fees.", "D1.2": "Twice that is what?"}
+    working = r"\( 380{,}000 \times 0.04 = 15{,}200 \)" + "\n15200 * 2 = 30400\nANSWER: $30,400"
+    graph, notes = worked_graph(working, spans)
+    assert graph is not None and notes == []
+    assert not any(node_id.startswith("u") for node_id in claims(graph))
+    assert ("s2", "c") in supports(graph)
+    assert sorted(sentence_numbers(spans["D1.1"])) == [Decimal("0.04"), Decimal(4), Decimal(380000)]
+
+
+def test_an_answer_the_working_never_reached_rests_on_nothing() -> None:
+    graph, notes = worked_graph("So 248 - 62 = 186.\nANSWER: 190", SPANS)
+    assert graph is not None
+    assert not any(dst == "c" for _, dst in supports(graph))
+    assert notes == ["the answer '190' is no value the working reached"]
+
+
+def test_a_reply_without_an_answer_line_is_dropped() -> None:
+    parsed = parse_worked("248 - 62 = 186 and then I ran out of", SPANS)
+    assert parsed.outcome == "dropped" and parsed.graph is None
+    assert parsed.errors == ("the working ends with no answer line",)
+
+
+def run_worked(reply: str) -> tuple[dict[str, object], ScriptedClient]:
+    client = ScriptedClient(lambda model, messages, kwargs: reply)
+    config = RunConfig(n=1, k=1, budget_calls=2, temperature=0.0, interrogation_shape="worked")
+    report = run_task(
+        {"question": QUESTION, "documents": [QUESTION]}, client=client, model="m", config=config
+    )
+    return dict(report), client
+
+
+def test_the_loop_answers_from_working_whose_calculations_hold() -> None:
+    report, client = run_worked(WORKING)
+    assert report["answer"] == "186"
+    first = client.calls[0]
+    assert first["kwargs"]["response_format"] is None
+    assert "ANSWER:" in first["messages"][0]["content"]
+    graph_claims = {node["claim"] for node in report["graph"]["nodes"]}  # type: ignore[index]
+    assert "So 248 - 62 = 186 pages are left." in graph_claims
+
+
+def test_the_loop_refuses_working_with_a_false_calculation() -> None:
+    report, _ = run_worked(
+        WORKING.replace("248 - 62 = 186", "248 - 62 = 196").replace("ANSWER: 186", "ANSWER: 196")
+    )
+    assert report["answer"] is None
+    assert report["refusal_reason"] == "no_grounded_conclusion"
+
+
+def test_the_loop_refuses_working_that_starts_from_a_number_the_question_lacks() -> None:
+    report, _ = run_worked("So 248 - 17 = 231 pages.\nANSWER: 231")
+    assert report["answer"] is None
+
+
+def test_a_worked_reply_without_an_answer_is_not_sent_to_repair() -> None:
+    report, client = run_worked("248 - 62 = 186 and then")
+    assert report["answer"] is None
+    assert [call["kwargs"]["role"] for call in client.calls] == ["interrogation"]
+
+
+def test_thinking_first_does_not_go_with_the_worked_shape() -> None:
+    with pytest.raises(TaskError, match="think_first"):
+        RunConfig(interrogation_shape="worked", think_first=True)
+
+
+OPERATIONS = st.sampled_from(["+", "-", "*"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    givens=st.lists(st.integers(min_value=3, max_value=999), min_size=2, max_size=5, unique=True),
+    plan=st.lists(
+        st.tuples(OPERATIONS, st.integers(0, 20), st.integers(0, 20)), min_size=1, max_size=6
+    ),
+)
+def test_working_built_from_the_question_and_earlier_results_is_derived_throughout(
+    givens: list[int], plan: list[tuple[str, int, int]]
+) -> None:
+    """An independent construction: each line combines two numbers already known (the
+    question's or an earlier line's result), evaluated here with Fractions. The graph must hold
+    no unsupported number, give every line whose operands are not all constants a support,
+    and rest the answer on the last line."""
+    spans = {f"D1.{i}": f"Crate {chr(64 + i)} holds {n} jars." for i, n in enumerate(givens, 1)}
+    known: list[Fraction] = [Fraction(n) for n in givens]
+    lines = []
+    expect_support = []
+    for operation, a, b in plan:
+        left, right = known[a % len(known)], known[b % len(known)]
+        value = {"+": left + right, "-": left - right, "*": left * right}[operation]
+        lines.append(f"Then {left} {operation} {right} = {value}.")
+        expect_support.append(bool({left, right} - {Fraction(int(c)) for c in CONSTANTS}))
+        known.append(value)
+    lines.append(f"ANSWER: {known[-1]}")
+    graph, notes = worked_graph("\n".join(lines), spans)
+    assert graph is not None and notes == []
+    assert not any(node_id.startswith("u") for node_id in claims(graph))
+    supported = {dst for _, dst in supports(graph)}
+    assert [f"s{i}" in supported for i in range(1, len(plan) + 1)] == expect_support
+    assert {src for src, dst in supports(graph) if dst == "c"} == {f"s{len(plan)}"}

@@ -163,3 +163,43 @@ def test_working_built_from_the_question_and_earlier_results_is_derived_througho
     supported = {dst for _, dst in supports(graph)}
     assert [f"s{i}" in supported for i in range(1, len(plan) + 1)] == expect_support
     assert {src for src, dst in supports(graph) if dst == "c"} == {f"s{len(plan)}"}
+
+
+def test_when_the_greedy_working_fails_sampled_workings_are_asked_and_can_answer() -> None:
+    def reply(model: str, messages: object, kwargs: dict[str, object]) -> str:
+        greedy = kwargs["temperature"] == 0.0
+        return "So 248 - 17 = 231 pages.\nANSWER: 231" if greedy else WORKING
+
+    client = ScriptedClient(reply)  # type: ignore[arg-type]
+    config = RunConfig(
+        n=3,
+        k=1,
+        budget_calls=3,
+        temperature=0.8,
+        greedy_first=True,
+        adaptive=True,
+        interrogation_shape="worked",
+    )
+    task = {"question": QUESTION, "documents": [QUESTION]}
+    report = run_task(task, client=client, model="m", config=config)
+    assert report["answer"] == "186"
+    assert [call["kwargs"]["temperature"] for call in client.calls] == [0.0, 0.8, 0.8]
+
+
+def test_a_greedy_working_that_holds_needs_no_further_calls() -> None:
+    # With 3 calls a verification round (3 votes) no longer fits once run 1 has answered.
+    client = ScriptedClient(lambda model, messages, kwargs: WORKING)
+    config = RunConfig(
+        n=3,
+        k=1,
+        budget_calls=3,
+        temperature=0.8,
+        greedy_first=True,
+        adaptive=True,
+        interrogation_shape="worked",
+    )
+    report = run_task(
+        {"question": QUESTION, "documents": [QUESTION]}, client=client, model="m", config=config
+    )
+    assert report["answer"] == "186"
+    assert len(client.calls) == 1

@@ -17,7 +17,8 @@ from orchestrator.checks.derivation import (
     sentence_numbers,
     worked_graph,
 )
-from orchestrator.llm.testing import ScriptedClient
+from orchestrator.llm import ChatMessage
+from orchestrator.llm.testing import Script, ScriptedClient, ScriptedKwargs
 from orchestrator.records import TaskError
 from orchestrator.reply import ReplyGraph
 
@@ -86,13 +87,27 @@ def test_a_reply_without_an_answer_line_is_dropped() -> None:
     assert parsed.errors == ("the working ends with no answer line",)
 
 
-def run_worked(reply: str) -> tuple[dict[str, object], ScriptedClient]:
-    client = ScriptedClient(lambda model, messages, kwargs: reply)
-    config = RunConfig(n=1, k=1, budget_calls=2, temperature=0.0, interrogation_shape="worked")
-    report = run_task(
-        {"question": QUESTION, "documents": [QUESTION]}, client=client, model="m", config=config
-    )
-    return dict(report), client
+ONE_RUN = RunConfig(n=1, k=1, budget_calls=2, temperature=0.0, interrogation_shape="worked")
+ADAPTIVE = RunConfig(
+    n=3,
+    k=1,
+    budget_calls=3,
+    temperature=0.8,
+    greedy_first=True,
+    adaptive=True,
+    interrogation_shape="worked",
+)
+"""Run 1 greedy; runs 2 and 3 sampled, only when run 1 gives no grounded answer."""
+
+
+def run_worked(
+    reply: str | Script, config: RunConfig = ONE_RUN
+) -> tuple[dict[str, object], ScriptedClient]:
+    """The loop on the Harper task, the model replying ``reply`` (a text, or a script)."""
+    script = reply if callable(reply) else (lambda model, messages, kwargs: reply)
+    client = ScriptedClient(script)
+    task = {"question": QUESTION, "documents": [QUESTION]}
+    return dict(run_task(task, client=client, model="m", config=config)), client
 
 
 def test_the_loop_answers_from_working_whose_calculations_hold() -> None:
@@ -166,40 +181,17 @@ def test_working_built_from_the_question_and_earlier_results_is_derived_througho
 
 
 def test_when_the_greedy_working_fails_sampled_workings_are_asked_and_can_answer() -> None:
-    def reply(model: str, messages: object, kwargs: dict[str, object]) -> str:
+    def reply(model: str, messages: list[ChatMessage], kwargs: ScriptedKwargs) -> str:
         greedy = kwargs["temperature"] == 0.0
         return "So 248 - 17 = 231 pages.\nANSWER: 231" if greedy else WORKING
 
-    client = ScriptedClient(reply)  # type: ignore[arg-type]
-    config = RunConfig(
-        n=3,
-        k=1,
-        budget_calls=3,
-        temperature=0.8,
-        greedy_first=True,
-        adaptive=True,
-        interrogation_shape="worked",
-    )
-    task = {"question": QUESTION, "documents": [QUESTION]}
-    report = run_task(task, client=client, model="m", config=config)
+    report, client = run_worked(reply, ADAPTIVE)
     assert report["answer"] == "186"
     assert [call["kwargs"]["temperature"] for call in client.calls] == [0.0, 0.8, 0.8]
 
 
 def test_a_greedy_working_that_holds_needs_no_further_calls() -> None:
     # With 3 calls a verification round (3 votes) no longer fits once run 1 has answered.
-    client = ScriptedClient(lambda model, messages, kwargs: WORKING)
-    config = RunConfig(
-        n=3,
-        k=1,
-        budget_calls=3,
-        temperature=0.8,
-        greedy_first=True,
-        adaptive=True,
-        interrogation_shape="worked",
-    )
-    report = run_task(
-        {"question": QUESTION, "documents": [QUESTION]}, client=client, model="m", config=config
-    )
+    report, client = run_worked(WORKING, ADAPTIVE)
     assert report["answer"] == "186"
     assert len(client.calls) == 1

@@ -5,7 +5,8 @@
   (:mod:`._server`; the replies themselves in :mod:`._replies`).
 * :func:`completion_body` - a well-formed chat-completions response body.
 * :class:`ScriptedClient` - an in-process stand-in for :class:`orchestrator.llm.client.ChatClient`
-  (same ``chat`` signature, a real :class:`CostLedger`), no sockets at all (:mod:`._scripted`).
+  (same ``chat`` signature, a real :class:`CostLedger`), no sockets at all (:mod:`._scripted`);
+  a :data:`Script` answers each call from its model, messages and :class:`ScriptedKwargs`.
 
 Example::
 
@@ -15,14 +16,21 @@ Example::
 """
 
 from orchestrator.llm.testing._replies import FakeReply, FakeRequest, completion_body
-from orchestrator.llm.testing._scripted import ScriptedClient, ScriptExhaustedError
+from orchestrator.llm.testing._scripted import (
+    Script,
+    ScriptedClient,
+    ScriptedKwargs,
+    ScriptExhaustedError,
+)
 from orchestrator.llm.testing._server import FakeOpenAIServer
 
 __all__ = [
     "FakeOpenAIServer",
     "FakeReply",
     "FakeRequest",
+    "Script",
     "ScriptExhaustedError",
     "ScriptedClient",
+    "ScriptedKwargs",
     "completion_body",
 ]

@@ -3,6 +3,7 @@
 Command line (``python -m evals.goal`` is the same)::
 
     logic-graph eval goal RUN_DIR[@N] [RUN_DIR[@N] ...] [--json] [--skip N]
+        [--baseline FOLDER[,FOLDER...][:ARM] ...]
 
 Each ``RUN_DIR`` is an `evals.run` or `evals.replay` folder (its ``raw/arm<N>.jsonl``); items
 of all folders are pooled (ids are unique across sets). ``@N`` leaves out that folder's first
@@ -22,6 +23,8 @@ otherwise; cells that lack the items to measure say so. The goals:
 Beside the goals, the table answers the project's own question at the same calls: does arm 6
 give more right answers per wrong one than arm 1 and than arm 7, and how many fewer wrong
 answers per item (:data:`COMPARISONS`, each a paired difference with its interval).
+``--baseline`` adds the same comparisons against an arm of another folder, paired by item
+(:func:`baseline_comparison`).
 
 Pure functions over result rows; :func:`pooled_table` reads the folders, and
 `evals.reporting.goal_table` renders a table as Markdown.
@@ -159,13 +162,23 @@ def selective_gap(items: Sequence[Mapping[int, Row]]) -> float | None:
     return None if a is None or b is None else a - b
 
 
-def right_gap(items: Sequence[Mapping[int, Row]]) -> float | None:
-    """Right answers per item, arm 6 minus arm 1 (x items = the difference in right answers)."""
-    if not items:
-        return None
-    return sum(
-        (row_outcome(i[6]) == CORRECT) - (row_outcome(i[1]) == CORRECT) for i in items
-    ) / len(items)
+def outcome_gap(outcome: str, other: int) -> Statistic:
+    """The statistic: answers with ``outcome`` (``correct``, ``wrong``) per item, arm 6 minus
+    arm ``other`` (x items = the difference in such answers); None without items or when
+    ``other`` was not run."""
+
+    def gap(items: Sequence[Mapping[int, Row]]) -> float | None:
+        if not items or not _all_have(items, other):
+            return None
+        return sum(
+            (row_outcome(i[6]) == outcome) - (row_outcome(i[other]) == outcome) for i in items
+        ) / len(items)
+
+    return gap
+
+
+right_gap = outcome_gap(CORRECT, 1)
+"""Right answers per item, arm 6 minus arm 1."""
 
 
 def abstention(items: Sequence[Mapping[int, Row]]) -> float | None:
@@ -212,15 +225,7 @@ def ratio_gap(other: int) -> Statistic:
 def wrong_gap(other: int) -> Statistic:
     """The statistic: wrong answers per item, arm 6 minus arm ``other`` (negative: arm 6 is
     wrong less often); None when ``other`` was not run."""
-
-    def gap(items: Sequence[Mapping[int, Row]]) -> float | None:
-        if not _all_have(items, other):
-            return None
-        return sum(
-            (row_outcome(i[6]) == WRONG) - (row_outcome(i[other]) == WRONG) for i in items
-        ) / len(items)
-
-    return gap
+    return outcome_gap(WRONG, other)
 
 
 COMPARISONS: dict[str, tuple[str, Statistic, bool]] = {
@@ -296,6 +301,52 @@ def goal_table(
     return table
 
 
+BASELINE = 0
+"""The arm number a baseline's rows take inside a comparison (no recorded arm is 0)."""
+
+
+def baseline_comparison(
+    items: Items, baseline: Mapping[str, Row], *, resamples: int = BOOTSTRAP_RESAMPLES
+) -> dict[str, Any]:
+    """Arm 6 of ``items`` against another recording's rows (``baseline``: item id -> row, for
+    example one greedy reasoned answer per item, or arm 6 replayed with fewer calls), paired
+    on the items both hold: each side's counts, and the paired differences in right answers
+    per wrong one, right answers per item and wrong answers per item, with their intervals."""
+    paired = [
+        {6: rows[6], BASELINE: baseline[item_id]}
+        for item_id, rows in sorted(items.items())
+        if item_id in baseline and 6 in rows
+    ]
+    return {
+        "items": len(paired),
+        "arm6": arm_counts(paired, 6),
+        "baseline": arm_counts(paired, BASELINE),
+        "ratio": interval(paired, ratio_gap(BASELINE), resamples=resamples),
+        "right": interval(paired, outcome_gap(CORRECT, BASELINE), resamples=resamples),
+        "wrong": interval(paired, outcome_gap(WRONG, BASELINE), resamples=resamples),
+    }
+
+
+def baseline_spec(spec: str) -> tuple[list[Path], int]:
+    """``FOLDER[,FOLDER...][:ARM]`` -> (the folders, ARM), arm 7 when none is named."""
+    folders, colon, arm = spec.rpartition(":")
+    if not (colon and arm.isdigit()):
+        folders, arm = spec, "7"
+    return [Path(folder) for folder in folders.split(",") if folder], int(arm)
+
+
+def baseline_rows(spec: str) -> tuple[str, dict[str, Row]]:
+    """``FOLDER[,FOLDER...][:ARM]`` -> (a label, item id -> that arm's row, the folders'
+    items pooled)."""
+    folders, arm = baseline_spec(spec)
+    rows = {
+        item_id: arms[arm]
+        for folder in folders
+        for item_id, arms in _read_folder(folder, (arm,), 0).items()
+    }
+    return f"{'+'.join(folder.name for folder in folders)} arm {arm}", rows
+
+
 def folder_and_skip(spec: str, default: int) -> tuple[Path, int]:
     """``FOLDER@N`` -> (FOLDER, N); a plain folder keeps ``default`` (``--skip``)."""
     folder, at, count = spec.rpartition("@")
@@ -304,17 +355,26 @@ def folder_and_skip(spec: str, default: int) -> tuple[Path, int]:
     return Path(spec), default
 
 
-def pooled_table(folders: Sequence[tuple[Path, int]]) -> dict[str, Any]:
+def pooled_table(
+    folders: Sequence[tuple[Path, int]], baselines: Sequence[str] = ()
+) -> dict[str, Any]:
     """The goal table of several folders' items pooled, each folder without its first N
     items (``(folder, N)``), with one part per folder labelled by `folder_labels` (and
-    ``@N``). Each folder is read once."""
+    ``@N``), and one :func:`baseline_comparison` per ``FOLDER[:ARM]`` of ``baselines``. Each
+    folder is read once."""
     read = [_read_folder(d, COMPARED_ARMS, n) for d, n in folders]
     labels = folder_labels([d for d, _ in folders])
     parts = {
         f"{label}@{n}" if n else label: _paired([rows], COMPARED_ARMS)
         for label, (_, n), rows in zip(labels, folders, read, strict=True)
     }
-    return goal_table(_paired(read, COMPARED_ARMS), parts=parts)
+    items = _paired(read, COMPARED_ARMS)
+    table = goal_table(items, parts=parts)
+    if baselines:
+        table["baselines"] = {
+            label: baseline_comparison(items, rows) for label, rows in map(baseline_rows, baselines)
+        }
+    return table
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
@@ -326,6 +386,14 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print the table as JSON")
     parser.add_argument(
+        "--baseline",
+        action="append",
+        default=[],
+        metavar="FOLDER[,FOLDER...][:ARM]",
+        help="also compare arm 6 with those folders' arm (default 7) on the items both hold, "
+        "e.g. one greedy reasoned answer recorded apart, or arm 6 replayed with fewer calls",
+    )
+    parser.add_argument(
         "--skip", type=int, default=0, help="leave out each folder's first N items (held out)"
     )
 
@@ -333,11 +401,12 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
 def cli(args: argparse.Namespace, prog: str) -> int:
     """``eval goal``: the goal table of the folders' items pooled."""
     folders = [folder_and_skip(spec, max(args.skip, 0)) for spec in args.runs]
-    missing = [str(d) for d, _ in folders if not (d / "raw").is_dir()]
+    named = [d for d, _ in folders] + [d for b in args.baseline for d in baseline_spec(b)[0]]
+    missing = [str(d) for d in named if not (d / "raw").is_dir()]
     if missing:
         print(f"error: no raw/ results in {', '.join(missing)}", file=sys.stderr)
         return 2
-    table = pooled_table(folders)
+    table = pooled_table(folders, args.baseline)
     print(json.dumps(table, indent=2, sort_keys=True) if args.json else render_goal_table(table))
     return 0
 

@@ -10,12 +10,14 @@ import pytest
 
 from evals.goal import (
     abstention,
+    baseline_spec,
     coverage,
     folder_labels,
     goal_table,
     interval,
     main,
     pool,
+    pooled_table,
     ratio_gap,
     right_gap,
     selective_gap,
@@ -226,3 +228,30 @@ def test_the_command_reads_same_named_folders_under_labels_that_differ(
     assert "| banks/multihop | 1 | 1 / 0 / 0 |" in out
     assert "| replays/multihop | 1 | 1 / 0 / 0 |" in out
     assert "2 items (2 answerable)" in out
+
+
+def test_a_baseline_from_another_folder_is_compared_with_arm_6_on_the_items_both_hold(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run, greedy = tmp_path / "run", tmp_path / "greedy"
+    outcomes = {"a": ("correct", "wrong"), "b": ("correct", "correct"), "c": ("wrong", "wrong")}
+    for arm in (1, 6, 7):
+        lines = [json.dumps(row(i, arm, six)) for i, (six, _) in outcomes.items()]
+        (run / "raw").mkdir(parents=True, exist_ok=True)
+        (run / "raw" / f"arm{arm}.jsonl").write_text("\n".join(lines) + "\n")
+    # The baseline holds items a and b only (arm 7, one reasoned answer each), and an item
+    # the run lacks.
+    kept = [json.dumps(row(i, 7, other)) for i, (_, other) in outcomes.items() if i != "c"]
+    (greedy / "raw").mkdir(parents=True)
+    (greedy / "raw" / "arm7.jsonl").write_text("\n".join([*kept, json.dumps(row("z", 7, "wrong"))]))
+    table = pooled_table([(run, 0)], [str(greedy)])
+    compared = table["baselines"]["greedy arm 7"]
+    assert compared["items"] == 2
+    assert compared["arm6"] == {"right": 2, "wrong": 0, "other": 0}
+    assert compared["baseline"] == {"right": 1, "wrong": 1, "other": 0}
+    assert compared["right"]["value"] == 0.5 and compared["wrong"]["value"] == -0.5
+    assert compared["ratio"]["value"] is None  # arm 6 has no wrong answer: unbounded
+    assert baseline_spec(f"{run},{greedy}:6") == ([run, greedy], 6)
+    assert main([str(run), "--baseline", str(greedy)]) == 0
+    assert "| greedy arm 7 | 2 | 2 / 0 | 1 / 1 | - | 50 [" in capsys.readouterr().out
+    assert main([str(run), "--baseline", str(tmp_path / "nowhere")]) == 2

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from evals.reporting.cells import points, signed
 
 
 def render_goal_table(table: Mapping[str, Any]) -> str:
-    """The table as Markdown: arm counts, one line per goal, then the paired comparisons."""
+    """The table as Markdown: arm counts, one line per goal, the paired comparisons, then
+    one row per baseline compared."""
 
     lines = _render_parts(table.get("parts", {}))
     lines += [
@@ -33,7 +34,39 @@ def render_goal_table(table: Mapping[str, Any]) -> str:
         low, high = compared["low"], compared["high"]
         span = f"{show(low)} .. {show(high)}" if low is not None else "-"
         lines.append(f"| {compared['asks']} | {show(compared['value'])} | {span} |")
-    return "\n".join(lines)
+    return "\n".join(lines + _render_baselines(table.get("baselines", {})))
+
+
+def _render_baselines(baselines: Mapping[str, Any]) -> list[str]:
+    """One row per ``--baseline``: the paired items, both sides' counts and the three paired
+    differences with their intervals; nothing without baselines."""
+    if not baselines:
+        return []
+    lines = [
+        "",
+        "| arm 6 against | items | arm 6 right / wrong | baseline right / wrong "
+        "| right per wrong, difference | right answers per item (%) | wrong answers per item (%) |",
+        "|---|---:|---|---|---|---|---|",
+    ]
+    for label, compared in baselines.items():
+        own, other = compared["arm6"], compared["baseline"]
+        cells = [
+            _with_interval(compared["ratio"], signed),
+            _with_interval(compared["right"], points),
+            _with_interval(compared["wrong"], points),
+        ]
+        lines.append(
+            f"| {label} | {compared['items']} | {own['right']} / {own['wrong']} "
+            f"| {other['right']} / {other['wrong']} | " + " | ".join(cells) + " |"
+        )
+    return lines
+
+
+def _with_interval(estimate: Mapping[str, Any], show: Callable[[float | None], str]) -> str:
+    """``value [low, high]``, or ``-`` where the estimate is undefined."""
+    if estimate["value"] is None:
+        return "-"
+    return f"{show(estimate['value'])} [{show(estimate['low'])}, {show(estimate['high'])}]"
 
 
 def _render_parts(parts: Mapping[str, Any]) -> list[str]:

@@ -3,14 +3,17 @@
 
 from __future__ import annotations
 
+import doctest
 from decimal import Decimal
 from fractions import Fraction
 
 import pytest
+from docstrings import doctests, failures
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from orchestrator.api import RunConfig, run_task
+from orchestrator.checks import derivation
 from orchestrator.checks.derivation import (
     CONSTANTS,
     parse_worked,
@@ -195,3 +198,9 @@ def test_a_greedy_working_that_holds_needs_no_further_calls() -> None:
     report, client = run_worked(WORKING, ADAPTIVE)
     assert report["answer"] == "186"
     assert len(client.calls) == 1
+
+
+@pytest.mark.parametrize("test", doctests([derivation]), ids=lambda test: test.name)
+def test_the_modules_examples_give_what_they_show(test: doctest.DocTest) -> None:
+    if report := failures(test):
+        pytest.fail(report, pytrace=False)

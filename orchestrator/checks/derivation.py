@@ -96,7 +96,7 @@ def sentence_numbers(sentence: str) -> frozenset[Decimal]:
     return frozenset(found)
 
 
-def worked_steps(text: str) -> list[_Step]:
+def _worked_steps(text: str) -> list[_Step]:
     """The lines of ``text`` that hold equations, in order, each with the numbers it starts
     from (those no earlier equation of the same line computed) and the values it reaches."""
     steps = []
@@ -126,7 +126,7 @@ def worked_graph(
     The graph is None when the reply has no final answer (an ``ANSWER:`` line, "the answer
     is ...", or a boxed value); a declined answer ("unknown") concludes
     :data:`~orchestrator.reply.UNANSWERABLE`. A number no sentence states and no
-    earlier step reached becomes an unsupported claim ("the number 17, from nowhere in the
+    earlier step reached becomes an unsupported claim ("the number 17, stated nowhere in the
     question"), so the step using it, and everything resting on that step, has no derivation.
     A conclusion whose value no step reached rests on the sentence that states it, if one
     does, and else on nothing. Cost: O(len(text) + steps x spans).
@@ -139,7 +139,7 @@ def worked_graph(
     else:  # a short reply taken whole is an answer elsewhere, but no working
         return None, ["the working ends with no answer line"]
     notes: list[str] = []
-    steps = worked_steps(text)
+    steps = _worked_steps(text)
     if len(steps) > max_steps:
         notes.append(f"steps: {len(steps)} calculations, limit {max_steps}; the rest dropped")
         steps = steps[:max_steps]
@@ -159,6 +159,8 @@ def worked_graph(
         builder.support(f"{_PREFIX}{reached[-1]}", "c")
     elif value is not None and (span_id := _stating(value, stated)) is not None:
         builder.support(builder.given(span_id), "c")
+    elif value is None:
+        notes.append(f"the answer {answer!r} is no number, and a working reads calculations only")
     else:
         notes.append(f"the answer {answer!r} is no value the working reached")
     graph: ReplyGraph = {

@@ -106,22 +106,14 @@ def false_equation(text: str) -> str | None:
 def side_numbers(side: str) -> tuple[list[Decimal], list[Decimal]]:
     """(the numbers ``side`` starts from, the values it computes on the way) for one side of
     an equation as :func:`equations` returns it: "25 + (0.76 * 25)" starts from 25, 0.76 and
-    25 and computes 19 and 44. Both empty when the side is no arithmetic. O(len(side))."""
-    try:
-        tree = ast.parse(side, mode="eval").body
-        _evaluate(tree)
-    except (SyntaxError, RecursionError, MemoryError, InvalidOperation, DivisionByZero, ValueError):
-        return [], []
+    25 and computes 19 and 44. A signed number ("-996") is one number. Both empty when the
+    side is no arithmetic. O(len(side))."""
     leaves: list[Decimal] = []
     computed: list[Decimal] = []
-    pending = [tree]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, ast.BinOp):
-            computed.append(_evaluate(node))
-            pending += [node.right, node.left]
-        else:  # a number, signed or not ("-996" is one number, not 996)
-            leaves.append(_evaluate(node))
+    try:
+        _evaluate(ast.parse(side, mode="eval").body, (leaves, computed))
+    except (SyntaxError, RecursionError, MemoryError, InvalidOperation, DivisionByZero, ValueError):
+        return [], []
     return leaves, computed
 
 
@@ -209,21 +201,33 @@ def _value(side: str) -> Decimal | None:
         return None
 
 
-def _evaluate(node: ast.expr) -> Decimal:
+def _evaluate(node: ast.expr, trace: tuple[list[Decimal], list[Decimal]] | None = None) -> Decimal:
+    """``node``'s value; with ``trace``, each number it starts from (a signed one whole) is
+    appended to ``trace[0]`` and each operation's value to ``trace[1]``."""
     # Only numbers and the four operations: anything else is no arithmetic (ValueError).
-    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
-        if isinstance(node.value, bool):
-            raise ValueError("not a number")
-        return Decimal(str(node.value))
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
-        value = _evaluate(node.operand)
-        return -value if isinstance(node.op, ast.USub) else value
     if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
-        left, right = _evaluate(node.left), _evaluate(node.right)
+        left, right = _evaluate(node.left, trace), _evaluate(node.right, trace)
         if isinstance(node.op, ast.Div) and right == 0:
             raise DivisionByZero("division by zero")
-        return _OPERATORS[type(node.op)](left, right)
-    raise ValueError("not arithmetic")
+        value = _OPERATORS[type(node.op)](left, right)
+        if trace is not None:
+            trace[1].append(value)
+        return value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        if not isinstance(node.operand, ast.Constant):
+            value = _evaluate(node.operand, trace)
+            return -value if isinstance(node.op, ast.USub) else value
+        value = _evaluate(node.operand)
+        value = -value if isinstance(node.op, ast.USub) else value
+    elif isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+        if isinstance(node.value, bool):
+            raise ValueError("not a number")
+        value = Decimal(str(node.value))
+    else:
+        raise ValueError("not arithmetic")
+    if trace is not None:
+        trace[0].append(value)
+    return value
 
 
 def _is_number(side: str) -> bool:

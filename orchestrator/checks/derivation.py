@@ -29,6 +29,8 @@ from decimal import Decimal
 
 from orchestrator.checks.arithmetic import equations, normalised_numbers, side_numbers
 from orchestrator.reply import (
+    CONCLUSION_DECLARED,
+    DEFAULT_CONFIDENCE,
     UNANSWERABLE,
     GraphParse,
     ReplyEdge,
@@ -165,7 +167,7 @@ def worked_graph(
         notes.append(f"the answer {answer!r} is no value the working reached")
     graph: ReplyGraph = {
         "conclusion_node": "c",
-        "conclusion_from": "declared",
+        "conclusion_from": CONCLUSION_DECLARED,
         "answer": answer,
         "nodes": builder.nodes,
         "edges": builder.edges,
@@ -193,7 +195,13 @@ class _Builder:
 
     def node(self, node_id: str, claim: str, node_type: str, source: str | None = None) -> None:
         self.nodes.append(
-            {"id": node_id, "claim": claim, "type": node_type, "confidence": 0.8, "source": source}
+            {
+                "id": node_id,
+                "claim": claim,
+                "type": node_type,
+                "confidence": DEFAULT_CONFIDENCE,
+                "source": source,
+            }
         )
 
     def given(self, span_id: str) -> str:
@@ -210,7 +218,12 @@ class _Builder:
         return self._unsupported[number]
 
     def support(self, src: str, dst: str) -> None:
-        edge: ReplyEdge = {"src": src, "dst": dst, "relation": "supports", "confidence": 0.8}
+        edge: ReplyEdge = {
+            "src": src,
+            "dst": dst,
+            "relation": "supports",
+            "confidence": DEFAULT_CONFIDENCE,
+        }
         if edge not in self.edges:
             self.edges.append(edge)
 

@@ -379,6 +379,7 @@ def _load_task_file(path: str) -> Task:
     return task
 
 
+# Flags set as given: each is the RunConfig field of its name (which checks it).
 _FLAGS_AS_GIVEN = (
     "k",
     "require_k",
@@ -392,8 +393,6 @@ _FLAGS_AS_GIVEN = (
     "max_retrieval_rounds",
     "context_tokens",
 )
-"""The flags a run takes unchanged, each as the :class:`RunConfig` field of its name (which
-checks it); :func:`_settings` gives the others the model's defaults from models.json."""
 
 
 def _settings(args: argparse.Namespace, task: Task, task_file: str | None) -> tuple[str, RunConfig]:

@@ -33,6 +33,7 @@ from orchestrator.reply.answers import (
 )
 from orchestrator.reply.chain_shape import normalise_chain
 from orchestrator.reply.compliance import OUTCOMES, ComplianceTally
+from orchestrator.reply.fields import CONCLUSION_DECLARED, DEFAULT_CONFIDENCE
 from orchestrator.reply.final_answer import ParsedAnswer, normalize_answer, parse_answer
 from orchestrator.reply.graph_record import ReplyEdge, ReplyGraph, ReplyNode
 from orchestrator.reply.parse import (
@@ -52,6 +53,8 @@ from orchestrator.reply.schemas import DEFAULT_MAX_EDGES, DEFAULT_MAX_NODES, SHA
 
 __all__ = [
     "ANSWER_SHORT",
+    "CONCLUSION_DECLARED",
+    "DEFAULT_CONFIDENCE",
     "DEFAULT_MAX_EDGES",
     "DEFAULT_MAX_NODES",
     "GUESSED_CONCLUSIONS",

@@ -201,6 +201,15 @@ def test_an_argument_for_a_name_must_carry_what_the_question_asks_about_it() -> 
     assert context.asks_about("yes", head_office) and context.asks_about("1921", head_office)
 
 
+def test_which_is_longer_is_argued_by_lengths_the_evidence_states_as_long() -> None:
+    rivers = ["The Arl River is 907 kilometres long.", "The Kest River is 571 kilometres long."]
+    context = ChainContext.of("Which river is longer, the Arl River or the Kest River?", rivers)
+    assert context.asks_about("arl river", rivers)
+    # A bridge over each river says nothing of their lengths.
+    crossings = ["The Faldhaven Bridge spans the Arl River.", "The Kest River rises in Tull."]
+    assert not context.asks_about("arl river", crossings)
+
+
 def test_an_argument_that_does_not_count_says_which_rule_it_fails() -> None:
     context = ChainContext.of("In which town was the founder of Embstone Ironworks born?", DOCS)
     assert context.argument_problem("tull", [DOCS[0], DOCS[2]]) is None

@@ -66,7 +66,11 @@ def scripted(plan: list[str], lookups: dict[str, tuple[str, str]], chain: str = 
 
 
 def run(
-    client: ScriptedClient, setting: str = "on_failure", budget: int = 7, question: str = QUESTION
+    client: ScriptedClient,
+    setting: str = "on_failure",
+    budget: int = 7,
+    question: str = QUESTION,
+    documents: list[str] = DOCUMENTS,
 ) -> dict[str, Any]:
     config = RunConfig(
         n=1,
@@ -76,7 +80,7 @@ def run(
         interrogation_shape="chain",
         hops=setting,
     )
-    task = {"question": question, "documents": DOCUMENTS}
+    task = {"question": question, "documents": documents}
     return run_task(task, client=client, model="scripted", config=config)
 
 
@@ -178,6 +182,47 @@ def test_a_comparison_is_decided_by_the_numbers_its_hops_found() -> None:
     ]
     assert hops.hop_answer(simple, pair) == "Zarnmere"
     assert hops.hop_answer(simple, pair[:1]) is None  # one option has no number
+
+
+MILLS = [
+    "Title: Harrow Mill\nHarrow Mill is a textile mill on the Arl. It was founded in 1790.",
+    "Title: Kelby Works\nKelby Works is an engineering works. It was founded in 1815.",
+    "Title: Harrow Forge\nHarrow Forge is a smithy. It was founded in 1750.",
+]
+EARLIER = "Which was founded earlier, Harrow Mill or Kelby Works?"
+EARLIER_LOOKUPS = {
+    "When was Harrow Mill founded?": ("D1.2", "1790"),
+    "When was Kelby Works founded?": ("D2.2", "1815"),
+}
+
+
+def test_a_comparisons_hops_rest_on_one_line_per_option_and_ground_the_winner() -> None:
+    # "1790" and "1815" share no word: as one chain the second year would rest on the first
+    # and the link would fail; as a join each line rests on its own sentence.
+    one_sided = chain_reply([("D2.2", "")], "Kelby Works")
+    report = run(scripted([], EARLIER_LOOKUPS, one_sided), question=EARLIER, documents=MILLS)
+    assert report["answer"] == "Harrow Mill"
+    assert report["hops"]["answer"] == "Harrow Mill"
+    edges = {(edge["src"], edge["dst"]) for edge in report["graph"]["edges"]}
+    assert {("D1.2", "r2:i1"), ("D2.2", "r2:i2")} <= edges
+    assert {("r2:i1", "answer:harrow mill"), ("r2:i2", "answer:harrow mill")} <= edges
+    assert ("r2:i1", "r2:i2") not in edges  # neither year rests on the other
+    claims = {node["id"]: node["claim"] for node in report["graph"]["nodes"]}
+    assert claims["r2:i1"] == "When was Harrow Mill founded? 1790"
+
+
+def test_a_comparison_read_from_a_look_alike_is_still_refused() -> None:
+    lookups = {**EARLIER_LOOKUPS, "When was Harrow Mill founded?": ("D3.2", "1750")}
+    one_sided = chain_reply([("D2.2", "")], "Kelby Works")
+    report = run(scripted([], lookups, one_sided), question=EARLIER, documents=MILLS)
+    assert report["refused"]
+    assert report["hops"]["hops"][0]["status"] == OFF_HOP
+
+
+def test_the_join_is_for_comparisons_only() -> None:
+    pair = [found(1, "When was Marrgard settled?", "1240"), found(2, "Who settled #1?", "Ada")]
+    spans = {"D1.1": "Marrgard was settled in 1240.", "D2.1": "Ada settled Marrgard."}
+    assert hops.assembled_join("Who settled Marrgard?", pair, "Ada", spans) is None
 
 
 def test_a_plan_that_stops_a_hop_short_of_what_the_question_asks_is_rejected() -> None:

@@ -50,6 +50,9 @@ def test_what_a_question_asks_about_its_names_is_its_other_words() -> None:
     assert (
         question.relation_terms("Which one is the newest: the minivan, the sedan?") == frozenset()
     )
+    # A comparative of a measured quality also asks for the quality, as evidence states it.
+    longer = question.relation_terms("Which river is longer, the Arl River or the Kest River?")
+    assert longer == {"longer", "long"}
 
 
 def test_a_comparison_is_two_options_after_a_comparative() -> None:

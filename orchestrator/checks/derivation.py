@@ -29,13 +29,10 @@ from decimal import Decimal
 
 from orchestrator.checks.arithmetic import equations, normalised_numbers, side_numbers
 from orchestrator.reply import (
-    CONCLUSION_DECLARED,
-    DEFAULT_CONFIDENCE,
     UNANSWERABLE,
+    GraphBuilder,
     GraphParse,
-    ReplyEdge,
     ReplyGraph,
-    ReplyNode,
     parse_answer,
 )
 
@@ -165,15 +162,7 @@ def worked_graph(
         notes.append(f"the answer {answer!r} is no number, and a working reads calculations only")
     else:
         notes.append(f"the answer {answer!r} is no value the working reached")
-    graph: ReplyGraph = {
-        "conclusion_node": "c",
-        "conclusion_from": CONCLUSION_DECLARED,
-        "answer": answer,
-        "nodes": builder.nodes,
-        "edges": builder.edges,
-        "leniencies": [],
-    }
-    return graph, notes
+    return builder.graph(answer), notes
 
 
 def parse_worked(text: str, spans: Mapping[str, str]) -> GraphParse:
@@ -183,32 +172,12 @@ def parse_worked(text: str, spans: Mapping[str, str]) -> GraphParse:
     return GraphParse("strict" if graph is not None else "dropped", graph, tuple(notes))
 
 
-class _Builder:
-    """The nodes and edges of one worked graph, each given and unsupported number once."""
+class _Builder(GraphBuilder):
+    """A worked graph's builder: each number stated nowhere becomes one unsupported claim."""
 
     def __init__(self, spans: Mapping[str, str]) -> None:
-        self.spans = spans
-        self.nodes: list[ReplyNode] = []
-        self.edges: list[ReplyEdge] = []
-        self._givens: dict[str, str] = {}
+        super().__init__(spans)
         self._unsupported: dict[Decimal, str] = {}
-
-    def node(self, node_id: str, claim: str, node_type: str, source: str | None = None) -> None:
-        self.nodes.append(
-            {
-                "id": node_id,
-                "claim": claim,
-                "type": node_type,
-                "confidence": DEFAULT_CONFIDENCE,
-                "source": source,
-            }
-        )
-
-    def given(self, span_id: str) -> str:
-        if span_id not in self._givens:
-            self._givens[span_id] = f"g{len(self._givens) + 1}"
-            self.node(self._givens[span_id], self.spans[span_id], "given", span_id)
-        return self._givens[span_id]
 
     def unsupported(self, number: Decimal) -> str:
         if number not in self._unsupported:
@@ -216,16 +185,6 @@ class _Builder:
             claim = f"the number {_plain(number)}, stated nowhere in the question"
             self.node(self._unsupported[number], claim, "inference")
         return self._unsupported[number]
-
-    def support(self, src: str, dst: str) -> None:
-        edge: ReplyEdge = {
-            "src": src,
-            "dst": dst,
-            "relation": "supports",
-            "confidence": DEFAULT_CONFIDENCE,
-        }
-        if edge not in self.edges:
-            self.edges.append(edge)
 
 
 def _source(

@@ -14,10 +14,11 @@ The rules here, all mechanical, decide what counts:
   *bridge*, the value an earlier hop found that this one refers to, or else something the
   lookup names. Sentences are read as :attr:`corpus.evidence.Span.checked_text` reads them,
   so "It (Arlfield Works) was founded by Malin Corver" names Arlfield Works;
-* the system, not the model, assembles the chain (:func:`assembled_chain`): the hops'
-  sentences in order, each followed by the value it gave, and the last value as the answer;
-  for a comparison (:func:`comparison_answer`), the option whose number wins. The chain then
-  meets the same argument rules as any interrogation's (:mod:`orchestrator.checks.chain`).
+* the system, not the model, assembles the argument: for a chain of lookups
+  (:func:`assembled_chain`), the hops' sentences in order, each followed by the value it gave,
+  and the last value as the answer; for a comparison (:func:`comparison_answer`), the option
+  whose number wins, resting on one line of hops per option (:func:`assembled_join`). The
+  argument then meets the same rules as any interrogation's (:mod:`orchestrator.checks.chain`).
 
 All functions are pure and deterministic.
 """
@@ -37,7 +38,7 @@ from orchestrator.checks.question import (
     subject_terms,
     terms,
 )
-from orchestrator.reply import answer_key, asked_category, normalise_text
+from orchestrator.reply import GraphBuilder, ReplyGraph, answer_key, asked_category, normalise_text
 
 REFERENCE = re.compile(r"#\s?(\d+)")
 _WORDS = re.compile(r"[^\W_]+")
@@ -183,16 +184,21 @@ def _folded(text: str) -> str:
     return " ".join(name_runs(text)) + " " + " ".join(_WORDS.findall(text.casefold()))
 
 
-def comparison_answer(question: str, hops: Sequence[Hop]) -> str | None:
-    """The answer of a comparison question from its hops' numbers, or None when the question
-    compares nothing with a direction (:func:`orchestrator.checks.question.smaller_wins`) or the
-    hops do not give each option exactly one number. A hop stands for the option its lookup
-    names, or the option of the lookup it refers to; the answer is the value the winning
-    option's first hop found ("the one that built the Kest Bridge": the company), else the
-    option as the question writes it. O(hops x length)."""
+def comparison_sides(question: str, hops: Sequence[Hop]) -> dict[int, int] | None:
+    """Which option of a comparison question each hop stands for: hop index (0-based) ->
+    option index (0 or 1, in the question's order), or None when the question compares
+    nothing with a direction (:func:`orchestrator.checks.question.smaller_wins`). A hop stands
+    for the option its lookup names, or the option of the lookup it refers to; a hop naming
+    both or neither is left out. O(hops x length).
+
+    >>> question = "Which was founded earlier, Kest Works or Arl Mill?"
+    >>> hops = [Hop(1, "When was Kest Works founded?", "When was Kest Works founded?"),
+    ...     Hop(2, "When was Arl Mill founded?", "When was Arl Mill founded?")]
+    >>> comparison_sides(question, hops)
+    {0: 0, 1: 1}
+    """
     options = compared_options(question)
-    direction = smaller_wins(question)
-    if direction is None or len(options) != 2:
+    if smaller_wins(question) is None or len(options) != 2:
         return None
     sides: dict[int, int] = {}
     for hop in hops:
@@ -200,6 +206,18 @@ def comparison_answer(question: str, hops: Sequence[Hop]) -> str | None:
         via = [sides[r - 1] for r in references(hop.planned) if r - 1 in sides]
         if len(set(named + via)) == 1:
             sides[hop.number - 1] = (named + via)[0]
+    return sides
+
+
+def comparison_answer(question: str, hops: Sequence[Hop]) -> str | None:
+    """The answer of a comparison question from its hops' numbers, or None when the question
+    compares nothing with a direction or the hops do not give each option exactly one number
+    (sides as :func:`comparison_sides` finds them). The answer is the value the winning
+    option's first hop found ("the one that built the Kest Bridge": the company), else the
+    option as the question writes it. O(hops x length)."""
+    sides = comparison_sides(question, hops)
+    if sides is None:
+        return None
     numbers: dict[int, set[Decimal]] = {0: set(), 1: set()}
     for index, option in sides.items():
         value = _number(hops[index].answer or "")
@@ -210,7 +228,7 @@ def comparison_answer(question: str, hops: Sequence[Hop]) -> str | None:
     first, second = (found.pop() for found in (numbers[0], numbers[1]))
     if first == second:
         return None
-    winner = 0 if (first < second) == direction else 1
+    winner = 0 if (first < second) == smaller_wins(question) else 1
     firsts = [i for i, option in sorted(sides.items()) if option == winner]
     entity = hops[firsts[0]].answer if firsts else None
     if entity is not None and _number(entity) is None:
@@ -231,6 +249,51 @@ def assembled_chain(hops: Sequence[Hop], answer: str) -> dict[str, object]:
         "steps": [{"sentence": hop.sentence, "inference": hop.answer} for hop in hops],
         "answer": answer,
     }
+
+
+def assembled_join(
+    question: str, hops: Sequence[Hop], answer: str, spans: Mapping[str, str]
+) -> ReplyGraph | None:
+    """The argument of a comparison's hops, or None when ``question`` is no comparison or a
+    hop stands for neither option (:func:`comparison_sides`; the hops are then one chain,
+    :func:`assembled_chain`).
+
+    A comparison rests on two lines, not one chain: "1861" for one option and "1883" for the
+    other share no word, and neither follows from the other. So each option's hops form a line
+    (a hop resting on its cited sentence and on the hop before it in its line), and the answer
+    rests on the last hop of each line. A hop's claim is its lookup and the value it found
+    ("When was Kest Works founded? 1861"): a number alone would not say what it is the number
+    of. ``spans`` maps span ids to sentences (each found hop cites one). O(hops).
+
+    >>> question = "Which was founded earlier, Kest Works or Arl Mill?"
+    >>> hops = [Hop(1, "When was Kest Works founded?", "When was Kest Works founded?",
+    ...     "D1.1", "1861", FOUND), Hop(2, "When was Arl Mill founded?",
+    ...     "When was Arl Mill founded?", "D2.1", "1883", FOUND)]
+    >>> spans = {"D1.1": "Kest Works was founded in 1861.", "D2.1": "Arl Mill dates from 1883."}
+    >>> graph = assembled_join(question, hops, "Kest Works", spans)
+    >>> [(edge["src"], edge["dst"]) for edge in graph["edges"]]
+    [('g1', 'i1'), ('g2', 'i2'), ('i1', 'c'), ('i2', 'c')]
+    >>> graph["nodes"][1]["claim"]
+    'When was Kest Works founded? 1861'
+    """
+    sides = comparison_sides(question, hops)
+    if sides is None or len(sides) != len(hops) or set(sides.values()) != {0, 1}:
+        return None
+    builder = GraphBuilder(spans)
+    last: dict[int, str] = {}  # option -> the latest hop of its line
+    for index, hop in enumerate(hops):
+        if hop.sentence is None or hop.answer is None:
+            return None
+        step = f"i{hop.number}"
+        builder.node(step, f"{hop.asked} {hop.answer}", "inference")
+        builder.support(builder.given(hop.sentence), step)
+        if sides[index] in last:
+            builder.support(last[sides[index]], step)
+        last[sides[index]] = step
+    builder.node("c", answer, "conclusion")
+    for option in sorted(last):
+        builder.support(last[option], "c")
+    return builder.graph(answer)
 
 
 def hop_answer(question: str, hops: Sequence[Hop]) -> str | None:

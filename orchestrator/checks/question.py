@@ -115,6 +115,23 @@ _SMALLER_WINS = frozenset(
     ]
 )
 """Comparatives answered by the option with the smaller number (an earlier year, fewer km)."""
+_COMPARED_QUALITY = {
+    "longer": "long",
+    "shorter": "short",
+    "taller": "tall",
+    "higher": "high",
+    "lower": "low",
+    "wider": "wide",
+    "deeper": "deep",
+    "heavier": "heavy",
+    "larger": "large",
+    "bigger": "big",
+    "smaller": "small",
+    "older": "old",
+    "younger": "young",
+}
+"""The quality a comparative compares, as evidence states it ("907 kilometres long").
+"Earlier" and "later" compare dates, which no one word states."""
 _LARGER_WINS = frozenset(
     [
         "later",
@@ -338,11 +355,21 @@ def relation_terms(question: str) -> frozenset[str]:
     and numbers (:func:`subject_terms`), the options it lists after a ``:``, the question
     words and the kind of thing asked for. "Which town was settled earlier, Marrgard or
     Zarnmere?" -> ``{"settl", "earlier"}`` (stemmed); "In which town was the inventor of the
-    velldrum born?" -> ``{"inventor", "born"}``. Empty for a question with neither names nor a
-    lower-case description, whose subject already holds all its words. O(len(question))."""
+    velldrum born?" -> ``{"inventor", "born"}``. A comparative that names a measured quality adds
+    the quality: "Which river is longer, ...?" -> ``{"longer", "long"}``. Empty for a question
+    with neither names nor a lower-case description, whose subject already holds all its words.
+    O(len(question)).
+
+    >>> sorted(relation_terms("Which river is longer, the Arl River or the Kest River?"))
+    ['long', 'longer']
+    """
     proper = asked(question)
     listed = terms(proper.rsplit(":", 1)[1]) if ":" in proper else frozenset()
-    return terms(proper) - subject_terms(question) - listed - _QUESTION_WORDS - _asked_for(question)
+    words = terms(proper) - subject_terms(question) - listed - _QUESTION_WORDS
+    words -= _asked_for(question)
+    # Evidence states a quality, not the comparison: "907 kilometres long" for "longer".
+    found = re.findall(r"[a-z]+", proper.casefold())
+    return words | terms(" ".join(_COMPARED_QUALITY.get(word, "") for word in found))
 
 
 def _asked_for(question: str) -> frozenset[str]:

@@ -35,7 +35,7 @@ from orchestrator.reply.chain_shape import normalise_chain
 from orchestrator.reply.compliance import OUTCOMES, ComplianceTally
 from orchestrator.reply.fields import CONCLUSION_DECLARED, DEFAULT_CONFIDENCE
 from orchestrator.reply.final_answer import ParsedAnswer, normalize_answer, parse_answer
-from orchestrator.reply.graph_record import ReplyEdge, ReplyGraph, ReplyNode
+from orchestrator.reply.graph_record import GraphBuilder, ReplyEdge, ReplyGraph, ReplyNode
 from orchestrator.reply.parse import (
     GUESSED_CONCLUSIONS,
     GraphParse,
@@ -65,6 +65,7 @@ __all__ = [
     "UNANSWERABLE",
     "YES",
     "ComplianceTally",
+    "GraphBuilder",
     "GraphParse",
     "ParsedAnswer",
     "Repair",

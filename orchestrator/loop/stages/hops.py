@@ -30,7 +30,8 @@ MAX_TOKENS_LOOKUP = 128
 
 def hop_interrogation(ctx: LoopContext, run_id: str, trigger: str) -> tuple[HopsRecord, RunRecord]:
     """Plan, look up each hop, and return the record of what happened and the run to ingest
-    (its ``graph`` set when every hop was found and the hops give an answer)."""
+    (its ``graph`` set when every hop was found and the hops give an answer: one line per
+    option for a comparison, else one chain)."""
     record: HopsRecord = {
         "run_id": run_id,
         "trigger": trigger,
@@ -55,6 +56,9 @@ def hop_interrogation(ctx: LoopContext, run_id: str, trigger: str) -> tuple[Hops
     if answer is None:
         why = f"hops: no answer ({dict(rules.hop_summary(found))})"
         return record, run_record(run_id, "dropped", [why])
+    join = rules.assembled_join(ctx.inputs.task.question, found, answer, ctx.inputs.spans)
+    if join is not None:
+        return record, run_record(run_id, "strict", [], graph=join)
     graph, errors, problem = normalise_chain(
         rules.assembled_chain(found, answer), ctx.inputs.spans, len(found)
     )

@@ -3,16 +3,19 @@ assembles from them, held to the same argument rules as any interrogation (issue
 
 from __future__ import annotations
 
+import doctest
 import json
 from typing import Any
 
 import pytest
 from canned_runs import chain_reply
+from docstrings import doctests, failures
 
 from orchestrator.api import RunConfig, run_task
 from orchestrator.checks import hops
 from orchestrator.checks.hops import FOUND, NOT_IN_SENTENCE, OFF_HOP, Hop
 from orchestrator.llm.testing import ScriptedClient
+from orchestrator.reply import graph_record
 from orchestrator.reply.parse import parse_lookup, parse_plan
 
 DOCUMENTS = [
@@ -421,3 +424,9 @@ def test_a_hop_read_from_a_look_alike_paragraph_is_asked_once_more_without_it() 
         second["status"] == FOUND and "second try, without the document of D3.2" in second["detail"]
     )
     assert report["hops"]["calls"] == 4  # three lookups and the second try
+
+
+@pytest.mark.parametrize("test", doctests([hops, graph_record]), ids=lambda test: test.name)
+def test_the_hop_rules_examples_give_what_they_show(test: doctest.DocTest) -> None:
+    if report := failures(test):
+        pytest.fail(report, pytrace=False)

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import doctest
+
+import pytest
+from docstrings import doctests, failures
+
 from orchestrator.checks import question
 
 
@@ -153,3 +158,9 @@ def test_a_question_asks_for_yes_or_no_only_when_its_last_sentence_opens_with_an
     )
     assert question.asks_yes_or_no("Which is it: yes or no?") is None
     assert question.asks_yes_or_no("Claim: x. According to the passage, is the claim true?") is None
+
+
+@pytest.mark.parametrize("test", doctests([question]), ids=lambda test: test.name)
+def test_the_question_readers_examples_give_what_they_show(test: doctest.DocTest) -> None:
+    if report := failures(test):
+        pytest.fail(report, pytrace=False)

@@ -273,7 +273,7 @@ def assembled_join(
     >>> graph = assembled_join(question, hops, "Kest Works", spans)
     >>> [(edge["src"], edge["dst"]) for edge in graph["edges"]]
     [('g1', 'i1'), ('g2', 'i2'), ('i1', 'c'), ('i2', 'c')]
-    >>> graph["nodes"][1]["claim"]
+    >>> {node["id"]: node["claim"] for node in graph["nodes"]}["i1"]
     'When was Kest Works founded? 1861'
     """
     sides = comparison_sides(question, hops)

@@ -85,7 +85,8 @@ def test_a_clause_found_only_inside_a_report_of_what_someone_said_does_not_groun
     # run's own conclusion says nothing of Orla.
     report = run({"r1": graph_reply("Pim is a warden.")}, "graph")
     assert report["refused"] and report["refusal_reason"] == "no_grounded_conclusion"
-    assert "answer_not_on_argument" in report["candidates"][0]["flags"]
+    set_aside = report["candidates"][0]["set_aside"]
+    assert [why["reason"] for why in set_aside] == ["answer_not_on_argument"]
 
 
 def test_the_same_run_grounds_the_answer_once_its_conclusion_asserts_both_clauses() -> None:

@@ -99,6 +99,18 @@ def test_a_hop_chain_assembled_from_single_fact_lookups_answers_what_the_chain_c
     assert report["hops"]["calls"] == 3  # three lookups; the plan was read off the question
 
 
+def test_a_shorter_derivation_that_stops_short_of_the_answer_does_not_hide_the_hops() -> None:
+    # The first chain goes from the bridge's builder straight to "Kelvholt": that derivation
+    # names no town, so it is no argument; the hops' longer one, which reaches Kelvholt, is.
+    short = chain_reply([("D1.2", "")], "Kelvholt")
+    report = run(scripted(PLAN, LOOKUPS, short))
+    assert report["answer"] == "Kelvholt" and not report["candidates"][0]["flags"]
+    set_aside = report["candidates"][0]["set_aside"]
+    assert [(why["reason"], [c["id"] for c in why["claims"]]) for why in set_aside] == [
+        ("answer_not_on_argument", ["D1.2"])
+    ]
+
+
 def test_a_question_whose_grammar_does_not_unwind_gets_the_models_plan() -> None:
     plan = [
         "Which company built the Faldhaven Bridge?",

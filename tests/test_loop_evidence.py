@@ -83,8 +83,11 @@ def test_an_answer_named_in_no_span_is_flagged_and_never_chosen() -> None:
     runs["r1"] = runs["r1"].replace('"answer": "Braskthorpe"', '"answer": "Paris"')
     runs["r2"] = runs["r1"]
     report = run(FOUNDER_TASK, runs, RunConfig(n=2, k=1, budget_calls=2))
-    # Paris is in no span, so it is on no argument either.
-    assert report["candidates"][0]["flags"] == ["answer_not_in_evidence", "answer_not_on_argument"]
+    # Paris is in no span, so no derivation states it either: none is an argument for it.
+    assert report["candidates"][0]["flags"] == ["answer_not_in_evidence"]
+    assert {why["reason"] for why in report["candidates"][0]["set_aside"]} == {
+        "answer_not_on_argument"
+    }
     assert report["refused"] and report["refusal_reason"] == "no_grounded_conclusion"
 
 

@@ -18,10 +18,13 @@ and carries no flag. Flags:
   thing ("In which release ...?"), :meth:`ChainContext.answers_another_kind`;
 * ``answer_not_an_option`` (with a chain context): a number given to a comparison between two
   named options ("484" for "Which river is longer, A or B?"),
-  :meth:`ChainContext.number_for_a_choice`;
-* ``answer_not_on_argument`` (with a chain context): a name or number answer that no claim of
-  its counted arguments holds or computes, or a compound answer with a clause that its
-  argument does not reach (:func:`orchestrator.checks.follows.answer_follows`).
+  :meth:`ChainContext.number_for_a_choice`.
+
+With a chain context, a derivation that does not state the answer (a name or number that no
+claim of it holds or computes, a clause of a compound answer it does not reach:
+:func:`orchestrator.checks.follows.answer_follows`) is no argument for it: it is set aside as
+``answer_not_on_argument`` before arguments are reduced to the minimal ones, so one run's
+short derivation that stops short of the answer cannot hide another run's that reaches it.
 
 Candidates are ranked by
 
@@ -50,7 +53,6 @@ from graph_server import arguments, semantics
 from graph_server.record_data import GraphData, NodeData, graph_data
 from graph_server.store import GraphStore
 from orchestrator.checks.chain import ChainContext
-from orchestrator.checks.follows import answer_follows
 from orchestrator.checks.links import FailedLink, failed_links, without_links
 from orchestrator.checks.question import terms
 from orchestrator.records import AnswerRecord
@@ -233,7 +235,9 @@ class _Measure:
         self.store, self.graph_id, self.nodes, self.chain = store, graph_id, nodes, chain
         self.export: GraphData | None = None
 
-    def __call__(self, node_id: str, answer_key: str) -> tuple[_Support, list[FailedLink]]:
+    def __call__(
+        self, node_id: str, answer_key: str, stated: Sequence[str] = ()
+    ) -> tuple[_Support, list[FailedLink]]:
         if self.nodes[node_id]["refuted"]:
             return _Support(), []
         store, graph_id, nodes, chain = self.store, self.graph_id, self.nodes, self.chain
@@ -248,7 +252,8 @@ class _Measure:
         edges = self.export["edges"]
         failed = failed_links(nodes, edges, node_id, chain.subject, chain.names, chain.paired)
         counted = without_links(self.export, failed)
-        return _widths(counted, node_id, _problem(nodes, chain, answer_key)), failed
+        problem = _problem(nodes, chain, answer_key, stated)
+        return _widths(counted, node_id, problem), failed
 
 
 def _candidate(
@@ -265,7 +270,8 @@ def _candidate(
     info = (answers or {}).get(node_id)
     spelled = [a["answer"] for a in info["answers"] if a["answer"]] if info else []
     key = info["key"] if info else ""
-    found, failed = measure(node_id, key)
+    stated = [a["claim"] for a in info["answers"] if a["claim"]] if info else []
+    found, failed = measure(node_id, key, stated)
     return Candidate(
         node_id=node_id,
         claim=node["claim"],
@@ -296,9 +302,9 @@ def _flags(
 ) -> tuple[str, ...]:
     """A candidate's flags: the answer's own (:func:`answer_flags`), an answer that only
     repeats the question, is a yes/no to a question asking for a thing or a number for a
-    choice between two options, a conclusion every
-    run guessed, an answer its argument does not
-    state, or whose numbers decide the comparison against it (chain runs)."""
+    choice between two options, a conclusion every run guessed, or an answer whose
+    arguments' numbers decide the comparison against it (chain runs). An argument that does
+    not state the answer is no argument for it (:meth:`ChainContext.argument_problem`)."""
     flags = answer_flags(key, evidence_texts)
     if chain is not None and chain.restates_question(key):
         flags += ("answer_restates_question",)
@@ -310,10 +316,7 @@ def _flags(
         flags += ("conclusion_guessed",)
     if chain is not None and found.independent:
         argument = sorted({n for claims in found.independent for n in claims})
-        stated = [a["claim"] for a in info["answers"] if a["claim"]] if info else []
         claims = [nodes[n]["claim"] for n in argument]
-        if not answer_follows(key, claims, stated):
-            flags += ("answer_not_on_argument",)
         if chain.against_comparison(key, claims):
             flags += ("answer_against_comparison",)
     return flags
@@ -373,7 +376,10 @@ def _widths(
 
 
 def _problem(
-    nodes: Mapping[str, Mapping[str, Any]], chain: ChainContext, answer_key: str
+    nodes: Mapping[str, Mapping[str, Any]],
+    chain: ChainContext,
+    answer_key: str,
+    stated: Sequence[str] = (),
 ) -> Callable[[frozenset[str]], str | None]:
     """Why a derivation does not count as an argument for ``answer_key``
     (:meth:`ChainContext.argument_problem` of its claims), None when it does. Applied before
@@ -389,7 +395,7 @@ def _problem(
             ordered = [n for n in sorted(claims) if n in nodes]
             texts = [nodes[n]["claim"] for n in ordered]
             cited = [nodes[n]["claim"] for n in ordered if _anchored_given(nodes, n)]
-            judged[claims] = chain.argument_problem(answer_key, texts, cited)
+            judged[claims] = chain.argument_problem(answer_key, texts, cited, stated)
         return judged[claims]
 
     return problem

@@ -59,6 +59,7 @@ from orchestrator.checks.question import (
 from orchestrator.reply import NO, UNANSWERABLE, YES, is_entity, normalise_text
 
 __all__ = [
+    "ARGUMENT_ANSWER_NOT_CARRIED",
     "ARGUMENT_FALSE_ARITHMETIC",
     "ARGUMENT_NOT_ONE_CHAIN",
     "ARGUMENT_NOT_READ",
@@ -90,6 +91,7 @@ ARGUMENT_ONE_SIDED = "one_sided"
 ARGUMENT_NOT_READ = "statement_not_in_evidence"
 ARGUMENT_FALSE_ARITHMETIC = "false_arithmetic"
 ARGUMENT_THING_NOT_CITED = "named_thing_not_cited"
+ARGUMENT_ANSWER_NOT_CARRIED = "answer_not_on_argument"
 
 
 @dataclass(frozen=True)
@@ -199,7 +201,11 @@ class ChainContext:
         return [i for i, option in enumerate(self.compared) if words & option]
 
     def argument_problem(
-        self, answer_key: str, claims: Sequence[str], cited: Sequence[str] = ()
+        self,
+        answer_key: str,
+        claims: Sequence[str],
+        cited: Sequence[str] = (),
+        stated: Sequence[str] = (),
     ) -> str | None:
         """Why the claims of one argument for ``answer_key`` (its conclusion left out) do not
         count, or None when they do: none names the question's subject
@@ -212,8 +218,12 @@ class ChainContext:
         ("25 + 9 + 13 = 57": :func:`orchestrator.checks.arithmetic.false_equation`,
         :data:`ARGUMENT_FALSE_ARITHMETIC`), or they say "yes" to a quoted statement whose
         names and numbers the evidence they cite does not hold (:meth:`reads_statement`,
-        :data:`ARGUMENT_NOT_READ`). ``cited``: the texts of the argument's claims that are
-        cited evidence. O(c^2) link tests."""
+        :data:`ARGUMENT_NOT_READ`), or they do not carry the answer (:func:`answer_follows`,
+        :data:`ARGUMENT_ANSWER_NOT_CARRIED`: "The Tamargate Bridge was built by Arlton
+        Ironworks" names no town, however the run that drew it from there went on). ``cited``:
+        the texts of the argument's claims that are cited evidence; ``stated``: the runs'
+        conclusion sentences, which may write out the operation that gives a number answer.
+        O(c^2) link tests."""
         words = [terms(claim) for claim in claims]
         if self.subject and not any(found & self.subject for found in words):
             return ARGUMENT_OFF_SUBJECT
@@ -235,6 +245,8 @@ class ChainContext:
             return ARGUMENT_FALSE_ARITHMETIC
         if answer_key == YES and not self.reads_statement(cited):
             return ARGUMENT_NOT_READ
+        if not answer_follows(answer_key, claims, stated):
+            return ARGUMENT_ANSWER_NOT_CARRIED
         return None
 
     def reads_statement(self, cited: Sequence[str]) -> bool:

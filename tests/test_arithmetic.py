@@ -76,8 +76,10 @@ def test_an_argument_with_a_false_equation_does_not_count() -> None:
     context = ChainContext.of(question, ["Ava sliced a kiwi into 25 pieces."])
     wrong = ["Ava sliced a kiwi into 25 pieces.", "Ava and her friends ate 3 + 9 + 13 = 24 slices"]
     assert context.argument_problem("1", wrong) == "false_arithmetic"
-    right = [wrong[0], "Ava and her friends ate 3 + 9 + 13 = 25 slices"]
+    right = [wrong[0], "Ava and her friends ate 3 + 9 + 13 = 25 slices", "25 - 25 = 0 were left"]
     assert context.argument_problem("0", right) is None
+    # Rule 8 still holds: an argument that never reaches the answer does not count.
+    assert context.argument_problem("0", right[:2]) == "answer_not_on_argument"
 
 
 EXPRESSIONS = st.recursive(

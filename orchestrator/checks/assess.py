@@ -236,7 +236,7 @@ class _Measure:
         self.export: GraphData | None = None
 
     def __call__(
-        self, node_id: str, answer_key: str, stated: Sequence[str] = ()
+        self, node_id: str, answer_key: str, stated: Sequence[str]
     ) -> tuple[_Support, list[FailedLink]]:
         if self.nodes[node_id]["refuted"]:
             return _Support(), []
@@ -379,7 +379,7 @@ def _problem(
     nodes: Mapping[str, Mapping[str, Any]],
     chain: ChainContext,
     answer_key: str,
-    stated: Sequence[str] = (),
+    stated: Sequence[str],
 ) -> Callable[[frozenset[str]], str | None]:
     """Why a derivation does not count as an argument for ``answer_key``
     (:meth:`ChainContext.argument_problem` of its claims), None when it does. Applied before

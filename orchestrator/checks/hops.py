@@ -282,7 +282,7 @@ def assembled_join(
     builder = GraphBuilder(spans)
     last: dict[int, str] = {}  # option -> the latest hop of its line
     for index, hop in enumerate(hops):
-        if hop.sentence is None or hop.answer is None:
+        if hop.sentence is None or hop.answer is None:  # only found hops are assembled
             return None
         step = f"i{hop.number}"
         builder.node(step, f"{hop.asked} {hop.answer}", "inference")

@@ -115,23 +115,6 @@ _SMALLER_WINS = frozenset(
     ]
 )
 """Comparatives answered by the option with the smaller number (an earlier year, fewer km)."""
-_COMPARED_QUALITY = {
-    "longer": "long",
-    "shorter": "short",
-    "taller": "tall",
-    "higher": "high",
-    "lower": "low",
-    "wider": "wide",
-    "deeper": "deep",
-    "heavier": "heavy",
-    "larger": "large",
-    "bigger": "big",
-    "smaller": "small",
-    "older": "old",
-    "younger": "young",
-}
-"""The quality a comparative compares, as evidence states it ("907 kilometres long").
-"Earlier" and "later" compare dates, which no one word states."""
 _LARGER_WINS = frozenset(
     [
         "later",
@@ -152,6 +135,23 @@ _LARGER_WINS = frozenset(
     ]
 )
 """Comparatives answered by the option with the larger number."""
+_COMPARED_QUALITY = {
+    "longer": "long",
+    "shorter": "short",
+    "taller": "tall",
+    "higher": "high",
+    "lower": "low",
+    "wider": "wide",
+    "deeper": "deep",
+    "heavier": "heavy",
+    "larger": "large",
+    "bigger": "big",
+    "smaller": "small",
+    "older": "old",
+    "younger": "young",
+}
+"""The quality a comparative compares, as evidence states it ("907 kilometres long").
+"Earlier" and "later" compare dates, which no one word states."""
 
 
 def terms(text: str) -> frozenset[str]:

@@ -24,19 +24,19 @@ ledger records of its own calls, and all arms share the caller's ledger. Model f
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from corpus.evidence import shuffled_order
+from corpus.evidence import build_evidence, shuffled_order
 from evals import prompts
 from evals.datasets import item_to_task
 from evals.metering import CallRecorder
 from evals.vote import ABSTAIN, TIE, majority_vote
 from orchestrator.api import RunConfig, run_task
 from orchestrator.llm import ChatMessage, SupportsChat
-from orchestrator.reply import UNANSWERABLE, asked_category, parse_answer
+from orchestrator.reply import UNANSWERABLE, WORKING_SHAPES, asked_category, parse_answer
 from orchestrator.reply import prompts as orchestrator_prompts
 
 
@@ -67,7 +67,10 @@ class ArmSettings:
     ``samples``: arm 7's number of samples; ``sample_temperature``: their temperature;
     ``sample_diversity``: ``sample`` (each at ``sample_temperature``) or ``shuffle`` (each
     greedy, the first with the documents as given and the others in the order arm 6's run of
-    the same number sees them: the same source of diversity at the same calls).
+    the same number sees them: the same source of diversity at the same calls) or ``reword``
+    (each greedy, the odd ones asked with prompt ``reasoned`` and the even ones with the
+    worked shape's prompt over the evidence arm 6 sees, as arm 6's runs with
+    ``diversity="reword"`` are).
     """
 
     max_tokens: int = 512
@@ -216,32 +219,48 @@ def self_consistency(
     (``refused``), and ``extra`` records the votes, the outcome and the winner's share.
     """
     steps = _Steps(client, model, 7, item, settings)
-    voted: list[str | None] = []
+    replies: list[str] = []
     for i in range(settings.samples):
         seed = None if settings.seed is None else settings.seed + i
-        seen, temperature = item, settings.sample_temperature
+        messages, temperature = prompts.reasoned_messages(item), settings.sample_temperature
         if settings.sample_diversity == "shuffle":
-            seen, temperature = _reordered(item, i + 1), 0.0
-        reply = steps.call(
-            f"sample{i + 1}", prompts.reasoned_messages(seen), temperature=temperature, seed=seed
-        )
+            messages, temperature = prompts.reasoned_messages(_reordered(item, i + 1)), 0.0
+        elif settings.sample_diversity == "reword":
+            messages = prompts.reasoned_messages(item) if i % 2 == 0 else _worked_messages(item)
+            temperature = 0.0
+        replies.append(steps.call(f"sample{i + 1}", messages, temperature=temperature, seed=seed))
+    answer, refused, extra = vote_on_replies(replies, item["question"])
+    return ArmResult(answer, refused, steps.recorder.records(), steps.trace, extra)
+
+
+def vote_on_replies(
+    replies: Sequence[str], question: str
+) -> tuple[str | None, bool, dict[str, Any]]:
+    """Arm 7's decision over plain-text ``replies`` to ``question``: (the answer, whether it
+    is a refusal, what the vote was). Each reply's answer line is one vote (a declined answer
+    votes "unanswerable"); a winning refusal or a tie is no answer."""
+    voted: list[str | None] = []
+    for reply in replies:
         parsed = parse_answer(reply)
         voted.append(UNANSWERABLE if parsed.refused else parsed.value)
-    vote = majority_vote(voted, asked_category(item["question"]))
-    return ArmResult(
-        answer=vote.answer,
-        refused=vote.outcome in (ABSTAIN, TIE),
-        calls=steps.recorder.records(),
-        trace=steps.trace,
-        extra={
-            "answer_format": "vote",
-            "samples": settings.samples,
-            "sample_answers": voted,
-            "votes": vote.counts,
-            "vote_outcome": vote.outcome,
-            "confidence": vote.share,
-        },
-    )
+    vote = majority_vote(voted, asked_category(question))
+    extra = {
+        "answer_format": "vote",
+        "samples": len(replies),
+        "sample_answers": voted,
+        "votes": vote.counts,
+        "vote_outcome": vote.outcome,
+        "confidence": vote.share,
+    }
+    return vote.answer, vote.outcome in (ABSTAIN, TIE), extra
+
+
+def _worked_messages(item: Mapping[str, Any]) -> list[ChatMessage]:
+    """The worked shape's prompt for ``item`` over the evidence arm 6 sees (its documents, or
+    a word problem's own statement, as numbered sentences)."""
+    task = item_to_task(item)
+    evidence = build_evidence(task["documents"])
+    return orchestrator_prompts.worked_messages(evidence, task["question"])
 
 
 def _reordered(item: Mapping[str, Any], run: int) -> Mapping[str, Any]:
@@ -342,19 +361,22 @@ _SHAPE_TEMPLATES = {
     "graph": "interrogation",
     "chain": "interrogation_chain",
     "worked": "interrogation_worked",
+    "reasoned": "interrogation_reasoned",
 }
 """The interrogation template each shape sends; a run never sends the others'."""
 
 
-def prompt_version(arm: int, shape: str = "graph") -> str:
+def prompt_version(arm: int, shape: str = "graph", diversity: str = "sample") -> str:
     """A stable version string for an arm's prompts, e.g. ``"reasoned@1+revisit@1"``; arm 6's
     starts with the versions of the orchestrator templates its interrogation ``shape`` uses
     (a run never sends another shape's interrogation template; nor does it send the
     templates of the corpus stages that are off unless asked for, :data:`CORPUS_STAGE_PROMPTS`),
-    so adding a template it does not send does not change this run's tag."""
+    so adding a template it does not send does not change this run's tag. With
+    ``diversity="reword"`` a run sends both working shapes' templates."""
     own = [f"{name}@{prompts.PROMPT_VERSIONS[name]}" for name in ARM_PROMPTS[arm]]
     if arm == 6:
-        unused = {t for s, t in _SHAPE_TEMPLATES.items() if s != shape}
+        sent = set(WORKING_SHAPES) if diversity == "reword" else {shape}
+        unused = {t for s, t in _SHAPE_TEMPLATES.items() if s not in sent}
         unused |= CORPUS_STAGE_PROMPTS
         used = [v for k, v in orchestrator_prompts.PROMPT_VERSIONS.items() if k not in unused]
         own = sorted(used) + own

@@ -28,7 +28,7 @@ import json
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -73,6 +73,12 @@ def request_key(request: ChatRequest) -> str:
 def bank_files(directory: Path) -> list[Path]:
     """The bank file(s) of a run directory: plain and compressed, whichever exist."""
     return [p for p in (directory / BANK_FILE_GZ, directory / BANK_FILE) if p.is_file()]
+
+
+def bank_records(directory: Path) -> Iterator[dict[str, Any]]:
+    """Every banked reply of a run directory, compressed file first, each in recorded order."""
+    for path in bank_files(directory):
+        yield from _read_lines(path)
 
 
 def _read_lines(path: Path) -> Iterable[dict[str, Any]]:
@@ -166,8 +172,7 @@ class Bank:
         """All bank files of the given run directories, in order (earlier first)."""
         records: list[dict[str, Any]] = []
         for directory in directories:
-            for path in bank_files(directory):
-                records.extend(_read_lines(path))
+            records.extend(bank_records(directory))
         return cls(records)
 
     def __len__(self) -> int:

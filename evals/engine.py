@@ -64,8 +64,9 @@ def run_one(
             for r in ledger.records()[start_id:]
             if r.get("eval_arm") == arm and r.get("eval_item") == item["id"]
         ]
-    shape = (settings.run_config or RunConfig()).interrogation_shape
-    return result_row(arm, item, result, calls, latency, error, shape), result
+    config = settings.run_config or RunConfig()
+    sent = (config.interrogation_shape, config.diversity)
+    return result_row(arm, item, result, calls, latency, error, *sent), result
 
 
 @dataclass

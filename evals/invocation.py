@@ -36,7 +36,7 @@ def fingerprint(args: RunOptions, model: str) -> dict[str, Any]:
             "structured_output": args.structured_output,
             "think_first": args.think_first,
         },
-        "prompts": {str(arm): prompt_version(arm, shape) for arm in args.arms},
+        "prompts": {str(arm): prompt_version(arm, shape, args.diversity) for arm in args.arms},
     }
     # Recorded only when they differ from the defaults, so runs made before they existed resume.
     if shape != "graph":

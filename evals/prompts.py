@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from orchestrator.llm import ChatMessage
+from orchestrator.reply import ANSWER_RULE, REASONED_SYSTEM, fresh_conversation
 
 PROMPT_VERSIONS: dict[str, int] = {
     "direct": 1,
@@ -28,37 +29,22 @@ PROMPT_VERSIONS: dict[str, int] = {
     "chain_check": 1,
 }
 
-# The one output rule every baseline prompt ends with, so answers parse the same way in all arms.
-_ANSWER_RULE = (
-    "Finish with one last line of the form\n"
-    "ANSWER: <answer>\n"
-    "For a calculation, give only the number (no units). For a question about the documents, "
-    "give the shortest phrase that answers it, such as a name, a place or a year. If the "
-    "information given is not enough to decide, write ANSWER: unknown"
-)
-
 _DIRECT_SYSTEM = (
     "You answer questions accurately and briefly. Use only the documents supplied with the "
-    "question, never outside knowledge. Do not explain your answer.\n" + _ANSWER_RULE
-)
-
-_REASONED_SYSTEM = (
-    "You answer questions by reasoning step by step. Use only the documents supplied with the "
-    "question, never outside knowledge. Write out your reasoning, then state the result.\n"
-    + _ANSWER_RULE
+    "question, never outside knowledge. Do not explain your answer.\n" + ANSWER_RULE
 )
 
 _REVISIT_USER = (
     "Revisit your reasoning above. Look for mistakes: a misread fact, a wrong calculation, a "
     "step that does not follow. Correct anything that is wrong, then give your final answer.\n"
-    + _ANSWER_RULE
+    + ANSWER_RULE
 )
 
 _REINJECT_USER = (
     "An earlier attempt at this question produced the reasoning below, quoted word for word.\n"
     "<earlier_reasoning>\n{trace}\n</earlier_reasoning>\n"
     "Check that reasoning against the question and the documents step by step. Keep what holds, "
-    "fix what does not, and give the final answer.\n" + _ANSWER_RULE
+    "fix what does not, and give the final answer.\n" + ANSWER_RULE
 )
 
 _ARROW_SYSTEM = (
@@ -67,7 +53,7 @@ _ARROW_SYSTEM = (
     "Ann was born in Bray -> Bray lies in Kerrow county -> Ann was born in Kerrow county\n"
     "12 boxes * 4 pens = 48 pens -> 48 pens - 5 lost = 43 pens\n"
     "Each step is a fact taken from the documents or one calculation; no other prose. Use only "
-    "the documents supplied with the question, never outside knowledge.\n" + _ANSWER_RULE
+    "the documents supplied with the question, never outside knowledge.\n" + ANSWER_RULE
 )
 
 _COMPRESS_USER = (
@@ -81,31 +67,18 @@ _CHAIN_CHECK_SYSTEM = (
     "You check reasoning written as arrow chains (steps joined by ' -> '). Test every step "
     "against the documents and recompute every calculation. If a step is wrong or unsupported, "
     "say which and work out the correct result. Use only the documents supplied with the "
-    "question, never outside knowledge.\n" + _ANSWER_RULE
+    "question, never outside knowledge.\n" + ANSWER_RULE
 )
 
 _CHAIN_CHECK_USER = "Reasoning chain to check:\n{chain}"
 
 
-def _question_block(item: Mapping[str, Any]) -> str:
-    """Documents (numbered) and the question, as one user message body."""
-    documents = item.get("documents") or []
-    if not documents:
-        return f"Question: {item['question']}"
-    numbered = "\n".join(f"[{i}] {text}" for i, text in enumerate(documents, start=1))
-    return f"Documents:\n{numbered}\n\nQuestion: {item['question']}"
-
-
 def _new_conversation(
     system: str, item: Mapping[str, Any], after: str | None = None
 ) -> list[ChatMessage]:
-    """A call in a fresh context: ``system``, then the documents and the question, with
+    """A call in a fresh context: ``system``, then the item's documents and question, with
     ``after`` as a paragraph of its own below them."""
-    question = _question_block(item)
-    return [
-        {"role": "system", "content": system},
-        {"role": "user", "content": question if after is None else question + "\n\n" + after},
-    ]
+    return fresh_conversation(system, item["question"], item.get("documents") or [], after=after)
 
 
 def _next_turn(first: list[ChatMessage], reply: str, user: str) -> list[ChatMessage]:
@@ -120,7 +93,7 @@ def direct_messages(item: Mapping[str, Any]) -> list[ChatMessage]:
 
 def reasoned_messages(item: Mapping[str, Any]) -> list[ChatMessage]:
     """First call of arms 2, 3 and 5: reason step by step, then answer (prompt ``reasoned``)."""
-    return _new_conversation(_REASONED_SYSTEM, item)
+    return _new_conversation(REASONED_SYSTEM, item)
 
 
 def revisit_messages(first: list[ChatMessage], reply: str) -> list[ChatMessage]:
@@ -130,7 +103,7 @@ def revisit_messages(first: list[ChatMessage], reply: str) -> list[ChatMessage]:
 
 def reinject_messages(item: Mapping[str, Any], trace: str) -> list[ChatMessage]:
     """Arm 3, second call: a new conversation given the earlier reasoning word for word."""
-    return _new_conversation(_REASONED_SYSTEM, item, _REINJECT_USER.format(trace=trace))
+    return _new_conversation(REASONED_SYSTEM, item, _REINJECT_USER.format(trace=trace))
 
 
 def arrow_messages(item: Mapping[str, Any]) -> list[ChatMessage]:

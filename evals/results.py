@@ -122,9 +122,11 @@ def result_row(
     latency_s: float,
     error: str | None,
     shape: str = "graph",
+    diversity: str = "sample",
 ) -> ResultRow:
-    """One raw line: the arm's answer scored against the item, with its usage (``shape``:
-    arm 6's interrogation shape, for the prompt version)."""
+    """One raw line: the arm's answer scored against the item, with its usage (``shape``
+    and ``diversity``: arm 6's interrogation shape and what varies its runs, for the prompt
+    version)."""
     answer = result.answer if result else None
     refused = bool(result.refused) if result else False
     answerable = is_answerable(item)
@@ -168,7 +170,7 @@ def result_row(
         "failed_calls": usage["failed_calls"],
         "calls": [compact_call(c) for c in calls],
         "extra": extra,
-        "prompt_version": prompt_version(arm, shape),
+        "prompt_version": prompt_version(arm, shape, diversity),
         "at": now(),
     }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from fractions import Fraction
 
 from hypothesis import given, settings
@@ -133,3 +134,24 @@ def test_hostile_sides_are_no_arithmetic_and_cost_little() -> None:
     assert false_equation("1 = " * 1500) is None
     # Within the bound, a long sum is still checked.
     assert false_equation("1 + " * 40 + "1 = 40") is not None
+
+
+def test_a_latex_unit_after_a_number_stands_for_nothing_in_the_arithmetic() -> None:
+    # The units sat between the numbers and the operators; read as words they hid the
+    # calculation or, worse, cut it into a false one.
+    assert false_equation(r"\[ 2 \text{ cycles} \times 497 \text{ minutes/cycle} = 994 \]") is None
+    assert false_equation(r"\frac{768 \text{ eggs}}{12 \text{ eggs/dozen}} = 64") is None
+    chained = r"\(6 \text{ (initial)} + 6 \times 6 = 6 + 36 = 42\)"
+    assert [(a, b) for a, b, _, _ in equations(chained)] == [
+        ("6 + 6 * 6", "6 + 36"),
+        ("6 + 36", "42"),
+    ]
+    assert false_equation(r"\(3 \text{ packs} \times 10 = 40\)") == "3 * 10 = 40 (it is 30)"
+
+
+def test_a_percentage_result_reads_as_percent_or_as_fraction_whichever_the_left_side_is() -> None:
+    assert [(b, v) for _, b, _, v in equations("(300 / 1500) * 100 = 20%")] == [("20", 20)]
+    assert [(b, v) for _, b, _, v in equations("300 / 1500 = 20%")] == [("0.2", Decimal("0.2"))]
+    assert false_equation("300 / 1500 = 25%") == "300 / 1500 = 0.25 (it is 0.2)"
+    assert false_equation("109 / 457 = 23.85%") is None
+    assert equations("12 = 25%s") == []

@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from orchestrator.api import RunConfig, run_task
 from orchestrator.checks import derivation
 from orchestrator.checks.derivation import (
-    CONSTANTS,
     parse_worked,
     sentence_numbers,
     worked_graph,
@@ -162,25 +161,73 @@ def test_working_built_from_the_question_and_earlier_results_is_derived_througho
 ) -> None:
     """An independent construction: each line combines two numbers already known (the
     question's or an earlier line's result), evaluated here with Fractions. The graph must hold
-    no unsupported number, give every line whose operands are not all constants a support,
-    and rest the answer on the last line."""
+    no unsupported number, give every line a support (even a line of constants: each was
+    stated or reached), and rest the answer on the last line."""
     spans = {f"D1.{i}": f"Crate {chr(64 + i)} holds {n} jars." for i, n in enumerate(givens, 1)}
     known: list[Fraction] = [Fraction(n) for n in givens]
     lines = []
-    expect_support = []
     for operation, a, b in plan:
         left, right = known[a % len(known)], known[b % len(known)]
         value = {"+": left + right, "-": left - right, "*": left * right}[operation]
         lines.append(f"Then {left} {operation} {right} = {value}.")
-        expect_support.append(bool({left, right} - {Fraction(int(c)) for c in CONSTANTS}))
         known.append(value)
     lines.append(f"ANSWER: {known[-1]}")
     graph, notes = worked_graph("\n".join(lines), spans)
     assert graph is not None and notes == []
     assert not any(node_id.startswith("u") for node_id in claims(graph))
     supported = {dst for _, dst in supports(graph)}
-    assert [f"s{i}" in supported for i in range(1, len(plan) + 1)] == expect_support
+    assert all(f"s{i}" in supported for i in range(1, len(plan) + 1))
     assert {src for src, dst in supports(graph) if dst == "c"} == {f"s{len(plan)}"}
+
+
+def test_a_constant_the_question_states_rests_on_its_sentence() -> None:
+    spans = {"D1.1": "A pizza has 36 slices.", "D1.2": "Liam eats 2 a day, Cara 2 times as many."}
+    working = "Cara eats 2 * 2 = 4.\nTogether 2 + 4 = 6 a day.\n36 / 6 = 6 days.\nANSWER: 6"
+    graph, _ = worked_graph(working, spans)
+    assert graph is not None
+    cites = {node["id"]: node["source"] for node in graph["nodes"] if node["type"] == "given"}
+    assert {cites[src] for src, dst in supports(graph) if dst == "s1"} == {"D1.2"}
+    assert worked_graph("12 * 2 = 24\nANSWER: 24", spans)[0] is not None
+
+
+def test_a_calculation_continued_on_lines_that_open_with_equals_is_one_step() -> None:
+    spans = {"D1.1": "Of 1440 pups, 360 have spots.", "D1.2": "What percentage have spots?"}
+    working = "Share = (360 / 1440) * 100\n= 0.25 * 100\n= 25%\nANSWER: 25"
+    graph, notes = worked_graph(working, spans, every_quantity=True)
+    assert graph is not None and notes == []
+    assert claims(graph)["s1"] == "Share = (360 / 1440) 100 = 0.25 100 = 25%"
+    assert ("s1", "c") in supports(graph)
+
+
+def test_in_a_word_problem_a_quantity_the_working_leaves_out_is_a_premise_nothing_supports() -> (
+    None
+):
+    spans = {
+        "D1.1": "Olivia got 25 new plants.",
+        "D1.2": "She has 7 plants on each of 63 ledges and gives away 5 from each ledge.",
+    }
+    working = "7 * 63 = 441\n5 * 63 = 315\n441 - 315 = 126\nANSWER: 126"
+    graph, notes = worked_graph(working, spans, every_quantity=True)
+    assert graph is not None
+    assert claims(graph)["q1"] == "the 25 that D1.1 states is not needed for the answer"
+    assert ("q1", "c") in supports(graph) and not any(dst == "q1" for _, dst in supports(graph))
+    assert notes == ["the working never uses the 25 that D1.1 states"]
+    # Without the rule (documents, not a word problem) the same working stands; with all
+    # quantities used it stands too.
+    assert "q1" not in claims(worked_graph(working, spans)[0] or {"nodes": []})
+    used = "7 * 63 = 441\n5 * 63 = 315\n441 - 315 + 25 = 151\nANSWER: 151"
+    assert worked_graph(used, spans, every_quantity=True)[1] == []
+
+
+def test_a_fraction_or_a_percentage_counts_as_used_through_any_of_its_readings() -> None:
+    spans = {"D1.1": "Harper wrote 1/4 of 248 pages.", "D1.2": "Prices rose 20% on $50."}
+    working = "248 / 4 = 62\n50 * 0.2 = 10\n62 + 10 = 72\nANSWER: 72"
+    assert worked_graph(working, spans, every_quantity=True)[1] == []
+
+
+def test_the_loop_refuses_a_word_problem_working_that_leaves_a_quantity_out() -> None:
+    report, _ = run_worked("So 248 - 100 = 148 pages.\nANSWER: 148")
+    assert report["answer"] is None
 
 
 def test_when_the_greedy_working_fails_sampled_workings_are_asked_and_can_answer() -> None:

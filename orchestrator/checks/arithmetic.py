@@ -39,6 +39,10 @@ _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _CURRENCY = re.compile(r"[$€£¥](?=\s*[\d(])")
 _LATEX_FRACTION = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
 _LATEX_TEXT = re.compile(r"\\(?:text|mathrm|textbf|mbox)\s*\{([^{}]*)\}")
+_LATEX_UNIT = re.compile(r"(?<=[\d)}])\s*\\(?:text|mathrm|mbox)\s*\{[^{}\d]*\}")
+"""``\\text{...}`` right after a number: a unit ("4 \\text{ eggs/day} \\times 102"), which
+stands for nothing in the arithmetic, whatever words or slashes it holds."""
+_PERCENT_RESULT = re.compile(r"\s*(-?\d+(?:\.\d+)?)\s*%")
 _LATEX_SYMBOLS = (
     (re.compile(r"\\(?:times|cdot|ast)(?![A-Za-z])"), " * "),
     (re.compile(r"\\div(?![A-Za-z])"), " / "),
@@ -77,9 +81,28 @@ def equations(text: str) -> list[tuple[str, str, Decimal, Decimal]]:
     for before, after in itertools.pairwise(pieces):
         left, right = _tail(before), _head(after)
         values = _value(left), _value(right)
+        if values[0] is not None and values[1] is None:
+            right, values = _percent_result(after, values[0])
         if left and right and values[0] is not None and values[1] is not None:
             found.append((left, right, values[0], values[1]))
     return found
+
+
+def _percent_result(after: str, left: Decimal) -> tuple[str, tuple[Decimal, Decimal | None]]:
+    """The right side ``after`` an ``=`` when it is a percentage alone ("= 25%"), and its
+    value: models write "(360 / 1440) * 100 = 25%" and "360 / 1440 = 25%" alike, so the
+    percentage reads as its number of percent when ``left`` is that number, else as its
+    fraction (0.25), and the side is written as that reading ("25", "0.25"), so that a
+    result's precision is judged in the same unit. ``("", (left, None))`` when ``after``
+    opens with no percentage."""
+    match = _PERCENT_RESULT.match(after)
+    if match is None or (match.end() < len(after) and after[match.end()].isalnum()):
+        return "", (left, None)
+    percent = Decimal(match.group(1))
+    tolerance = Decimal(5) * Decimal(10) ** -(_places(match.group(1)) + 1)
+    if abs(left - percent) <= tolerance:
+        return match.group(1), (left, percent)
+    return _plain_exact(percent / 100), (left, percent / 100)
 
 
 # The chain check asks this of each claim once per argument the claim is part of, and the
@@ -136,6 +159,7 @@ def _delatexed(text: str) -> str:
     :data:`_LATEX_SYMBOLS` its plain form."""
     if "\\" not in text and "{," not in text:
         return text
+    text = _LATEX_UNIT.sub(" ", text)
     text = _LATEX_TEXT.sub(r" \1 ", text)
     text = _LATEX_FRACTION.sub(r"((\1) / (\2))", text)
     for pattern, plain in _LATEX_SYMBOLS:
@@ -241,6 +265,11 @@ def _places(side: str) -> int:
         return EXACT_PLACES
     _, _, decimals = side.replace(" ", "").partition(".")
     return len(decimals)
+
+
+def _plain_exact(value: Decimal) -> str:
+    """``value`` without an exponent or trailing zeros, all its places kept: 0.2385."""
+    return format(value.normalize(), "f")
 
 
 def _plain(value: Decimal) -> str:

@@ -65,9 +65,14 @@ _WORD_NUMBERS: Mapping[str, tuple[str, ...]] = {
 }
 _WORD = re.compile(r"[a-z]+")
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*%")
+_QUANTITY = re.compile(r"[$€£¥]?\d[\d,]*(?:\.\d+)?(?:\s*%|/\d+)?")
+"""A quantity a word problem's sentence writes in digits; a fraction ("1/4") is one, used when
+any of its numbers is (words such as "half" are left out: "half an hour" is an idiom as often
+as a quantity)."""
 _DECORATION = re.compile(r"\\[()\[\]]|[*#>`]")
 _PREFIX = "s"
-"""Step node ids are ``s1``, ``s2`` ...; givens ``g<n>``, unsupported numbers ``u<n>``."""
+"""Step node ids are ``s1``, ``s2`` ...; givens ``g<n>``, unsupported numbers ``u<n>``, unused
+quantities ``q<n>``."""
 
 
 @dataclass(frozen=True)
@@ -99,7 +104,7 @@ def _worked_steps(text: str) -> list[_Step]:
     """The lines of ``text`` that hold equations, in order, each with the numbers it starts
     from (those no earlier equation of the same line computed) and the values it reaches."""
     steps = []
-    for line in text.splitlines():
+    for line in _continued(text.splitlines()):
         found = equations(line)
         if not found:
             continue
@@ -116,8 +121,25 @@ def _worked_steps(text: str) -> list[_Step]:
     return steps
 
 
+def _continued(lines: list[str]) -> list[str]:
+    """``lines`` with each line that opens with ``=`` joined to the line before it: a
+    calculation set out over several lines ("= (360 / 1440) * 100", "= 0.25 * 100", "= 25%")
+    is one chain of equalities, whose left sides are on the earlier lines."""
+    joined: list[str] = []
+    for line in lines:
+        if joined and _DECORATION.sub(" ", line).strip().startswith("="):
+            joined[-1] = f"{joined[-1]} {line.strip()}"
+        else:
+            joined.append(line)
+    return joined
+
+
 def worked_graph(
-    text: str, spans: Mapping[str, str], *, max_steps: int = MAX_STEPS
+    text: str,
+    spans: Mapping[str, str],
+    *,
+    max_steps: int = MAX_STEPS,
+    every_quantity: bool = False,
 ) -> tuple[ReplyGraph | None, list[str]]:
     """The argument graph of a worked reply ``text`` (module docstring), and notes on what
     it could not use; ``spans`` maps the question's span ids to its sentences.
@@ -128,7 +150,12 @@ def worked_graph(
     earlier step reached becomes an unsupported claim ("the number 17, stated nowhere in the
     question"), so the step using it, and everything resting on that step, has no derivation.
     A conclusion whose value no step reached rests on the sentence that states it, if one
-    does, and else on nothing. Cost: O(len(text) + steps x spans).
+    does, and else on nothing. With ``every_quantity`` (a word problem, whose sentences are
+    the problem itself), each quantity a sentence states that the conclusion's derivation
+    never starts from becomes one more premise of the conclusion, a claim nothing supports
+    ("the 25 that D1.2 states is not needed for the answer"): a working that leaves a given
+    quantity out has solved some other problem unless that claim holds, and the system cannot
+    show it does. Cost: O(len(text) + steps x spans).
     """
     parsed = parse_answer(text)
     if parsed.refused:
@@ -148,9 +175,9 @@ def worked_graph(
         step_id = f"{_PREFIX}{index}"
         builder.node(step_id, step.text[:MAX_STEP_CHARS], "inference")
         for number in step.starts_from:
-            if number in CONSTANTS:
-                continue
-            builder.support(_source(number, stated, steps[: index - 1], builder), step_id)
+            source = _source(number, stated, steps[: index - 1], builder)
+            if source is not None:
+                builder.support(source, step_id)
     builder.node("c", answer, "conclusion")
     value = _number(answer)
     reached = [i for i, step in enumerate(steps, 1) if value is not None and value in step.reaches]
@@ -162,13 +189,49 @@ def worked_graph(
         notes.append(f"the answer {answer!r} is no number, and a working reads calculations only")
     else:
         notes.append(f"the answer {answer!r} is no value the working reached")
+    if every_quantity and value is not None:
+        used = _derivation_numbers(builder, steps, value)
+        for span_id, number in _unused_quantities(spans, used):
+            builder.support(builder.unneeded(span_id, number), "c")
+            notes.append(f"the working never uses the {_plain(number)} that {span_id} states")
     return builder.graph(answer), notes
 
 
-def parse_worked(text: str, spans: Mapping[str, str]) -> GraphParse:
+def _derivation_numbers(builder: _Builder, steps: list[_Step], value: Decimal) -> set[Decimal]:
+    """The numbers the conclusion's derivation starts from: those of the steps it rests on,
+    through the steps they rest on; the answer itself when no step reached it."""
+    rests_on: dict[str, set[str]] = {}
+    for edge in builder.edges:
+        rests_on.setdefault(edge["dst"], set()).add(edge["src"])
+    used, seen, todo = {value}, set(), list(rests_on.get("c", ()))
+    while todo:
+        node_id = todo.pop()
+        if node_id in seen or not node_id.startswith(_PREFIX):
+            continue
+        seen.add(node_id)
+        used.update(steps[int(node_id[len(_PREFIX) :]) - 1].starts_from)
+        todo.extend(rests_on.get(node_id, ()))
+    return used
+
+
+def _unused_quantities(spans: Mapping[str, str], used: set[Decimal]) -> list[tuple[str, Decimal]]:
+    """Each quantity written in digits in ``spans`` (span id, its number), in order, of which
+    no reading is in ``used`` (a percentage may be used as its fraction)."""
+    unused = []
+    for span_id, sentence in spans.items():
+        for mention in _QUANTITY.findall(sentence):
+            readings = sentence_numbers(mention)
+            if readings and not readings & used:
+                unused.append((span_id, max(readings)))
+    return unused
+
+
+def parse_worked(
+    text: str, spans: Mapping[str, str], *, every_quantity: bool = False
+) -> GraphParse:
     """A worked reply read as :func:`worked_graph` reads it: outcome ``strict`` with the
     graph, or ``dropped`` when the reply names no answer. There is no JSON to repair."""
-    graph, notes = worked_graph(text, spans)
+    graph, notes = worked_graph(text, spans, every_quantity=every_quantity)
     return GraphParse("strict" if graph is not None else "dropped", graph, tuple(notes))
 
 
@@ -178,6 +241,14 @@ class _Builder(GraphBuilder):
     def __init__(self, spans: Mapping[str, str]) -> None:
         super().__init__(spans)
         self._unsupported: dict[Decimal, str] = {}
+
+    def unneeded(self, span_id: str, number: Decimal) -> str:
+        """A claim nothing supports: that the quantity ``number`` of ``span_id`` plays no
+        part in the answer."""
+        node_id = f"q{sum(1 for node in self.nodes if node['id'].startswith('q')) + 1}"
+        claim = f"the {_plain(number)} that {span_id} states is not needed for the answer"
+        self.node(node_id, claim, "inference")
+        return node_id
 
     def unsupported(self, number: Decimal) -> str:
         if number not in self._unsupported:
@@ -189,16 +260,19 @@ class _Builder(GraphBuilder):
 
 def _source(
     number: Decimal, stated: Mapping[str, frozenset[Decimal]], earlier: list[_Step], b: _Builder
-) -> str:
+) -> str | None:
     """The node a step's starting ``number`` rests on: the sentence stating it, else the
-    latest earlier step that reached it, else an unsupported claim."""
+    latest earlier step that reached it, else nothing for a constant of :data:`CONSTANTS`
+    (None), else an unsupported claim. A constant the question states still rests on its
+    sentence ("Charlotte eats 2 times as much" for 2 x 2 = 4): a step resting on nothing
+    at all would be an orphan, derived from nothing."""
     span_id = _stating(number, stated)
     if span_id is not None:
         return b.given(span_id)
     for index in range(len(earlier), 0, -1):
         if number in earlier[index - 1].reaches:
             return f"{_PREFIX}{index}"
-    return b.unsupported(number)
+    return None if number in CONSTANTS else b.unsupported(number)
 
 
 def _stating(number: Decimal, stated: Mapping[str, frozenset[Decimal]]) -> str | None:

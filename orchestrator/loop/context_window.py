@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from corpus.evidence import build_evidence
 from orchestrator.llm import DEFAULT_MAX_TOKENS, estimate_tokens, prompt_tokens
 from orchestrator.records import ContextRecord, RunConfig, TaskError
-from orchestrator.reply import prompts
+from orchestrator.reply import WORKING_SHAPES, prompts, reasoned_messages
 
 log = logging.getLogger(__name__)
 
@@ -71,9 +71,17 @@ class Fit:
 def base_tokens(question: str, config: RunConfig) -> int:
     """Estimated tokens of an interrogation without evidence: system rules, question, the
     think-first turn when there is one (its reply travels in the second call's prompt)."""
+    if config.diversity == "reword":
+        # A reworded run is asked in the other working shape's words: room for the longer.
+        return max(
+            base_tokens(question, replace(config, interrogation_shape=shape, diversity="sample"))
+            for shape in WORKING_SHAPES
+        )
     empty = build_evidence(())
     if config.interrogation_shape == "worked":
         messages = prompts.worked_messages(empty, question, layout=config.prompt_layout)
+    elif config.interrogation_shape == "reasoned":
+        messages = reasoned_messages(question)
     elif config.interrogation_shape == "chain":
         messages = prompts.chain_messages(
             empty, question, think_first=config.think_first, layout=config.prompt_layout

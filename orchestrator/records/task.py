@@ -13,9 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.llm import MAX_CONTEXT_TOKENS, MIN_CONTEXT_TOKENS
-from orchestrator.reply import DEFAULT_MAX_EDGES, DEFAULT_MAX_NODES, LAYOUTS, SHAPES
+from orchestrator.reply import (
+    DEFAULT_MAX_EDGES,
+    DEFAULT_MAX_NODES,
+    LAYOUTS,
+    SHAPES,
+    WORKING_SHAPES,
+)
 
-DIVERSITY: tuple[str, ...] = ("sample", "shuffle")
+DIVERSITY: tuple[str, ...] = ("sample", "shuffle", "reword")
 """``RunConfig.diversity``: what makes the runs after the first differ."""
 HOPS: tuple[str, ...] = ("off", "on_failure", "always")
 """``RunConfig.hops``: never ask hop by hop, only when the interrogations give no grounded
@@ -55,6 +61,12 @@ class Task:
     corpus: str | None = None
     headings: tuple[str, ...] = ()
 
+    @property
+    def is_word_problem(self) -> bool:
+        """Whether the task's one document is its own question: a word problem, whose
+        statement is the only evidence there is (``evals`` hands such items over this way)."""
+        return self.documents == (self.question,)
+
     def to_dict(self) -> dict[str, Any]:
         """The task as JSON-ready data (the shape :func:`validate_task` accepts)."""
         data: dict[str, Any] = {"question": self.question}
@@ -82,8 +94,9 @@ class RunConfig:
     instead of giving it with a weak-support caveat. ``interrogation_shape`` is ``graph`` (the
     full argument graph), ``chain`` (the answer and the sentences leading to it, for small
     models; :func:`orchestrator.reply.parse.parse_chain`) or ``worked`` (plain-text working
-    whose graph the system draws: :mod:`orchestrator.checks.derivation`; not with
-    ``think_first``). For a corpus task: ``retrieval_k`` chunks
+    whose graph the system draws: :mod:`orchestrator.checks.derivation`) or ``reasoned``
+    (the baselines' reasoned prompt, its reply read as the worked shape reads one; neither
+    with ``think_first``). For a corpus task: ``retrieval_k`` chunks
     per retrieval (1..50) and at most ``max_retrieval_rounds`` retrievals (1..5), the first from the
     question and its rewrites, each later one from what the previous round lacked.
     ``greedy_first`` makes the first interrogation run (``r1``: its reasoning, graph and
@@ -94,8 +107,10 @@ class RunConfig:
     (when the interrogations give no grounded answer) or ``always``; the plan and each lookup
     are one greedy call each, from the same budget.
     ``diversity`` is what makes the runs after the first differ: ``sample`` (at
-    ``temperature``) or ``shuffle`` (greedy, each seeing the documents in its own order, span
-    ids kept: small models lose accuracy when sampled).
+    ``temperature``), ``shuffle`` (greedy, each seeing the documents in its own order, span
+    ids kept: small models lose accuracy when sampled) or ``reword`` (the working shapes only,
+    and ``n`` at most 2: run 2 is greedy and asked in the other working shape's words, so
+    that ``reasoned`` is followed by ``worked`` and ``worked`` by ``reasoned``).
     ``leave_out`` asks once more, greedy, once an answer is verified, without the sentences
     its arguments rest on: a second verified argument is width 2 by construction.
     ``adaptive`` starts the first interrogation alone and the other ``n - 1`` only when it gives
@@ -185,6 +200,14 @@ class RunConfig:
             raise TaskError(
                 f"diversity={self.diversity!r} is invalid: must be one of {', '.join(DIVERSITY)}"
             )
+        if self.diversity == "reword" and (
+            self.interrogation_shape not in WORKING_SHAPES or self.n > len(WORKING_SHAPES)
+        ):
+            raise TaskError(
+                f"diversity='reword' needs interrogation_shape one of {', '.join(WORKING_SHAPES)} "
+                f"and n at most {len(WORKING_SHAPES)} (there are two wordings), got "
+                f"interrogation_shape={self.interrogation_shape!r}, n={self.n}"
+            )
         if self.prompt_layout not in LAYOUTS:
             raise TaskError(
                 f"prompt_layout={self.prompt_layout!r} is invalid: must be one of "
@@ -197,10 +220,11 @@ class RunConfig:
                 f"interrogation_shape={self.interrogation_shape!r} is invalid: must be one of "
                 f"{', '.join(SHAPES)}"
             )
-        if self.interrogation_shape == "worked" and self.think_first:
+        if self.interrogation_shape in WORKING_SHAPES and self.think_first:
             raise TaskError(
-                "think_first=True does not go with interrogation_shape='worked': a worked "
-                "reply is the model's plain-text reasoning already"
+                f"think_first=True does not go with "
+                f"interrogation_shape={self.interrogation_shape!r}: its reply is the model's "
+                "plain-text reasoning already"
             )
         flags = (
             "structured_output",

@@ -9,6 +9,8 @@
   module per reply shape;
 - :mod:`.answers`: short answers normalised so agreeing runs land in one cluster;
 - :mod:`.final_answer`: the answer line of a reply written in plain text;
+- :mod:`.reasoned`: the plain-text reasoned prompt, one text for the harness's baselines and
+  the reasoned shape;
 - :mod:`.compliance`: per-model counts of how replies parsed.
 
 Other rooms take what they use from here by name, except the two catalogues: ``prompts`` and
@@ -49,9 +51,22 @@ from orchestrator.reply.parse import (
     parse_verdict,
 )
 from orchestrator.reply.prompts import LAYOUTS
-from orchestrator.reply.schemas import DEFAULT_MAX_EDGES, DEFAULT_MAX_NODES, SHAPES
+from orchestrator.reply.reasoned import (
+    ANSWER_RULE,
+    REASONED_SYSTEM,
+    fresh_conversation,
+    question_block,
+    reasoned_messages,
+)
+from orchestrator.reply.schemas import (
+    DEFAULT_MAX_EDGES,
+    DEFAULT_MAX_NODES,
+    SHAPES,
+    WORKING_SHAPES,
+)
 
 __all__ = [
+    "ANSWER_RULE",
     "ANSWER_SHORT",
     "CONCLUSION_DECLARED",
     "DEFAULT_CONFIDENCE",
@@ -61,8 +76,10 @@ __all__ = [
     "LAYOUTS",
     "NO",
     "OUTCOMES",
+    "REASONED_SYSTEM",
     "SHAPES",
     "UNANSWERABLE",
+    "WORKING_SHAPES",
     "YES",
     "ComplianceTally",
     "GraphBuilder",
@@ -77,6 +94,7 @@ __all__ = [
     "asked_category",
     "clause_sides",
     "extract_json_text",
+    "fresh_conversation",
     "is_entity",
     "normalise_chain",
     "normalise_text",
@@ -90,6 +108,8 @@ __all__ = [
     "parse_verdict",
     "preferred_spelling",
     "prompts",
+    "question_block",
+    "reasoned_messages",
     "schemas",
     "shorten_answer",
 ]

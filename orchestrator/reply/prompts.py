@@ -24,6 +24,11 @@
   ends with an ``ANSWER:`` line; the system draws the argument graph from the working. A
   1.5B model's plain-text working on math word problems is right far more often than its
   JSON chains.
+* ``interrogation_reasoned/v1`` - the reasoned shape: the evaluation harness's own reasoned
+  prompt, one text in :mod:`orchestrator.reply.reasoned`, its reply read as a working as in
+  the worked shape. Asking for each calculation as an equation cost the 1.5B a third of its
+  right workings on word problems (docs/results/worked-shape.md); this prompt asks for
+  nothing the baseline does not. It follows no layout: it is the baseline's text.
 * ``verification/v1`` - judge one claim against the documents only:
   ``{"verdict": supported|refuted|not_determinable, "reason"}``.
 * ``repair/v1`` - one follow-up turn asking for the same answer as clean JSON (design §4.3).
@@ -85,6 +90,7 @@ PROMPT_VERSIONS: dict[str, str] = {
     "interrogation": "interrogation/v5",
     "interrogation_chain": "interrogation_chain/v1",
     "interrogation_worked": "interrogation_worked/v1",
+    "interrogation_reasoned": "interrogation_reasoned/v1",
     "verification": "verification/v2",
     "repair": "repair/v1",
     "query_rewrite": "query_rewrite/v1",

@@ -25,11 +25,15 @@ from collections.abc import Sequence
 from graph_server.validation import NODE_TYPES
 from orchestrator.llm import JsonObject
 
-SHAPES: tuple[str, ...] = ("graph", "chain", "worked")
+SHAPES: tuple[str, ...] = ("graph", "chain", "worked", "reasoned")
 """Interrogation shapes: the full argument graph; the chain a small model can fill (the
-answer, the ordered sentence ids leading to it, at most one short inference per step); or
-the worked shape, plain-text working whose graph the system draws
-(:mod:`orchestrator.checks.derivation`)."""
+answer, the ordered sentence ids leading to it, at most one short inference per step); the
+worked shape, plain-text working with every calculation as an equation, whose graph the
+system draws (:mod:`orchestrator.checks.derivation`); or the reasoned shape, the baselines'
+own reasoned prompt (:mod:`orchestrator.reply.reasoned`), its reply read the same way."""
+WORKING_SHAPES: tuple[str, ...] = ("worked", "reasoned")
+"""The shapes whose reply is plain-text working: no JSON to hold it to or to repair, and the
+system draws the argument graph from it."""
 MAX_INFERENCE_CHARS = 160
 VERDICTS: tuple[str, ...] = ("supported", "refuted", "not_determinable")
 NODE_ID_PATTERN = "^n[1-9][0-9]?$"

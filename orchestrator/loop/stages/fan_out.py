@@ -8,7 +8,7 @@ stops the loop.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -18,8 +18,17 @@ from orchestrator.llm import ChatMessage, JsonObject
 from orchestrator.loop.calls import CallSpec
 from orchestrator.loop.stages.context import MAX_PARALLEL_CALLS, LoopContext
 from orchestrator.loop.stages.runs import run_record
-from orchestrator.records import CallRecord, RunRecord
-from orchestrator.reply import GraphParse, Repair, parse_chain, parse_graph, prompts, schemas
+from orchestrator.records import CallRecord, RunRecord, Task
+from orchestrator.reply import (
+    WORKING_SHAPES,
+    GraphParse,
+    Repair,
+    parse_chain,
+    parse_graph,
+    prompts,
+    reasoned_messages,
+    schemas,
+)
 
 Ingest = Callable[[RunRecord], None]
 
@@ -78,23 +87,31 @@ def interrogation(ctx: LoopContext, index: int, shown: Evidence | None = None) -
     """The messages, format and temperature of run ``r<index>`` in the run's shape. With
     ``diversity="shuffle"`` every run after the first is greedy and sees the documents in its
     own order (:func:`corpus.evidence.shuffled_order`), span ids kept: runs made different by
-    what they see, not by sampling. ``shown`` (greedy, ids kept) replaces the evidence the
-    run sees: leave-the-argument-out (:func:`orchestrator.loop.stages.leave_out`)."""
+    what they see, not by sampling; with ``diversity="reword"`` run 2 is greedy and asked in
+    the other working shape's words (:func:`reworded_shape`). ``shown`` (greedy, ids kept)
+    replaces the evidence the run sees: leave-the-argument-out
+    (:func:`orchestrator.loop.stages.leave_out`)."""
     config, evidence = ctx.inputs.config, ctx.inputs.evidence if shown is None else shown
     # With greedy_first, run r1 is the model's single best guess (see RunConfig).
     temperature = 0.0 if config.greedy_first and index == 1 else config.temperature
-    order = None
+    order, shape = None, config.interrogation_shape
     if shown is not None:
         temperature = 0.0
     elif config.diversity == "shuffle" and index > 1:
         order, temperature = shuffled_order(len(ctx.inputs.task.documents), index), 0.0
-    if config.interrogation_shape == "worked":
-        # Plain text: there is no JSON shape to hold the reply to.
+    elif config.diversity == "reword" and index > 1:
+        shape, temperature = reworded_shape(shape), 0.0
+    # The working shapes' replies are plain text: there is no JSON shape to hold them to.
+    if shape == "worked":
         messages = prompts.worked_messages(
             evidence, ctx.inputs.task.question, order=order, layout=config.prompt_layout
         )
         return Interrogation(index, messages, None, temperature)
-    if config.interrogation_shape == "chain":
+    if shape == "reasoned":
+        task = ctx.inputs.task
+        messages = reasoned_messages(task.question, shown_documents(task, evidence, order))
+        return Interrogation(index, messages, None, temperature)
+    if shape == "chain":
         messages = prompts.chain_messages(
             evidence,
             ctx.inputs.task.question,
@@ -118,6 +135,27 @@ def interrogation(ctx: LoopContext, index: int, shown: Evidence | None = None) -
         )
     response_format = shape_format if config.structured_output else None
     return Interrogation(index, messages, response_format, temperature)
+
+
+def reworded_shape(shape: str) -> str:
+    """The working shape whose words a reworded run is asked in: the other one."""
+    return next(other for other in WORKING_SHAPES if other != shape)
+
+
+def shown_documents(
+    task: Task, evidence: Evidence, order: Sequence[int] | None = None
+) -> tuple[str, ...]:
+    """The documents the reasoned shape shows: each document the evidence holds, its
+    sentences joined, in ``order`` (document numbers, 1-based) or as numbered. None for a word
+    problem, whose one document is its own statement: the prompt shows it once, as the
+    question, as the baselines' prompt does."""
+    if task.is_word_problem:
+        return ()
+    by_document: dict[int, list[str]] = {}
+    for span in evidence.spans:
+        by_document.setdefault(span.document, []).append(span.text)
+    shown = list(order) if order is not None else sorted(by_document)
+    return tuple(" ".join(by_document[n]) for n in shown if n in by_document)
 
 
 def interrogate(ctx: LoopContext, index: int, shown: Evidence | None = None) -> RunRecord:
@@ -183,9 +221,9 @@ def _parse_or_repair(
         parsed = _parse(ctx, bad_text)
     if parsed.outcome == "strict":
         return parsed, notes, wait
-    if ctx.inputs.config.interrogation_shape == "worked":
-        # A repair turn asks for clean JSON; a worked reply without an answer line has none
-        # to give.
+    if ctx.inputs.config.interrogation_shape in WORKING_SHAPES:
+        # A repair turn asks for clean JSON; a working without an answer line has none to
+        # give.
         return parsed, notes, wait
     if not ctx.caller.budget.try_reserve():
         notes.append("repair skipped: call budget exhausted")
@@ -238,8 +276,9 @@ def _spec(
 
 def _parse(ctx: LoopContext, text: str, repair: Repair | None = None) -> GraphParse:
     """An interrogation reply parsed in the run's shape (a chain is built into a graph)."""
-    if ctx.inputs.config.interrogation_shape == "worked":
-        return parse_worked(text, ctx.inputs.spans)
+    if ctx.inputs.config.interrogation_shape in WORKING_SHAPES:
+        every_quantity = ctx.inputs.task.is_word_problem
+        return parse_worked(text, ctx.inputs.spans, every_quantity=every_quantity)
     if ctx.inputs.config.interrogation_shape == "chain":
         return parse_chain(text, ctx.inputs.spans, repair)
     return parse_graph(text, repair)

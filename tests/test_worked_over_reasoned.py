@@ -73,7 +73,7 @@ def test_a_working_the_checks_carry_stays_and_an_answer_from_nowhere_is_refused(
     assert found["items"] == 2
     assert found["baseline"] == {"right": 1, "wrong": 1, "other": 0}
     assert found["arm6"] == {"right": 1, "wrong": 0, "other": 1}
-    assert "through the checks:    1 right / 0 wrong / 1 other" in study.render(found)
+    assert "through the checks: 1 right / 0 wrong / 1 other" in study.render(found)
 
 
 def test_a_reworded_second_run_is_asked_only_where_the_first_is_not_grounded(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from evals.compare import ArmFlips
 from evals.metrics import abstention_metrics
@@ -98,3 +99,30 @@ def study_cells(arms: Mapping[int, ArmRows], unavailable: int) -> str:
     arms 1, 6 and 7, and the calls the banks could not answer."""
     tallies = " | ".join(tally(arms.get(arm, {})) for arm in (1, 6, 7))
     return f"{len(arms.get(6, {}))} | {tallies} | {unavailable}"
+
+
+def comparison_lines(checked: str, baseline: str, found: Mapping[str, Any]) -> list[str]:
+    """A :func:`evals.goal.baseline_comparison` as plain lines: each side's right / wrong /
+    other, then the paired differences, ``checked`` minus ``baseline``, in right answers per
+    wrong one and in right and wrong answers per 100 items, each with its interval."""
+    width = max(len(checked), len(baseline)) + 1
+    lines = [
+        f"{checked + ':':<{width}} {_outcomes(found['arm6'])}",
+        f"{baseline + ':':<{width}} {_outcomes(found['baseline'])}",
+        f"right per wrong, {checked} minus {baseline}: {_gap(found['ratio'])}",
+        f"right answers per 100 items, {checked} minus {baseline}: {_gap(found['right'], 100)}",
+        f"wrong answers per 100 items, {checked} minus {baseline}: {_gap(found['wrong'], 100)}",
+    ]
+    return lines
+
+
+def _outcomes(side: Mapping[str, int]) -> str:
+    return f"{side['right']} right / {side['wrong']} wrong / {side['other']} other"
+
+
+def _gap(part: Mapping[str, float | None], scale: float = 1.0) -> str:
+    """``value [low, high]`` scaled and signed, or ``undefined``."""
+    value, low, high = part["value"], part["low"], part["high"]
+    if value is None or low is None or high is None:
+        return "undefined"
+    return f"{value * scale:+.2f} [{low * scale:+.2f}, {high * scale:+.2f}]"

@@ -28,6 +28,7 @@ from evals.arms import vote_on_replies
 from evals.bank import bank_records
 from evals.datasets.loaders import load_dataset
 from evals.goal import baseline_comparison
+from evals.reporting import comparison_lines
 from evals.results import latest_rows, raw_path, read_rows
 from evals.score import is_answerable, score
 
@@ -94,27 +95,10 @@ def compare(folder: Path, dataset: str) -> dict[str, Any]:
 
 def render(found: Mapping[str, Any]) -> str:
     """The comparisons as plain lines."""
-
-    def counts(side: Mapping[str, int]) -> str:
-        return f"{side['right']} right / {side['wrong']} wrong / {side['other']} other"
-
-    def gap(part: Mapping[str, float | None], scale: float = 1.0) -> str:
-        if part["value"] is None or part["low"] is None or part["high"] is None:
-            return "undefined"
-        low, high = part["low"] * scale, part["high"] * scale
-        return f"{part['value'] * scale:+.2f} [{low:+.2f}, {high:+.2f}]"
-
     lines = [f"interrogation runs per item (arm 6): {found['runs_per_item']:.2f}"]
     for name in ("greedy", "vote", "arm 1"):
-        side = found[name]
-        lines += [
-            f"\n{name} ({side['items']} items paired)",
-            f"  arm 6:    {counts(side['arm6'])}",
-            f"  {name}: {counts(side['baseline'])}",
-            f"  right per wrong, arm 6 minus {name}: {gap(side['ratio'])}",
-            f"  right per 100 items: {gap(side['right'], 100)}",
-            f"  wrong per 100 items: {gap(side['wrong'], 100)}",
-        ]
+        lines += [f"\n{name} ({found[name]['items']} items paired)"]
+        lines += comparison_lines("arm 6", name, found[name])
     return "\n".join(lines)
 
 

@@ -27,6 +27,7 @@ from typing import Any
 from evals.bank import bank_records
 from evals.datasets.loaders import item_to_task, load_dataset
 from evals.goal import baseline_comparison
+from evals.reporting import comparison_lines
 from evals.results import latest_rows, raw_path, read_rows
 from evals.score import is_answerable, score
 from orchestrator.api import RunConfig, run_task
@@ -117,29 +118,9 @@ def compare(
 
 def render(found: Mapping[str, Any]) -> str:
     """The comparison as a few plain lines."""
-
-    def counts(side: Mapping[str, int]) -> str:
-        return f"{side['right']} right / {side['wrong']} wrong / {side['other']} other"
-
-    def gap(part: Mapping[str, float | None], scale: float = 1.0) -> str:
-        if part["value"] is None or part["low"] is None or part["high"] is None:
-            return "undefined"
-        return (
-            f"{part['value'] * scale:+.2f} "
-            f"[{part['low'] * scale:+.2f}, {part['high'] * scale:+.2f}]"
-        )
-
-    return "\n".join(
-        [
-            f"items: {found['items']}, calls per item through the checks: "
-            f"{found['calls_per_item']:.2f}",
-            f"replies as recorded:   {counts(found['baseline'])}",
-            f"through the checks:    {counts(found['arm6'])}",
-            f"right per wrong, checked minus recorded: {gap(found['ratio'])}",
-            f"right answers per 100 items, checked minus recorded: {gap(found['right'], 100)}",
-            f"wrong answers per 100 items, checked minus recorded: {gap(found['wrong'], 100)}",
-        ]
-    )
+    head = f"items: {found['items']}, calls per item through the checks: "
+    head += f"{found['calls_per_item']:.2f}"
+    return "\n".join([head, *comparison_lines("through the checks", "as recorded", found)])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

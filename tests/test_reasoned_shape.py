@@ -85,15 +85,8 @@ def test_the_harness_reasoned_prompt_still_finds_the_replies_recorded_with_it() 
     assert request_key(request) == RECORDED_KEY
 
 
-REWORDED = RunConfig(
-    n=2,
-    k=1,
-    budget_calls=2,
-    temperature=0.0,
-    greedy_first=True,
-    adaptive=True,
-    interrogation_shape="reasoned",
-    diversity="reword",
+REWORDED = replace(
+    GREEDY, n=2, budget_calls=2, greedy_first=True, adaptive=True, diversity="reword"
 )
 
 

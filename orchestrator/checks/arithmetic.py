@@ -39,10 +39,6 @@ _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _CURRENCY = re.compile(r"[$€£¥](?=\s*[\d(])")
 _LATEX_FRACTION = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
 _LATEX_TEXT = re.compile(r"\\(?:text|mathrm|textbf|mbox)\s*\{([^{}]*)\}")
-_LATEX_UNIT = re.compile(r"(?<=[\d)}])\s*\\(?:text|mathrm|mbox)\s*\{[^{}\d]*\}")
-"""``\\text{...}`` right after a number: a unit ("4 \\text{ eggs/day} \\times 102"), which
-stands for nothing in the arithmetic, whatever words or slashes it holds."""
-_PERCENT_RESULT = re.compile(r"\s*(-?\d+(?:\.\d+)?)\s*%")
 _LATEX_SYMBOLS = (
     (re.compile(r"\\(?:times|cdot|ast)(?![A-Za-z])"), " * "),
     (re.compile(r"\\div(?![A-Za-z])"), " / "),
@@ -54,6 +50,11 @@ _LATEX_SYMBOLS = (
 """LaTeX for the arithmetic above: ``\\times`` and ``\\cdot`` multiply, ``\\div`` divides,
 ``\\left(`` is a parenthesis, ``\\(`` and ``\\[`` only delimit, ``{,}`` separates
 thousands, ``\\%`` is a percent sign."""
+_LATEX_UNIT = re.compile(r"(?<=[\d)}])\s*\\(?:text|mathrm|mbox)\s*\{[^{}\d]*\}")
+"""``\\text{...}`` right after a number: a unit ("4 \\text{ eggs/day} \\times 102"), which
+stands for nothing in the arithmetic, whatever words or slashes it holds."""
+_PERCENT_RESULT = re.compile(r"\s*(-?\d+(?:\.\d+)?)\s*%")
+"""A percentage written as an equation's result (:func:`_percent_result`)."""
 _WORD_BEFORE = re.compile(r"[A-Za-z]\s*$")
 _NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?")
 MAX_SIDE_CHARS = 200

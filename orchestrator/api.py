@@ -2,7 +2,7 @@
 
 :func:`run_task` runs the control loop of :mod:`orchestrator.loop.driver` (or, for a corpus task,
 the retrieval rounds of :mod:`orchestrator.loop.corpus_mode` around it) behind a
-:class:`orchestrator.llm.client.GuardedClient`, and builds the report of
+:class:`orchestrator.llm.GuardedClient`, and builds the report of
 :mod:`orchestrator.report.build`. :func:`default_model`, :func:`model_shape`,
 :func:`model_greedy_first`, :func:`model_hops` and :func:`model_sampling` read models.json.
 The command line (:mod:`orchestrator.cli.run`) and the evaluation harness (:mod:`evals`) both

@@ -33,7 +33,7 @@ from evals.metering import (
 )
 from evals.score import score
 from orchestrator.api import RunConfig
-from orchestrator.llm.client import APIStatusError
+from orchestrator.llm import APIStatusError
 from orchestrator.llm.testing import ScriptedClient
 
 SETTINGS = ArmSettings(max_tokens=64)

@@ -23,8 +23,8 @@ import corpus
 from orchestrator.cli import ask, run
 from orchestrator.cli.main import build_parser as logic_graph_parser
 from orchestrator.cli.main import main as logic_graph
+from orchestrator.llm import ChatClient, GuardedClient
 from orchestrator.llm.backend import open_backend
-from orchestrator.llm.client import ChatClient, GuardedClient
 from orchestrator.llm.testing import FakeOpenAIServer, FakeReply, ScriptedClient, completion_body
 from orchestrator.records.task import RunConfig, TaskError, validate_task
 from orchestrator.report.progress import LiveProgress

@@ -12,8 +12,8 @@ from test_evals_run import items_flags, raw, run_cli, serve
 from evals import replay
 from evals.bank import BANK_FILE, Bank, BankMissError, ReplayClient, request_key
 from evals.summary import main as summary_main
+from orchestrator.llm import CostLedger
 from orchestrator.llm.chat import ChatRequest
-from orchestrator.llm.client import CostLedger
 from orchestrator.llm.testing import ScriptedClient
 from orchestrator.loop import driver as loop
 from orchestrator.records.reasons import RefusalReason

@@ -14,24 +14,26 @@ from typing import Any
 
 import pytest
 
-from orchestrator.llm.client import (
-    DEFAULT_BASE_URL,
+from orchestrator.llm import (
     DEFAULT_MAX_TOKENS,
     APIStatusError,
-    BackendRejectedError,
-    BackendUnreachableError,
     BackendUnusableError,
     CallTimeBudgetError,
     ChatClient,
     CostLedger,
     GuardedClient,
     LLMTimeoutError,
-    MalformedResponseError,
-    MissingAPIKeyError,
     PricingTable,
     RetryExhaustedError,
-    is_openrouter_url,
-    parse_retry_after,
+)
+from orchestrator.llm._keys import is_openrouter_url
+from orchestrator.llm._response import parse_retry_after
+from orchestrator.llm._settings import DEFAULT_BASE_URL
+from orchestrator.llm.errors import (
+    BackendRejectedError,
+    BackendUnreachableError,
+    MalformedResponseError,
+    MissingAPIKeyError,
 )
 from orchestrator.llm.testing import FakeOpenAIServer, FakeReply, completion_body
 

@@ -15,8 +15,8 @@ from corpus_fixtures import write_corpus
 import corpus
 from orchestrator.api import run_task
 from orchestrator.cli.run import main
+from orchestrator.llm import ChatClient
 from orchestrator.llm.backend import open_backend
-from orchestrator.llm.client import ChatClient
 from orchestrator.llm.errors import APIStatusError, ContextOverflowError, status_error
 from orchestrator.llm.probe import probe_context_tokens
 from orchestrator.llm.testing import FakeOpenAIServer, FakeReply, ScriptedClient

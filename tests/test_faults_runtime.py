@@ -25,8 +25,7 @@ from canned_runs import GOOD, RACK7_TASK
 from test_local import _fake_llama
 
 from orchestrator.cli.run import main
-from orchestrator.llm import local
-from orchestrator.llm.client import ChatClient, LLMError, ResponseTooLargeError
+from orchestrator.llm import ChatClient, LLMError, ResponseTooLargeError, local
 from orchestrator.llm.local import _check_port_free
 from orchestrator.llm.serve_front import ServeFront
 from orchestrator.llm.testing import FakeOpenAIServer, FakeReply, completion_body

@@ -19,10 +19,9 @@ from typing import Any
 
 import pytest
 
-from orchestrator.llm import _local_file, _local_threads, local
+from orchestrator.llm import CostLedger, _local_file, _local_threads, local
 from orchestrator.llm import backend as backend_module
 from orchestrator.llm.backend import open_backend
-from orchestrator.llm.client import CostLedger
 from orchestrator.llm.local import (
     LocalModelError,
     LocalModelServer,

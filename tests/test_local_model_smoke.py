@@ -14,8 +14,8 @@ import pytest
 from tiny_model import tiny_model_missing
 
 from corpus.evidence import build_evidence
+from orchestrator.llm import CostLedger
 from orchestrator.llm.backend import open_backend
-from orchestrator.llm.client import CostLedger
 from orchestrator.reply.prompts import verification_messages
 from orchestrator.reply.schemas import VERDICTS, verification_response_format
 

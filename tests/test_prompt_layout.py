@@ -12,7 +12,7 @@ from canned_runs import CONTRADICTING, RACK7_TASK, Script, six_runs
 from corpus.evidence import build_evidence
 from orchestrator.api import RunConfig, run_task
 from orchestrator.cli.run import _settings, build_parser
-from orchestrator.llm.client import ChatClient
+from orchestrator.llm import ChatClient
 from orchestrator.llm.testing import FakeOpenAIServer, ScriptedClient, completion_body
 from orchestrator.records.task import TaskError, load_task
 from orchestrator.reply import prompts

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import requests
 
-from orchestrator.llm.client import LLMError, LLMTimeoutError
+from orchestrator.llm import LLMError, LLMTimeoutError
 from orchestrator.llm.testing import (
     FakeOpenAIServer,
     FakeReply,

@@ -1,6 +1,6 @@
 """Ctrl-C and SIGTERM for the command line: finish the report from what was done, then exit 130.
 
-:func:`stop_on_signals` turns SIGINT and SIGTERM into a :class:`~orchestrator.llm.client.RunStop`
+:func:`stop_on_signals` turns SIGINT and SIGTERM into a :class:`~orchestrator.llm.RunStop`
 request while a run is attached to it, so that the run makes no further call, cuts the calls
 in flight and writes its report (marked ``interrupted``) within seconds. Before a run is
 attached (while a built-in model starts, or the backend is probed) nothing is lost by stopping

@@ -20,19 +20,13 @@ about graphs, questions or reports:
 - :mod:`.testing`: scripted clients and a fake server for tests.
 """
 
-from orchestrator.llm._ledger import CallFacts, LedgerTotals
+from orchestrator.llm._guard import GuardedClient, RunStop
+from orchestrator.llm._ledger import CallFacts, ChatResult, CostLedger, LedgerTotals
+from orchestrator.llm._pricing import PricingTable
+from orchestrator.llm._settings import DEFAULT_MAX_TOKENS
 from orchestrator.llm.backend import Backend, open_backend
 from orchestrator.llm.chat import ChatMessage, ChatMiddleware, ChatRequest, ChatSeam
-from orchestrator.llm.client import (
-    DEFAULT_MAX_TOKENS,
-    ChatClient,
-    ChatResult,
-    CostLedger,
-    GuardedClient,
-    PricingTable,
-    RunStop,
-    SupportsChat,
-)
+from orchestrator.llm.client import ChatClient, SupportsChat
 from orchestrator.llm.errors import (
     APIStatusError,
     BackendUnusableError,

@@ -1,7 +1,7 @@
 """The run's guard around a chat client: a wall-clock budget, a stop on an unusable backend,
 and a stop on request (Ctrl-C, SIGTERM).
 
-Re-exported by :mod:`orchestrator.llm.client`; see :class:`GuardedClient` and :class:`RunStop`.
+Public through :mod:`orchestrator.llm`; see :class:`GuardedClient` and :class:`RunStop`.
 """
 
 from __future__ import annotations

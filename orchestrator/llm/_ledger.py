@@ -1,6 +1,6 @@
 """The result of one model call and the thread-safe ledger that accounts for every call.
 
-Public through :mod:`orchestrator.llm.client`.
+Public through :mod:`orchestrator.llm`.
 
 Cost semantics (documented once, here):
 

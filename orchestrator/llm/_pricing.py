@@ -6,7 +6,7 @@ Two sources, both mapping a model id to (prompt, completion) USD per token:
 * an OpenRouter-style catalog (``{"data": [{"id", "pricing": {"prompt": "0.0000001", ...}}]}``),
   read from a file or fetched from ``<base_url>/models``.
 
-Public through :mod:`orchestrator.llm.client`.
+Public through :mod:`orchestrator.llm`.
 """
 
 from __future__ import annotations

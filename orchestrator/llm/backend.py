@@ -55,7 +55,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.llm.client import ENV_BASE_URL, ChatClient, CostLedger, PricingTable
+from orchestrator.llm._ledger import CostLedger
+from orchestrator.llm._pricing import PricingTable
+from orchestrator.llm._settings import ENV_BASE_URL
+from orchestrator.llm.client import ChatClient
 from orchestrator.llm.local import LocalModelServer
 from orchestrator.llm.local_models import LOCAL_MODELS, is_local_model
 from orchestrator.llm.models_file import ModelEntry, ModelsFile, read_models_file

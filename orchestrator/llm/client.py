@@ -44,8 +44,7 @@ from typing import NoReturn
 import requests
 
 from orchestrator.llm import _keys
-from orchestrator.llm._guard import GuardedClient, RunStop
-from orchestrator.llm._keys import ENV_API_KEY, is_openrouter_url
+from orchestrator.llm._keys import is_openrouter_url
 from orchestrator.llm._ledger import ChatResult, CostLedger
 from orchestrator.llm._places import Places
 from orchestrator.llm._pricing import PricingTable
@@ -53,10 +52,8 @@ from orchestrator.llm._probes import ModelsRoute
 from orchestrator.llm._request import build_payload
 from orchestrator.llm._response import parse_retry_after, read_completion
 from orchestrator.llm._settings import (
-    DEFAULT_BASE_URL,
     DEFAULT_MAX_RESPONSE_BYTES,
     DEFAULT_MAX_TOKENS,
-    ENV_BASE_URL,
     base_url_of,
     check_settings,
 )
@@ -64,56 +61,16 @@ from orchestrator.llm._transport import WatchGroup, new_session, post
 from orchestrator.llm._unusable import unusable
 from orchestrator.llm.chat import ChatRequest, ChatSeam
 from orchestrator.llm.errors import (
-    APIStatusError,
-    BackendRejectedError,
-    BackendUnreachableError,
     BackendUnusableError,
-    CallTimeBudgetError,
-    ContextOverflowError,
     LLMConnectionError,
     LLMError,
     LLMTimeoutError,
-    MalformedResponseError,
     MissingAPIKeyError,
-    ResponseTooLargeError,
     RetryExhaustedError,
-    RunInterruptedError,
-    UnexpectedClientError,
 )
 from orchestrator.llm.json_object import JsonObject
 
-__all__ = [
-    "DEFAULT_BASE_URL",
-    "DEFAULT_MAX_TOKENS",
-    "ENV_API_KEY",
-    "ENV_BASE_URL",
-    "APIStatusError",
-    "BackendRejectedError",
-    "BackendUnreachableError",
-    "BackendUnusableError",
-    "CallTimeBudgetError",
-    "ChatClient",
-    "ChatRequest",
-    "ChatResult",
-    "ChatSeam",
-    "ContextOverflowError",
-    "CostLedger",
-    "GuardedClient",
-    "LLMConnectionError",
-    "LLMError",
-    "LLMTimeoutError",
-    "MalformedResponseError",
-    "MissingAPIKeyError",
-    "PricingTable",
-    "ResponseTooLargeError",
-    "RetryExhaustedError",
-    "RunInterruptedError",
-    "RunStop",
-    "SupportsChat",
-    "UnexpectedClientError",
-    "is_openrouter_url",
-    "parse_retry_after",
-]
+__all__ = ["ChatClient", "SupportsChat"]
 
 SupportsChat = ChatSeam
 """What the control loop, screen and evals take as a client: any :class:`ChatSeam`."""

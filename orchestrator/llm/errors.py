@@ -1,4 +1,4 @@
-"""Exceptions raised by the chat client (re-exported by :mod:`orchestrator.llm.client`).
+"""Exceptions raised by the chat client (public through :mod:`orchestrator.llm`).
 
 Hierarchy::
 

@@ -295,7 +295,7 @@ def _verify_until_stop(ctx: LoopContext, ingested: Ingested, usable: int) -> Ver
     rounds = 0
     while True:
         current = assess_graph(ctx, ingested.answers, rounds)
-        # A guarded client (orchestrator.llm.client.GuardedClient) knows the run's wall-clock
+        # A guarded client (orchestrator.llm.GuardedClient) knows the run's wall-clock
         # budget; once it is spent every call would be refused, so no round can help.
         stop = stop_rule(
             current,

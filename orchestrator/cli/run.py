@@ -122,9 +122,8 @@ def _add_run_flags(parser: argparse.ArgumentParser, defaults: RunConfig) -> None
     parser.add_argument(
         "--shape",
         choices=SHAPES,
-        help="interrogation shape: the full argument graph; the chain of sentences to the "
-        "answer that small models can fill; plain-text working whose graph the system draws "
-        "(worked, or reasoned with the baselines' own prompt) (default: the model's "
+        help="interrogation shape: graph, chain (for small models), or plain-text working "
+        "whose graph the system draws: worked, reasoned (default: the model's "
         "interrogation_shape in models.json, else graph)",
     )
     parser.add_argument(

@@ -42,6 +42,7 @@ from typing import Any
 
 from evals.cli import run_alias
 from evals.reporting import render_goal_table
+from evals.results import raw_path
 from evals.score import ABSTAINED, CORRECT, WRONG, row_outcome
 from evals.stats import BOOTSTRAP_RESAMPLES, LEVEL, matched_coverage
 
@@ -72,7 +73,7 @@ def _read_folder(run_dir: Path, arms: Sequence[int], skip: int) -> dict[str, dic
     """One folder's rows, item id -> arm -> row, without its first ``skip`` items."""
     found: dict[str, dict[int, Row]] = {}
     for arm in arms:
-        path = run_dir / "raw" / f"arm{arm}.jsonl"
+        path = raw_path(run_dir, arm)
         if not path.is_file():
             continue
         for line in path.read_text(encoding="utf-8").splitlines():
@@ -355,6 +356,16 @@ def folder_and_skip(spec: str, default: int) -> tuple[Path, int]:
     return Path(spec), default
 
 
+def recorded_arms(folders: Sequence[Path]) -> tuple[int, ...]:
+    """The compared arms some folder recorded (has a result file for). An arm no folder
+    recorded (a recording of arms 1 and 6 only) is left out of the pairing, so its goals read
+    "not measured" instead of the whole table pairing no item; an item that lacks an arm its
+    folders did record is still left out."""
+    return tuple(
+        arm for arm in COMPARED_ARMS if any(raw_path(folder, arm).is_file() for folder in folders)
+    )
+
+
 def pooled_table(
     folders: Sequence[tuple[Path, int]], baselines: Sequence[str] = ()
 ) -> dict[str, Any]:
@@ -364,11 +375,12 @@ def pooled_table(
     folder is read once."""
     read = [_read_folder(d, COMPARED_ARMS, n) for d, n in folders]
     labels = folder_labels([d for d, _ in folders])
+    arms = recorded_arms([d for d, _ in folders])
     parts = {
-        f"{label}@{n}" if n else label: _paired([rows], COMPARED_ARMS)
+        f"{label}@{n}" if n else label: _paired([rows], arms)
         for label, (_, n), rows in zip(labels, folders, read, strict=True)
     }
-    items = _paired(read, COMPARED_ARMS)
+    items = _paired(read, arms)
     table = goal_table(items, parts=parts)
     if baselines:
         table["baselines"] = {

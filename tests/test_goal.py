@@ -255,3 +255,19 @@ def test_a_baseline_from_another_folder_is_compared_with_arm_6_on_the_items_both
     assert main([str(run), "--baseline", str(greedy)]) == 0
     assert "| greedy arm 7 | 2 | 2 / 0 | 1 / 1 | - | 50 [" in capsys.readouterr().out
     assert main([str(run), "--baseline", str(tmp_path / "nowhere")]) == 2
+
+
+def test_a_recording_without_arm_7_still_pairs_its_items_and_leaves_arm_7_unmeasured(
+    tmp_path: Path,
+) -> None:
+    run = tmp_path / "run"
+    (run / "raw").mkdir(parents=True)
+    outcomes = {1: ("wrong", "wrong"), 6: ("correct", "abstained")}
+    for arm, (first, second) in outcomes.items():
+        lines = [json.dumps(row("a", arm, first)), json.dumps(row("b", arm, second))]
+        (run / "raw" / f"arm{arm}.jsonl").write_text("\n".join(lines) + "\n")
+    table = pooled_table([(run, 0)], [f"{run}:1"])
+    assert table["items"] == 2 and sorted(table["arms"]) == [1, 6]
+    assert table["arms"][6] == {"right": 1, "wrong": 0, "other": 1}
+    assert table["goals"]["selective"]["verdict"] == "not measured"
+    assert table["baselines"]["run arm 1"]["items"] == 2

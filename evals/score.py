@@ -246,6 +246,18 @@ def is_answerable(item: Mapping[str, Any]) -> bool:
     return not (isinstance(meta, Mapping) and meta.get("answerable") is False)
 
 
+def scored_row(item: Mapping[str, Any], answer: str | None, refused: bool) -> dict[str, Any]:
+    """The fields :func:`row_outcome` reads, for ``answer`` (None: no answer) given to
+    ``item``: a study's row for a decision the harness did not record itself."""
+    correct = answer is not None and not refused and bool(score(item, answer)["correct"])
+    return {
+        "answer": answer,
+        "refused": refused,
+        "correct": correct,
+        "answerable": is_answerable(item),
+    }
+
+
 def row_outcome(row: Mapping[str, Any]) -> str:
     """The result row's `outcome`, recomputed from its fields for rows written before
     outcomes were recorded (those items were all answerable unless the row says otherwise)."""

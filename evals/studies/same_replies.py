@@ -30,7 +30,7 @@ from evals.datasets.loaders import load_dataset
 from evals.goal import baseline_comparison
 from evals.reporting import comparison_lines
 from evals.results import latest_rows, raw_path, read_rows
-from evals.score import is_answerable, score
+from evals.score import scored_row
 
 ARM6 = 6
 
@@ -53,17 +53,6 @@ def run_replies(folder: Path) -> dict[str, list[str]]:
     return {item: [runs[i] for i in sorted(runs)] for item, runs in by_run.items()}
 
 
-def _row(item: Mapping[str, Any], answer: str | None, refused: bool) -> dict[str, Any]:
-    """The fields :func:`evals.score.row_outcome` reads."""
-    correct = answer is not None and not refused and bool(score(item, answer)["correct"])
-    return {
-        "answer": answer,
-        "refused": refused,
-        "correct": correct,
-        "answerable": is_answerable(item),
-    }
-
-
 def baselines(
     items: Mapping[str, Mapping[str, Any]], replies: Mapping[str, Sequence[str]]
 ) -> dict[str, dict[str, dict[str, Any]]]:
@@ -74,8 +63,8 @@ def baselines(
         if item_id not in items or not texts:
             continue
         item = items[item_id]
-        greedy[item_id] = _row(item, *vote_on_replies(texts[:1], item["question"])[:2])
-        vote[item_id] = _row(item, *vote_on_replies(texts, item["question"])[:2])
+        greedy[item_id] = scored_row(item, *vote_on_replies(texts[:1], item["question"])[:2])
+        vote[item_id] = scored_row(item, *vote_on_replies(texts, item["question"])[:2])
     return {"greedy": greedy, "vote": vote}
 
 

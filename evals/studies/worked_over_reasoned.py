@@ -29,7 +29,7 @@ from evals.datasets.loaders import item_to_task, load_dataset
 from evals.goal import baseline_comparison
 from evals.reporting import comparison_lines
 from evals.results import latest_rows, raw_path, read_rows
-from evals.score import is_answerable, score
+from evals.score import scored_row
 from orchestrator.api import RunConfig, run_task
 from orchestrator.llm import ChatMessage
 from orchestrator.llm.testing import ScriptedClient, ScriptedKwargs
@@ -77,14 +77,8 @@ def checked_row(item: Mapping[str, Any], reply: str, worked: str | None = None) 
     report = run_task(
         item_to_task(item), client=ScriptedClient(script), model="bank", config=config
     )
-    answer = report["answer"]
-    return {
-        "answer": answer,
-        "refused": report["refused"],
-        "correct": bool(score(item, answer)["correct"]) if answer is not None else False,
-        "answerable": is_answerable(item),
-        "n_calls": len(report["calls"]),
-    }
+    row = scored_row(item, report["answer"], report["refused"])
+    return {**row, "n_calls": len(report["calls"])}
 
 
 def compare(

@@ -100,8 +100,7 @@ def _percent_result(after: str, left: Decimal) -> tuple[str, tuple[Decimal, Deci
     if match is None or (match.end() < len(after) and after[match.end()].isalnum()):
         return "", (left, None)
     percent = Decimal(match.group(1))
-    tolerance = Decimal(5) * Decimal(10) ** -(_places(match.group(1)) + 1)
-    if abs(left - percent) <= tolerance:
+    if abs(left - percent) <= _tolerance(_places(match.group(1))):
         return match.group(1), (left, percent)
     return _plain_exact(percent / 100), (left, percent / 100)
 
@@ -116,9 +115,7 @@ def false_equation(text: str) -> str | None:
     unit of the last place: "100 / 3 = 33.3" and "100 / 3 = 33" hold, "100 / 3 = 34" does
     not. O(len(text))."""
     for left, right, left_value, right_value in equations(text):
-        places = min(_places(left), _places(right))
-        tolerance = Decimal(5) * Decimal(10) ** -(places + 1)
-        if abs(left_value - right_value) > tolerance:
+        if abs(left_value - right_value) > _tolerance(min(_places(left), _places(right))):
             if _is_number(right) or _is_number(left):
                 actual = left_value if _is_number(right) else right_value
                 return f"{left} = {right} (it is {_plain(actual)})"
@@ -253,6 +250,11 @@ def _evaluate(node: ast.expr, trace: tuple[list[Decimal], list[Decimal]] | None 
     if trace is not None:
         trace[0].append(value)
     return value
+
+
+def _tolerance(places: int) -> Decimal:
+    """Half a unit of the last of ``places`` decimals: how far a written result may be off."""
+    return Decimal(5) * Decimal(10) ** -(places + 1)
 
 
 def _is_number(side: str) -> bool:

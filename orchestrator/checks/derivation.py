@@ -241,11 +241,13 @@ class _Builder(GraphBuilder):
     def __init__(self, spans: Mapping[str, str]) -> None:
         super().__init__(spans)
         self._unsupported: dict[Decimal, str] = {}
+        self._unneeded = 0
 
     def unneeded(self, span_id: str, number: Decimal) -> str:
         """A claim nothing supports: that the quantity ``number`` of ``span_id`` plays no
         part in the answer."""
-        node_id = f"q{sum(1 for node in self.nodes if node['id'].startswith('q')) + 1}"
+        self._unneeded += 1
+        node_id = f"q{self._unneeded}"
         claim = f"the {_plain(number)} that {span_id} states is not needed for the answer"
         self.node(node_id, claim, "inference")
         return node_id

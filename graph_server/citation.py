@@ -63,10 +63,14 @@ _OPENERS = frozenset(
         "all",
         "also",
         "an",
+        "are",
         "as",
         "at",
         "both",
         "by",
+        "did",
+        "do",
+        "does",
         "each",
         "every",
         "for",
@@ -74,7 +78,10 @@ _OPENERS = frozenset(
         "he",
         "her",
         "his",
+        "how",
         "in",
+        "into",
+        "is",
         "it",
         "its",
         "on",
@@ -90,10 +97,21 @@ _OPENERS = frozenset(
         "this",
         "those",
         "to",
+        "was",
         "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "why",
     }
 )
-"""Function words that are capitalised only because they open the claim."""
+"""Function words that are capitalised only because they open the claim, and the question
+words that open a lookup ("Who invented the silhorn?" names nothing but the silhorn)."""
 
 
 class Span(Protocol):

@@ -52,6 +52,11 @@ WEAK_CHAIN = chain_reply([("D4.2", "")], "Kelvholt")
 def scripted(plan: list[str], lookups: dict[str, tuple[str, str]], chain: str = WEAK_CHAIN):
     """A model that writes ``chain``, then ``plan``, then answers each lookup from
     ``lookups`` (a lookup it was not given: no sentence)."""
+    return ScriptedClient(script(plan, lookups, chain))
+
+
+def script(plan: list[str], lookups: dict[str, tuple[str, str]], chain: str = WEAK_CHAIN):
+    """:func:`scripted`'s answers, as a function of the messages."""
 
     def answer(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
         system, user = messages[0]["content"], messages[-1]["content"]
@@ -65,7 +70,7 @@ def scripted(plan: list[str], lookups: dict[str, tuple[str, str]], chain: str = 
             return chain
         return json.dumps({"verdict": "not_determinable", "reason": "scripted"})
 
-    return ScriptedClient(answer)
+    return answer
 
 
 def run(
@@ -167,6 +172,31 @@ def test_a_grounded_first_chain_spends_no_call_on_hops() -> None:
     assert report["answer"] == "Kelvholt"
     assert report["hops"] is None
     assert not any("single-fact lookups" in call["messages"][0]["content"] for call in client.calls)
+
+
+def test_a_first_chain_whose_verification_refutes_it_is_then_asked_hop_by_hop() -> None:
+    """The first chain grounds "Kelvford" on a premise the verification refutes: that chain
+    failed, only later, so the calls left ask the question hop by hop."""
+    chain = chain_reply(
+        [
+            ("D1.2", "Arlfield Works built it"),
+            ("D2.2", "Malin Corver founded Arlfield Works"),
+            ("D4.2", "Malin Corver was born in Kelvholt, so in Kelvford"),
+        ],
+        "Kelvford",
+    )
+    first = script(PLAN, LOOKUPS, chain=chain)
+
+    def answer(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
+        claim = messages[-1]["content"].partition("Claim:")[2]
+        if "Kelvford" in claim:
+            return json.dumps({"verdict": "refuted", "reason": "[D4.2] Kelvholt, not Kelvford."})
+        return first(model, messages, kwargs)
+
+    report = run(ScriptedClient(answer), budget=12)
+    assert report["hops"] is not None and report["hops"]["trigger"] == "no grounded answer"
+    assert report["answer"] == "Kelvholt"
+    assert report["budget"]["used"] <= 12
 
 
 def test_hops_stop_where_the_call_budget_runs_out() -> None:
@@ -436,6 +466,70 @@ def test_a_hop_read_from_a_look_alike_paragraph_is_asked_once_more_without_it() 
         second["status"] == FOUND and "second try, without the document of D3.2" in second["detail"]
     )
     assert report["hops"]["calls"] == 4  # three lookups and the second try
+
+
+def test_a_lookup_that_names_only_a_lower_case_object_stands_on_the_sentence_naming_it() -> None:
+    """A lookup such as "Who or what is the inventor of the silhorn?" names no capitalised name:
+    the question word that opens it is not one, so the sentence naming the silhorn is on the hop."""
+    documents = [
+        "The silhorn has seven strings. The silhorn was invented by Halla Ravow.",
+        "The silzither was invented by Dagny Nylath.",
+        "Halla Ravow was born in the town of Braskness.",
+    ]
+    question = "In which town was the inventor of the silhorn born?"
+    lookups = {
+        "Who or what is the inventor of the silhorn?": ("D1.2", "Halla Ravow"),
+        "In which town was Halla Ravow born?": ("D3.1", "Braskness"),
+    }
+    plan = list(lookups)
+    report = run(
+        scripted(plan, lookups, chain_reply([("D3.1", "")], "Braskness")),
+        question=question,
+        documents=documents,
+    )
+    assert [hop["status"] for hop in report["hops"]["hops"]] == [FOUND, FOUND]
+    assert report["answer"] == "Braskness"
+    look_alike = hops.hop_problem(
+        "The silzither was invented by Dagny Nylath.", "Dagny Nylath", plan[0], []
+    )
+    assert look_alike is not None and look_alike[0] == OFF_HOP
+
+
+def test_a_value_written_as_the_whole_sentence_is_read_as_the_name_the_sentence_gives() -> None:
+    lookups = {
+        **LOOKUPS,
+        "In which town was Malin Corver born?": ("D4.2", "She was born in Kelvholt."),
+    }
+    report = run(scripted(PLAN, lookups))
+    assert report["answer"] == "Kelvholt"
+    last = report["hops"]["hops"][2]
+    assert last["answer"] == "Kelvholt" and "the reply wrote 'She was born" in last["detail"]
+
+
+def test_a_look_alike_copy_of_the_sentences_name_is_read_as_the_sentence_writes_it() -> None:
+    """The sentence is on the hop (it names the Faldhaven Bridge), and "Arlford Works" shares
+    a word with the one name it gives: the value is that name, not the model's copy."""
+    lookups = {**LOOKUPS, "Which company built the Faldhaven Bridge?": ("D1.2", "Arlford Works")}
+    report = run(scripted(PLAN, lookups))
+    assert report["answer"] == "Kelvholt"
+    assert report["hops"]["hops"][0]["answer"] == "Arlfield Works"
+
+
+def test_a_value_unlike_any_name_of_its_sentence_stays_refused() -> None:
+    lookups = {**LOOKUPS, "Which company built the Faldhaven Bridge?": ("D1.2", "Tullcombe Yard")}
+    report = run(scripted(PLAN, lookups))
+    assert report["refused"]
+    assert report["hops"]["hops"][0]["status"] in (NOT_IN_SENTENCE, OFF_HOP)
+
+
+def test_a_value_that_is_what_the_lookup_asks_about_is_no_hop() -> None:
+    problem = hops.hop_problem(
+        "Malin Corver founded Arlfield Works.",
+        "Arlfield Works",
+        "Who or what is the founder of Arlfield Works?",
+        ["Arlfield Works"],
+    )
+    assert problem is not None and problem[0] == hops.ANSWER_IS_ASKED
 
 
 @pytest.mark.parametrize("test", doctests([hops, graph_record]), ids=lambda test: test.name)

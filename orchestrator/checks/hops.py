@@ -30,6 +30,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from decimal import Decimal, InvalidOperation
 
+from graph_server.similarity import collapse_initialisms
+from orchestrator.checks.links import look_alike
 from orchestrator.checks.question import (
     asked,
     compared_options,
@@ -50,6 +52,8 @@ NO_SENTENCE = "no_sentence"
 NOT_IN_SENTENCE = "answer_not_in_sentence"
 OFF_HOP = "sentence_off_hop"
 """The sentence names neither the bridge nor anything the lookup asks about."""
+ANSWER_IS_ASKED = "answer_names_the_lookup"
+"""The value is what the lookup asks about ("Who founded Kest Works?" "Kest Works")."""
 UNREADABLE = "unreadable"
 CALL_FAILED = "call_failed"
 NOT_ASKED = "not_asked"
@@ -156,6 +160,9 @@ def hop_problem(
     """
     text = f" {normalise_text(sentence)} "
     key = answer_key(answer)
+    given = set(whole_names(answer))
+    if given and given <= _asked_names(lookup, bridges):
+        return ANSWER_IS_ASKED, f"{answer!r} is what the lookup asks about, not its answer"
     if not key or f" {key} " not in text:
         return NOT_IN_SENTENCE, f"{answer!r} does not occur in the cited sentence"
     for bridge in bridges:
@@ -171,6 +178,79 @@ def hop_problem(
         if not whole_names(lookup) and not subject_terms(lookup) & terms(sentence):
             return OFF_HOP, "the cited sentence names nothing the lookup asks about"
     return None
+
+
+def read_value(sentence: str, answer: str, lookup: str, bridges: Sequence[str]) -> str:
+    """The value a hop gives, as its cited ``sentence`` (checked text) writes it.
+
+    A lookup's reply is a sentence id and a value, and the value is the model's copy: the 1.5B
+    writes the whole sentence ("Ostrthorpe lies on the Othith River."), or a look-alike of the
+    name the sentence holds ("Embley Shipwrights" for "Embton Shipwrights"). The value that
+    counts is one the sentence gives: a name of the sentence that the lookup (and its
+    ``bridges``) does not already name, or a number of the sentence. The reply's ``answer``
+    stands when the sentence holds it and it names nothing the lookup names; else the one such
+    value the answer contains; else, when the answer contains none, the one name that looks
+    like a name of the answer (:func:`orchestrator.checks.links.look_alike`). When none of
+    these is unique the answer stands, and :func:`hop_problem` judges it. O(length).
+
+    Parameters
+    ----------
+    sentence : str
+        The cited sentence as the checks read it (:attr:`corpus.evidence.Span.checked_text`).
+    answer : str
+        The value the reply gave.
+    lookup : str
+        The lookup as asked, earlier answers filled in.
+    bridges : sequence of str
+        The earlier answers this lookup refers to.
+
+    Returns
+    -------
+    str
+        The value as the sentence writes it, or ``answer`` unchanged.
+
+    Examples
+    --------
+    >>> read_value("Ostrthorpe lies on the Othith River.", "Ostrthorpe lies on the Othith "
+    ...     "River.", "On which river lies Ostrthorpe?", ["Ostrthorpe"])
+    'Othith River'
+    >>> read_value("Embton Shipwrights built the Tamarwald Bridge.", "Embley Shipwrights",
+    ...     "Which company built the Tamarwald Bridge?", [])
+    'Embton Shipwrights'
+    >>> read_value("Halla Corvist invented the ormzither.", "Isolde Korelm",
+    ...     "Who invented the ormzither?", [])
+    'Isolde Korelm'
+    """
+    named = _asked_names(lookup, bridges)
+    given = whole_names(answer)
+    key = answer_key(answer)
+    if key and f" {key} " in f" {normalise_text(sentence)} " and not set(given) & named:
+        return answer
+    names = [run for run in whole_names(sentence) if run not in named]
+    numbers = _NUMBER.findall(sentence)
+    contained = [run for run in names if run in given] + [
+        number for number in numbers if number in _NUMBER.findall(answer)
+    ]
+    if not contained and not _NUMBER.findall(answer):
+        contained = [run for run in names if any(look_alike(run, other) for other in given)]
+    if len(set(contained)) != 1:
+        return answer
+    return _as_written(sentence, contained[0]) or answer
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def _asked_names(lookup: str, bridges: Sequence[str]) -> set[str]:
+    """The whole names a lookup and its bridges name, folded."""
+    return {run for text in (lookup, *bridges) for run in whole_names(text)}
+
+
+def _as_written(sentence: str, value: str) -> str | None:
+    """``value`` (a folded name or a number) as ``sentence`` writes it, or None."""
+    words = r"\s+".join(re.escape(word) for word in value.split())
+    found = re.search(rf"(?<![^\W_]){words}(?![^\W_])", collapse_initialisms(sentence), re.I)
+    return found.group(0) if found else None
 
 
 def whole_names(text: str) -> list[str]:

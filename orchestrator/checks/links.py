@@ -187,10 +187,26 @@ def _link_problem(
                 continue  # a look-alike is two entities the evidence really has
             if a in paired and b in paired:
                 continue  # the question names both: it tells them apart itself
-            if set(a.split()) & set(b.split()):
-                return LOOK_ALIKE, f"{a!r} and {b!r} are different names sharing a word"
-            if min(len(a), len(b)) >= MIN_NAME_CHARS and fuzz.ratio(a, b) >= NEAR_MISS_RATIO:
-                return LOOK_ALIKE, f"{a!r} and {b!r} are different names that look alike"
+            how = look_alike(a, b)
+            if how is not None:
+                return LOOK_ALIKE, f"{a!r} and {b!r} are different names {how}"
+    return None
+
+
+def look_alike(a: str, b: str) -> str | None:
+    """How two different folded names look alike, or None: "sharing a word" ("embton
+    shipwrights", "embley shipwrights") or "that look alike" (rapidfuzz ratio at least
+    :data:`NEAR_MISS_RATIO`, both at least :data:`MIN_NAME_CHARS` long: "vance", "vane").
+
+    >>> look_alike("embton shipwrights", "embley shipwrights")
+    'sharing a word'
+    >>> look_alike("halla corvist", "isolde korelm") is None
+    True
+    """
+    if set(a.split()) & set(b.split()):
+        return "sharing a word"
+    if min(len(a), len(b)) >= MIN_NAME_CHARS and fuzz.ratio(a, b) >= NEAR_MISS_RATIO:
+        return "that look alike"
     return None
 
 

@@ -186,6 +186,14 @@ def run_loop(
         merged = merge_pass(ctx, ingested)
     usable = sum(1 for run in runs if run["ingested"])
     verified = _verify_until_stop(ctx, ingested, usable)
+    if hops is None and ctx.inputs.config.hops == "on_failure":
+        # The verification refuted what had grounded the answer: that is a failed first
+        # chain too, found later, and the calls left may still ask it hop by hop.
+        hops = _ask_hop_by_hop(ctx, ingested, runs)
+        if hops is not None:
+            merged = merge_pass(ctx, ingested)
+            usable = sum(1 for run in runs if run["ingested"])
+            verified = _verify_until_stop(ctx, ingested, usable)
     trace.event("stop", stop_reason=verified.stop.reason, detail=verified.stop.detail)
     refusal, chosen = _decision(ctx, ingested, usable, verified, left_out)
     details = decision_details(ctx, verified.assessment, chosen, merged.has_graph)

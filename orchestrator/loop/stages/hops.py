@@ -185,11 +185,17 @@ def _judge(
         detail = f"{span_id!r} is no evidence sentence"
         return rules.Hop(number, planned, asked, span_id, answer, rules.NO_SENTENCE, detail)
     bridges = [answers[ref - 1] for ref in rules.references(planned, number)]
-    problem = rules.hop_problem(span.checked_text, answer, asked, bridges)
+    value = rules.read_value(span.checked_text, answer, asked, bridges)
+    problem = rules.hop_problem(span.checked_text, value, asked, bridges)
     if problem is None:
-        return rules.Hop(number, planned, asked, span.id, answer, rules.FOUND, f"cites {span.id}")
+        detail = f"cites {span.id}"
+        if value != answer:
+            detail += f", whose value is {value!r} (the reply wrote {answer!r})"
+        return rules.Hop(number, planned, asked, span.id, value, rules.FOUND, detail)
     # The citation check's repair, for a hop: a wrong sentence number with the right value is
-    # read as the one sentence that carries the hop, when exactly one does.
+    # read as the one sentence that carries the hop, when exactly one does. The value is not
+    # read off another sentence: a look-alike's value there would be "corrected" into the
+    # right paragraph's, an answer the model never gave.
     carrying = [
         other.id
         for other in ctx.inputs.evidence.spans
@@ -198,7 +204,7 @@ def _judge(
     if len(carrying) == 1:
         detail = f"cites {carrying[0]} (cited as {span.id}: {problem[1]})"
         return rules.Hop(number, planned, asked, carrying[0], answer, rules.FOUND, detail)
-    return rules.Hop(number, planned, asked, span.id, answer, *problem)
+    return rules.Hop(number, planned, asked, span.id, value, *problem)
 
 
 def _spec(

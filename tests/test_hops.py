@@ -158,15 +158,18 @@ def test_a_plan_about_something_the_question_never_names_is_rejected() -> None:
     assert "names nothing of the question" in report["hops"]["plan_problem"]
 
 
+def whole_chain(birth: str, answer: str) -> str:
+    """A first chain through all three documents, ending on the inference ``birth``."""
+    steps = [
+        ("D1.2", "Arlfield Works built it"),
+        ("D2.2", "Malin Corver founded Arlfield Works"),
+        ("D4.2", birth),
+    ]
+    return chain_reply(steps, answer)
+
+
 def test_a_grounded_first_chain_spends_no_call_on_hops() -> None:
-    chain = chain_reply(
-        [
-            ("D1.2", "Arlfield Works built it"),
-            ("D2.2", "Malin Corver founded Arlfield Works"),
-            ("D4.2", "Malin Corver was born in Kelvholt"),
-        ],
-        "Kelvholt",
-    )
+    chain = whole_chain("Malin Corver was born in Kelvholt", "Kelvholt")
     client = scripted(PLAN, LOOKUPS, chain=chain)
     report = run(client)
     assert report["answer"] == "Kelvholt"
@@ -177,14 +180,7 @@ def test_a_grounded_first_chain_spends_no_call_on_hops() -> None:
 def test_a_first_chain_whose_verification_refutes_it_is_then_asked_hop_by_hop() -> None:
     """The first chain grounds "Kelvford" on a premise the verification refutes: that chain
     failed, only later, so the calls left ask the question hop by hop."""
-    chain = chain_reply(
-        [
-            ("D1.2", "Arlfield Works built it"),
-            ("D2.2", "Malin Corver founded Arlfield Works"),
-            ("D4.2", "Malin Corver was born in Kelvholt, so in Kelvford"),
-        ],
-        "Kelvford",
-    )
+    chain = whole_chain("Malin Corver was born in Kelvholt, so in Kelvford", "Kelvford")
     first = script(PLAN, LOOKUPS, chain=chain)
 
     def answer(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
@@ -477,11 +473,8 @@ def test_a_lookup_that_names_only_a_lower_case_object_stands_on_the_sentence_nam
         "Halla Ravow was born in the town of Braskness.",
     ]
     question = "In which town was the inventor of the silhorn born?"
-    lookups = {
-        "Who or what is the inventor of the silhorn?": ("D1.2", "Halla Ravow"),
-        "In which town was Halla Ravow born?": ("D3.1", "Braskness"),
-    }
-    plan = list(lookups)
+    plan = ["Who or what is the inventor of the silhorn?", "In which town was Halla Ravow born?"]
+    lookups = dict(zip(plan, [("D1.2", "Halla Ravow"), ("D3.1", "Braskness")], strict=True))
     report = run(
         scripted(plan, lookups, chain_reply([("D3.1", "")], "Braskness")),
         question=question,

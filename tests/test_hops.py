@@ -252,6 +252,30 @@ def test_a_comparisons_hops_rest_on_one_line_per_option_and_ground_the_winner() 
     assert claims["r2:i1"] == "When was Harrow Mill founded? 1790"
 
 
+def test_the_values_the_hops_found_are_not_put_to_a_verification_vote() -> None:
+    """The hop check tied each value to its sentence, as the citation check ties a given: a
+    verifier that refutes every claim it is shown ("When was Harrow Mill founded? 1790") gets
+    none of them, and the answer stands."""
+    one_sided = chain_reply([("D2.2", "")], "Kelby Works")
+    replies = script([], EARLIER_LOOKUPS, one_sided)
+
+    def answer(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
+        if "Claim:" in messages[-1]["content"]:
+            return json.dumps({"verdict": "refuted", "reason": "[D1.2] scripted"})
+        return replies(model, messages, kwargs)
+
+    client = ScriptedClient(answer)
+    # Sentences worded unlike the lookups, so that no hop's claim merges into its given; and
+    # named, since "It was founded in 1790" and "It was founded in 1815" would be read as
+    # rival readings of one claim, a dispute of their own.
+    dated = ["Harrow Mill is a textile mill. Harrow Mill dates from 1790.",
+             "Kelby Works is an engineering works. Kelby Works opened its doors in 1815."]  # fmt: skip
+    report = run(client, question=EARLIER, documents=dated)
+    assert report["answer"] == "Harrow Mill"
+    asked = [call["messages"][-1]["content"] for call in client.calls]
+    assert not any("founded? 1790" in text or "founded? 1815" in text for text in asked)
+
+
 def test_a_comparison_read_from_a_look_alike_is_still_refused() -> None:
     lookups = {**EARLIER_LOOKUPS, "When was Harrow Mill founded?": ("D3.2", "1750")}
     one_sided = chain_reply([("D2.2", "")], "Kelby Works")

@@ -39,7 +39,9 @@ The disputed queue is the order re-interrogation follows (design §4.1 step 4): 
 contradiction pairs first, then single-run load-bearing claims of each live candidate in rank
 order (claims on an evidence route before attackers). Givens anchored to a span are not in the
 queue: the citation check already tied them to the document, and a model's opinion of a
-document sentence adds nothing.
+document sentence adds nothing. Nor are a hop's values (``checked``): the hop check tied each
+to the sentence it cites, and the 1.5B refutes a claim written as "When was Emrys Tarvard
+born? 1858" whatever its sentence says.
 """
 
 from __future__ import annotations
@@ -163,6 +165,7 @@ def assess(
     answers: Mapping[str, AnswerRecord] | None = None,
     evidence_texts: Sequence[str] | None = None,
     chain: ChainContext | None = None,
+    checked: frozenset[str] = frozenset(),
 ) -> Assessment:
     """Rank every conclusion node of ``graph_id`` and collect the disputes.
 
@@ -174,6 +177,8 @@ def assess(
     failed_links`) and its widths count only the links that pass. Cost: one
     surviving-claims pass plus, per live candidate, one support-width and one disputed-nodes
     query (each O(V*E) at worst) and one argument-width query (capped, see docs/engine.md).
+    ``checked`` are claims the system itself checked against their sentences (a hop's value,
+    :mod:`orchestrator.checks.hops`): like anchored givens, they are never disputed.
     """
     if not nodes:  # no run reached the store: nothing to rank, nothing disputed
         return Assessment((), {"in": [], "out": [], "undecided": [], "surviving": []}, (), ())
@@ -196,7 +201,7 @@ def assess(
             c.node_id,
         )
     )
-    pairs, isolated = _disputes(store, graph_id, nodes, candidates)
+    pairs, isolated = _disputes(store, graph_id, nodes, candidates, checked)
     return Assessment(
         candidates=tuple(candidates),
         labels={key: labels[key] for key in ("in", "out", "undecided", "surviving")},
@@ -327,16 +332,22 @@ def _disputes(
     graph_id: str,
     nodes: dict[str, NodeData],
     candidates: list[Candidate],
+    checked: frozenset[str] = frozenset(),
 ) -> tuple[list[tuple[str, str]], list[dict[str, Any]]]:
     """The contradiction pairs (the last live candidate's) and the isolated load-bearing
-    claims of every live candidate, each once, in candidate order."""
+    claims of every live candidate but anchored givens and ``checked`` claims, each once, in
+    candidate order."""
     pairs: list[tuple[str, str]] = []
     isolated: list[dict[str, Any]] = []
     for candidate in (c for c in candidates if not c.refuted):
         disputes = store.disputed_nodes(graph_id, candidate.node_id)
         pairs = [(a, b) for a, b in disputes.contradiction_pairs]
         ordered = sorted(
-            (d for d in disputes.isolated_load_bearing if not _anchored_given(nodes, d.id)),
+            (
+                d
+                for d in disputes.isolated_load_bearing
+                if not _anchored_given(nodes, d.id) and d.id not in checked
+            ),
             key=lambda d: (not d.on_path, d.id),
         )
         isolated += [{**item.model_dump(), "candidate": candidate.node_id} for item in ordered]

@@ -70,7 +70,13 @@ from orchestrator.loop.stages.decision import Details, assess_graph, decision_de
 from orchestrator.loop.stages.fan_out import fan_out
 from orchestrator.loop.stages.hops import hop_interrogation
 from orchestrator.loop.stages.leave_out import flipped, leave_argument_out
-from orchestrator.loop.stages.merge import Ingested, ingest_run, merge_pass, settle_attacks
+from orchestrator.loop.stages.merge import (
+    Ingested,
+    MergePass,
+    ingest_run,
+    merge_pass,
+    settle_attacks,
+)
 from orchestrator.loop.stages.runs import run_record
 from orchestrator.loop.stages.verify import verification_round
 from orchestrator.loop.trace import Trace
@@ -178,9 +184,7 @@ def run_loop(
     with ctx.timed("attacks"):
         settle_attacks(ctx, ingested, usable)
     trace.event("merge", merges=merged.merges, contradictions_created=merged.contradictions_created)
-    hops = _ask_hop_by_hop(ctx, ingested, runs)
-    if hops is not None:
-        merged = merge_pass(ctx, ingested)
+    hops, merged = _ask_hop_by_hop(ctx, ingested, runs, merged)
     left_out = _leave_out(ctx, ingested, runs)
     if left_out is not None:
         merged = merge_pass(ctx, ingested)
@@ -189,9 +193,8 @@ def run_loop(
     if hops is None and ctx.inputs.config.hops == "on_failure":
         # The verification refuted what had grounded the answer: that is a failed first
         # chain too, found later, and the calls left may still ask it hop by hop.
-        hops = _ask_hop_by_hop(ctx, ingested, runs)
+        hops, merged = _ask_hop_by_hop(ctx, ingested, runs, merged)
         if hops is not None:
-            merged = merge_pass(ctx, ingested)
             usable = sum(1 for run in runs if run["ingested"])
             verified = _verify_until_stop(ctx, ingested, usable)
     trace.event("stop", stop_reason=verified.stop.reason, detail=verified.stop.detail)
@@ -274,25 +277,36 @@ def _leave_out(
 
 
 def _ask_hop_by_hop(
-    ctx: LoopContext, ingested: Ingested, runs: list[RunRecord]
-) -> HopsRecord | None:
+    ctx: LoopContext, ingested: Ingested, runs: list[RunRecord], merged: MergePass
+) -> tuple[HopsRecord | None, MergePass]:
     """The hop stage (:mod:`orchestrator.loop.stages.hops`) when ``config.hops`` asks for it now:
-    always, or when the interrogations give no grounded answer. Its run, if it assembled a
-    chain, is ingested like an interrogation's; None when the stage did not run."""
+    always, or when the interrogations give no grounded answer; None when the stage did not
+    run. Its run, if it assembled an argument, is ingested like an interrogation's and merged
+    (the merge report returned; ``merged`` when nothing was merged), and the values its hops
+    found are marked checked (:attr:`GraphState.checked`): the hop check tied each to its
+    sentence."""
     setting = ctx.inputs.config.hops
     if setting == "off" or not ctx.inputs.evidence.spans:
-        return None
+        return None, merged
     trigger = "always"
     if setting == "on_failure":
         if _grounded_answer(ctx, ingested):
-            return None
+            return None, merged
         trigger = "no grounded answer"
-    record, run = hop_interrogation(ctx, f"r{len(runs) + 1}", trigger)
+    run_id = f"r{len(runs) + 1}"
+    record, run = hop_interrogation(ctx, run_id, trigger)
     runs.append(run)
-    if run.get("graph") is not None:
-        with ctx.timed("ingest"):
-            ingest_run(ctx, ingested, run)
-    return record
+    if run.get("graph") is None:
+        return record, merged
+    with ctx.timed("ingest"):
+        ingest_run(ctx, ingested, run)
+    merged = merge_pass(ctx, ingested)
+    ctx.graph.checked |= {
+        node_id
+        for node_id, node in ctx.graph.nodes().items()
+        if node["type"] == "inference" and run_id in node["run_ids"]
+    }
+    return record, merged
 
 
 def _verify_until_stop(ctx: LoopContext, ingested: Ingested, usable: int) -> Verified:

@@ -97,6 +97,9 @@ class GraphState:
 
     store: GraphStore = field(default_factory=GraphStore)
     claims: dict[str, str] = field(default_factory=dict)
+    checked: set[str] = field(default_factory=set)
+    """Claims the system checked against their sentences itself (a hop's values), which no
+    verification round asks about (:func:`orchestrator.checks.assess.assess`)."""
 
     def has_graph(self) -> bool:
         """Whether any run reached the store yet."""

@@ -37,6 +37,7 @@ def assess_graph(ctx: LoopContext, answers: dict[str, AnswerRecord], round_no: i
             answers,
             ctx.inputs.evidence_texts,
             chain=ctx.inputs.chain,
+            checked=frozenset(ctx.graph.checked),
         )
     ctx.trace.event("assess", round=round_no, **assessment_summary(current))
     return current

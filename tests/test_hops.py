@@ -268,8 +268,10 @@ def test_the_values_the_hops_found_are_not_put_to_a_verification_vote() -> None:
     # Sentences worded unlike the lookups, so that no hop's claim merges into its given; and
     # named, since "It was founded in 1790" and "It was founded in 1815" would be read as
     # rival readings of one claim, a dispute of their own.
-    dated = ["Harrow Mill is a textile mill. Harrow Mill dates from 1790.",
-             "Kelby Works is an engineering works. Kelby Works opened its doors in 1815."]  # fmt: skip
+    dated = [
+        "Harrow Mill is a textile mill. Harrow Mill dates from 1790.",
+        "Kelby Works is an engineering works. Kelby Works opened its doors in 1815.",
+    ]
     report = run(client, question=EARLIER, documents=dated)
     assert report["answer"] == "Harrow Mill"
     asked = [call["messages"][-1]["content"] for call in client.calls]

@@ -224,6 +224,18 @@ def test_an_argument_that_does_not_count_says_which_rule_it_fails() -> None:
     assert which.argument_problem("marrgard", towns) is None
 
 
+def test_a_step_that_brings_in_a_name_no_cited_sentence_holds_is_no_argument() -> None:
+    """The model's step names the town from a sentence the argument does not cite: the
+    argument stands only once that sentence is cited."""
+    question = "In which town was the founder of Embstone Ironworks born?"
+    context = ChainContext.of(question, DOCS)
+    founder, born = DOCS[0], DOCS[2]
+    step = "So Mara Vance, the founder, was born in Tull."
+    assert context.names_from_outside([founder, step], [founder]) == ["tull"]
+    assert context.argument_problem("tull", [founder, step], [founder]) == "name_from_outside"
+    assert context.argument_problem("tull", [founder, born, step], [founder, born]) is None
+
+
 BUILDERS = [
     "The Garrgate Bridge was built by Arlcombe Ironworks.",
     "Arlcombe Ironworks was founded in 1850.",

@@ -55,12 +55,14 @@ from orchestrator.checks.question import (
     subject_terms,
     terms,
     unaccented,
+    whole_names,
 )
 from orchestrator.reply import NO, UNANSWERABLE, YES, is_entity, normalise_text
 
 __all__ = [
     "ARGUMENT_ANSWER_NOT_CARRIED",
     "ARGUMENT_FALSE_ARITHMETIC",
+    "ARGUMENT_NAME_FROM_OUTSIDE",
     "ARGUMENT_NOT_ONE_CHAIN",
     "ARGUMENT_NOT_READ",
     "ARGUMENT_OFF_QUESTION",
@@ -85,6 +87,7 @@ __all__ = [
 
 # Why a whole argument (a set of claims deriving the answer) does not count.
 ARGUMENT_OFF_SUBJECT = "names_no_subject"
+ARGUMENT_NAME_FROM_OUTSIDE = "name_from_outside"
 ARGUMENT_OFF_QUESTION = "not_what_was_asked"
 ARGUMENT_NOT_ONE_CHAIN = "not_one_chain"
 ARGUMENT_ONE_SIDED = "one_sided"
@@ -216,7 +219,9 @@ class ChainContext:
         (:func:`chain_parts`; a comparison may rest on one chain per option:
         :data:`ARGUMENT_NOT_ONE_CHAIN`), one of them writes out a false equation
         ("25 + 9 + 13 = 57": :func:`orchestrator.checks.arithmetic.false_equation`,
-        :data:`ARGUMENT_FALSE_ARITHMETIC`), or they say "yes" to a quoted statement whose
+        :data:`ARGUMENT_FALSE_ARITHMETIC`), a step of the model's names what no sentence of the
+        argument or the question names (:meth:`names_from_outside`; with ``cited`` given,
+        :data:`ARGUMENT_NAME_FROM_OUTSIDE`), or they say "yes" to a quoted statement whose
         names and numbers the evidence they cite does not hold (:meth:`reads_statement`,
         :data:`ARGUMENT_NOT_READ`), or they do not carry the answer (:func:`answer_follows`,
         :data:`ARGUMENT_ANSWER_NOT_CARRIED`: "The Tamargate Bridge was built by Arlton
@@ -243,11 +248,40 @@ class ChainContext:
             return ARGUMENT_NOT_ONE_CHAIN
         if any(false_equation(claim) for claim in claims):
             return ARGUMENT_FALSE_ARITHMETIC
+        if cited and self.names_from_outside(claims, cited):
+            return ARGUMENT_NAME_FROM_OUTSIDE
         if answer_key == YES and not self.reads_statement(cited):
             return ARGUMENT_NOT_READ
         if not answer_follows(answer_key, claims, stated):
             return ARGUMENT_ANSWER_NOT_CARRIED
         return None
+
+    def names_from_outside(self, claims: Sequence[str], cited: Sequence[str]) -> list[str]:
+        """The names of the evidence (:attr:`names`) that a claim of the argument the model
+        wrote (one not in ``cited``) holds, but that neither the argument's cited evidence nor
+        the question names, sorted. Such a step brings its name in from a sentence the argument
+        does not rest on: from "The Brommark Bridge spans the Hyvith River" to "The Hyvith
+        River empties into the Wyrow River", a river another document's look-alike (the Hyvow)
+        empties into. Names no document has (a capitalised "Therefore") are other rules'
+        business. O(total length).
+
+        >>> context = ChainContext.of("Into which river does the river crossed by the "
+        ...     "Brommark Bridge flow?", ["The Brommark Bridge spans the Hyvith River.",
+        ...     "The Hyvow River empties into the Wyrow River."])
+        >>> context.names_from_outside(["The Brommark Bridge spans the Hyvith River.",
+        ...     "The Hyvith River empties into the Wyrow River."],
+        ...     ["The Brommark Bridge spans the Hyvith River."])
+        ['wyrow river']
+        """
+        known = evidence_names(cited) | self.paired
+        found = {
+            name
+            for claim in claims
+            if claim not in cited
+            for name in whole_names(claim)
+            if name in self.names and name not in known
+        }
+        return sorted(found)
 
     def reads_statement(self, cited: Sequence[str]) -> bool:
         """Whether the ``cited`` evidence holds every name and number of the statement the

@@ -39,6 +39,7 @@ from orchestrator.checks.question import (
     smaller_wins,
     subject_terms,
     terms,
+    whole_names,
 )
 from orchestrator.reply import GraphBuilder, ReplyGraph, answer_key, asked_category, normalise_text
 
@@ -251,13 +252,6 @@ def _as_written(sentence: str, value: str) -> str | None:
     words = r"\s+".join(re.escape(word) for word in value.split())
     found = re.search(rf"(?<![^\W_]){words}(?![^\W_])", collapse_initialisms(sentence), re.I)
     return found.group(0) if found else None
-
-
-def whole_names(text: str) -> list[str]:
-    """The whole runs of name-like words of ``text``, folded ("faldhaven bridge"), without
-    the single words of a longer run (:func:`orchestrator.checks.question.name_runs`)."""
-    runs = name_runs(text)
-    return [run for run in runs if not any(run != other and run in other.split() for other in runs)]
 
 
 def _folded(text: str) -> str:

@@ -481,6 +481,13 @@ def name_runs(text: str) -> list[str]:
     return whole + [_unpossessed(word) for run in runs if len(run) > 1 for word in run]
 
 
+def whole_names(text: str) -> list[str]:
+    """The whole runs of name-like words of ``text``, folded ("faldhaven bridge"), without
+    the single words of a longer run (:func:`name_runs`)."""
+    runs = name_runs(text)
+    return [run for run in runs if not any(run != other and run in other.split() for other in runs)]
+
+
 def _unpossessed(word: str) -> str:
     """``word`` folded, without a possessive ending: "Morver's" is the name "morver"."""
     folded = word.casefold().replace("’", "'")

@@ -59,8 +59,8 @@ class SupportRecord(TypedDict):
 class SetAsideArgument(TypedDict):
     """A minimal derivation of a candidate that does not count as an argument, and why
     (``names_no_subject``, ``one_sided``, ``not_what_was_asked``, ``not_one_chain``,
-    ``false_arithmetic``, ``statement_not_in_evidence``, ``named_thing_not_cited`` or
-    ``answer_not_on_argument``)."""
+    ``false_arithmetic``, ``statement_not_in_evidence``, ``named_thing_not_cited``,
+    ``name_from_outside`` or ``answer_not_on_argument``)."""
 
     claims: list[ClaimRef]
     reason: str

@@ -191,8 +191,10 @@ def read_value(sentence: str, answer: str, lookup: str, bridges: Sequence[str]) 
     ``bridges``) does not already name, or a number of the sentence. The reply's ``answer``
     stands when the sentence holds it and it names nothing the lookup names; else the one such
     value the answer contains; else, when the answer contains none, the one name that looks
-    like a name of the answer (:func:`orchestrator.checks.links.look_alike`). When none of
-    these is unique the answer stands, and :func:`hop_problem` judges it. O(length).
+    like a name of the answer (:func:`orchestrator.checks.links.look_alike`); else, when the
+    answer names only what the lookup asks about, the one name of the sentence that is of the
+    kind the lookup asks for (:func:`orchestrator.reply.asked_category`: "river"). When none
+    of these is unique the answer stands, and :func:`hop_problem` judges it. O(length).
 
     Parameters
     ----------
@@ -221,6 +223,12 @@ def read_value(sentence: str, answer: str, lookup: str, bridges: Sequence[str]) 
     >>> read_value("Halla Corvist invented the ormzither.", "Isolde Korelm",
     ...     "Who invented the ormzither?", [])
     'Isolde Korelm'
+    >>> read_value("Pravvale lies on the Hyvine River.", "Pravvale",
+    ...     "On which river lies Pravvale?", ["Pravvale"])
+    'Hyvine River'
+    >>> read_value("Pravvale was founded by Tamsin Dasking.", "Pravvale",
+    ...     "On which river lies Pravvale?", ["Pravvale"])
+    'Pravvale'
     """
     named = _asked_names(lookup, bridges)
     given = whole_names(answer)
@@ -234,6 +242,11 @@ def read_value(sentence: str, answer: str, lookup: str, bridges: Sequence[str]) 
     ]
     if not contained and not _NUMBER.findall(answer):
         contained = [run for run in names if any(look_alike(run, other) for other in given)]
+    if not contained and given and set(given) <= named:
+        # The reply named what the lookup asks about ("On which river lies Pravvale?"
+        # "Pravvale"); the sentence it cites may still give one name of the kind asked for.
+        kind = asked_category(lookup)
+        contained = [run for run in names if kind & set(run.split())]
     if len(set(contained)) != 1:
         return answer
     return _as_written(sentence, contained[0]) or answer

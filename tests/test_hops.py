@@ -193,6 +193,12 @@ def test_a_first_chain_whose_verification_refutes_it_is_then_asked_hop_by_hop() 
     assert report["hops"] is not None and report["hops"]["trigger"] == "no grounded answer"
     assert report["answer"] == "Kelvholt"
     assert report["budget"]["used"] <= 12
+    # The verification after the hops goes on from the first: no claim is asked twice.
+    asked = [v["node_id"] for v in report["verifications"]]
+    assert len(asked) == len(set(asked)) >= 1
+    assert [v["round"] for v in report["verifications"]] == sorted(
+        v["round"] for v in report["verifications"]
+    )
 
 
 def test_hops_stop_where_the_call_budget_runs_out() -> None:

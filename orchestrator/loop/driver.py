@@ -196,7 +196,7 @@ def run_loop(
         hops, merged = _ask_hop_by_hop(ctx, ingested, runs, merged)
         if hops is not None:
             usable = sum(1 for run in runs if run["ingested"])
-            verified = _verify_until_stop(ctx, ingested, usable)
+            verified = _verify_until_stop(ctx, ingested, usable, verified)
     trace.event("stop", stop_reason=verified.stop.reason, detail=verified.stop.detail)
     refusal, chosen = _decision(ctx, ingested, usable, verified, left_out)
     details = decision_details(ctx, verified.assessment, chosen, merged.has_graph)
@@ -309,12 +309,16 @@ def _ask_hop_by_hop(
     return record, merged
 
 
-def _verify_until_stop(ctx: LoopContext, ingested: Ingested, usable: int) -> Verified:
-    """Assess, and run verification rounds until a stop rule holds."""
-    interrogated: list[str] = []
-    verifications: list[VerificationRecord] = []
+def _verify_until_stop(
+    ctx: LoopContext, ingested: Ingested, usable: int, earlier: Verified | None = None
+) -> Verified:
+    """Assess, and run verification rounds until a stop rule holds; after ``earlier``
+    verification rounds, on from where they stopped (their claims are not asked again, and
+    rounds are numbered on)."""
+    interrogated = list(earlier.interrogated) if earlier else []
+    verifications = list(earlier.verifications) if earlier else []
     previous: Assessment | None = None
-    rounds = 0
+    rounds = earlier.rounds if earlier else 0
     while True:
         current = assess_graph(ctx, ingested.answers, rounds)
         # A guarded client (orchestrator.llm.GuardedClient) knows the run's wall-clock

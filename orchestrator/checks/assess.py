@@ -332,7 +332,7 @@ def _disputes(
     graph_id: str,
     nodes: dict[str, NodeData],
     candidates: list[Candidate],
-    checked: frozenset[str] = frozenset(),
+    checked: frozenset[str],
 ) -> tuple[list[tuple[str, str]], list[dict[str, Any]]]:
     """The contradiction pairs (the last live candidate's) and the isolated load-bearing
     claims of every live candidate but anchored givens and ``checked`` claims, each once, in

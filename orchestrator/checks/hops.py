@@ -44,8 +44,10 @@ from orchestrator.checks.question import (
 from orchestrator.reply import GraphBuilder, ReplyGraph, answer_key, asked_category, normalise_text
 
 REFERENCE = re.compile(r"#\s?(\d+)")
-_WORDS = re.compile(r"[^\W_]+")
 """How a lookup names an earlier lookup's answer: ``#1``."""
+_WORDS = re.compile(r"[^\W_]+")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+"""A number as a sentence or a reply writes it ("1886", "907", "1,200")."""
 
 FOUND = "found"
 NO_SENTENCE = "no_sentence"
@@ -236,11 +238,11 @@ def read_value(sentence: str, answer: str, lookup: str, bridges: Sequence[str]) 
     if key and f" {key} " in f" {normalise_text(sentence)} " and not set(given) & named:
         return answer
     names = [run for run in whole_names(sentence) if run not in named]
-    numbers = _NUMBER.findall(sentence)
+    answer_numbers = _NUMBER.findall(answer)
     contained = [run for run in names if run in given] + [
-        number for number in numbers if number in _NUMBER.findall(answer)
+        number for number in _NUMBER.findall(sentence) if number in answer_numbers
     ]
-    if not contained and not _NUMBER.findall(answer):
+    if not contained and not answer_numbers:
         contained = [run for run in names if any(look_alike(run, other) for other in given)]
     if not contained and given and set(given) <= named:
         # The reply named what the lookup asks about ("On which river lies Pravvale?"
@@ -250,9 +252,6 @@ def read_value(sentence: str, answer: str, lookup: str, bridges: Sequence[str]) 
     if len(set(contained)) != 1:
         return answer
     return _as_written(sentence, contained[0]) or answer
-
-
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
 
 def _asked_names(lookup: str, bridges: Sequence[str]) -> set[str]:

@@ -180,7 +180,7 @@ def run_loop(
     ingested = Ingested()
     runs = _interrogate(ctx, ingested)
     merged = merge_pass(ctx, ingested)
-    usable = sum(1 for run in runs if run["ingested"])
+    usable = _usable(runs)
     with ctx.timed("attacks"):
         settle_attacks(ctx, ingested, usable)
     trace.event("merge", merges=merged.merges, contradictions_created=merged.contradictions_created)
@@ -188,14 +188,14 @@ def run_loop(
     left_out = _leave_out(ctx, ingested, runs)
     if left_out is not None:
         merged = merge_pass(ctx, ingested)
-    usable = sum(1 for run in runs if run["ingested"])
+    usable = _usable(runs)
     verified = _verify_until_stop(ctx, ingested, usable)
     if hops is None and ctx.inputs.config.hops == "on_failure":
         # The verification refuted what had grounded the answer: that is a failed first
         # chain too, found later, and the calls left may still ask it hop by hop.
         hops, merged = _ask_hop_by_hop(ctx, ingested, runs, merged)
         if hops is not None:
-            usable = sum(1 for run in runs if run["ingested"])
+            usable = _usable(runs)
             verified = _verify_until_stop(ctx, ingested, usable, verified)
     trace.event("stop", stop_reason=verified.stop.reason, detail=verified.stop.detail)
     refusal, chosen = _decision(ctx, ingested, usable, verified, left_out)
@@ -203,6 +203,11 @@ def run_loop(
     result = _result(ctx, started_at, runs, ingested, verified, (refusal, chosen), details)
     result.hops, result.leave_out = hops, left_out
     return result
+
+
+def _usable(runs: list[RunRecord]) -> int:
+    """How many runs put something into the graph."""
+    return sum(1 for run in runs if run["ingested"])
 
 
 def _decision(

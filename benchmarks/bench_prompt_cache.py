@@ -35,7 +35,7 @@ from evals.datasets.loaders import item_to_task, load_items  # noqa: E402
 from evals.score import score  # noqa: E402
 from orchestrator.api import run_task  # noqa: E402
 from orchestrator.llm import CostLedger, open_backend  # noqa: E402
-from orchestrator.records import RunConfig  # noqa: E402
+from orchestrator.records import HOPS, RunConfig  # noqa: E402
 from orchestrator.reply import LAYOUTS  # noqa: E402
 
 
@@ -89,7 +89,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--items", type=int, default=4, help="how many items, from the first")
     parser.add_argument("--n", type=int, default=1, help="interrogations per item (default 1)")
     parser.add_argument("--budget-calls", type=int, default=6, help="calls per item (default 6)")
-    parser.add_argument("--hops", default="on_failure", choices=("off", "on_failure", "always"))
+    parser.add_argument("--hops", default="on_failure", choices=HOPS)
     parser.add_argument("--shape", default="chain", choices=("chain", "graph"))
     return parser.parse_args(argv)
 

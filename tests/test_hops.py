@@ -201,6 +201,27 @@ def test_a_first_chain_whose_verification_refutes_it_is_then_asked_hop_by_hop() 
     )
 
 
+def test_hops_asked_first_answer_without_the_chain_call_when_they_ground_an_answer() -> None:
+    client = scripted(PLAN, LOOKUPS)
+    report = run(client, setting="first")
+    assert report["answer"] == "Kelvholt"
+    assert report["hops"]["trigger"] == "first" and report["hops"]["run_id"] == "r2"
+    assert report["budget"]["used"] == 3  # the three lookups, and no chain
+    assert not any('"steps"' in call["messages"][0]["content"] for call in client.calls)
+    r1 = next(run for run in report["runs"] if run["run_id"] == "r1")
+    assert r1["outcome"] == "not_started"
+
+
+def test_hops_asked_first_that_fail_leave_the_question_to_the_chain() -> None:
+    chain = whole_chain("Malin Corver was born in Kelvholt", "Kelvholt")
+    client = scripted(PLAN, {}, chain=chain)  # no lookup finds its sentence
+    report = run(client, setting="first")
+    assert report["answer"] == "Kelvholt"
+    assert report["hops"]["trigger"] == "first" and report["hops"]["answer"] is None
+    assert [run["run_id"] for run in report["runs"]] == ["r1", "r2"]
+    assert any('"steps"' in call["messages"][0]["content"] for call in client.calls)
+
+
 def test_hops_stop_where_the_call_budget_runs_out() -> None:
     report = run(scripted(PLAN, LOOKUPS), budget=3)
     assert report["refused"]

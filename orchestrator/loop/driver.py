@@ -178,13 +178,18 @@ def run_loop(
         prompt_versions=prompts.prompt_versions(config.prompt_layout),
     )
     ingested = Ingested()
+    first_hops = _ask_hop_by_hop_first(ctx, ingested)
     runs = _interrogate(ctx, ingested)
+    if first_hops is not None:
+        runs.append(first_hops[1])
     merged = merge_pass(ctx, ingested)
     usable = _usable(runs)
     with ctx.timed("attacks"):
         settle_attacks(ctx, ingested, usable)
     trace.event("merge", merges=merged.merges, contradictions_created=merged.contradictions_created)
     hops, merged = _ask_hop_by_hop(ctx, ingested, runs, merged)
+    if first_hops is not None:
+        hops = first_hops[0]
     left_out = _leave_out(ctx, ingested, runs)
     if left_out is not None:
         merged = merge_pass(ctx, ingested)
@@ -240,12 +245,16 @@ def _decision(
 def _interrogate(ctx: LoopContext, ingested: Ingested) -> list[RunRecord]:
     """The fan-out: all ``n`` runs at once, or with ``config.adaptive`` the first alone and
     the others only when it gives no grounded answer (the others are then recorded as not
-    started, not needed)."""
+    started, not needed). None is started when the hops, asked first, gave a grounded
+    answer."""
 
     def ingest(run: RunRecord) -> None:
         ingest_run(ctx, ingested, run)
 
     n = ctx.inputs.config.n
+    if ctx.inputs.config.hops == "first" and _grounded_answer(ctx, ingested):
+        why = "not needed: the hops gave a grounded answer (hops first)"
+        return [run_record(f"r{i}", "not_started", [why]) for i in range(1, n + 1)]
     if not ctx.inputs.config.adaptive or n == 1:
         return fan_out(ctx, ingest)
     runs = fan_out(ctx, ingest, range(1, 2))
@@ -281,6 +290,36 @@ def _leave_out(
     return record
 
 
+def _ask_hop_by_hop_first(
+    ctx: LoopContext, ingested: Ingested
+) -> tuple[HopsRecord, RunRecord] | None:
+    """With ``config.hops == "first"``, the hop stage before any interrogation, as run
+    ``r<n+1>`` (the number it has when asked after the ``n`` runs), ingested and its values
+    marked checked; None otherwise. On a question that spells out its own hops the first
+    chain seldom passes the checks where the lookups do, so asking them first saves its call."""
+    if ctx.inputs.config.hops != "first" or not ctx.inputs.evidence.spans:
+        return None
+    run_id = f"r{ctx.inputs.config.n + 1}"
+    record, run = hop_interrogation(ctx, run_id, "first")
+    if run.get("graph") is not None:
+        _ingest_hop_run(ctx, ingested, run)
+    return record, run
+
+
+def _ingest_hop_run(ctx: LoopContext, ingested: Ingested, run: RunRecord) -> MergePass:
+    """Ingest and merge the hop stage's run, and mark the values its hops found checked
+    (:attr:`GraphState.checked`): the hop check tied each to its sentence."""
+    with ctx.timed("ingest"):
+        ingest_run(ctx, ingested, run)
+    merged = merge_pass(ctx, ingested)
+    ctx.graph.checked |= {
+        node_id
+        for node_id, node in ctx.graph.nodes().items()
+        if node["type"] == "inference" and run["run_id"] in node["run_ids"]
+    }
+    return merged
+
+
 def _ask_hop_by_hop(
     ctx: LoopContext, ingested: Ingested, runs: list[RunRecord], merged: MergePass
 ) -> tuple[HopsRecord | None, MergePass]:
@@ -291,7 +330,7 @@ def _ask_hop_by_hop(
     found are marked checked (:attr:`GraphState.checked`): the hop check tied each to its
     sentence."""
     setting = ctx.inputs.config.hops
-    if setting == "off" or not ctx.inputs.evidence.spans:
+    if setting in ("off", "first") or not ctx.inputs.evidence.spans:
         return None, merged
     trigger = "always"
     if setting == "on_failure":
@@ -303,15 +342,7 @@ def _ask_hop_by_hop(
     runs.append(run)
     if run.get("graph") is None:
         return record, merged
-    with ctx.timed("ingest"):
-        ingest_run(ctx, ingested, run)
-    merged = merge_pass(ctx, ingested)
-    ctx.graph.checked |= {
-        node_id
-        for node_id, node in ctx.graph.nodes().items()
-        if node["type"] == "inference" and run_id in node["run_ids"]
-    }
-    return record, merged
+    return record, _ingest_hop_run(ctx, ingested, run)
 
 
 def _verify_until_stop(

@@ -23,9 +23,10 @@ from orchestrator.reply import (
 
 DIVERSITY: tuple[str, ...] = ("sample", "shuffle", "reword")
 """``RunConfig.diversity``: what makes the runs after the first differ."""
-HOPS: tuple[str, ...] = ("off", "on_failure", "always")
+HOPS: tuple[str, ...] = ("off", "on_failure", "first", "always")
 """``RunConfig.hops``: never ask hop by hop, only when the interrogations give no grounded
-answer, or always (:mod:`orchestrator.loop.stages.hops`)."""
+answer, first (the interrogations only when the hops give no grounded answer), or always
+(:mod:`orchestrator.loop.stages.hops`)."""
 
 RERANK: tuple[str, ...] = ("off", "llm", "cross-encoder")
 """``RunConfig.rerank``: no reranking, the LLM reranker (one call per pool), or the
@@ -104,8 +105,9 @@ class RunConfig:
     models lose much of their accuracy when sampled, and one greedy run keeps their best guess
     in the set while the sampled runs still bring independent arguments.
     ``hops`` asks the question hop by hop (:mod:`orchestrator.checks.hops`): ``off``, ``on_failure``
-    (when the interrogations give no grounded answer) or ``always``; the plan and each lookup
-    are one greedy call each, from the same budget.
+    (when the interrogations give no grounded answer), ``first`` (before the interrogations,
+    which are then asked only when the hops give no grounded answer) or ``always``; the plan
+    and each lookup are one greedy call each, from the same budget.
     ``diversity`` is what makes the runs after the first differ: ``sample`` (at
     ``temperature``), ``shuffle`` (greedy, each seeing the documents in its own order, span
     ids kept: small models lose accuracy when sampled) or ``reword`` (the working shapes only,

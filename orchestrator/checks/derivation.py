@@ -190,11 +190,20 @@ def worked_graph(
     else:
         notes.append(f"the answer {answer!r} is no value the working reached")
     if every_quantity and value is not None:
-        used = _derivation_numbers(builder, steps, value)
-        for span_id, number in _unused_quantities(spans, used):
-            builder.support(builder.unneeded(span_id, number), "c")
-            notes.append(f"the working never uses the {_plain(number)} that {span_id} states")
+        notes += _premise_per_unused_quantity(builder, steps, spans, value)
     return builder.graph(answer), notes
+
+
+def _premise_per_unused_quantity(
+    builder: _Builder, steps: list[_Step], spans: Mapping[str, str], value: Decimal
+) -> list[str]:
+    """Make each quantity of ``spans`` that the conclusion's derivation never starts from one
+    more premise of the conclusion, a claim nothing supports; a note for each."""
+    notes = []
+    for span_id, number in _unused_quantities(spans, _derivation_numbers(builder, steps, value)):
+        builder.support(builder.unneeded(span_id, number), "c")
+        notes.append(f"the working never uses the {_plain(number)} that {span_id} states")
+    return notes
 
 
 def _derivation_numbers(builder: _Builder, steps: list[_Step], value: Decimal) -> set[Decimal]:

@@ -237,6 +237,16 @@ def read_value(sentence: str, answer: str, lookup: str, bridges: Sequence[str]) 
     key = answer_key(answer)
     if key and f" {key} " in f" {normalise_text(sentence)} " and not set(given) & named:
         return answer
+    contained = _values_in_answer(sentence, answer, lookup, named)
+    if len(set(contained)) != 1:
+        return answer
+    return _as_written(sentence, contained[0]) or answer
+
+
+def _values_in_answer(sentence: str, answer: str, lookup: str, named: set[str]) -> list[str]:
+    """The values of ``sentence`` that :func:`read_value` may read ``answer`` as, in its order
+    of preference (the first rule that finds any gives them all)."""
+    given = whole_names(answer)
     names = [run for run in whole_names(sentence) if run not in named]
     answer_numbers = _NUMBER.findall(answer)
     contained = [run for run in names if run in given] + [
@@ -249,9 +259,7 @@ def read_value(sentence: str, answer: str, lookup: str, bridges: Sequence[str]) 
         # "Pravvale"); the sentence it cites may still give one name of the kind asked for.
         kind = asked_category(lookup)
         contained = [run for run in names if kind & set(run.split())]
-    if len(set(contained)) != 1:
-        return answer
-    return _as_written(sentence, contained[0]) or answer
+    return contained
 
 
 def _asked_names(lookup: str, bridges: Sequence[str]) -> set[str]:

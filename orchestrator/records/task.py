@@ -171,6 +171,27 @@ class RunConfig:
     chunk_headings: bool = False
 
     def __post_init__(self) -> None:
+        self._check_numbers()
+        self._check_choices()
+        flags = (
+            "structured_output",
+            "think_first",
+            "require_k",
+            "greedy_first",
+            "adaptive",
+            "leave_out",
+            "dense",
+            "subquestions",
+            "hyde",
+            "chunk_headings",
+        )
+        for flag in flags:
+            if not isinstance(getattr(self, flag), bool):
+                raise TaskError(f"{flag}={getattr(self, flag)!r} is invalid: must be true or false")
+        self._check_retrieval_stages()
+
+    def _check_numbers(self) -> None:
+        """Raise :class:`TaskError` for a count, budget, temperature or seed out of range."""
         _int_in("n", self.n, 1, MAX_N)
         _int_in("retrieval_k", self.retrieval_k, 1, MAX_RETRIEVAL_K)
         _int_in("max_retrieval_rounds", self.max_retrieval_rounds, 1, MAX_RETRIEVAL_ROUNDS)
@@ -198,10 +219,14 @@ class RunConfig:
             _int_in("seed", self.seed, 0, 2**31 - 1)
         if self.context_tokens is not None:
             _int_in("context_tokens", self.context_tokens, MIN_CONTEXT_TOKENS, MAX_CONTEXT_TOKENS)
-        if self.diversity not in DIVERSITY:
-            raise TaskError(
-                f"diversity={self.diversity!r} is invalid: must be one of {', '.join(DIVERSITY)}"
-            )
+
+    def _check_choices(self) -> None:
+        """Raise :class:`TaskError` for a setting that is none of its choices, or for two
+        settings that do not go together."""
+        _one_of("diversity", self.diversity, DIVERSITY)
+        _one_of("prompt_layout", self.prompt_layout, LAYOUTS)
+        _one_of("hops", self.hops, HOPS)
+        _one_of("interrogation_shape", self.interrogation_shape, SHAPES)
         if self.diversity == "reword" and (
             self.interrogation_shape not in WORKING_SHAPES or self.n > len(WORKING_SHAPES)
         ):
@@ -210,40 +235,12 @@ class RunConfig:
                 f"and n at most {len(WORKING_SHAPES)} (there are two wordings), got "
                 f"interrogation_shape={self.interrogation_shape!r}, n={self.n}"
             )
-        if self.prompt_layout not in LAYOUTS:
-            raise TaskError(
-                f"prompt_layout={self.prompt_layout!r} is invalid: must be one of "
-                f"{', '.join(LAYOUTS)}"
-            )
-        if self.hops not in HOPS:
-            raise TaskError(f"hops={self.hops!r} is invalid: must be one of {', '.join(HOPS)}")
-        if self.interrogation_shape not in SHAPES:
-            raise TaskError(
-                f"interrogation_shape={self.interrogation_shape!r} is invalid: must be one of "
-                f"{', '.join(SHAPES)}"
-            )
         if self.interrogation_shape in WORKING_SHAPES and self.think_first:
             raise TaskError(
                 f"think_first=True does not go with "
                 f"interrogation_shape={self.interrogation_shape!r}: its reply is the model's "
                 "plain-text reasoning already"
             )
-        flags = (
-            "structured_output",
-            "think_first",
-            "require_k",
-            "greedy_first",
-            "adaptive",
-            "leave_out",
-            "dense",
-            "subquestions",
-            "hyde",
-            "chunk_headings",
-        )
-        for flag in flags:
-            if not isinstance(getattr(self, flag), bool):
-                raise TaskError(f"{flag}={getattr(self, flag)!r} is invalid: must be true or false")
-        self._check_retrieval_stages()
 
     def _check_retrieval_stages(self) -> None:
         """Raise :class:`TaskError` for a bad entity weight or reranker setting, or HyDE
@@ -255,10 +252,7 @@ class RunConfig:
             or not 0 <= weight <= 100
         ):
             raise TaskError(f"entity_weight={weight!r} is invalid: must be a number in 0..100")
-        if self.rerank not in RERANK:
-            raise TaskError(
-                f"rerank={self.rerank!r} is invalid: must be one of {', '.join(RERANK)}"
-            )
+        _one_of("rerank", self.rerank, RERANK)
         path = self.reranker_path
         if (self.rerank == "cross-encoder") != (path is not None):
             raise TaskError(
@@ -359,6 +353,11 @@ def load_task(path: Path) -> Task:
     if task.corpus is not None and not Path(task.corpus).is_absolute():
         task = replace(task, corpus=str(path.parent / task.corpus))
     return task
+
+
+def _one_of(name: str, value: Any, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise TaskError(f"{name}={value!r} is invalid: must be one of {', '.join(choices)}")
 
 
 def _int_in(name: str, value: Any, low: int, high: int) -> None:

@@ -225,6 +225,15 @@ def test_a_fraction_or_a_percentage_counts_as_used_through_any_of_its_readings()
     assert worked_graph(working, spans, every_quantity=True)[1] == []
 
 
+def test_a_quantity_of_one_may_be_used_silently_and_any_other_may_not() -> None:
+    """Multiplying or dividing by 1 changes nothing, so a working may leave "1 kg a day" out
+    of its equations (math-0354); a 7 left out is still a premise nothing supports."""
+    spans = {"D1.1": "Flour costs 29 a kg.", "D1.2": "Tom uses 1 kg a day for 7 days."}
+    assert worked_graph("7 * 29 = 203\nANSWER: 203", spans, every_quantity=True)[1] == []
+    notes = worked_graph("1 * 29 = 29\nANSWER: 29", spans, every_quantity=True)[1]
+    assert notes == ["the working never uses the 7 that D1.2 states"]
+
+
 def test_the_loop_refuses_a_word_problem_working_that_leaves_a_quantity_out() -> None:
     report, _ = run_worked("So 248 - 100 = 148 pages.\nANSWER: 148")
     assert report["answer"] is None

@@ -225,12 +225,14 @@ def _derivation_numbers(builder: _Builder, steps: list[_Step], value: Decimal) -
 
 def _unused_quantities(spans: Mapping[str, str], used: set[Decimal]) -> list[tuple[str, Decimal]]:
     """Each quantity written in digits in ``spans`` (span id, its number), in order, of which
-    no reading is in ``used`` (a percentage may be used as its fraction)."""
+    no reading is in ``used`` (a percentage may be used as its fraction). A quantity of 1 is
+    never one: multiplying or dividing by it changes nothing, so a working may use it unsaid
+    ("he uses 1 kg a day": 7 days are 7 kg)."""
     unused = []
     for span_id, sentence in spans.items():
         for mention in _QUANTITY.findall(sentence):
             readings = sentence_numbers(mention)
-            if readings and not readings & used:
+            if readings and not readings & used and readings != {Decimal(1)}:
                 unused.append((span_id, max(readings)))
     return unused
 

@@ -578,6 +578,17 @@ def test_a_value_that_is_what_the_lookup_asks_about_is_no_hop() -> None:
     assert problem is not None and problem[0] == hops.ANSWER_IS_ASKED
 
 
+def test_a_value_that_is_part_of_what_the_lookup_asks_about_is_no_hop() -> None:
+    lookup = "Into which river does the Gellen River flow?"
+    sentence = "The Gellen River flows into the Hosk River."
+    problem = hops.hop_problem(sentence, "Gellen", lookup, ["Gellen River"])
+    assert problem is not None and problem[0] == hops.ANSWER_IS_ASKED
+    assert hops.hop_problem(sentence, "Hosk River", lookup, ["Gellen River"]) is None
+    # Read as its sentence writes it, the reply that named only the asked river's first word
+    # gives the one river the sentence adds.
+    assert hops.read_value(sentence, "Gellen", lookup, ["Gellen River"]) == "Hosk River"
+
+
 @pytest.mark.parametrize("test", doctests([hops, graph_record]), ids=lambda test: test.name)
 def test_the_hop_rules_examples_give_what_they_show(test: doctest.DocTest) -> None:
     if report := failures(test):

@@ -6,7 +6,8 @@ Each BANK (default: ``evals/banks/prose-local-1.5b-chain-greedy-hops``) was reco
 ``evals.record --greedy --hops``: per item the greedy chain, the hops when it failed, one plain
 call (arm 1) and arm 7 with as many samples as arm 6 made calls. Offline, the script replays:
 
-* ``with hops``: arms 1, 6 and 7 as recorded (``--hops on_failure``, up to 6 calls);
+* ``with hops``: arms 1, 6 and 7 as recorded (``--hops on_failure``, or ``first``, up to 6
+  calls);
 * ``without hops``: arm 6 alone with ``--hops off --budget-calls 3``, the 1.5B's default;
 
 and prints right / wrong / abstained for each (an abstention on an unanswerable item counts
@@ -96,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"arm 1, one plain call:        {tally(plain)}")
     print(f"arm 7, self-consistency:      {tally(sc)}")
     print(f"arm 6 without hops (default): {tally(base)}")
-    print(f"arm 6 with hops on failure:   {tally(a6)}")
+    print(f"arm 6 with hops as recorded:  {tally(a6)}")
     calls = [a6[i]["n_calls"] for i in items]
     print(f"arm 6 calls per item with hops: {sum(calls) / max(1, len(calls)):.2f}")
     right = paired_bootstrap(

@@ -26,7 +26,7 @@ All functions are pure and deterministic.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from decimal import Decimal, InvalidOperation
 
@@ -164,7 +164,7 @@ def hop_problem(
     text = f" {normalise_text(sentence)} "
     key = answer_key(answer)
     given = set(whole_names(answer))
-    if given and given <= _asked_names(lookup, bridges):
+    if _names_only_asked(given, _asked_names(lookup, bridges)):
         return ANSWER_IS_ASKED, f"{answer!r} is what the lookup asks about, not its answer"
     if not key or f" {key} " not in text:
         return NOT_IN_SENTENCE, f"{answer!r} does not occur in the cited sentence"
@@ -254,12 +254,19 @@ def _values_in_answer(sentence: str, answer: str, lookup: str, named: set[str]) 
     ]
     if not contained and not answer_numbers:
         contained = [run for run in names if any(look_alike(run, other) for other in given)]
-    if not contained and given and set(given) <= named:
+    if not contained and _names_only_asked(given, named):
         # The reply named what the lookup asks about ("On which river lies Pravvale?"
         # "Pravvale"); the sentence it cites may still give one name of the kind asked for.
         kind = asked_category(lookup)
         contained = [run for run in names if kind & set(run.split())]
     return contained
+
+
+def _names_only_asked(given: Iterable[str], asked: set[str]) -> bool:
+    """Whether the whole names ``given`` (at least one) are each an asked name or a part of
+    one: "Gellen" of "the Gellen River" is what the lookup asks about, not an answer to it."""
+    given = set(given)
+    return bool(given) and all(any(f" {run} " in f" {name} " for name in asked) for run in given)
 
 
 def _asked_names(lookup: str, bridges: Sequence[str]) -> set[str]:

@@ -235,7 +235,11 @@ def read_value(sentence: str, answer: str, lookup: str, bridges: Sequence[str]) 
     named = _asked_names(lookup, bridges)
     given = whole_names(answer)
     key = answer_key(answer)
-    if key and f" {key} " in f" {normalise_text(sentence)} " and not set(given) & named:
+    if (
+        key
+        and f" {key} " in f" {normalise_text(sentence)} "
+        and not any(_is_asked(run, named) for run in given)
+    ):
         return answer
     contained = _values_in_answer(sentence, answer, lookup, named)
     if len(set(contained)) != 1:
@@ -266,7 +270,12 @@ def _names_only_asked(given: Iterable[str], asked: set[str]) -> bool:
     """Whether the whole names ``given`` (at least one) are each an asked name or a part of
     one: "Gellen" of "the Gellen River" is what the lookup asks about, not an answer to it."""
     given = set(given)
-    return bool(given) and all(any(f" {run} " in f" {name} " for name in asked) for run in given)
+    return bool(given) and all(_is_asked(run, asked) for run in given)
+
+
+def _is_asked(run: str, asked: set[str]) -> bool:
+    """Whether the whole name ``run`` is one of the ``asked`` names or a part of one."""
+    return any(f" {run} " in f" {name} " for name in asked)
 
 
 def _asked_names(lookup: str, bridges: Sequence[str]) -> set[str]:

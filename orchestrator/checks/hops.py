@@ -228,9 +228,6 @@ def read_value(sentence: str, answer: str, lookup: str, bridges: Sequence[str]) 
     >>> read_value("Pravvale lies on the Hyvine River.", "Pravvale",
     ...     "On which river lies Pravvale?", ["Pravvale"])
     'Hyvine River'
-    >>> read_value("Pravvale was founded by Tamsin Dasking.", "Pravvale",
-    ...     "On which river lies Pravvale?", ["Pravvale"])
-    'Pravvale'
     """
     named = _asked_names(lookup, bridges)
     given = whole_names(answer)

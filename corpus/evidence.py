@@ -29,50 +29,12 @@ from functools import cached_property
 
 from corpus.reference import readings
 
-ABBREVIATIONS = frozenset(
-    {
-        "approx",
-        "apr",
-        "aug",
-        "ave",
-        "co",
-        "corp",
-        "dec",
-        "dept",
-        "dr",
-        "e.g",
-        "est",
-        "etc",
-        "feb",
-        "fig",
-        "ft",
-        "gen",
-        "i.e",
-        "inc",
-        "jan",
-        "jr",
-        "jul",
-        "jun",
-        "ltd",
-        "mar",
-        "mr",
-        "mrs",
-        "ms",
-        "mt",
-        "nov",
-        "oct",
-        "prof",
-        "rev",
-        "sep",
-        "sept",
-        "sr",
-        "st",
-        "u.k",
-        "u.s",
-        "vol",
-        "vs",
-    }
-)
+ABBREVIATIONS = frozenset({
+    "approx", "apr", "aug", "ave", "co", "corp", "dec", "dept", "dr", "e.g", "est", "etc",
+    "feb", "fig", "ft", "gen", "i.e", "inc", "jan", "jr", "jul", "jun", "ltd", "mar", "mr",
+    "mrs", "ms", "mt", "nov", "oct", "prof", "rev", "sep", "sept", "sr", "st", "u.k", "u.s",
+    "vol", "vs",
+})  # fmt: skip
 """Lower-case words that a full stop follows without ending the sentence."""
 
 _BLOCK_BREAK = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*(?:[-*+•]|\d+[.)]|#+)[ \t])")

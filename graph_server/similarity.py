@@ -43,28 +43,10 @@ from graph_server.slot_guard import is_variant as is_variant
 NEGATIONS = frozenset({"not", "no", "never", "cannot", "n't", "without", "false"})
 # Auxiliaries carry tense/modality, not content: "X runs Linux" and "X does not run
 # Linux" must land on the same guard key, so they are ignored by the guards only.
-AUXILIARIES = frozenset(
-    {
-        "do",
-        "does",
-        "did",
-        "has",
-        "have",
-        "had",
-        "will",
-        "would",
-        "can",
-        "could",
-        "shall",
-        "should",
-        "may",
-        "might",
-        "must",
-        "be",
-        "been",
-        "being",
-    }
-)
+AUXILIARIES = frozenset({
+    "do", "does", "did", "has", "have", "had", "will", "would", "can", "could", "shall",
+    "should", "may", "might", "must", "be", "been", "being",
+})  # fmt: skip
 
 CITATION_MARKER = re.compile(r"[\[(]\s*D\d+(?:\.\d+)?(?:\s*,\s*D\d+(?:\.\d+)?)*\s*[\])]")
 """A document citation written into a claim: ``[D2]``, ``(D2.3)``, ``[D1, D3]``."""

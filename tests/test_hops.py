@@ -495,6 +495,19 @@ def test_a_hop_citing_the_wrong_sentence_for_its_value_stands_on_the_one_that_ca
     assert second["sentence"] == "D2.2" and "cited as D2.3" in second["detail"]
 
 
+def test_a_hop_repaired_onto_the_sentence_that_carries_it_is_read_as_that_sentence_writes_it() -> (
+    None
+):
+    """multihop-0104: "Elvow", cited from the wrong sentence, stood on the right one as "Elvow"
+    and the next lookup asked about "Elvow". Read whole, the next lookup asks about the
+    company the sentence names."""
+    built = "Which company built the Faldhaven Bridge?"
+    report = run(scripted(PLAN, {**LOOKUPS, built: ("D1.3", "Arlfield")}))
+    first = report["hops"]["hops"][0]
+    assert first["sentence"] == "D1.2" and first["answer"] == "Arlfield Works"
+    assert report["answer"] == "Kelvholt"
+
+
 def test_a_hop_read_from_a_look_alike_paragraph_is_asked_once_more_without_it() -> None:
     founder = "Who or what is the founder of Arlfield Works?"
 
@@ -576,6 +589,18 @@ def test_a_value_that_is_what_the_lookup_asks_about_is_no_hop() -> None:
         ["Arlfield Works"],
     )
     assert problem is not None and problem[0] == hops.ANSWER_IS_ASKED
+
+
+def test_a_value_that_is_part_of_a_name_of_its_sentence_is_read_as_the_whole_name() -> None:
+    """multihop-0104: the first hop's "Elvow" made the next lookup ask where "Elvow" flows, and
+    the model answered with the Elvow River itself."""
+    sentence = "The Dellham Bridge crosses the Elvow River."
+    lookup = "Which river is crossed by the Dellham Bridge?"
+    assert hops.read_value(sentence, "Elvow", lookup, []) == "Elvow River"
+    assert hops.read_value(sentence, "Elvow River", lookup, []) == "Elvow River"
+    # Two names the part may stand for: it stays as the reply wrote it.
+    both = "The Dellham Bridge crosses the Elvow River near Elvow Mill."
+    assert hops.read_value(both, "Elvow", lookup, []) == "Elvow"
 
 
 def test_a_value_that_is_part_of_what_the_lookup_asks_about_is_no_hop() -> None:

@@ -237,11 +237,24 @@ def read_value(sentence: str, answer: str, lookup: str, bridges: Sequence[str]) 
         and f" {key} " in f" {normalise_text(sentence)} "
         and not any(_is_asked(run, named) for run in given)
     ):
-        return answer
+        return _whole_name(sentence, given, named) or answer
     contained = _values_in_answer(sentence, answer, lookup, named)
     if len(set(contained)) != 1:
         return answer
     return _as_written(sentence, contained[0]) or answer
+
+
+def _whole_name(sentence: str, given: list[str], named: set[str]) -> str | None:
+    """The one name of ``sentence`` (not an asked one) that the answer's one name ``given`` is
+    a part of, as the sentence writes it: "Elvow" cited from "... crosses the Elvow River" is
+    the Elvow River, and the next lookup must ask about that. None when there is no such one
+    name."""
+    if len(given) != 1:
+        return None
+    part = f" {given[0]} "
+    wholes = {run for run in whole_names(sentence) if run not in named and part in f" {run} "}
+    wholes.discard(given[0])
+    return _as_written(sentence, wholes.pop()) if len(wholes) == 1 else None
 
 
 def _values_in_answer(sentence: str, answer: str, lookup: str, named: set[str]) -> list[str]:

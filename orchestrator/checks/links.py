@@ -99,15 +99,13 @@ def failed_links(
         if dst not in upstream:
             continue
         problem = _link_problem(nodes[src]["claim"], nodes[dst]["claim"], names, paired)
-        if problem is not None and problem[0] == NO_BRIDGE:
-            # A middle hop listed with other reasons bridges to them, not to the claim
-            # they support together ("founded by Vidar Tarvard" between "Rookcombe Foundry
-            # built the bridge" and "Vidar Tarvard was born in Quelheim").
-            for partner in sorted(partners.get((src, dst), ())):
-                partner_claim = nodes[partner]["claim"]
-                if _link_problem(nodes[src]["claim"], partner_claim, names, paired) is None:
-                    problem = None
-                    break
+        if problem is not None and any(
+            _partner_mends(
+                problem[0], nodes[src]["claim"], nodes[dst]["claim"], partner, names, paired
+            )
+            for partner in sorted(nodes[p]["claim"] for p in partners.get((src, dst), ()))
+        ):
+            problem = None
         if problem is not None:
             failed[(src, dst)] = FailedLink(src, dst, *problem)
     if subject:
@@ -172,6 +170,23 @@ def without_links(graph: Mapping[str, Any], links: Iterable[FailedLink]) -> nx.M
 
 
 # -- helpers --------------------------------------------------------------------------------
+
+
+def _partner_mends(
+    problem: str, src: str, dst: str, partner: str, names: frozenset[str], paired: frozenset[str]
+) -> bool:
+    """Whether ``partner``, a claim given together with ``src`` for ``dst``, mends the link's
+    ``problem``. A middle hop listed with other reasons bridges to them, not to the claim they
+    support together ("founded by Vidar Tarvard" between "Rookcombe Foundry built the bridge"
+    and "Vidar Tarvard was born in Quelheim"). Two names that a partner names side by side
+    are two things it tells apart, as the question does for ``paired`` names: "The Hyva River
+    empties into the Askul River" joins the hop values "Hyva River" and "Askul River"."""
+    if problem == NO_BRIDGE:
+        return _link_problem(src, partner, names, paired) is None
+    if problem == LOOK_ALIKE:
+        told_apart = paired | frozenset(name_runs(partner))
+        return _link_problem(src, dst, names, told_apart) is None
+    return False
 
 
 def _link_problem(

@@ -203,8 +203,18 @@ def _judge(
     ]
     if len(carrying) == 1:
         detail = f"cites {carrying[0]} (cited as {span.id}: {problem[1]})"
-        return rules.Hop(number, planned, asked, carrying[0], answer, rules.FOUND, detail)
+        carrier = ctx.inputs.evidence.get(carrying[0])
+        value = answer if carrier is None else _read(carrier.checked_text, answer, asked, bridges)
+        return rules.Hop(number, planned, asked, carrying[0], value, rules.FOUND, detail)
     return rules.Hop(number, planned, asked, span.id, value, *problem)
+
+
+def _read(sentence: str, answer: str, asked: str, bridges: list[str]) -> str:
+    """``answer`` read as ``sentence``, which carries it, writes it
+    (:func:`orchestrator.checks.hops.read_value`), when the sentence carries that reading
+    too; else ``answer``."""
+    value = rules.read_value(sentence, answer, asked, bridges)
+    return value if rules.hop_problem(sentence, value, asked, bridges) is None else answer
 
 
 def _spec(

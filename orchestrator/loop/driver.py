@@ -187,9 +187,9 @@ def run_loop(
     with ctx.timed("attacks"):
         settle_attacks(ctx, ingested, usable)
     trace.event("merge", merges=merged.merges, contradictions_created=merged.contradictions_created)
-    hops, merged = _ask_hop_by_hop(ctx, ingested, runs, merged)
-    if first_hops is not None:
-        hops = first_hops[0]
+    hops, merged = (
+        (first_hops[0], merged) if first_hops else _ask_hop_by_hop(ctx, ingested, runs, merged)
+    )
     left_out = _leave_out(ctx, ingested, runs)
     if left_out is not None:
         merged = merge_pass(ctx, ingested)

@@ -238,7 +238,7 @@ def read_value(sentence: str, answer: str, lookup: str, bridges: Sequence[str]) 
         and not any(_is_asked(run, named) for run in given)
     ):
         return _whole_name(sentence, given, named) or answer
-    contained = _values_in_answer(sentence, answer, lookup, named)
+    contained = _values_in_answer(sentence, answer, given, lookup, named)
     if len(set(contained)) != 1:
         return answer
     return _as_written(sentence, contained[0]) or answer
@@ -257,10 +257,12 @@ def _whole_name(sentence: str, given: list[str], named: set[str]) -> str | None:
     return _as_written(sentence, wholes.pop()) if len(wholes) == 1 else None
 
 
-def _values_in_answer(sentence: str, answer: str, lookup: str, named: set[str]) -> list[str]:
-    """The values of ``sentence`` that :func:`read_value` may read ``answer`` as, in its order
-    of preference (the first rule that finds any gives them all)."""
-    given = whole_names(answer)
+def _values_in_answer(
+    sentence: str, answer: str, given: list[str], lookup: str, named: set[str]
+) -> list[str]:
+    """The values of ``sentence`` that :func:`read_value` may read ``answer`` (whose whole
+    names are ``given``) as, in its order of preference (the first rule that finds any gives
+    them all)."""
     names = [run for run in whole_names(sentence) if run not in named]
     answer_numbers = _NUMBER.findall(answer)
     contained = [run for run in names if run in given] + [

@@ -103,7 +103,7 @@ def failed_links(
             _partner_mends(
                 problem[0], nodes[src]["claim"], nodes[dst]["claim"], partner, names, paired
             )
-            for partner in sorted(nodes[p]["claim"] for p in partners.get((src, dst), ()))
+            for partner in (nodes[p]["claim"] for p in partners.get((src, dst), ()))
         ):
             problem = None
         if problem is not None:

@@ -193,19 +193,20 @@ def _judge(
             detail += f", whose value is {value!r} (the reply wrote {answer!r})"
         return rules.Hop(number, planned, asked, span.id, value, rules.FOUND, detail)
     # The citation check's repair, for a hop: a wrong sentence number with the right value is
-    # read as the one sentence that carries the hop, when exactly one does. The value is not
-    # read off another sentence: a look-alike's value there would be "corrected" into the
-    # right paragraph's, an answer the model never gave.
+    # read as the one sentence that carries the hop, when exactly one does. Only a sentence
+    # that carries the reply's own value counts: a value taken off a sentence that does not
+    # would "correct" a look-alike's value into the right paragraph's, an answer the model
+    # never gave. That sentence may still write the value whole ("Elvow": "Elvow River").
     carrying = [
-        other.id
+        other
         for other in ctx.inputs.evidence.spans
         if rules.hop_problem(other.checked_text, answer, asked, bridges) is None
     ]
     if len(carrying) == 1:
-        detail = f"cites {carrying[0]} (cited as {span.id}: {problem[1]})"
-        carrier = ctx.inputs.evidence.get(carrying[0])
-        value = answer if carrier is None else _read(carrier.checked_text, answer, asked, bridges)
-        return rules.Hop(number, planned, asked, carrying[0], value, rules.FOUND, detail)
+        carrier = carrying[0]
+        detail = f"cites {carrier.id} (cited as {span.id}: {problem[1]})"
+        value = _read(carrier.checked_text, answer, asked, bridges)
+        return rules.Hop(number, planned, asked, carrier.id, value, rules.FOUND, detail)
     return rules.Hop(number, planned, asked, span.id, value, *problem)
 
 

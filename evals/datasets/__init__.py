@@ -20,7 +20,7 @@ JSON object a line when stored)::
 ``{"question", "documents", "expected_answer"}``; `evals.score.score` scores an answer against it.
 
 The shipped sets are ``math.jsonl`` (200 items, see ``build_math.py``) and ``multihop.jsonl``
-(150 items, see ``build_multihop.py``); ``PROVENANCE.md`` records where they come from.
+(230 items, see ``build_multihop.py``); ``PROVENANCE.md`` records where they come from.
 """
 
 from collections.abc import Callable

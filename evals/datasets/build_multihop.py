@@ -1,8 +1,8 @@
-"""Build ``multihop.jsonl``: 150 grounded multi-hop questions over invented entities.
+"""Build ``multihop.jsonl``: 230 grounded multi-hop questions over invented entities.
 
 Usage (stdlib only; the output is committed and must stay byte-identical)::
 
-    python -m evals.datasets.build_multihop [--seed 1613] [--count 150] [--out PATH]
+    python -m evals.datasets.build_multihop [--seed 1613] [--count 230] [--out PATH]
 
 Each item is a small fictional world (people, towns, companies, bridges, rivers, musical
 instruments) in which every fact is stated exactly once, in the paragraph about its subject.
@@ -54,7 +54,7 @@ from evals.datasets.multihop_vocabulary import (
 )
 
 DEFAULT_SEED = 1613
-DEFAULT_COUNT = 150
+DEFAULT_COUNT = 230
 PARAGRAPHS_PER_ITEM = 10
 GENERATOR_VERSION = 1
 DEFAULT_OUT = Path(__file__).resolve().parent / "multihop.jsonl"

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from corpus.reference import readings
+from corpus.reference import readings, statements
 
 ABBREVIATIONS = frozenset({
     "approx", "apr", "aug", "ave", "co", "corp", "dec", "dept", "dr", "e.g", "est", "etc",
@@ -63,8 +63,13 @@ class Span:
     """What the mechanical checks read instead of :attr:`text`, when it differs: the sentence
     without the title line it runs into, with the document's subject in brackets after an
     opening "It" or "The mill" and its document's :attr:`heading` in brackets at its end
-    (:mod:`corpus.reference`); None when it reads as it stands. Prompts and stored givens
-    keep :attr:`text`."""
+    (:mod:`corpus.reference`); None when it reads as it stands. Prompts keep :attr:`text`;
+    a stored given says :attr:`statement`."""
+    statement: str | None = None
+    """What a given citing the sentence says: :attr:`reading` without the heading
+    (:func:`corpus.reference.statements`), so that "It was founded in 1790." in one document
+    and "It was founded in 1815." in another are two subjects' years in a graph, not rival
+    readings of one claim; None when the sentence states it as it stands."""
     heading: str = ""
     """What the sentence's document stands under when it is a piece of a longer file (a
     retrieved chunk's section trail or file title), ``""`` for none: prompts show it once
@@ -186,8 +191,11 @@ def build_evidence(documents: Sequence[str], headings: Sequence[str] | None = No
     for doc_no, document in enumerate(documents, 1):
         heading = headings[doc_no - 1] if headings is not None else ""
         pieces = split_sentences(document)
-        for sent_no, ((start, end), reading) in enumerate(
-            zip(pieces, readings(document, pieces, heading), strict=True), 1
+        read = zip(
+            readings(document, pieces, heading), statements(document, pieces, heading), strict=True
+        )
+        for sent_no, ((start, end), (reading, statement)) in enumerate(
+            zip(pieces, read, strict=True), 1
         ):
             spans.append(
                 Span(
@@ -198,6 +206,7 @@ def build_evidence(documents: Sequence[str], headings: Sequence[str] | None = No
                     start=start,
                     end=end,
                     reading=reading,
+                    statement=statement,
                     heading=heading,
                 )
             )

@@ -13,8 +13,10 @@ one long name. The functions here give each sentence a *reading* for the mechani
   gets the subject in brackets after it: "It (Harrow Mill) was founded in 1790 by Jonas
   Harrow." (:func:`opening_reference`).
 
-The sentence itself, what a prompt shows and a given's claim, is never changed: only the
-checks read the reading, and a report can show it. The rules are deliberately narrow:
+The sentence itself, what a prompt shows, is never changed. The checks read the reading; a
+given that cites the sentence states it on its own (:func:`statements`: the reading without a
+retrieved chunk's heading), so that a graph says whose founding year "It was founded in 1790"
+gives. The rules are deliberately narrow:
 
 * only a reference that *opens* a sentence is read, never one inside it;
 * "it"/"its" stand for the subject; "he", "she", "his", "her" and the subject's surname alone
@@ -142,11 +144,15 @@ def looks_like_person(subject: str) -> bool:
     return len(words) >= 2 and not any(w in NOT_PERSON_WORDS for w in words)
 
 
-def opening_reference(sentence: str, subject: str, introduction: str) -> str | None:
+def opening_reference(
+    sentence: str, subject: str, introduction: str, *, descriptions: bool = True
+) -> str | None:
     """``sentence`` with ``subject`` in brackets after the reference it opens with, when that
     reference may stand for the subject (see the module rules); None when it opens with
     anything else. ``introduction`` is the text that may name the subject's kind: the title
-    and the document's first sentence. O(len(sentence) + len(introduction)).
+    and the document's first sentence. ``descriptions=False`` reads pronouns and the surname
+    only, not "The <noun>" (which may open a longer name: "The survey team ...").
+    O(len(sentence) + len(introduction)).
 
     >>> opening_reference("It was founded in 1790.", "Harrow Mill", "Harrow Mill is a mill.")
     'It (Harrow Mill) was founded in 1790.'
@@ -169,7 +175,7 @@ def opening_reference(sentence: str, subject: str, introduction: str) -> str | N
         return f"{surname} ({subject}){sentence.strip()[len(surname) :]}"
     if head in IT_PRONOUNS or (head in PERSON_PRONOUNS and looks_like_person(subject)):
         reference, rest = match.group("head"), sentence.strip()[len(match.group("head")) :]
-    elif head == "the" and match.group("noun"):
+    elif head == "the" and match.group("noun") and descriptions:
         kind_words = {w.casefold().strip(".") for w in _WORD.findall(f"{subject} {introduction}")}
         if match.group("noun") not in kind_words or match.group("noun") == subject.casefold():
             return None  # another kind of thing, or the subject by its own name
@@ -178,6 +184,27 @@ def opening_reference(sentence: str, subject: str, introduction: str) -> str | N
         return None
     referent = f"{subject}'s" if head in POSSESSIVES else subject
     return f"{reference} ({referent}){rest}"
+
+
+def statements(document: str, pieces: list[tuple[int, int]], heading: str = "") -> list[str | None]:
+    """What each sentence of ``document`` states on its own (``pieces``: its sentence offsets,
+    as :func:`corpus.evidence.split_sentences` gives them), None where that is the sentence as
+    it stands: the first loses the title line it runs into, and an opening pronoun (or the
+    subject's surname) gets the subject after it. O(len(document)).
+
+    This is what a given citing the sentence says in a graph: two documents' "It was founded
+    in 1790." and "It was founded in 1815." are about two subjects, not one claim with two
+    years. Unlike :func:`readings`, an opening "The <noun>" stays as written: the checks may
+    try it as the subject, but a graph shown to a person must not say "The survey (Infrastructure)
+    team". ``heading`` (see :func:`readings`) only names the subject of a document without a
+    title line.
+
+    >>> text = "Title: Harrow Mill\\nThe mill is a watermill. It was founded in 1790. Mills grind."
+    >>> from corpus.evidence import split_sentences
+    >>> statements(text, split_sentences(text))
+    ['The mill is a watermill.', 'It (Harrow Mill) was founded in 1790.', None]
+    """
+    return _stated(document, pieces, heading, descriptions=False)
 
 
 def readings(document: str, pieces: list[tuple[int, int]], heading: str = "") -> list[str | None]:
@@ -201,6 +228,20 @@ def readings(document: str, pieces: list[tuple[int, int]], heading: str = "") ->
     Added in: v18.3.0. (Net > socket.end())
     It (socket.end()) closes the socket. (Net > socket.end())
     """
+    shown = [" ".join(document[start:end].split()) for start, end in pieces]
+    stated = _stated(document, pieces, heading, descriptions=True)
+    found: list[str | None] = []
+    for text, own in zip(shown, stated, strict=True):
+        reading = f"{own or text} ({heading})" if heading else own
+        found.append(reading if reading != text else None)
+    return found
+
+
+def _stated(
+    document: str, pieces: list[tuple[int, int]], heading: str, *, descriptions: bool
+) -> list[str | None]:
+    """Each sentence without the title line it runs into and with its opening reference
+    resolved (:func:`opening_reference`), None where that is the sentence as it stands."""
     title = title_line(document)
     texts = [" ".join(document[start:end].split()) for start, end in pieces]
     cut = list(texts)
@@ -212,9 +253,9 @@ def readings(document: str, pieces: list[tuple[int, int]], heading: str = "") ->
     introduction = f"{named} {cut[0] if cut else ''}"
     found: list[str | None] = []
     for text, shown in zip(cut, texts, strict=True):
-        resolved = opening_reference(text, subject, introduction) if subject and text else None
-        reading = resolved or text
-        if heading:  # read under its heading, as the model sees it
-            reading = f"{reading or shown} ({heading})"
-        found.append(reading if reading != shown else None)
+        resolved = None
+        if subject and text:
+            resolved = opening_reference(text, subject, introduction, descriptions=descriptions)
+        stated = resolved or text
+        found.append(stated if stated != shown else None)
     return found

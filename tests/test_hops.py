@@ -264,11 +264,18 @@ EARLIER_LOOKUPS = {
 }
 
 
+DATED = [
+    "Harrow Mill is a textile mill. Harrow Mill dates from 1790.",
+    "Kelby Works is an engineering works. Kelby Works opened its doors in 1815.",
+]
+"""Sentences worded unlike the lookups, so that no hop's claim merges into its given."""
+
+
 def test_a_comparisons_hops_rest_on_one_line_per_option_and_ground_the_winner() -> None:
     # "1790" and "1815" share no word: as one chain the second year would rest on the first
     # and the link would fail; as a join each line rests on its own sentence.
     one_sided = chain_reply([("D2.2", "")], "Kelby Works")
-    report = run(scripted([], EARLIER_LOOKUPS, one_sided), question=EARLIER, documents=MILLS)
+    report = run(scripted([], EARLIER_LOOKUPS, one_sided), question=EARLIER, documents=DATED)
     assert report["answer"] == "Harrow Mill"
     assert report["hops"]["answer"] == "Harrow Mill"
     edges = {(edge["src"], edge["dst"]) for edge in report["graph"]["edges"]}
@@ -277,6 +284,26 @@ def test_a_comparisons_hops_rest_on_one_line_per_option_and_ground_the_winner() 
     assert ("r2:i1", "r2:i2") not in edges  # neither year rests on the other
     claims = {node["id"]: node["claim"] for node in report["graph"]["nodes"]}
     assert claims["r2:i1"] == "When was Harrow Mill founded? 1790"
+
+
+def test_two_documents_its_founding_years_are_two_subjects_not_a_dispute() -> None:
+    """ "It was founded in 1790." and "It was founded in 1815." differ in one number only, which
+    the store reads as two readings of one claim; each given states whose year it is."""
+    one_sided = chain_reply([("D2.2", "")], "Kelby Works")
+    report = run(scripted([], EARLIER_LOOKUPS, one_sided), question=EARLIER, documents=MILLS)
+    assert report["answer"] == "Harrow Mill"
+    claims = {node["id"]: node["claim"] for node in report["graph"]["nodes"]}
+    assert claims["D1.2"] == "It (Harrow Mill) was founded in 1790."
+    assert claims["D2.2"] == "It (Kelby Works) was founded in 1815."
+    assert report["contradictions_created"] == []
+    edges = {(e["src"], e["relation"], e["dst"]) for e in report["graph"]["edges"]}
+    assert not any(relation == "attacks" for _, relation, _ in edges)
+    # "When was Harrow Mill founded? 1790" now says what its sentence says, so it is that
+    # given: each option's line is its own sentence.
+    assert {
+        ("D1.2", "supports", "answer:harrow mill"),
+        ("D2.2", "supports", "answer:harrow mill"),
+    } <= edges
 
 
 def test_the_values_the_hops_found_are_not_put_to_a_verification_vote() -> None:
@@ -292,14 +319,7 @@ def test_the_values_the_hops_found_are_not_put_to_a_verification_vote() -> None:
         return replies(model, messages, kwargs)
 
     client = ScriptedClient(answer)
-    # Sentences worded unlike the lookups, so that no hop's claim merges into its given; and
-    # named, since "It was founded in 1790" and "It was founded in 1815" would be read as
-    # rival readings of one claim, a dispute of their own.
-    dated = [
-        "Harrow Mill is a textile mill. Harrow Mill dates from 1790.",
-        "Kelby Works is an engineering works. Kelby Works opened its doors in 1815.",
-    ]
-    report = run(client, question=EARLIER, documents=dated)
+    report = run(client, question=EARLIER, documents=DATED)
     assert report["answer"] == "Harrow Mill"
     asked = [call["messages"][-1]["content"] for call in client.calls]
     assert not any("founded? 1790" in text or "founded? 1815" in text for text in asked)

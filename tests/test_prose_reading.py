@@ -153,6 +153,13 @@ def test_prompts_show_the_documents_words_not_the_reading() -> None:
     assert "(Harrow Mill)" not in evidence.render()
 
 
+def test_a_given_states_whose_it_it_is_but_keeps_an_opening_description_as_written() -> None:
+    spans = build_evidence([MILL]).spans
+    assert spans[0].statement == "The Harrow Mill is a watermill on the Wend River."
+    assert spans[1].statement == "It (Harrow Mill) was founded in 1790 by Jonas Harrow."
+    assert spans[2].statement is None  # "The mill" stays: it could open a longer name
+
+
 _WORDS = st.sampled_from(["It", "The", "mill", "was", "built", "Harrow", "in", "1790", "yard"])
 
 

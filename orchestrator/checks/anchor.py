@@ -222,7 +222,11 @@ def _store_node(
             }
         )
         if check.span is not None and check.ok:
-            record["id"], record["claim"] = check.span.id, check.span.text
+            # The given says what the sentence states on its own: "It (Harrow Mill) was
+            # founded in 1790.", not a bare "It" that the store would take for every subject.
+            cited = evidence.get(check.span.id)
+            own = cited.statement if cited is not None else None
+            record["id"], record["claim"] = check.span.id, own or check.span.text
             record["source"] = check.span.id
         else:
             record["type"] = "assumption"

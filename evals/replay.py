@@ -15,7 +15,9 @@ one). The items are those the first bank has a result for.
 A request the banks hold is answered from them. A request they lack (a verification of a
 claim that today's logic chose and the recorded run did not) is made live with ``--backend``,
 or, with ``--offline`` (the default), fails as *unavailable*, which the orchestrator treats
-like any failed call. ``DIR/replay.json`` and the summary say how many calls were replayed,
+like any failed call. A reply made live is banked in ``DIR/bank.jsonl``, so the same replay with
+``DIR`` added to the banks makes no call: a figure that needed live calls stays reproducible
+offline. ``DIR/replay.json`` and the summary say how many calls were replayed,
 made live and unavailable. Writes the same files as an evaluation (raw/, traces/, summary.md).
 Exit status: 0 done, 2 bad arguments or an unusable bank.
 """
@@ -32,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from evals import flags
-from evals.bank import Bank, ReplayClient
+from evals.bank import BANK_FILE, Bank, RecordingClient, ReplayClient
 from evals.cli import exit_status, run_alias
 from evals.engine import run_pending
 from evals.invocation import arm_settings, check_arms, check_numbers, fingerprint
@@ -160,13 +162,14 @@ def _checked(options: ReplayOptions) -> tuple[dict[str, Any], RunOptions, list[d
 
 
 def _live(stack: ExitStack, options: ReplayOptions) -> ChatSeam | None:
-    """The client that makes the requests the banks lack, or None (``--offline``)."""
+    """The client that makes the requests the banks lack, banking its replies in the replay's
+    folder, or None (``--offline``)."""
     if not options.backend:
         return None
     backend = stack.enter_context(
         open_backend(options.backend, base_url=options.base_url, models_path=options.models_file)
     )
-    return backend.client
+    return RecordingClient(backend.client, options.out / BANK_FILE)
 
 
 def replay(options: ReplayOptions) -> ReplayOutcome:

@@ -132,7 +132,7 @@ def test_a_changed_decision_rule_is_reported_as_flipped_items(
     assert "## Arm 1: 0 of 3 items flipped" in text
 
 
-def test_a_request_the_bank_lacks_is_made_live_when_a_backend_is_given(
+def test_a_request_the_bank_lacks_is_made_live_and_banked_when_a_backend_is_given(
     tmp_path: Path, models_file: Path
 ) -> None:
     bank = record(tmp_path, models_file, "--n", "2", "--k", "1", "--budget-calls", "4")
@@ -157,6 +157,13 @@ def test_a_request_the_bank_lacks_is_made_live_when_a_backend_is_given(
     counts = json.loads((out / replay.REPLAY_FILE).read_text())["calls"]
     assert counts["live"] == 1 and counts["unavailable"] == 0
     assert outcomes(out, 1) == outcomes(bank, 1)
+    # The live reply was banked beside the replay: with it, the same replay is offline.
+    assert len((out / BANK_FILE).read_text().splitlines()) == 1
+    again = tmp_path / "again"
+    assert replay.main([str(bank), str(out), "--out", str(again)]) == 0
+    counts = json.loads((again / replay.REPLAY_FILE).read_text())["calls"]
+    assert counts["live"] == 0 and counts["unavailable"] == 0
+    assert outcomes(again, 1) == outcomes(bank, 1)
 
 
 def test_replay_refuses_a_folder_that_is_not_a_bank_and_a_non_empty_out(

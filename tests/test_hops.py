@@ -306,6 +306,60 @@ def test_two_documents_its_founding_years_are_two_subjects_not_a_dispute() -> No
     } <= edges
 
 
+BUILDERS = [
+    "Tullton Ironworks built the Dellcrest Bridge.",
+    "Tullton Ironworks was founded in 1830.",
+    "Gorrcombe Ironworks built the Wistwald Bridge.",
+    "Gorrcombe Ironworks was founded in 1906.",
+]
+BUILDERS_EARLIER = (
+    "Which company was founded earlier: the one that built the Dellcrest Bridge or the one "
+    "that built the Wistwald Bridge?"
+)
+BUILDERS_LOOKUPS = {
+    "Which company built the Dellcrest Bridge?": ("D1.1", "Tullton Ironworks"),
+    "When was Tullton Ironworks founded?": ("D2.1", "1830"),
+    "Which company built the Wistwald Bridge?": ("D3.1", "Gorrcombe Ironworks"),
+    "When was Gorrcombe Ironworks founded?": ("D4.1", "1906"),
+}
+
+
+def test_the_other_option_a_hop_found_is_no_look_alike_of_the_answer() -> None:
+    """Both builders are ironworks: "Gorrcombe Ironworks" on the losing line shares a word with
+    the answer "Tullton Ironworks", which would read as a look-alike trap, but the hops found
+    each as one option of the comparison, so the comparison tells them apart."""
+    plan = [
+        "Which company built the Dellcrest Bridge?",
+        "When was #1 founded?",
+        "Which company built the Wistwald Bridge?",
+        "When was #3 founded?",
+    ]
+    client = scripted(plan, BUILDERS_LOOKUPS)
+    report = run(client, setting="first", question=BUILDERS_EARLIER, documents=BUILDERS)
+    assert report["answer"] == "Tullton Ironworks"
+    chosen = next(c for c in report["candidates"] if c["answer"] == "Tullton Ironworks")
+    assert chosen["failed_links"] == []
+
+
+def test_a_look_alike_of_an_option_is_still_refused() -> None:
+    """The exemption covers the two names the hops found, nothing else: a lookup answered from
+    a near-miss's sentence still fails its hop."""
+    lookups = {
+        **BUILDERS_LOOKUPS,
+        "Which company built the Wistwald Bridge?": ("D1.1", "Tullton Ironworks"),
+    }
+    plan = [
+        "Which company built the Dellcrest Bridge?",
+        "When was #1 founded?",
+        "Which company built the Wistwald Bridge?",
+        "When was #3 founded?",
+    ]
+    report = run(
+        scripted(plan, lookups), setting="first", question=BUILDERS_EARLIER, documents=BUILDERS
+    )
+    assert report["refused"]
+
+
 def test_the_values_the_hops_found_are_not_put_to_a_verification_vote() -> None:
     """The hop check tied each value to its sentence, as the citation check ties a given: a
     verifier that refutes every claim it is shown ("When was Harrow Mill founded? 1790") gets

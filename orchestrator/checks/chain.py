@@ -22,7 +22,7 @@ All functions are pure and deterministic.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 from graph_server.record_data import NodeData
@@ -150,6 +150,11 @@ class ChainContext:
             things=named_things(question),
             readings=dict(readings or {}),
         )
+
+    def telling_apart(self, names: frozenset[str]) -> ChainContext:
+        """This context with ``names`` among :attr:`paired` too: names the system found to be
+        different things (:func:`orchestrator.checks.hops.compared_entities`)."""
+        return self if names <= self.paired else replace(self, paired=self.paired | names)
 
     def read(self, nodes: Mapping[str, NodeData]) -> dict[str, NodeData]:
         """``nodes`` (id -> node) with each cited given's claim replaced by its span's reading

@@ -364,6 +364,34 @@ def references_of_number(hops: Sequence[Hop], index: int) -> bool:
     return any(index + 1 in references(hop.planned, hop.number) for hop in hops[index + 1 :])
 
 
+def compared_entities(question: str, hops: Sequence[Hop]) -> frozenset[str]:
+    """The names the hops found for a comparison's two options, folded as
+    :func:`orchestrator.checks.question.name_runs` folds them (with their parts, as
+    :func:`~orchestrator.checks.question.question_names` has them): "the one that built the
+    Dellcrest Bridge" and "the one that built the Wistwald Bridge" found as Tullton Ironworks
+    and Gorrcombe Ironworks. The comparison tells them apart, as a question that names its
+    options does (:attr:`orchestrator.checks.chain.ChainContext.paired`), so the losing
+    option's line is no look-alike of the answer. Empty unless each option's first hop found a
+    name (not a number). O(hops x length).
+
+    >>> question = ("Which company was founded earlier: the one that built the Dell Bridge "
+    ...     "or the one that built the Wist Bridge?")
+    >>> hops = [Hop(1, "Which company built the Dell Bridge?", "", "D1.1", "Tull Ironworks",
+    ...     FOUND), Hop(2, "When was #1 founded?", "", "D2.1", "1830", FOUND),
+    ...     Hop(3, "Which company built the Wist Bridge?", "", "D3.1", "Gorr Ironworks", FOUND)]
+    >>> sorted(compared_entities(question, hops))
+    ['gorr', 'gorr ironworks', 'ironworks', 'tull', 'tull ironworks']
+    """
+    sides = comparison_sides(question, hops)
+    firsts: dict[int, Hop] = {}
+    for index, option in sorted((sides or {}).items()):
+        firsts.setdefault(option, hops[index])
+    values = [hop.answer for hop in firsts.values() if hop.status == FOUND and hop.answer]
+    if len(values) != 2 or any(_number(value) is not None for value in values):
+        return frozenset()
+    return frozenset(name for value in values for name in name_runs(value))
+
+
 def assembled_chain(hops: Sequence[Hop], answer: str) -> dict[str, object]:
     """The chain-shaped reply the hops amount to (see :func:`orchestrator.reply.parse.parse_chain`):
     each hop's sentence, with the value it gave as the step's inference, then ``answer``."""

@@ -100,6 +100,10 @@ class GraphState:
     checked: set[str] = field(default_factory=set)
     """Claims the system checked against their sentences itself (a hop's values), which no
     verification round asks about (:func:`orchestrator.checks.assess.assess`)."""
+    told_apart: frozenset[str] = frozenset()
+    """Names the hops found for a comparison's two options
+    (:func:`orchestrator.checks.hops.compared_entities`), which the chain check takes for two
+    things, never for look-alikes of each other (:meth:`ChainContext.telling_apart`)."""
 
     def has_graph(self) -> bool:
         """Whether any run reached the store yet."""

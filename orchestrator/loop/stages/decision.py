@@ -36,7 +36,7 @@ def assess_graph(ctx: LoopContext, answers: dict[str, AnswerRecord], round_no: i
             ctx.graph.nodes(),
             answers,
             ctx.inputs.evidence_texts,
-            chain=ctx.inputs.chain,
+            chain=ctx.inputs.chain.telling_apart(ctx.graph.told_apart),
             checked=frozenset(ctx.graph.checked),
         )
     ctx.trace.event("assess", round=round_no, **assessment_summary(current))

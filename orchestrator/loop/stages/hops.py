@@ -58,6 +58,8 @@ def hop_interrogation(ctx: LoopContext, run_id: str, trigger: str) -> tuple[Hops
         return record, run_record(run_id, "dropped", [why])
     join = rules.assembled_join(ctx.inputs.task.question, found, answer, ctx.inputs.spans)
     if join is not None:
+        compared = rules.compared_entities(ctx.inputs.task.question, found)
+        ctx.graph.told_apart = ctx.graph.told_apart | compared
         return record, run_record(run_id, "strict", [], graph=join)
     graph, errors, problem = normalise_chain(
         rules.assembled_chain(found, answer), ctx.inputs.spans, len(found)

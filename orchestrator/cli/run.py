@@ -230,9 +230,9 @@ def _add_output_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--hops",
         choices=HOPS,
-        help="ask the question hop by hop (a plan, then one lookup per hop, each one greedy "
-        "call): never, when the interrogations give no grounded answer, or always "
-        "(default: the model's hops in models.json, else off)",
+        help="ask hop by hop (a plan, then one greedy lookup per hop): off; on_failure of the "
+        "interrogations; first, before them (they run only if the hops give no answer); "
+        "always (default: the model's hops in models.json, else off)",
     )
 
 

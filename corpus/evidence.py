@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from corpus.reference import readings, statements
+from corpus.reference import sentence_readings
 
 ABBREVIATIONS = frozenset({
     "approx", "apr", "aug", "ave", "co", "corp", "dec", "dept", "dr", "e.g", "est", "etc",
@@ -183,7 +183,7 @@ def build_evidence(documents: Sequence[str], headings: Sequence[str] | None = No
     ``headings[i]`` is what document ``i + 1`` stands under (``""``: nothing), when the
     documents are pieces of longer files (retrieved chunks, :attr:`corpus.retrieval.Hit.heading`):
     its spans carry it as :attr:`Span.heading` and are read under it
-    (:func:`corpus.reference.readings`). None (the default): no document has a heading.
+    (:func:`corpus.reference.sentence_readings`). None (the default): no document has a heading.
     """
     if headings is not None and len(headings) != len(documents):
         raise ValueError(f"{len(headings)} headings for {len(documents)} documents")
@@ -191,9 +191,7 @@ def build_evidence(documents: Sequence[str], headings: Sequence[str] | None = No
     for doc_no, document in enumerate(documents, 1):
         heading = headings[doc_no - 1] if headings is not None else ""
         pieces = split_sentences(document)
-        read = zip(
-            readings(document, pieces, heading), statements(document, pieces, heading), strict=True
-        )
+        read = sentence_readings(document, pieces, heading)
         for sent_no, ((start, end), (reading, statement)) in enumerate(
             zip(pieces, read, strict=True), 1
         ):

@@ -34,6 +34,7 @@ Foundry, and the chain check still says so. All functions are pure and determini
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 TITLE_MARK = re.compile(r"^\s*title\s*:\s*", re.IGNORECASE)
 SETEXT_UNDERLINE = re.compile(r"[ \t]*(?:=+|-+)[ \t]*(?:\n|$)")
@@ -186,6 +187,49 @@ def opening_reference(
     return f"{reference} ({referent}){rest}"
 
 
+class SentenceReading(NamedTuple):
+    """One sentence as the checks read it and as a given citing it states it (each None where
+    that is the sentence as written): :func:`readings` and :func:`statements`."""
+
+    reading: str | None
+    statement: str | None
+
+
+def sentence_readings(
+    document: str, pieces: list[tuple[int, int]], heading: str = ""
+) -> list[SentenceReading]:
+    """:func:`readings` and :func:`statements` of every sentence of ``document`` in one pass:
+    the title line and the subject are found once. O(len(document)).
+
+    >>> text = "Title: Harrow Mill\\nThe mill is a watermill. It was founded in 1790."
+    >>> from corpus.evidence import split_sentences
+    >>> first = sentence_readings(text, split_sentences(text))[0]
+    >>> first.reading, first.statement
+    ('The mill (Harrow Mill) is a watermill.', 'The mill is a watermill.')
+    """
+    title = title_line(document)
+    texts = [" ".join(document[start:end].split()) for start, end in pieces]
+    cut = list(texts)
+    if title is not None and pieces and pieces[0][0] < title[1]:
+        # A first sentence that is the title line itself reads as it stands.
+        cut[0] = " ".join(document[title[1] : pieces[0][1]].split()) or texts[0]
+    named = title[0] if title else heading.rpartition(" > ")[2]
+    subject = document_subject(named or None, cut[0] if cut else "")
+    introduction = f"{named} {cut[0] if cut else ''}"
+    found: list[SentenceReading] = []
+    for text, shown in zip(cut, texts, strict=True):
+        read = own = text
+        if subject and text:
+            read = opening_reference(text, subject, introduction) or text
+            own = opening_reference(text, subject, introduction, descriptions=False) or text
+        if heading:  # read under its heading, as the model sees it
+            read = f"{read} ({heading})"
+        found.append(
+            SentenceReading(read if read != shown else None, own if own != shown else None)
+        )
+    return found
+
+
 def statements(document: str, pieces: list[tuple[int, int]], heading: str = "") -> list[str | None]:
     """What each sentence of ``document`` states on its own (``pieces``: its sentence offsets,
     as :func:`corpus.evidence.split_sentences` gives them), None where that is the sentence as
@@ -195,16 +239,16 @@ def statements(document: str, pieces: list[tuple[int, int]], heading: str = "") 
     This is what a given citing the sentence says in a graph: two documents' "It was founded
     in 1790." and "It was founded in 1815." are about two subjects, not one claim with two
     years. Unlike :func:`readings`, an opening "The <noun>" stays as written: the checks may
-    try it as the subject, but a graph shown to a person must not say "The survey (Infrastructure)
-    team". ``heading`` (see :func:`readings`) only names the subject of a document without a
-    title line.
+    try it as the subject, but a graph shown to a person must not say "The survey
+    (Infrastructure) team". ``heading`` (see :func:`readings`) only names the subject of a
+    document without a title line.
 
     >>> text = "Title: Harrow Mill\\nThe mill is a watermill. It was founded in 1790. Mills grind."
     >>> from corpus.evidence import split_sentences
     >>> statements(text, split_sentences(text))
     ['The mill is a watermill.', 'It (Harrow Mill) was founded in 1790.', None]
     """
-    return _stated(document, pieces, heading, descriptions=False)
+    return [read.statement for read in sentence_readings(document, pieces, heading)]
 
 
 def readings(document: str, pieces: list[tuple[int, int]], heading: str = "") -> list[str | None]:
@@ -228,34 +272,4 @@ def readings(document: str, pieces: list[tuple[int, int]], heading: str = "") ->
     Added in: v18.3.0. (Net > socket.end())
     It (socket.end()) closes the socket. (Net > socket.end())
     """
-    shown = [" ".join(document[start:end].split()) for start, end in pieces]
-    stated = _stated(document, pieces, heading, descriptions=True)
-    found: list[str | None] = []
-    for text, own in zip(shown, stated, strict=True):
-        reading = f"{own or text} ({heading})" if heading else own
-        found.append(reading if reading != text else None)
-    return found
-
-
-def _stated(
-    document: str, pieces: list[tuple[int, int]], heading: str, *, descriptions: bool
-) -> list[str | None]:
-    """Each sentence without the title line it runs into and with its opening reference
-    resolved (:func:`opening_reference`), None where that is the sentence as it stands."""
-    title = title_line(document)
-    texts = [" ".join(document[start:end].split()) for start, end in pieces]
-    cut = list(texts)
-    if title is not None and pieces and pieces[0][0] < title[1]:
-        # A first sentence that is the title line itself reads as it stands.
-        cut[0] = " ".join(document[title[1] : pieces[0][1]].split()) or texts[0]
-    named = title[0] if title else heading.rpartition(" > ")[2]
-    subject = document_subject(named or None, cut[0] if cut else "")
-    introduction = f"{named} {cut[0] if cut else ''}"
-    found: list[str | None] = []
-    for text, shown in zip(cut, texts, strict=True):
-        resolved = None
-        if subject and text:
-            resolved = opening_reference(text, subject, introduction, descriptions=descriptions)
-        stated = resolved or text
-        found.append(stated if stated != shown else None)
-    return found
+    return [read.reading for read in sentence_readings(document, pieces, heading)]

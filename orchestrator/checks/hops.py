@@ -351,8 +351,8 @@ def comparison_answer(question: str, hops: Sequence[Hop]) -> str | None:
     if first == second:
         return None
     winner = 0 if (first < second) == smaller_wins(question) else 1
-    firsts = [i for i, option in sorted(sides.items()) if option == winner]
-    entity = hops[firsts[0]].answer if firsts else None
+    firsts = _first_hops(sides)
+    entity = hops[firsts[winner]].answer if winner in firsts else None
     if entity is not None and _number(entity) is None:
         return entity
     return _option_texts(question)[winner]
@@ -382,14 +382,19 @@ def compared_entities(question: str, hops: Sequence[Hop]) -> frozenset[str]:
     >>> sorted(compared_entities(question, hops))
     ['gorr', 'gorr ironworks', 'ironworks', 'tull', 'tull ironworks']
     """
-    sides = comparison_sides(question, hops)
-    firsts: dict[int, Hop] = {}
-    for index, option in sorted((sides or {}).items()):
-        firsts.setdefault(option, hops[index])
-    values = [hop.answer for hop in firsts.values() if hop.status == FOUND and hop.answer]
+    firsts = [hops[index] for index in _first_hops(comparison_sides(question, hops)).values()]
+    values = [hop.answer for hop in firsts if hop.status == FOUND and hop.answer]
     if len(values) != 2 or any(_number(value) is not None for value in values):
         return frozenset()
     return frozenset(name for value in values for name in name_runs(value))
+
+
+def _first_hops(sides: Mapping[int, int] | None) -> dict[int, int]:
+    """Option -> the index of its first hop, from :func:`comparison_sides`' hop -> option."""
+    firsts: dict[int, int] = {}
+    for index, option in sorted((sides or {}).items()):
+        firsts.setdefault(option, index)
+    return firsts
 
 
 def assembled_chain(hops: Sequence[Hop], answer: str) -> dict[str, object]:

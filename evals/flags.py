@@ -167,7 +167,8 @@ def more_calls_flags(parser: argparse.ArgumentParser, *, overrides: bool) -> Non
         "--hops",
         choices=HOPS,
         default=None if overrides else RUN.hops,
-        help="arm 6: ask hop by hop (orchestrator.checks.hops) never, on failure, or always",
+        help="arm 6: ask hop by hop (orchestrator.checks.hops): off, on_failure, first, always, or "
+        "auto (first when the question spells out its hops, else off)",
     )
     parser.add_argument(
         "--prompt-layout",

@@ -153,7 +153,7 @@ def test_hop_by_hop_comes_from_models_json_and_the_cli_flag_overrides_it(
 @pytest.mark.parametrize(
     ("field", "value", "allowed", "read"),
     [
-        ("hops", "sometimes", "off, on_failure, first, always", model_hops),
+        ("hops", "sometimes", "off, on_failure, first, always, auto", model_hops),
         ("interrogation_shape", "tree", "graph, chain, worked, reasoned", model_shape),
     ],
     ids=["hops", "interrogation_shape"],

@@ -26,10 +26,12 @@ from typing import Any
 from evals.datasets.build_cli import builder_parser, write_built
 from evals.datasets.loaders import BUILTIN, load_items
 
-DEFAULT_RANGES = ((120, 30), (200, 30))
-"""``(first, count)`` of the multihop items the shipped file is built from, in order: the
-second range was added on 2026-11-28 as items nobody here had seen (the file's first items
-stay byte-identical)."""
+DEFAULT_RANGES = ((120, 30), (200, 25), (280, 20))
+"""``(first, count)`` of the items the shipped file is built from, in order (:func:`build`):
+30 from multihop item 120 on (items 122-151), 25 from 200 on (200-229) and up to 20 from 280
+on (16: the set ends at 299). The second and third were added on 2026-11-28 as items nobody
+here had seen; the second was 30 when the multihop set ended at 229, which gave the same 25
+items, and each addition keeps the file's first items byte-identical."""
 DEFAULT_OUT = Path(__file__).resolve().parent / "multihop_unanswerable.jsonl"
 
 
@@ -68,7 +70,8 @@ def make_unanswerable(item: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def build(first: int, count: int) -> list[dict[str, Any]]:
-    """``count`` unanswerable items from multihop items ``first``, ``first + 1``, ..."""
+    """``count`` unanswerable items from multihop items ``first``, ``first + 1``, ... (the
+    items that would stay answerable skipped), or fewer when the set ends first."""
     if first < 0 or count < 0:
         raise ValueError(f"first and count must be >= 0, got {first}, {count}")
     items: list[dict[str, Any]] = []

@@ -232,7 +232,8 @@ def _add_output_flags(parser: argparse.ArgumentParser) -> None:
         choices=HOPS,
         help="ask hop by hop (a plan, then one greedy lookup per hop): off; on_failure of the "
         "interrogations; first, before them (they run only if the hops give no answer); "
-        "always (default: the model's hops in models.json, else off)",
+        "always; auto: first when the question spells out its hops ('the founder of the company "
+        "that built X'), else off (default: the model's hops in models.json, else off)",
     )
 
 

@@ -195,7 +195,7 @@ def run_loop(
         merged = merge_pass(ctx, ingested)
     usable = _usable(runs)
     verified = _verify_until_stop(ctx, ingested, usable)
-    if hops is None and ctx.inputs.config.hops == "on_failure":
+    if hops is None and ctx.inputs.hops == "on_failure":
         # The verification refuted what had grounded the answer: that is a failed first
         # chain too, found later, and the calls left may still ask it hop by hop.
         hops, merged = _ask_hop_by_hop(ctx, ingested, runs, merged)
@@ -252,7 +252,7 @@ def _interrogate(ctx: LoopContext, ingested: Ingested) -> list[RunRecord]:
         ingest_run(ctx, ingested, run)
 
     n = ctx.inputs.config.n
-    if ctx.inputs.config.hops == "first" and _grounded_answer(ctx, ingested):
+    if ctx.inputs.hops == "first" and _grounded_answer(ctx, ingested):
         why = "not needed: the hops gave a grounded answer (hops first)"
         return [run_record(f"r{i}", "not_started", [why]) for i in range(1, n + 1)]
     if not ctx.inputs.config.adaptive or n == 1:
@@ -293,11 +293,11 @@ def _leave_out(
 def _ask_hop_by_hop_first(
     ctx: LoopContext, ingested: Ingested
 ) -> tuple[HopsRecord, RunRecord] | None:
-    """With ``config.hops == "first"``, the hop stage before any interrogation, as run
+    """With the hops first (``ctx.inputs.hops``), the hop stage before any interrogation, as run
     ``r<n+1>`` (the number it has when asked after the ``n`` runs), ingested and its values
     marked checked; None otherwise. On a question that spells out its own hops the first
     chain seldom passes the checks where the lookups do, so asking them first saves its call."""
-    if ctx.inputs.config.hops != "first" or not ctx.inputs.evidence.spans:
+    if ctx.inputs.hops != "first" or not ctx.inputs.evidence.spans:
         return None
     run_id = f"r{ctx.inputs.config.n + 1}"
     record, run = hop_interrogation(ctx, run_id, "first")
@@ -323,13 +323,13 @@ def _ingest_hop_run(ctx: LoopContext, ingested: Ingested, run: RunRecord) -> Mer
 def _ask_hop_by_hop(
     ctx: LoopContext, ingested: Ingested, runs: list[RunRecord], merged: MergePass
 ) -> tuple[HopsRecord | None, MergePass]:
-    """The hop stage (:mod:`orchestrator.loop.stages.hops`) when ``config.hops`` asks for it now:
-    always, or when the interrogations give no grounded answer; None when the stage did not
-    run. Its run, if it assembled an argument, is ingested like an interrogation's and merged
-    (the merge report returned; ``merged`` when nothing was merged), and the values its hops
-    found are marked checked (:attr:`GraphState.checked`): the hop check tied each to its
-    sentence."""
-    setting = ctx.inputs.config.hops
+    """The hop stage (:mod:`orchestrator.loop.stages.hops`) when the hop setting in force
+    (``ctx.inputs.hops``) asks for it now: always, or when the interrogations give no grounded
+    answer; None when the stage did not run. Its run, if it assembled an argument, is ingested
+    like an interrogation's and merged (the merge report returned; ``merged`` when nothing was
+    merged), and the values its hops found are marked checked (:attr:`GraphState.checked`): the
+    hop check tied each to its sentence."""
+    setting = ctx.inputs.hops
     if setting in ("off", "first") or not ctx.inputs.evidence.spans:
         return None, merged
     trigger = "always"

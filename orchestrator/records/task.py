@@ -23,9 +23,10 @@ from orchestrator.reply import (
 
 DIVERSITY: tuple[str, ...] = ("sample", "shuffle", "reword")
 """``RunConfig.diversity``: what makes the runs after the first differ."""
-HOPS: tuple[str, ...] = ("off", "on_failure", "first", "always")
+HOPS: tuple[str, ...] = ("off", "on_failure", "first", "always", "auto")
 """``RunConfig.hops``: never ask hop by hop, only when the interrogations give no grounded
-answer, first (the interrogations only when the hops give no grounded answer), or always
+answer, first (the interrogations only when the hops give no grounded answer), always, or
+auto: first when the question spells out its own hops, else off
 (:mod:`orchestrator.loop.stages.hops`)."""
 
 RERANK: tuple[str, ...] = ("off", "llm", "cross-encoder")
@@ -106,8 +107,10 @@ class RunConfig:
     in the set while the sampled runs still bring independent arguments.
     ``hops`` asks the question hop by hop (:mod:`orchestrator.checks.hops`): ``off``, ``on_failure``
     (when the interrogations give no grounded answer), ``first`` (before the interrogations,
-    which are then asked only when the hops give no grounded answer) or ``always``; the plan
-    and each lookup are one greedy call each, from the same budget.
+    which are then asked only when the hops give no grounded answer), ``always`` or ``auto``
+    (``first`` when the question's grammar unwinds into lookups,
+    :func:`orchestrator.checks.decompose.decompose`, else ``off``); the plan and each lookup
+    are one greedy call each, from the same budget.
     ``diversity`` is what makes the runs after the first differ: ``sample`` (at
     ``temperature``), ``shuffle`` (greedy, each seeing the documents in its own order, span
     ids kept: small models lose accuracy when sampled) or ``reword`` (the working shapes only,

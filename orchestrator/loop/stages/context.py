@@ -15,7 +15,7 @@ from typing import Any
 from corpus.evidence import Evidence, build_evidence
 from graph_server.record_data import NodeData, node_data
 from graph_server.store import GraphStore
-from orchestrator.checks import ChainContext
+from orchestrator.checks import ChainContext, decompose
 from orchestrator.llm import SupportsChat
 from orchestrator.loop.budget import CallBudget
 from orchestrator.loop.calls import CallOutcome, CallSpec, make_call
@@ -36,7 +36,7 @@ Progress = Callable[[dict[str, Any]], None]
 class RunInputs:
     """What one run is given and never changes: the task, the model, the settings, and what
     is read off the task once (its evidence spans, their normalised texts for the entity
-    look-ups, the chain checks' context, span id -> text)."""
+    look-ups, the chain checks' context, span id -> text, the hop setting in force)."""
 
     task: Task
     model: str
@@ -45,6 +45,9 @@ class RunInputs:
     evidence_texts: tuple[str, ...]
     chain: ChainContext
     spans: dict[str, str]
+    hops: str
+    """``config.hops`` as it applies to this question: ``auto`` is read here, once, as ``first``
+    or ``off``."""
 
     @classmethod
     def of(cls, task: Task, model: str, config: RunConfig) -> RunInputs:
@@ -64,7 +67,27 @@ class RunInputs:
                 {span.id: span.reading for span in evidence.spans if span.reading},
             ),
             spans={span.id: span.text for span in evidence.spans},
+            hops=hops_in_force(config.hops, task.question),
         )
+
+
+def hops_in_force(setting: str, question: str) -> str:
+    """The hop setting a run of ``question`` follows: ``setting`` itself, except that ``auto``
+    is ``first`` when the question's grammar unwinds into lookups
+    (:func:`orchestrator.checks.decompose.decompose`: the plan costs no call then) and ``off``
+    otherwise, where a plan would have to be asked of the model and the first chain is the
+    measured default.
+
+    >>> hops_in_force("auto", "Who founded the firm that built the Kest Bridge?")
+    'first'
+    >>> hops_in_force("auto", "What is the capital of Norway?")
+    'off'
+    >>> hops_in_force("on_failure", "What is the capital of Norway?")
+    'on_failure'
+    """
+    if setting != "auto":
+        return setting
+    return "first" if decompose(question) is not None else "off"
 
 
 def _shown_texts(evidence: Evidence) -> list[str]:

@@ -11,10 +11,11 @@ import pytest
 from canned_runs import chain_reply
 from docstrings import doctests, failures
 
-from orchestrator.api import RunConfig, run_task
+from orchestrator.api import RunConfig, model_hops, run_task
 from orchestrator.checks import hops
 from orchestrator.checks.hops import FOUND, NOT_IN_SENTENCE, OFF_HOP, Hop
 from orchestrator.llm.testing import ScriptedClient
+from orchestrator.loop.stages import context as loop_context
 from orchestrator.reply import graph_record
 from orchestrator.reply.parse import parse_lookup, parse_plan
 
@@ -220,6 +221,30 @@ def test_hops_asked_first_that_fail_leave_the_question_to_the_chain() -> None:
     assert report["hops"]["trigger"] == "first" and report["hops"]["answer"] is None
     assert [run["run_id"] for run in report["runs"]] == ["r1", "r2"]
     assert any('"steps"' in call["messages"][0]["content"] for call in client.calls)
+
+
+def test_hops_auto_asks_first_a_question_that_spells_out_its_hops() -> None:
+    client = scripted(PLAN, LOOKUPS)
+    report = run(client, setting="auto", budget=3)
+    assert report["config"]["hops"] == "auto"  # the setting as given; the hops say what ran
+    assert report["hops"]["trigger"] == "first" and report["hops"]["plan_source"] == "question"
+    assert report["answer"] == "Kelvholt"
+    assert report["budget"]["used"] == 3  # the three lookups, and no chain
+
+
+def test_hops_auto_leaves_a_question_whose_plan_would_cost_a_call_to_the_chain_alone() -> None:
+    """Where the grammar does not unwind, auto is off: the one chain, no plan asked."""
+    client = scripted(PLAN, LOOKUPS)
+    auto = run(client, setting="auto", question=ODD_QUESTION)
+    off = run(scripted(PLAN, LOOKUPS), setting="off", question=ODD_QUESTION)
+    assert auto["hops"] is None and auto["budget"]["used"] == off["budget"]["used"] == 1
+    assert (auto["answer"], auto["refused"]) == (off["answer"], off["refused"])
+    assert not any("single-fact lookups" in call["messages"][0]["content"] for call in client.calls)
+
+
+def test_the_built_in_1_5b_asks_hop_by_hop_when_the_question_spells_out_its_hops() -> None:
+    assert model_hops("local-1.5b") == "auto"
+    assert model_hops("local") == "off"
 
 
 def test_hops_stop_where_the_call_budget_runs_out() -> None:
@@ -688,7 +713,9 @@ def test_a_value_that_is_part_of_what_the_lookup_asks_about_is_no_hop() -> None:
     assert hops.read_value(sentence, "Gellen", lookup, ["Gellen River"]) == "Hosk River"
 
 
-@pytest.mark.parametrize("test", doctests([hops, graph_record]), ids=lambda test: test.name)
+@pytest.mark.parametrize(
+    "test", doctests([hops, graph_record, loop_context]), ids=lambda test: test.name
+)
 def test_the_hop_rules_examples_give_what_they_show(test: doctest.DocTest) -> None:
     if report := failures(test):
         pytest.fail(report, pytrace=False)

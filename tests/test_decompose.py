@@ -83,6 +83,28 @@ def test_a_description_whose_object_is_a_lower_case_word_without_the_is_no_looku
     assert decompose(question) is None
 
 
+@pytest.mark.parametrize(
+    "question",
+    [  # math-0063 and vitaminc-21745: "the cost of the field" and "the community of Rochester"
+        "James is raising money for a field trip. The charity will cover 1/2 of the cost of the "
+        "field trip. How much money is James missing if he has $145 and the trip costs $910?",
+        'Claim: "Brue Coffee shop is one of the establishments in the community of Rochester, '
+        'New York." According to the passage about Rochester, is the claim true?',
+    ],
+)
+def test_a_question_of_several_sentences_is_not_unwound_its_first_ones_set_the_scene(
+    question: str,
+) -> None:
+    assert decompose(question) is None
+
+
+def test_no_word_problem_or_claim_of_the_shipped_sets_is_unwound() -> None:
+    """Before the one-sentence rule, 19 math items and 1 vitaminc item were read as hop
+    questions ("Who or what is the end of the summer?")."""
+    for dataset in ("math", "vitaminc"):
+        assert [item["id"] for item in load_dataset(dataset) if decompose(item["question"])] == []
+
+
 @pytest.mark.parametrize("dataset", ["multihop", "prose"])
 def test_every_generated_question_unwinds_into_a_plan_the_plan_check_accepts(
     dataset: str,

@@ -17,14 +17,18 @@ lookup ("In which town was #2 born?"). A comparison of two options ("Which was f
 A or B?") becomes one lookup of the compared fact per option ("When was A founded?"), after
 the lookups an option's own description needs ("the one that built A"). The object X of a
 description is a name (capitalised words, after an optional "the"), a lower-case single word
-after "the" ("the dresselute"), or a ``#k``. Anything else returns None, and the loop asks the
-model for a plan. All functions are pure and deterministic.
+after "the" ("the dresselute"), or a ``#k``. A question of more than one sentence (a word
+problem, a claim to check against a passage) is not unwound: its earlier sentences are the
+setting, not descriptions to look up ("the perimeter of the room" in a word problem is worked
+out, not found). Anything else returns None, and the loop asks the model for a plan. All
+functions are pure and deterministic.
 """
 
 from __future__ import annotations
 
 import re
 
+from corpus.evidence import split_sentences
 from orchestrator.checks.question import DESCRIPTIONS, asked
 
 MAX_LOOKUPS = 4
@@ -57,11 +61,15 @@ def decompose(question: str) -> list[str] | None:
     ['When was Vell Works founded?', 'When was Orm Works founded?']
     >>> decompose("What is the capital of Norway?") is None
     True
+    >>> decompose("A room is 12 feet wide. What is the perimeter of the room?") is None
+    True
     >>> decompose("Who was born earlier: the inventor of the isterpipe or Aldo Harnsen?")
     ['Who or what is the inventor of the isterpipe?', 'When was #1 born?', \
 'When was Aldo Harnsen born?']
     """
     text = " ".join(asked(question).split()).rstrip("?").strip()
+    if len(split_sentences(text)) > 1:
+        return None
     compared = _comparison(text)
     if compared is not None:
         return compared if 2 <= len(compared) <= MAX_LOOKUPS else None

@@ -4,7 +4,8 @@
 the retrieval rounds of :mod:`orchestrator.loop.corpus_mode` around it) behind a
 :class:`orchestrator.llm.GuardedClient`, and builds the report of
 :mod:`orchestrator.report.build`. :func:`default_model`, :func:`model_shape`,
-:func:`model_greedy_first`, :func:`model_hops` and :func:`model_sampling` read models.json.
+:func:`model_greedy_first`, :func:`model_hops` and :func:`model_sampling` read models.json;
+:func:`model_defaults` gives all of a model's settings for one question.
 The command line (:mod:`orchestrator.cli.run`) and the evaluation harness (:mod:`evals`) both
 call in here; nothing here parses arguments or prints.
 """
@@ -15,9 +16,11 @@ import contextlib
 import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from orchestrator.checks import hops_in_force
 from orchestrator.llm import (
     APIStatusError,
     CallTimeBudgetError,
@@ -72,11 +75,13 @@ OTEL_VARIABLE = "LOGIC_GRAPH_OTEL"
 the ``otel`` extra)."""
 
 __all__ = [
+    "ModelDefaults",
     "RunConfig",
     "Task",
     "TaskError",
     "backend_failure",
     "default_model",
+    "model_defaults",
     "model_greedy_first",
     "model_hops",
     "model_sampling",
@@ -330,11 +335,43 @@ def model_hops(model: str, models_path: Path | None = None) -> str:
     return _model_entry(model, models_path).hops or "off"
 
 
-def model_sampling(model: str, models_path: Path | None = None) -> SamplingSettings:
+def model_sampling(
+    model: str, models_path: Path | None = None, *, hops_first: bool = False
+) -> SamplingSettings:
     """The sampling settings models.json sets for ``model`` (:class:`SamplingSettings`),
-    only those present (empty when the model is missing). :class:`RunConfig` checks their
-    values, naming the field."""
-    return _model_entry(model, models_path).sampling()
+    only those present (empty when the model is missing); for a run that asks its hops first
+    (``hops_first``, see :func:`orchestrator.checks.hops_in_force`) the budget is the entry's
+    ``hop_budget_calls`` when it sets one. :class:`RunConfig` checks their values, naming the
+    field."""
+    return _model_entry(model, models_path).sampling(hops_first)
+
+
+@dataclass(frozen=True)
+class ModelDefaults:
+    """What models.json sets for a run of one model on one question (each setting as the
+    function of its name reads it): the run's sampling settings, the interrogation shape,
+    whether ``r1`` is greedy, and the hop setting."""
+
+    sampling: SamplingSettings
+    shape: str
+    greedy_first: bool
+    hops: str
+
+
+def model_defaults(
+    model: str, question: str, *, hops: str | None = None, models_path: Path | None = None
+) -> ModelDefaults:
+    """The settings models.json gives ``model`` for ``question``, the hop setting ``hops``
+    when given: a run that will ask its hops first (:func:`orchestrator.checks.hops_in_force`)
+    gets the entry's ``hop_budget_calls`` as its budget, where it sets one."""
+    setting = hops or model_hops(model, models_path)
+    hops_first = hops_in_force(setting, question) == "first"
+    return ModelDefaults(
+        sampling=model_sampling(model, models_path, hops_first=hops_first),
+        shape=model_shape(model, models_path),
+        greedy_first=model_greedy_first(model, models_path),
+        hops=setting,
+    )
 
 
 def _models_file(models_path: Path | None) -> ModelsFile:

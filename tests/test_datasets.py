@@ -453,8 +453,8 @@ def test_multihop_seed_changes_the_items() -> None:
 
 
 def test_multihop_set_shape(multihop_items: list[dict[str, Any]]) -> None:
-    assert len(multihop_items) == 300
-    assert len({item["id"] for item in multihop_items}) == 300
+    assert len(multihop_items) == 340
+    assert len({item["id"] for item in multihop_items}) == 340
     families = {item["meta"]["family"] for item in multihop_items}
     assert families == set(build_multihop.FAMILIES)
     for item in multihop_items:

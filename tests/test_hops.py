@@ -11,11 +11,11 @@ import pytest
 from canned_runs import chain_reply
 from docstrings import doctests, failures
 
-from orchestrator.api import RunConfig, model_hops, run_task
+from orchestrator.api import RunConfig, model_defaults, model_hops, run_task
+from orchestrator.checks import decompose as question_plan
 from orchestrator.checks import hops
 from orchestrator.checks.hops import FOUND, NOT_IN_SENTENCE, OFF_HOP, Hop
 from orchestrator.llm.testing import ScriptedClient
-from orchestrator.loop.stages import context as loop_context
 from orchestrator.reply import graph_record
 from orchestrator.reply.parse import parse_lookup, parse_plan
 
@@ -245,6 +245,9 @@ def test_hops_auto_leaves_a_question_whose_plan_would_cost_a_call_to_the_chain_a
 def test_the_built_in_1_5b_asks_hop_by_hop_when_the_question_spells_out_its_hops() -> None:
     assert model_hops("local-1.5b") == "auto"
     assert model_hops("local") == "off"
+    # within the calls a comparison through two builders needs (four lookups), then the chain
+    assert model_defaults("local-1.5b", QUESTION).sampling["budget_calls"] == 6
+    assert model_defaults("local-1.5b", ODD_QUESTION).sampling["budget_calls"] == 3
 
 
 def test_hops_stop_where_the_call_budget_runs_out() -> None:
@@ -714,7 +717,7 @@ def test_a_value_that_is_part_of_what_the_lookup_asks_about_is_no_hop() -> None:
 
 
 @pytest.mark.parametrize(
-    "test", doctests([hops, graph_record, loop_context]), ids=lambda test: test.name
+    "test", doctests([hops, graph_record, question_plan]), ids=lambda test: test.name
 )
 def test_the_hop_rules_examples_give_what_they_show(test: doctest.DocTest) -> None:
     if report := failures(test):

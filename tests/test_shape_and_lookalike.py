@@ -12,6 +12,7 @@ from canned_runs import RACK7_TASK, Script, always, chain_reply
 
 from orchestrator.api import (
     RunConfig,
+    model_defaults,
     model_greedy_first,
     model_hops,
     model_sampling,
@@ -22,7 +23,7 @@ from orchestrator.cli import ask
 from orchestrator.cli.run import _settings, build_parser
 from orchestrator.llm import models_file as models_file_module
 from orchestrator.llm.testing import ScriptedClient
-from orchestrator.records.task import TaskError, load_task
+from orchestrator.records.task import Task, TaskError, load_task
 from orchestrator.reply.schemas import chain_response_format
 from orchestrator.report.markdown import render_markdown
 
@@ -148,6 +149,33 @@ def test_hop_by_hop_comes_from_models_json_and_the_cli_flag_overrides_it(
     assert config.hops == "off"
     assert ask.build_parser().parse_args(["q", "--doc", "d.txt"]).hops is None  # same flags
     assert model_hops("unlisted", models) == "off"
+
+
+def test_a_question_asked_hop_by_hop_first_gets_the_models_hop_budget_unless_one_is_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    models = tmp_path / "models.json"
+    entry = {"id": "hopper", "hops": "auto", "budget_calls": 3, "hop_budget_calls": 6}
+    models.write_text(json.dumps({"models": [entry]}))
+    monkeypatch.setattr(models_file_module, "DEFAULT_MODELS_PATH", models)
+    hop_question = Task(
+        question="In which town was the founder of the company that built the Kest Bridge born?",
+        documents=["The Kest Bridge was built by Orm Works."],
+    )
+    rack7 = str(ROOT / "examples" / "rack7.json")
+    parser = build_parser()
+
+    def budget(task: Task, *flags: str) -> tuple[int, str]:
+        args = parser.parse_args(["--task", rack7, "--model", "hopper", *flags])
+        config = _settings(args, task, None)[1]
+        return config.budget_calls, config.hops
+
+    assert budget(hop_question) == (6, "auto")  # asked hop by hop first: its hop budget
+    assert budget(load_task(Path(rack7))) == (3, "auto")  # no hops to read: the chain's 3
+    assert budget(hop_question, "--budget-calls", "4") == (4, "auto")  # a given budget wins
+    assert budget(hop_question, "--hops", "off") == (3, "off")  # no hops: no hop budget
+    defaults = model_defaults("hopper", hop_question.question, models_path=models)
+    assert defaults.sampling == {"budget_calls": 6} and defaults.hops == "auto"
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from orchestrator.checks import hops
 from orchestrator.checks.anchor import ANSWER_PREFIX, AnchoredRun, anchor_run
 from orchestrator.checks.assess import Assessment, Candidate, assess
 from orchestrator.checks.chain import ChainContext
-from orchestrator.checks.decompose import decompose
+from orchestrator.checks.decompose import decompose, hops_in_force
 from orchestrator.checks.derivation import parse_worked
 
 __all__ = [
@@ -31,5 +31,6 @@ __all__ = [
     "assess",
     "decompose",
     "hops",
+    "hops_in_force",
     "parse_worked",
 ]

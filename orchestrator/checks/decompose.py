@@ -136,3 +136,22 @@ def _comparison(text: str) -> list[str] | None:
         else:
             lookups.append(f"When {aux} {option} {verb}?")
     return lookups
+
+
+def hops_in_force(setting: str, question: str) -> str:
+    """The hop setting a run of ``question`` follows: ``setting`` itself, except that ``auto``
+    is ``first`` when the question's grammar unwinds into lookups
+    (:func:`decompose`: the plan costs no call then) and ``off``
+    otherwise, where a plan would have to be asked of the model and the first chain is the
+    measured default.
+
+    >>> hops_in_force("auto", "Who founded the firm that built the Kest Bridge?")
+    'first'
+    >>> hops_in_force("auto", "What is the capital of Norway?")
+    'off'
+    >>> hops_in_force("on_failure", "What is the capital of Norway?")
+    'on_failure'
+    """
+    if setting != "auto":
+        return setting
+    return "first" if decompose(question) is not None else "off"

@@ -35,14 +35,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from orchestrator.api import (
-    default_model,
-    model_greedy_first,
-    model_hops,
-    model_sampling,
-    model_shape,
-    run_task,
-)
+from orchestrator.api import default_model, model_defaults, run_task
 from orchestrator.cli.interrupt import EXIT_INTERRUPTED, stop_on_signals
 from orchestrator.cli.stage_flags import add_stage_flags, stage_settings
 from orchestrator.llm import BackendUnusableError, RunStop, sampling_settings
@@ -402,13 +395,12 @@ def _settings(args: argparse.Namespace, task: Task, task_file: str | None) -> tu
     if task.corpus is not None:
         check_corpus(task.corpus)
     model = args.model or default_model()
+    defaults = model_defaults(model, task.question, hops=args.hops)
     config = RunConfig(
-        **(model_sampling(model) | sampling_settings(args.n, args.temp, args.budget_calls)),
-        interrogation_shape=args.shape or model_shape(model),
-        greedy_first=(
-            model_greedy_first(model) if args.greedy_first is None else args.greedy_first
-        ),
-        hops=args.hops or model_hops(model),
+        **(defaults.sampling | sampling_settings(args.n, args.temp, args.budget_calls)),
+        interrogation_shape=args.shape or defaults.shape,
+        greedy_first=defaults.greedy_first if args.greedy_first is None else args.greedy_first,
+        hops=defaults.hops,
         **{name: getattr(args, name) for name in _FLAGS_AS_GIVEN},
         **stage_settings(args),
     )

@@ -76,10 +76,15 @@ class ModelEntry:
     n: int | None = None
     temperature: float | None = None
     budget_calls: int | None = None
+    hop_budget_calls: int | None = None
+    """The budget of a run whose hops are asked first (a plan of up to four lookups, then the
+    chain if they fail), in place of ``budget_calls``."""
 
-    def sampling(self) -> SamplingSettings:
-        """The sampling settings this entry sets (see :class:`SamplingSettings`)."""
-        return sampling_settings(self.n, self.temperature, self.budget_calls)
+    def sampling(self, hops_first: bool = False) -> SamplingSettings:
+        """The sampling settings this entry sets (see :class:`SamplingSettings`), for a run
+        that asks its hops first when ``hops_first`` (``hop_budget_calls`` then, if set)."""
+        budget = self.hop_budget_calls if hops_first and self.hop_budget_calls else None
+        return sampling_settings(self.n, self.temperature, budget or self.budget_calls)
 
 
 @dataclass(frozen=True)
@@ -120,6 +125,7 @@ _SETTINGS: dict[str, tuple[tuple[type, ...], str]] = {
     "n": ((int,), "an integer"),
     "temperature": (_NUMBER, "a number"),
     "budget_calls": ((int,), "an integer"),
+    "hop_budget_calls": ((int,), "an integer"),
 }
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from corpus.evidence import Evidence, build_evidence
 from graph_server.record_data import NodeData, node_data
 from graph_server.store import GraphStore
-from orchestrator.checks import ChainContext, decompose
+from orchestrator.checks import ChainContext, hops_in_force
 from orchestrator.llm import SupportsChat
 from orchestrator.loop.budget import CallBudget
 from orchestrator.loop.calls import CallOutcome, CallSpec, make_call
@@ -69,25 +69,6 @@ class RunInputs:
             spans={span.id: span.text for span in evidence.spans},
             hops=hops_in_force(config.hops, task.question),
         )
-
-
-def hops_in_force(setting: str, question: str) -> str:
-    """The hop setting a run of ``question`` follows: ``setting`` itself, except that ``auto``
-    is ``first`` when the question's grammar unwinds into lookups
-    (:func:`orchestrator.checks.decompose.decompose`: the plan costs no call then) and ``off``
-    otherwise, where a plan would have to be asked of the model and the first chain is the
-    measured default.
-
-    >>> hops_in_force("auto", "Who founded the firm that built the Kest Bridge?")
-    'first'
-    >>> hops_in_force("auto", "What is the capital of Norway?")
-    'off'
-    >>> hops_in_force("on_failure", "What is the capital of Norway?")
-    'on_failure'
-    """
-    if setting != "auto":
-        return setting
-    return "first" if decompose(question) is not None else "off"
 
 
 def _shown_texts(evidence: Evidence) -> list[str]:

@@ -83,8 +83,10 @@ class ModelEntry:
     def sampling(self, hops_first: bool = False) -> SamplingSettings:
         """The sampling settings this entry sets (see :class:`SamplingSettings`), for a run
         that asks its hops first when ``hops_first`` (``hop_budget_calls`` then, if set)."""
-        budget = self.hop_budget_calls if hops_first and self.hop_budget_calls else None
-        return sampling_settings(self.n, self.temperature, budget or self.budget_calls)
+        budget = self.budget_calls
+        if hops_first and self.hop_budget_calls is not None:
+            budget = self.hop_budget_calls
+        return sampling_settings(self.n, self.temperature, budget)
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,7 @@ from orchestrator.loop import (
     run_loop,
 )
 from orchestrator.records import (
+    DIVERSITY,
     HOPS,
     HttpLimits,
     InterruptRecord,
@@ -348,29 +349,59 @@ def model_sampling(
 
 @dataclass(frozen=True)
 class ModelDefaults:
-    """What models.json sets for a run of one model on one question (each setting as the
-    function of its name reads it): the run's sampling settings, the interrogation shape,
-    whether ``r1`` is greedy, and the hop setting."""
+    """What models.json sets for a run of one model on one task (each setting as the function
+    of its name reads it): the run's sampling settings, the interrogation shape, whether
+    ``r1`` is greedy, the hop setting, what makes its runs differ and whether they are
+    adaptive. ``word_problem``: the entry's ``word_problems`` settings were applied."""
 
     sampling: SamplingSettings
     shape: str
     greedy_first: bool
     hops: str
+    diversity: str = "sample"
+    adaptive: bool = False
+    word_problem: bool = False
 
 
 def model_defaults(
-    model: str, question: str, *, hops: str | None = None, models_path: Path | None = None
+    model: str,
+    task: Task,
+    *,
+    hops: str | None = None,
+    shape: str | None = None,
+    models_path: Path | None = None,
 ) -> ModelDefaults:
-    """The settings models.json gives ``model`` for ``question``, the hop setting ``hops``
-    when given: a run that will ask its hops first (:func:`orchestrator.checks.hops_in_force`)
-    gets the entry's ``hop_budget_calls`` as its budget, where it sets one."""
-    setting = hops or model_hops(model, models_path)
-    hops_first = hops_in_force(setting, question) == "first"
+    """The settings models.json gives ``model`` for ``task``, the hop setting ``hops`` and
+    the interrogation shape ``shape`` when the caller gives them.
+
+    A run that will ask its hops first (:func:`orchestrator.checks.hops_in_force`) gets the
+    entry's ``hop_budget_calls`` as its budget, where it sets one. A numeric word problem
+    (:attr:`Task.is_numeric_word_problem`) gets the entry's ``word_problems`` settings in place
+    of its own, where they set one, and no hops unless ``hops`` is given; not when ``shape``
+    is given: those settings were measured together with their shape, and a caller who chose
+    another shape gets the entry's own.
+    """
+    entry = _model_entry(model, models_path)
+    greedy_first = entry.greedy_first is True
+    own = entry.word_problems if shape is None and task.is_numeric_word_problem else None
+    if own is None:
+        setting = hops or entry.hops or "off"
+        return ModelDefaults(
+            sampling=entry.sampling(hops_in_force(setting, task.question) == "first"),
+            shape=shape or entry.interrogation_shape or "graph",
+            greedy_first=greedy_first,
+            hops=setting,
+        )
+    # A word problem's statement is its only evidence: there are no hops to look up, and
+    # its settings were measured without them.
     return ModelDefaults(
-        sampling=model_sampling(model, models_path, hops_first=hops_first),
-        shape=model_shape(model, models_path),
-        greedy_first=model_greedy_first(model, models_path),
-        hops=setting,
+        sampling=entry.sampling(word_problem=True),
+        shape=own.interrogation_shape or entry.interrogation_shape or "graph",
+        greedy_first=greedy_first if own.greedy_first is None else own.greedy_first,
+        hops=hops or "off",
+        diversity=own.diversity or "sample",
+        adaptive=own.adaptive is True,
+        word_problem=True,
     )
 
 
@@ -378,7 +409,10 @@ def _models_file(models_path: Path | None) -> ModelsFile:
     """models.json read once (:func:`read_models_file`); its error becomes a
     :class:`TaskError` (refused before any call)."""
     try:
-        return read_models_file(models_path, choices={"hops": HOPS, "interrogation_shape": SHAPES})
+        return read_models_file(
+            models_path,
+            choices={"hops": HOPS, "interrogation_shape": SHAPES, "diversity": DIVERSITY},
+        )
     except ModelsFileError as exc:
         raise TaskError(str(exc)) from exc
 

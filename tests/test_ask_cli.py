@@ -137,11 +137,33 @@ def test_ask_with_a_document_it_cannot_read_is_bad_input_naming_it(
     assert err.startswith("error: ") and words in err and "Traceback" not in err
 
 
-def test_ask_needs_documents_or_a_corpus_but_not_both(docs: list[str]) -> None:
-    for argv in (["ask", "q?"], ["ask", "q?", "--doc", docs[0], "--corpus", "i.sqlite"]):
-        with pytest.raises(SystemExit) as exited:
-            logic_graph(argv)
-        assert exited.value.code == 2
+def test_ask_takes_documents_or_a_corpus_but_not_both(docs: list[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        logic_graph(["ask", "q?", "--doc", docs[0], "--corpus", "i.sqlite"])
+    assert exited.value.code == 2
+
+
+def test_ask_without_documents_refuses_a_question_that_is_no_word_problem(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert logic_graph(["ask", "Who built the rack?"]) == 2
+    err = capsys.readouterr().err
+    assert "give --doc FILE or --corpus INDEX" in err and "no number in digits" in err
+
+
+def test_ask_without_documents_answers_a_word_problem_from_its_own_statement(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    problem = "Mia has 3 boxes of 4 pens. How many pens does she have?"
+    working = "Mia has 3 boxes of 4 pens, so 3 * 4 = 12 pens.\nANSWER: 12"
+    out = tmp_path / "o"
+    with FakeOpenAIServer(lambda req, headers: completion_body(working)) as fake:
+        argv = ["ask", problem, "--model", "m", "--base-url", fake.base_url, "--quiet"]
+        code = logic_graph([*argv, "--shape", "reasoned", "--out", str(out)])
+    printed = capsys.readouterr().out.splitlines()
+    assert (code, printed[0]) == (0, "Answer: 12")
+    # the argument rests on the statement's own sentence, read as the one document
+    assert printed[2].startswith("  1. [D1.1] Mia has 3 boxes of 4 pens.; [r1:s1] ")
 
 
 def test_ask_takes_every_flag_of_orchestrator_run_from_the_same_definitions() -> None:

@@ -11,7 +11,7 @@ import pytest
 from canned_runs import chain_reply
 from docstrings import doctests, failures
 
-from orchestrator.api import RunConfig, model_defaults, model_hops, run_task
+from orchestrator.api import RunConfig, Task, model_defaults, model_hops, run_task
 from orchestrator.checks import decompose as question_plan
 from orchestrator.checks import hops
 from orchestrator.checks.hops import FOUND, NOT_IN_SENTENCE, OFF_HOP, Hop
@@ -246,8 +246,9 @@ def test_the_built_in_1_5b_asks_hop_by_hop_when_the_question_spells_out_its_hops
     assert model_hops("local-1.5b") == "auto"
     assert model_hops("local") == "off"
     # within the calls a comparison through two builders needs (four lookups), then the chain
-    assert model_defaults("local-1.5b", QUESTION).sampling["budget_calls"] == 6
-    assert model_defaults("local-1.5b", ODD_QUESTION).sampling["budget_calls"] == 3
+    over_a_document = [Task(question, ("A document.",)) for question in (QUESTION, ODD_QUESTION)]
+    assert model_defaults("local-1.5b", over_a_document[0]).sampling["budget_calls"] == 6
+    assert model_defaults("local-1.5b", over_a_document[1]).sampling["budget_calls"] == 3
 
 
 def test_hops_stop_where_the_call_budget_runs_out() -> None:

@@ -174,7 +174,7 @@ def test_a_question_asked_hop_by_hop_first_gets_the_models_hop_budget_unless_one
     assert budget(load_task(Path(rack7))) == (3, "auto")  # no hops to read: the chain's 3
     assert budget(hop_question, "--budget-calls", "4") == (4, "auto")  # a given budget wins
     assert budget(hop_question, "--hops", "off") == (3, "off")  # no hops: no hop budget
-    defaults = model_defaults("hopper", hop_question.question, models_path=models)
+    defaults = model_defaults("hopper", hop_question, models_path=models)
     assert defaults.sampling == {"budget_calls": 6} and defaults.hops == "auto"
 
 

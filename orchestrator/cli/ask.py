@@ -1,11 +1,13 @@
-"""``logic-graph ask "QUESTION" (--doc FILE... | --corpus INDEX)``: a question in one line.
+"""``logic-graph ask "QUESTION" [--doc FILE... | --corpus INDEX]``: a question in one line.
 
 The same run as ``python -m orchestrator.run --task FILE`` (every one of its flags, from the
 same definitions: :func:`orchestrator.cli.run.add_run_options`), without writing a task file
-first. It prints the answer, or the refusal and its reason in one sentence, the support the
-answer rests on, and the path of the report; ``--json`` prints report.json instead. ``-`` as
-a document reads standard input. Exit codes are ``orchestrator.cli.run``'s: 0 answered, 3 refused
-on the evidence, 1 backend or budget failure, 2 bad input, 130 interrupted.
+first. Without ``--doc`` or ``--corpus`` the question is a word problem, its own statement the
+only evidence (the task file's ``"documents": [question]``). It prints the answer, or the
+refusal and its reason in one sentence, the support the answer rests on, and the path of the
+report; ``--json`` prints report.json instead. ``-`` as a document reads standard input. Exit
+codes are ``orchestrator.cli.run``'s: 0 answered, 3 refused on the evidence, 1 backend or
+budget failure, 2 bad input, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -49,13 +51,15 @@ def build_parser() -> argparse.ArgumentParser:
         "evidence, 1 backend or budget failure, 2 bad input, 130 interrupted.",
     )
     parser.add_argument("question", help="the question, in quotes")
-    source = parser.add_mutually_exclusive_group(required=True)
+    source = parser.add_mutually_exclusive_group()
     source.add_argument(
         "--doc",
         nargs="+",
         action="extend",
         metavar="FILE",
-        help="document(s) to answer from, as UTF-8 text; '-' reads standard input",
+        help="document(s) to answer from, as UTF-8 text; '-' reads standard input (without "
+        "--doc or --corpus the question is a word problem: its statement is the evidence, "
+        "and it must write a number in digits)",
     )
     source.add_argument("--corpus", metavar="INDEX", help="an index made by logic-graph ingest")
     add_run_options(parser)
@@ -79,12 +83,28 @@ def _task(args: argparse.Namespace) -> Task:
     """The task the flags describe; raises TaskError naming the file or field at fault."""
     if args.corpus is not None:
         return validate_task({"question": args.question, "corpus": args.corpus})
+    if args.doc is None:
+        return _word_problem(args.question)
     if len(args.doc) > MAX_DOCUMENTS:
         raise TaskError(f"--doc names {len(args.doc)} files, over the limit of {MAX_DOCUMENTS}")
     if args.doc.count("-") > 1:
         raise TaskError("--doc names standard input ('-') more than once")
     documents = [_read_document(name) for name in args.doc]
     return validate_task({"question": args.question, "documents": documents})
+
+
+def _word_problem(question: str) -> Task:
+    """A question asked without documents, as a word problem: its statement is its one
+    document (:attr:`Task.is_word_problem`). Raises TaskError for a question that writes no
+    number in digits: it has nothing to work from, and the system cannot answer it from no
+    evidence."""
+    task = validate_task({"question": question, "documents": [question]})
+    if not task.is_numeric_word_problem:
+        raise TaskError(
+            "give --doc FILE or --corpus INDEX: without them the question is read as a word "
+            "problem, whose statement is the evidence, and this one writes no number in digits"
+        )
+    return task
 
 
 def _read_document(name: str) -> str:

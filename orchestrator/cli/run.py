@@ -117,7 +117,8 @@ def _add_run_flags(parser: argparse.ArgumentParser, defaults: RunConfig) -> None
         choices=SHAPES,
         help="interrogation shape: graph, chain (for small models), or plain-text working "
         "whose graph the system draws: worked, reasoned (default: the model's "
-        "interrogation_shape in models.json, else graph)",
+        "interrogation_shape in models.json, or its word_problems shape for a word problem, "
+        "else graph)",
     )
     parser.add_argument(
         "--require-k",
@@ -196,9 +197,10 @@ def _add_output_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--diversity",
         choices=DIVERSITY,
-        default="sample",
-        help="what makes the runs after the first differ: sampling at --temp, or greedy runs "
-        "that each see the documents in another order",
+        help="what makes the runs after the first differ: sampling at --temp, greedy runs "
+        "that each see the documents in another order, or (worked and reasoned shapes) a "
+        "greedy run in the other shape's words (default: sample, or what models.json's "
+        "word_problems sets for a word problem)",
     )
     parser.add_argument(
         "--prompt-layout",
@@ -216,9 +218,11 @@ def _add_output_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--adaptive",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
+        default=None,
         help="start the first interrogation alone, and the other n-1 only when it gives no "
-        "grounded answer",
+        "grounded answer (default: off, or what models.json's word_problems sets for a word "
+        "problem)",
     )
     parser.add_argument(
         "--hops",
@@ -379,8 +383,6 @@ _FLAGS_AS_GIVEN = (
     "require_k",
     "seed",
     "think_first",
-    "adaptive",
-    "diversity",
     "leave_out",
     "prompt_layout",
     "retrieval_k",
@@ -395,12 +397,14 @@ def _settings(args: argparse.Namespace, task: Task, task_file: str | None) -> tu
     if task.corpus is not None:
         check_corpus(task.corpus)
     model = args.model or default_model()
-    defaults = model_defaults(model, task.question, hops=args.hops)
+    defaults = model_defaults(model, task, hops=args.hops, shape=args.shape)
     config = RunConfig(
         **(defaults.sampling | sampling_settings(args.n, args.temp, args.budget_calls)),
-        interrogation_shape=args.shape or defaults.shape,
+        interrogation_shape=defaults.shape,
         greedy_first=defaults.greedy_first if args.greedy_first is None else args.greedy_first,
         hops=defaults.hops,
+        diversity=args.diversity or defaults.diversity,
+        adaptive=defaults.adaptive if args.adaptive is None else args.adaptive,
         **{name: getattr(args, name) for name in _FLAGS_AS_GIVEN},
         **stage_settings(args),
     )

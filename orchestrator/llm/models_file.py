@@ -79,14 +79,37 @@ class ModelEntry:
     hop_budget_calls: int | None = None
     """The budget of a run whose hops are asked first (a plan of up to four lookups, then the
     chain if they fail), in place of ``budget_calls``."""
+    word_problems: WordProblemSettings | None = None
+    """What a numeric word problem gets in place of the settings above, where it sets them."""
 
-    def sampling(self, hops_first: bool = False) -> SamplingSettings:
+    def sampling(self, hops_first: bool = False, word_problem: bool = False) -> SamplingSettings:
         """The sampling settings this entry sets (see :class:`SamplingSettings`), for a run
-        that asks its hops first when ``hops_first`` (``hop_budget_calls`` then, if set)."""
+        that asks its hops first when ``hops_first`` (``hop_budget_calls`` then, if set), of a
+        numeric word problem when ``word_problem`` (``word_problems``' own, where set)."""
         budget = self.budget_calls
         if hops_first and self.hop_budget_calls is not None:
             budget = self.hop_budget_calls
-        return sampling_settings(self.n, self.temperature, budget)
+        settings = sampling_settings(self.n, self.temperature, budget)
+        if word_problem and self.word_problems is not None:
+            own = self.word_problems
+            settings |= sampling_settings(own.n, own.temperature, own.budget_calls)
+        return settings
+
+
+@dataclass(frozen=True)
+class WordProblemSettings:
+    """The settings models.json gives a model for a numeric word problem (a task whose one
+    document is its own statement, which writes a number in digits), each None where the
+    entry's own setting holds: its shape and sampling, measured on word problems apart from
+    questions over documents (docs/results/reasoned-shape.md)."""
+
+    interrogation_shape: str | None = None
+    diversity: str | None = None
+    n: int | None = None
+    temperature: float | None = None
+    budget_calls: int | None = None
+    adaptive: bool | None = None
+    greedy_first: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -128,6 +151,15 @@ _SETTINGS: dict[str, tuple[tuple[type, ...], str]] = {
     "temperature": (_NUMBER, "a number"),
     "budget_calls": ((int,), "an integer"),
     "hop_budget_calls": ((int,), "an integer"),
+}
+_WORD_PROBLEM_SETTINGS: dict[str, tuple[tuple[type, ...], str]] = {
+    "interrogation_shape": ((str,), "a string"),
+    "diversity": ((str,), "a string"),
+    "n": ((int,), "an integer"),
+    "temperature": (_NUMBER, "a number"),
+    "budget_calls": ((int,), "an integer"),
+    "adaptive": ((bool,), "true or false"),
+    "greedy_first": ((bool,), "true or false"),
 }
 
 
@@ -172,21 +204,13 @@ def _entry(
     """``models[index]`` as a :class:`ModelEntry`; ModelsFileError names the bad field."""
     if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or not entry["id"]:
         raise ModelsFileError(f"{file}: models[{index}] must be an object with a string 'id'")
-    settings: dict[str, Any] = {}
-    for key, (kinds, rule) in _SETTINGS.items():
-        value = entry.get(key)
-        if value is None:
-            continue
-        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-            raise ModelsFileError(
-                f"{file}: models[{index}].{key} of {entry['id']!r} must be {rule}, got {value!r}"
-            )
-        if key in choices and value not in choices[key]:
-            raise ModelsFileError(
-                f"{file}: models[{index}].{key} of {entry['id']!r} must be one of "
-                f"{', '.join(choices[key])}, got {value!r}"
-            )
-        settings[key] = value
+    where = f"{file}: models[{index}]"
+    owner = f" of {entry['id']!r}"
+    settings = _typed_settings(where, owner, entry, _SETTINGS, choices)
+    if entry.get("word_problems") is not None:
+        settings["word_problems"] = _word_problems(
+            f"{where}.word_problems", owner, entry["word_problems"], choices
+        )
     pricing = entry.get("pricing")
     prices = price_pair(pricing) if pricing is not None else None
     if pricing is not None and prices is None:
@@ -196,6 +220,49 @@ def _entry(
             f"finite numbers, got {pricing!r}"
         )
     return ModelEntry(id=entry["id"], pricing=prices, **settings)
+
+
+def _word_problems(
+    where: str, owner: str, value: object, choices: Mapping[str, Sequence[str]]
+) -> WordProblemSettings:
+    """An entry's ``word_problems`` object, checked: only the settings it may set, each of its
+    type (and one of ``choices``' values); ModelsFileError names the bad field."""
+    if not isinstance(value, dict):
+        raise ModelsFileError(f"{where}{owner} must be an object, got {value!r}")
+    unknown = sorted(set(value) - set(_WORD_PROBLEM_SETTINGS))
+    if unknown:
+        raise ModelsFileError(
+            f"{where}{owner} sets {', '.join(unknown)}; it may set only "
+            f"{', '.join(_WORD_PROBLEM_SETTINGS)}"
+        )
+    return WordProblemSettings(
+        **_typed_settings(where, owner, value, _WORD_PROBLEM_SETTINGS, choices)
+    )
+
+
+def _typed_settings(
+    where: str,
+    owner: str,
+    source: Mapping[str, object],
+    table: Mapping[str, tuple[tuple[type, ...], str]],
+    choices: Mapping[str, Sequence[str]],
+) -> dict[str, Any]:
+    """The settings of ``table`` that ``source`` gives (not null), each checked against its
+    type and, where ``choices`` lists its values, against them. A bad one raises
+    ModelsFileError naming the field as ``{where}.{setting}{owner}``."""
+    settings: dict[str, Any] = {}
+    for key, (kinds, rule) in table.items():
+        value = source.get(key)
+        if value is None:
+            continue
+        field = f"{where}.{key}{owner}"
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            raise ModelsFileError(f"{field} must be {rule}, got {value!r}")
+        if key in choices and value not in choices[key]:
+            allowed = ", ".join(choices[key])
+            raise ModelsFileError(f"{field} must be one of {allowed}, got {value!r}")
+        settings[key] = value
+    return settings
 
 
 def _leak_rate(file: Path, value: object) -> float | None:

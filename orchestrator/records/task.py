@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,13 @@ class Task:
         """Whether the task's one document is its own question: a word problem, whose
         statement is the only evidence there is (``evals`` hands such items over this way)."""
         return self.documents == (self.question,)
+
+    @property
+    def is_numeric_word_problem(self) -> bool:
+        """Whether the task is a word problem (:attr:`is_word_problem`) whose statement writes
+        a number in digits: the questions a model's ``word_problems`` settings in models.json
+        are for (:func:`orchestrator.api.model_defaults`)."""
+        return self.is_word_problem and re.search(r"[0-9]", self.question) is not None
 
     def to_dict(self) -> dict[str, Any]:
         """The task as JSON-ready data (the shape :func:`validate_task` accepts)."""

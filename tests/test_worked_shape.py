@@ -195,7 +195,7 @@ def test_a_calculation_continued_on_lines_that_open_with_equals_is_one_step() ->
     working = "Share = (360 / 1440) * 100\n= 0.25 * 100\n= 25%\nANSWER: 25"
     graph, notes = worked_graph(working, spans, every_quantity=True)
     assert graph is not None and notes == []
-    assert claims(graph)["s1"] == "Share = (360 / 1440) 100 = 0.25 100 = 25%"
+    assert claims(graph)["s1"] == "Share = (360 / 1440) * 100 = 0.25 * 100 = 25%"
     assert ("s1", "c") in supports(graph)
 
 

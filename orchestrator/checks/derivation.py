@@ -70,6 +70,11 @@ _QUANTITY = re.compile(r"[$€£¥]?\d[\d,]*(?:\.\d+)?(?:\s*%|/\d+)?")
 any of its numbers is (words such as "half" are left out: "half an hour" is an idiom as often
 as a quantity)."""
 _DECORATION = re.compile(r"\\[()\[\]]|[*#>`]")
+"""Markdown and LaTeX markup around a line of working (bold, headings, quotes, code, math
+brackets), which a step's claim leaves out."""
+_TIMES = re.compile(r"(?<=[\d)%])\s*\*\s*(?=[$€£¥(]?\.?\d|\()")
+"""A ``*`` between two operands: a multiplication, which the claim keeps ("3 * 4 = 12", not
+"3 4 = 12"), unlike a ``*`` of bold or a bullet."""
 _PREFIX = "s"
 """Step node ids are ``s1``, ``s2`` ...; givens ``g<n>``, unsupported numbers ``u<n>``, unused
 quantities ``q<n>``."""
@@ -116,9 +121,22 @@ def _worked_steps(text: str) -> list[_Step]:
                 starts.extend(n for n in leaves if n not in reached)
                 reached.update(computed)
                 reached.add(value)
-        words = " ".join(_DECORATION.sub(" ", line).split())
-        steps.append(_Step(words, tuple(dict.fromkeys(starts)), frozenset(reached)))
+        steps.append(_Step(_undecorated(line), tuple(dict.fromkeys(starts)), frozenset(reached)))
     return steps
+
+
+def _undecorated(line: str) -> str:
+    r"""``line`` as a step's claim: its markup left out, multiplications kept, one space
+    between words.
+
+    >>> _undecorated("**Step 1:** 3 * 4 = 12 pens")
+    'Step 1: 3 * 4 = 12 pens'
+    >>> _undecorated("* Total: \\(2*(5 + 1) = 12\\)")
+    'Total: 2 * (5 + 1) = 12'
+    """
+    held = "\x00"  # stands for a kept "*" while the markup goes
+    kept = _TIMES.sub(f" {held} ", line)
+    return " ".join(_DECORATION.sub(" ", kept).split()).replace(held, "*")
 
 
 def _continued(lines: list[str]) -> list[str]:

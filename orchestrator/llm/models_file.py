@@ -152,15 +152,11 @@ _SETTINGS: dict[str, tuple[tuple[type, ...], str]] = {
     "budget_calls": ((int,), "an integer"),
     "hop_budget_calls": ((int,), "an integer"),
 }
+# A word problem's own settings: those of an entry that shape a run, and two only it sets.
 _WORD_PROBLEM_SETTINGS: dict[str, tuple[tuple[type, ...], str]] = {
-    "interrogation_shape": ((str,), "a string"),
-    "diversity": ((str,), "a string"),
-    "n": ((int,), "an integer"),
-    "temperature": (_NUMBER, "a number"),
-    "budget_calls": ((int,), "an integer"),
-    "adaptive": ((bool,), "true or false"),
-    "greedy_first": ((bool,), "true or false"),
-}
+    key: _SETTINGS[key]
+    for key in ("interrogation_shape", "n", "temperature", "budget_calls", "greedy_first")
+} | {"diversity": ((str,), "a string"), "adaptive": ((bool,), "true or false")}
 
 
 def read_models_file(

@@ -156,3 +156,38 @@ def test_a_bad_word_problems_object_is_refused_naming_the_field(
     path.write_text(json.dumps({"models": [{**ENTRY, "word_problems": word_problems}]}))
     with pytest.raises((ModelsFileError, TaskError), match=refusal):
         model_defaults("solver", WORD_PROBLEM, models_path=path)
+
+
+def documented_word_problems() -> dict[str, Any]:
+    """The ``word_problems`` object docs/orchestrator.md shows (its one JSON block)."""
+    text = (ROOT / "docs" / "orchestrator.md").read_text(encoding="utf-8")
+    section = text.split("### Settings for word problems", 1)[1]
+    block = section.split("```json", 1)[1].split("```", 1)[0]
+    shown: dict[str, Any] = json.loads("{" + block.strip() + "}")
+    return dict(shown["word_problems"])
+
+
+def test_the_documented_object_runs_the_setting_the_word_problem_test_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A user who copies the object from the docs gets the measured setting, no other."""
+    path = tmp_path / "models.json"
+    entry = {**ENTRY, "word_problems": documented_word_problems()}
+    path.write_text(json.dumps({"models": [entry]}), encoding="utf-8")
+    monkeypatch.setattr(models_file_module, "DEFAULT_MODELS_PATH", path)
+    config = config_for(WORD_PROBLEM)
+    bank = ROOT / "evals" / "banks" / "math-local-1.5b-reasoned-reword-421" / "run.json"
+    recorded = json.loads(bank.read_text(encoding="utf-8"))["config"]["settings"]
+    kept = ("shape", "diversity", "n", "budget_calls", "adaptive", "greedy_first", "temp", "k")
+    ran = {
+        "shape": config.interrogation_shape,
+        "diversity": config.diversity,
+        "n": config.n,
+        "budget_calls": config.budget_calls,
+        "adaptive": config.adaptive,
+        "greedy_first": config.greedy_first,
+        "temp": config.temperature,
+        "k": config.k,
+    }
+    assert ran == {key: recorded[key] for key in kept}
+    assert config.hops == recorded.get("hops", "off")  # the test asked no hops

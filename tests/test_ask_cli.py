@@ -166,6 +166,26 @@ def test_ask_without_documents_answers_a_word_problem_from_its_own_statement(
     assert printed[2].startswith("  1. [D1.1] Mia has 3 boxes of 4 pens.; [r1:s1] ")
 
 
+def test_a_working_written_in_latex_is_shown_as_plain_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    problem = "Mia shares 12 pens among 3 friends. How many pens does each friend get?"
+    working = "\\( p = \\frac{12 \\text{ pens}}{3} = 4 \\text{ pens} \\)\nANSWER: 4"
+    out = tmp_path / "o"
+    with FakeOpenAIServer(lambda req, headers: completion_body(working)) as fake:
+        argv = ["ask", problem, "--model", "m", "--base-url", fake.base_url, "--quiet"]
+        code = logic_graph([*argv, "--shape", "reasoned", "--out", str(out)])
+    printed = capsys.readouterr().out.splitlines()
+    shown = "[r1:s1] p = (12 pens) / 3 = 4 pens"
+    assert code == 0 and printed[2].endswith(shown)
+    assert "p = (12 pens) / 3 = 4 pens (`r1:s1`)" in (out / "report.md").read_text("utf-8")
+    report = json.loads((out / "report.json").read_text("utf-8"))  # the claim as written
+    assert (
+        report["chosen"]["arguments"][0][-1]["claim"]
+        == r"p = \frac{12 \text{ pens}}{3} = 4 \text{ pens}"
+    )
+
+
 def test_ask_takes_every_flag_of_orchestrator_run_from_the_same_definitions() -> None:
     def flags(parser: argparse.ArgumentParser) -> dict[str, tuple[Any, str | None]]:
         return {

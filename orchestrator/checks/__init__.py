@@ -1,7 +1,8 @@
 """The mechanical checks on an argument: no model is asked anything here.
 
 - :mod:`.question`: what a question asks, read from its words;
-- :mod:`.arithmetic`: equations a claim writes out, and whether they hold;
+- :mod:`.arithmetic`: equations a claim writes out, and whether they hold (and their LaTeX
+  as plain text, for a person to read);
 - :mod:`.derivation`: the argument graph of plain-text working (the worked shape);
 - :mod:`.anchor`: a parsed run anchored to the evidence (citations, givens);
 - :mod:`.chain`: is an argument about the question, and does each link hold; its parts
@@ -16,6 +17,7 @@ read as ``hops.Hop``, ``hops.FOUND``, ``hops.plan_problem``.
 
 from orchestrator.checks import hops
 from orchestrator.checks.anchor import ANSWER_PREFIX, AnchoredRun, anchor_run
+from orchestrator.checks.arithmetic import readable_latex
 from orchestrator.checks.assess import Assessment, Candidate, assess
 from orchestrator.checks.chain import ChainContext
 from orchestrator.checks.decompose import decompose, hops_in_force
@@ -33,4 +35,5 @@ __all__ = [
     "hops",
     "hops_in_force",
     "parse_worked",
+    "readable_latex",
 ]

@@ -165,6 +165,44 @@ def _delatexed(text: str) -> str:
     return re.sub(r"[ \t]+", " ", text)
 
 
+_LATEX_SPOKEN = (
+    (re.compile(r"\\(?:times|cdot|ast)(?![A-Za-z])"), " × "),
+    (re.compile(r"\\div(?![A-Za-z])"), " ÷ "),
+    *_LATEX_SYMBOLS[2:],
+    (re.compile(r"_\{([^{}]*)\}"), r"_\1"),
+)
+""":data:`_LATEX_SYMBOLS` as a reader writes them (``×`` and ``÷`` for the operators), and a
+subscript ``t_{total}`` as ``t_total``."""
+
+
+def readable_latex(text: str) -> str:
+    r"""``text`` with its LaTeX written as plain text for a person to read: ``\text{ yards}``
+    as its words (units kept, unlike the arithmetic's reading), ``\frac{a}{b}`` as
+    ``a / b`` (each side in parentheses when it holds more than one word or number), the
+    operators as ``×`` and ``÷``, delimiters and sizing commands left out.
+
+    Only for display: the checks read the text as the model wrote it.
+
+    >>> readable_latex(r"\( t_{\text{slide}} = \frac{360 \text{ yards}}{60} = 6 \text{ min} \)")
+    't_slide = (360 yards) / 60 = 6 min'
+    >>> readable_latex("3 * 4 = 12")
+    '3 * 4 = 12'
+    """
+    if "\\" not in text and "{," not in text:
+        return text
+    text = _LATEX_TEXT.sub(r"\1", text)
+    text = _LATEX_FRACTION.sub(lambda m: f"{_grouped(m[1])} / {_grouped(m[2])}", text)
+    for pattern, plain in _LATEX_SPOKEN:
+        text = pattern.sub(plain, text)
+    return " ".join(text.split())
+
+
+def _grouped(side: str) -> str:
+    """``side`` of a fraction, in parentheses when it is more than one word or number."""
+    side = " ".join(side.split())
+    return f"({side})" if " " in side else side
+
+
 def _tail(piece: str) -> str:
     """The arithmetic at the end of ``piece`` (the text before an ``=``); "" when a word or
     a ``%`` is glued to it ("2x + 3", "A330 + 5", "50%") or it is longer than

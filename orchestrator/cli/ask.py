@@ -18,6 +18,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from orchestrator.checks import readable_latex
 from orchestrator.cli.run import (
     EXIT_USAGE,
     add_run_options,
@@ -144,7 +145,8 @@ def _print_outcome(report: RunReport, out_dir: Path) -> None:
 
 
 def _claim(node_id: str, claim: str) -> str:
-    text = " ".join(claim.split())
+    """``[id] claim`` on one line, its LaTeX as plain text, cut at :data:`SHOWN_CLAIM_CHARS`."""
+    text = readable_latex(" ".join(claim.split()))
     if len(text) > SHOWN_CLAIM_CHARS:
         text = text[: SHOWN_CLAIM_CHARS - 3] + "..."
     return f"[{node_id}] {text}"

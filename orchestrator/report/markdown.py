@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from graph_server import mermaid
+from orchestrator.checks import readable_latex
 from orchestrator.records import Limits, Retrieval, RunReport
 
 
@@ -225,7 +226,10 @@ def _paths_md(report: RunReport) -> list[str]:
         "",
     ]
     for i, argument in enumerate(chosen["arguments"], 1):
-        claims = "; ".join(f"{_inline(step['claim'])} (`{step['id']}`)" for step in argument)
+        # A working's LaTeX is shown as the plain text it says (report.json keeps the claim).
+        claims = "; ".join(
+            f"{_inline(readable_latex(step['claim']))} (`{step['id']}`)" for step in argument
+        )
         out.append(f"{i}. {claims}")
     if chosen["arguments_capped"]:
         out += ["", "The argument search hit its cap: the width shown is a lower bound."]

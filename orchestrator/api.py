@@ -111,7 +111,7 @@ def run_task(
     ``client`` is anything with ``ChatClient.chat``'s signature (a ChatClient, a
     ScriptedClient); ``config`` defaults to :class:`RunConfig()`; with ``out_dir``,
     report.json, report.md and trace.jsonl are written there, under a lock on the folder.
-    ``progress`` is called after every model call with ``{"step", "calls_done",
+    ``progress`` is called after every model call with ``{"step", "role", "calls_done",
     "budget_calls", "cost_usd_known", "calls_cost_unknown"}``, and with ``{"announce": text,
     "round": n}`` when a corpus run rewrites its question or starts a retrieval round;
     ``context`` is copied into the report. ``budget_seconds`` is the run's wall-clock budget:

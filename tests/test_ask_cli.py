@@ -236,6 +236,13 @@ def test_a_progress_line_counts_calls_against_the_call_cap_not_as_tokens() -> No
     assert "cap" not in line
 
 
+def test_a_progress_line_names_a_hop_lookup_and_a_repair_but_not_an_interrogation() -> None:
+    roles = ("interrogation", "lookup", "plan", "repair")
+    lines = lines_of([{**call_event(done), "role": role} for done, role in enumerate(roles, 1)])
+    labels = [line.split("] ", 1)[1].split(":", 1)[0] for line in lines]
+    assert labels == ["fan_out", "fan_out lookup", "fan_out plan", "fan_out repair"]
+
+
 def test_a_free_model_shows_no_spend_and_unknown_costs_are_never_shown_as_zero() -> None:
     free, paid, unknown = lines_of([call_event(1), call_event(2, 1.2e-4), call_event(3, 0, 1)])
     assert "spend" not in free and "$" not in free

@@ -93,6 +93,23 @@ def run(
     return run_task(task, client=client, model="scripted", config=config)
 
 
+def test_progress_after_each_call_says_which_were_hop_lookups() -> None:
+    events: list[dict[str, Any]] = []
+    config = RunConfig(
+        n=1, budget_calls=7, temperature=0.0, interrogation_shape="chain", hops="first"
+    )
+    task = {"question": QUESTION, "documents": DOCUMENTS}
+    run_task(
+        task,
+        client=scripted(PLAN, LOOKUPS),
+        model="scripted",
+        config=config,
+        progress=events.append,
+    )
+    assert [event["role"] for event in events] == ["lookup"] * 3
+    assert {event["step"] for event in events} == {"fan_out"}
+
+
 def test_a_hop_chain_assembled_from_single_fact_lookups_answers_what_the_chain_could_not() -> None:
     without = run(scripted(PLAN, LOOKUPS), setting="off")
     assert without["refused"] and without["hops"] is None

@@ -26,7 +26,8 @@ TICK_S = 15.0
 class LiveProgress:
     """Progress on stderr while a run works.
 
-    * When each call ends: its step, ``call 3 of at most 20`` (calls made so far, against the
+    * When each call ends: its step (and its role where that is not an interrogation:
+      ``fan_out lookup``), ``call 3 of at most 20`` (calls made so far, against the
       run's ``--budget-calls`` cap), the tokens generated since the last line, the time so far
       and an estimate of what remains, and the known spend (left out for a free model, whose
       every call costs 0; calls of unknown cost are counted, never shown as $0).
@@ -87,7 +88,7 @@ class LiveProgress:
         if eta and more_rounds:
             eta += f" if {more_rounds} more retrieval round{'s' if more_rounds > 1 else ''} run"
         self._say(
-            f"{event['step']}: call {done} of at most {cap} done{tokens}; "
+            f"{_label(event)}: call {done} of at most {cap} done{tokens}; "
             f"{_duration(elapsed)} elapsed{eta}{_spend(event)}"
         )
 
@@ -128,6 +129,14 @@ class LiveProgress:
     def _say(self, text: str) -> None:
         with self._lock:
             print(f"[logic-graph] {text}", file=self._stream or sys.stderr, flush=True)
+
+
+def _label(event: dict[str, Any]) -> str:
+    """The call's step, and its role where the step's calls differ: a hop's ``plan`` and
+    ``lookup`` calls, a ``repair`` or a ``think`` call run in the fan-out beside its
+    interrogations (``fan_out lookup``)."""
+    step, role = str(event["step"]), event.get("role")
+    return f"{step} {role}" if role not in (None, "interrogation", step) else step
 
 
 def _spend(event: dict[str, Any]) -> str:

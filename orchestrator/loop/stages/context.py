@@ -155,6 +155,7 @@ class LoopContext:
             caller.progress(
                 {
                     "step": spec.step,
+                    "role": spec.role,
                     "calls_done": done,
                     "budget_calls": caller.budget.limit,
                     "cost_usd_known": round(known, 12),

@@ -320,31 +320,40 @@ def default_model(models_path: Path | None = None) -> str:
 def model_shape(model: str, models_path: Path | None = None) -> str:
     """The ``interrogation_shape`` models.json sets for ``model``; ``graph`` when the model
     or the setting is missing (an unknown value fails in :class:`RunConfig`)."""
-    return _model_entry(model, models_path).interrogation_shape or "graph"
+    return _shape_of(_model_entry(model, models_path))
 
 
 def model_greedy_first(model: str, models_path: Path | None = None) -> bool:
     """The ``greedy_first`` models.json sets for ``model`` (run ``r1`` at temperature 0, see
     :class:`RunConfig`); False when the model or the setting is missing."""
-    return _model_entry(model, models_path).greedy_first is True
+    return _greedy_first_of(_model_entry(model, models_path))
 
 
 def model_hops(model: str, models_path: Path | None = None) -> str:
     """The ``hops`` models.json sets for ``model`` (ask hop by hop, see :class:`RunConfig`);
     ``off`` when the model or the setting is missing (an unknown value fails on reading the
     file, naming the field)."""
-    return _model_entry(model, models_path).hops or "off"
+    return _hops_of(_model_entry(model, models_path))
 
 
-def model_sampling(
-    model: str, models_path: Path | None = None, *, hops_first: bool = False
-) -> SamplingSettings:
+def model_sampling(model: str, models_path: Path | None = None) -> SamplingSettings:
     """The sampling settings models.json sets for ``model`` (:class:`SamplingSettings`),
-    only those present (empty when the model is missing); for a run that asks its hops first
-    (``hops_first``, see :func:`orchestrator.checks.hops_in_force`) the budget is the entry's
-    ``hop_budget_calls`` when it sets one. :class:`RunConfig` checks their values, naming the
+    only those present (empty when the model is missing); :func:`model_defaults` gives a
+    question's, hop budget included. :class:`RunConfig` checks their values, naming the
     field."""
-    return _model_entry(model, models_path).sampling(hops_first)
+    return _model_entry(model, models_path).sampling()
+
+
+def _shape_of(entry: ModelEntry) -> str:
+    return entry.interrogation_shape or "graph"
+
+
+def _greedy_first_of(entry: ModelEntry) -> bool:
+    return entry.greedy_first is True
+
+
+def _hops_of(entry: ModelEntry) -> str:
+    return entry.hops or "off"
 
 
 @dataclass(frozen=True)
@@ -382,13 +391,13 @@ def model_defaults(
     another shape gets the entry's own.
     """
     entry = _model_entry(model, models_path)
-    greedy_first = entry.greedy_first is True
+    greedy_first = _greedy_first_of(entry)
     own = entry.word_problems if shape is None and task.is_numeric_word_problem else None
     if own is None:
-        setting = hops or entry.hops or "off"
+        setting = hops or _hops_of(entry)
         return ModelDefaults(
             sampling=entry.sampling(hops_in_force(setting, task.question) == "first"),
-            shape=shape or entry.interrogation_shape or "graph",
+            shape=shape or _shape_of(entry),
             greedy_first=greedy_first,
             hops=setting,
         )
@@ -396,7 +405,7 @@ def model_defaults(
     # its settings were measured without them.
     return ModelDefaults(
         sampling=entry.sampling(word_problem=True),
-        shape=own.interrogation_shape or entry.interrogation_shape or "graph",
+        shape=own.interrogation_shape or _shape_of(entry),
         greedy_first=greedy_first if own.greedy_first is None else own.greedy_first,
         hops=hops or "off",
         diversity=own.diversity or "sample",

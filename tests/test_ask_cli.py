@@ -151,15 +151,20 @@ def test_ask_without_documents_refuses_a_question_that_is_no_word_problem(
     assert "give --doc FILE or --corpus INDEX" in err and "no number in digits" in err
 
 
+def ask_word_problem(problem: str, working: str, out: Path) -> int:
+    """``logic-graph ask PROBLEM`` (no --doc) in the reasoned shape, the fake server replying
+    ``working`` to every call; the exit code."""
+    with FakeOpenAIServer(lambda req, headers: completion_body(working)) as fake:
+        argv = ["ask", problem, "--model", "m", "--base-url", fake.base_url, "--quiet"]
+        return logic_graph([*argv, "--shape", "reasoned", "--out", str(out)])
+
+
 def test_ask_without_documents_answers_a_word_problem_from_its_own_statement(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     problem = "Mia has 3 boxes of 4 pens. How many pens does she have?"
     working = "Mia has 3 boxes of 4 pens, so 3 * 4 = 12 pens.\nANSWER: 12"
-    out = tmp_path / "o"
-    with FakeOpenAIServer(lambda req, headers: completion_body(working)) as fake:
-        argv = ["ask", problem, "--model", "m", "--base-url", fake.base_url, "--quiet"]
-        code = logic_graph([*argv, "--shape", "reasoned", "--out", str(out)])
+    code = ask_word_problem(problem, working, tmp_path / "o")
     printed = capsys.readouterr().out.splitlines()
     assert (code, printed[0]) == (0, "Answer: 12")
     # the argument rests on the statement's own sentence, read as the one document
@@ -172,9 +177,7 @@ def test_a_working_written_in_latex_is_shown_as_plain_text(
     problem = "Mia shares 12 pens among 3 friends. How many pens does each friend get?"
     working = "\\( p = \\frac{12 \\text{ pens}}{3} = 4 \\text{ pens} \\)\nANSWER: 4"
     out = tmp_path / "o"
-    with FakeOpenAIServer(lambda req, headers: completion_body(working)) as fake:
-        argv = ["ask", problem, "--model", "m", "--base-url", fake.base_url, "--quiet"]
-        code = logic_graph([*argv, "--shape", "reasoned", "--out", str(out)])
+    code = ask_word_problem(problem, working, out)
     printed = capsys.readouterr().out.splitlines()
     shown = "[r1:s1] p = (12 pens) / 3 = 4 pens"
     assert code == 0 and printed[2].endswith(shown)

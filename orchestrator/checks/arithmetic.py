@@ -39,14 +39,15 @@ _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _CURRENCY = re.compile(r"[$€£¥](?=\s*[\d(])")
 _LATEX_FRACTION = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
 _LATEX_TEXT = re.compile(r"\\(?:text|mathrm|textbf|mbox)\s*\{([^{}]*)\}")
-_LATEX_SYMBOLS = (
-    (re.compile(r"\\(?:times|cdot|ast)(?![A-Za-z])"), " * "),
-    (re.compile(r"\\div(?![A-Za-z])"), " / "),
+_LATEX_TIMES = re.compile(r"\\(?:times|cdot|ast)(?![A-Za-z])")
+_LATEX_DIVIDE = re.compile(r"\\div(?![A-Za-z])")
+_LATEX_MARKUP = (
     (re.compile(r"\\(?:left|right|big|Big)(?=[()])"), ""),
     (re.compile(r"\\[()\[\]]"), " "),
     (re.compile(r"\{,\}"), ","),
     (re.compile(r"\\([$%])"), r"\1"),
 )
+_LATEX_SYMBOLS = ((_LATEX_TIMES, " * "), (_LATEX_DIVIDE, " / "), *_LATEX_MARKUP)
 """LaTeX for the arithmetic above: ``\\times`` and ``\\cdot`` multiply, ``\\div`` divides,
 ``\\left(`` is a parenthesis, ``\\(`` and ``\\[`` only delimit, ``{,}`` separates
 thousands, ``\\%`` is a percent sign."""
@@ -166,9 +167,9 @@ def _delatexed(text: str) -> str:
 
 
 _LATEX_SPOKEN = (
-    (re.compile(r"\\(?:times|cdot|ast)(?![A-Za-z])"), " × "),
-    (re.compile(r"\\div(?![A-Za-z])"), " ÷ "),
-    *_LATEX_SYMBOLS[2:],
+    (_LATEX_TIMES, " × "),
+    (_LATEX_DIVIDE, " ÷ "),
+    *_LATEX_MARKUP,
     (re.compile(r"_\{([^{}]*)\}"), r"_\1"),
 )
 """:data:`_LATEX_SYMBOLS` as a reader writes them (``×`` and ``÷`` for the operators), and a

@@ -45,6 +45,7 @@ from orchestrator.loop import (
     LoopResult,
     Progress,
     Trace,
+    TraceEvent,
     fit_documents,
     run_corpus_task,
     run_loop,
@@ -202,7 +203,7 @@ def _report(
     return report
 
 
-def _span_exporter() -> Callable[[RunReport, list[dict[str, Any]]], None] | None:
+def _span_exporter() -> Callable[[RunReport, list[TraceEvent]], None] | None:
     """What sends a run's OpenTelemetry spans where ``LOGIC_GRAPH_OTEL`` says, or None when it
     is unset; loads the otel extra only then, and says so before any call if it is missing."""
     target = os.environ.get(OTEL_VARIABLE)

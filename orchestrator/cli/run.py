@@ -38,11 +38,10 @@ from pathlib import Path
 from orchestrator.api import default_model, model_defaults, run_task
 from orchestrator.cli.interrupt import EXIT_INTERRUPTED, stop_on_signals
 from orchestrator.cli.stage_flags import add_stage_flags, stage_settings
+from orchestrator.cli.strategy_flags import add_strategy_flags
 from orchestrator.llm import BackendUnusableError, RunStop, sampling_settings
 from orchestrator.loop import check_corpus
 from orchestrator.records import (
-    DIVERSITY,
-    HOPS,
     RefusalReason,
     RunConfig,
     RunReport,
@@ -98,6 +97,7 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     _add_run_flags(parser, defaults)
     _add_backend_flags(parser)
     _add_output_flags(parser)
+    add_strategy_flags(parser)
     _add_corpus_flags(parser, defaults)
 
 
@@ -173,7 +173,7 @@ def _add_backend_flags(parser: argparse.ArgumentParser) -> None:
 
 def _add_output_flags(parser: argparse.ArgumentParser) -> None:
     """Add the output folder and the request-form flags (structured output, think first,
-    greedy first)."""
+    prompt layout)."""
     parser.add_argument("--out", help="output folder (default: runs/<time>-<task name>)")
     parser.add_argument("--json", action="store_true", help="print the report JSON to stdout")
     parser.add_argument(
@@ -188,49 +188,12 @@ def _add_output_flags(parser: argparse.ArgumentParser) -> None:
         help="each interrogation reasons in plain text, then writes the graph (two calls)",
     )
     parser.add_argument(
-        "--greedy-first",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="the first interrogation at temperature 0, the others sampled at --temp "
-        "(default: the model's greedy_first in models.json, else off)",
-    )
-    parser.add_argument(
-        "--diversity",
-        choices=DIVERSITY,
-        help="what makes the runs after the first differ: sampling at --temp, greedy runs "
-        "that each see the documents in another order, or (worked and reasoned shapes) a "
-        "greedy run in the other shape's words (default: sample, or what models.json's "
-        "word_problems sets for a word problem)",
-    )
-    parser.add_argument(
         "--prompt-layout",
         choices=LAYOUTS,
         default="classic",
         help="where the evidence sits in each prompt: after each role's instructions "
         "(classic), or first, so that a server's prompt cache serves it to every call of the "
         "task (evidence_first)",
-    )
-    parser.add_argument(
-        "--leave-out",
-        action="store_true",
-        help="once an answer is verified, ask once more without the sentences its argument "
-        "rests on (a second argument is width 2; a flip shows the first was fragile)",
-    )
-    parser.add_argument(
-        "--adaptive",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="start the first interrogation alone, and the other n-1 only when it gives no "
-        "grounded answer (default: off, or what models.json's word_problems sets for a word "
-        "problem)",
-    )
-    parser.add_argument(
-        "--hops",
-        choices=HOPS,
-        help="ask hop by hop (a plan, then one greedy lookup per hop): off; on_failure of the "
-        "interrogations; first, before them (they run only if the hops give no answer); "
-        "always; auto: first when the question spells out its hops ('the founder of the company "
-        "that built X'), else off (default: the model's hops in models.json, else off)",
     )
 
 

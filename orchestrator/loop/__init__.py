@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from orchestrator.loop.context_window import fit_documents
 from orchestrator.loop.driver import LoopResult, Progress, run_loop
-from orchestrator.loop.trace import Trace
+from orchestrator.loop.trace import Trace, TraceEvent
 
 if TYPE_CHECKING:
     from orchestrator.loop.corpus_calls import hypothetical_passage, rerank_by_model
@@ -48,6 +48,7 @@ __all__ = [
     "Progress",
     "Reranker",
     "Trace",
+    "TraceEvent",
     "check_corpus",
     "first_round",
     "fit_documents",

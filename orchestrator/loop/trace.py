@@ -14,6 +14,9 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+TraceEvent = dict[str, Any]
+"""One step of a run's trace: ``seq``, ``t_s``, ``event`` (the step's name) and its own fields."""
+
 
 class Trace:
     """Thread-safe event log; ``path`` (optional) receives one JSON object per line.
@@ -24,7 +27,7 @@ class Trace:
     def __init__(self, path: Path | None = None) -> None:
         self._lock = threading.Lock()
         self._start = time.monotonic()
-        self._events: list[dict[str, Any]] = []
+        self._events: list[TraceEvent] = []
         self.path = path
         self._file: IO[str] | None = None
         if path is not None:
@@ -37,7 +40,7 @@ class Trace:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def event(self, name: str, /, **fields: Any) -> dict[str, Any]:
+    def event(self, name: str, /, **fields: Any) -> TraceEvent:
         """Record one step called ``name``; ``fields`` should be JSON-serialisable (anything
         else is written with ``str``). Returns the stored event."""
         with self._lock:
@@ -53,7 +56,7 @@ class Trace:
                 self._file.flush()
             return record
 
-    def events(self) -> list[dict[str, Any]]:
+    def events(self) -> list[TraceEvent]:
         """Copies of every event so far, in order."""
         with self._lock:
             return [dict(e) for e in self._events]

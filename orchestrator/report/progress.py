@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from orchestrator.llm import GuardedClient
+from orchestrator.loop import TraceEvent
 from orchestrator.records import RunConfig
 
 TICK_S = 15.0
@@ -70,7 +71,7 @@ class LiveProgress:
             stop.set()
             ticker.join(timeout=5)
 
-    def __call__(self, event: dict[str, Any]) -> None:
+    def __call__(self, event: TraceEvent) -> None:
         if "announce" in event:
             self._announce(event)
             return
@@ -92,7 +93,7 @@ class LiveProgress:
             f"{_duration(elapsed)} elapsed{eta}{_spend(event)}"
         )
 
-    def _announce(self, event: dict[str, Any]) -> None:
+    def _announce(self, event: TraceEvent) -> None:
         round_no = event.get("round")
         if isinstance(round_no, int):
             with self._lock:
@@ -131,7 +132,7 @@ class LiveProgress:
             print(f"[logic-graph] {text}", file=self._stream or sys.stderr, flush=True)
 
 
-def _label(event: dict[str, Any]) -> str:
+def _label(event: TraceEvent) -> str:
     """The call's step, and its role where the step's calls differ: a hop's ``plan`` and
     ``lookup`` calls, a ``repair`` or a ``think`` call run in the fan-out beside its
     interrogations (``fan_out lookup``)."""
@@ -139,7 +140,7 @@ def _label(event: dict[str, Any]) -> str:
     return f"{step} {role}" if role not in (None, "interrogation", step) else step
 
 
-def _spend(event: dict[str, Any]) -> str:
+def _spend(event: TraceEvent) -> str:
     """``; spend $0.000120`` (plus the calls of unknown cost), or nothing when every call so
     far was free: a local model's $0.000000 on every line says nothing."""
     known, unknown = event["cost_usd_known"], event["calls_cost_unknown"]

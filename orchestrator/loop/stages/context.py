@@ -10,7 +10,6 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
 
 from corpus.evidence import Evidence, build_evidence
 from graph_server.record_data import NodeData, node_data
@@ -20,7 +19,7 @@ from orchestrator.llm import SupportsChat
 from orchestrator.loop.budget import CallBudget
 from orchestrator.loop.calls import CallOutcome, CallSpec, make_call
 from orchestrator.loop.policy import call_seed
-from orchestrator.loop.trace import Trace
+from orchestrator.loop.trace import Trace, TraceEvent
 from orchestrator.records import CallRecord, PhaseRecord, RunConfig, Task
 from orchestrator.reply import ComplianceTally, normalise_text
 
@@ -29,7 +28,7 @@ GRAPH_ID = "task"
 MAX_PARALLEL_CALLS = 64
 """Thread-pool ceiling; calls beyond it queue (the budget, not this, bounds how many run)."""
 
-Progress = Callable[[dict[str, Any]], None]
+Progress = Callable[[TraceEvent], None]
 
 
 @dataclass(frozen=True)

@@ -197,8 +197,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--hops",
         choices=HOPS,
         default="off",
-        help="ask the answer runs' question hop by hop: never, when the interrogations give "
-        "no grounded answer, or always (default off, as a run's)",
+        help="ask the answer runs' question hop by hop, as a run's --hops does (default off, "
+        "as a run's)",
     )
     parser.add_argument(
         "--chunk-headings",

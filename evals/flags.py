@@ -167,8 +167,9 @@ def more_calls_flags(parser: argparse.ArgumentParser, *, overrides: bool) -> Non
         "--hops",
         choices=HOPS,
         default=None if overrides else RUN.hops,
-        help="arm 6: ask hop by hop (orchestrator.checks.hops): off, on_failure, first, always, or "
-        "auto (first when the question spells out its hops, else off)",
+        help="arm 6: ask hop by hop (orchestrator.checks.hops): off, on_failure, first, only "
+        "(first, and no interrogation after them), always, auto (first when the question "
+        "spells out its hops, else off) or auto_only (only when it does, else off)",
     )
     parser.add_argument(
         "--prompt-layout",

@@ -53,6 +53,7 @@ from orchestrator.loop import (
 from orchestrator.records import (
     DIVERSITY,
     HOPS,
+    HOPS_BEFORE_INTERROGATION,
     HttpLimits,
     InterruptRecord,
     RunConfig,
@@ -397,7 +398,9 @@ def model_defaults(
     if own is None:
         setting = hops or _hops_of(entry)
         return ModelDefaults(
-            sampling=entry.sampling(hops_in_force(setting, task.question) == "first"),
+            sampling=entry.sampling(
+                hops_in_force(setting, task.question) in HOPS_BEFORE_INTERROGATION
+            ),
             shape=shape or _shape_of(entry),
             greedy_first=greedy_first,
             hops=setting,

@@ -240,6 +240,38 @@ def test_hops_asked_first_that_fail_leave_the_question_to_the_chain() -> None:
     assert any('"steps"' in call["messages"][0]["content"] for call in client.calls)
 
 
+def test_hops_only_that_fail_refuse_without_asking_the_chain() -> None:
+    chain = whole_chain("Malin Corver was born in Kelvholt", "Kelvholt")
+    client = scripted(PLAN, {}, chain=chain)  # no lookup finds its sentence
+    report = run(client, setting="only")
+    assert report["refused"] and report["answer"] is None
+    assert report["hops"]["trigger"] == "first" and report["hops"]["answer"] is None
+    assert not any('"steps"' in call["messages"][0]["content"] for call in client.calls)
+    r1 = next(run for run in report["runs"] if run["run_id"] == "r1")
+    assert r1["outcome"] == "not_started"
+    # The first lookup finds no sentence, so the hops stop there: one call, and no other.
+    assert report["budget"]["used"] == len(client.calls) == 1
+
+
+def test_hops_only_that_ground_an_answer_give_what_hops_first_gives() -> None:
+    only = run(scripted(PLAN, LOOKUPS), setting="only")
+    first = run(scripted(PLAN, LOOKUPS), setting="first")
+    assert only["answer"] == first["answer"] == "Kelvholt"
+    assert only["budget"]["used"] == first["budget"]["used"] == 3
+    assert only["candidates"] == first["candidates"]
+
+
+def test_hops_auto_only_asks_the_hops_alone_only_where_the_question_spells_them_out() -> None:
+    unwinds = scripted(PLAN, {}, chain=whole_chain("Malin Corver was born in Kelvholt", "Kelvholt"))
+    report = run(unwinds, setting="auto_only")
+    assert report["refused"] and report["hops"]["trigger"] == "first"
+    assert report["budget"]["used"] == len(unwinds.calls) == 1  # the one failed lookup
+    odd = run(scripted(PLAN, LOOKUPS), setting="auto_only", question=ODD_QUESTION)
+    off = run(scripted(PLAN, LOOKUPS), setting="off", question=ODD_QUESTION)
+    assert odd["hops"] is None and odd["budget"]["used"] == off["budget"]["used"] == 1
+    assert (odd["answer"], odd["refused"]) == (off["answer"], off["refused"])
+
+
 def test_hops_auto_asks_first_a_question_that_spells_out_its_hops() -> None:
     client = scripted(PLAN, LOOKUPS)
     report = run(client, setting="auto", budget=3)

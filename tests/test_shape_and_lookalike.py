@@ -174,6 +174,7 @@ def test_a_question_asked_hop_by_hop_first_gets_the_models_hop_budget_unless_one
     assert budget(load_task(Path(rack7))) == (3, "auto")  # no hops to read: the chain's 3
     assert budget(hop_question, "--budget-calls", "4") == (4, "auto")  # a given budget wins
     assert budget(hop_question, "--hops", "off") == (3, "off")  # no hops: no hop budget
+    assert budget(hop_question, "--hops", "auto_only") == (6, "auto_only")  # the hops alone too
     defaults = model_defaults("hopper", hop_question, models_path=models)
     assert defaults.sampling == {"budget_calls": 6} and defaults.hops == "auto"
 
@@ -181,7 +182,7 @@ def test_a_question_asked_hop_by_hop_first_gets_the_models_hop_budget_unless_one
 @pytest.mark.parametrize(
     ("field", "value", "allowed", "read"),
     [
-        ("hops", "sometimes", "off, on_failure, first, always, auto", model_hops),
+        ("hops", "sometimes", "off, on_failure, first, only, always, auto, auto_only", model_hops),
         ("interrogation_shape", "tree", "graph, chain, worked, reasoned", model_shape),
     ],
     ids=["hops", "interrogation_shape"],

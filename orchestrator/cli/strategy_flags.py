@@ -46,6 +46,8 @@ def add_strategy_flags(parser: argparse.ArgumentParser) -> None:
         choices=HOPS,
         help="ask hop by hop (a plan, then one greedy lookup per hop): off; on_failure of the "
         "interrogations; first, before them (they run only if the hops give no answer); "
-        "always; auto: first when the question spells out its hops ('the founder of the company "
-        "that built X'), else off (default: the model's hops in models.json, else off)",
+        "only, before them and none after (no answer from the hops is a refusal); always; "
+        "auto: first when the question spells out its hops ('the founder of the company that "
+        "built X'), else off; auto_only: only when it spells them out, else off (default: the "
+        "model's hops in models.json, else off)",
     )

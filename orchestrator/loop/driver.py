@@ -81,6 +81,7 @@ from orchestrator.loop.stages.runs import run_record
 from orchestrator.loop.stages.verify import verification_round
 from orchestrator.loop.trace import Trace
 from orchestrator.records import (
+    HOPS_BEFORE_INTERROGATION,
     AnswerRecord,
     AttackRecord,
     CallRecord,
@@ -246,14 +247,17 @@ def _interrogate(ctx: LoopContext, ingested: Ingested) -> list[RunRecord]:
     """The fan-out: all ``n`` runs at once, or with ``config.adaptive`` the first alone and
     the others only when it gives no grounded answer (the others are then recorded as not
     started, not needed). None is started when the hops, asked first, gave a grounded
-    answer."""
+    answer, nor with the hops only (``only``) when they gave none: the run then refuses."""
 
     def ingest(run: RunRecord) -> None:
         ingest_run(ctx, ingested, run)
 
     n = ctx.inputs.config.n
-    if ctx.inputs.hops == "first" and _grounded_answer(ctx, ingested):
-        why = "not needed: the hops gave a grounded answer (hops first)"
+    if ctx.inputs.hops in HOPS_BEFORE_INTERROGATION and _grounded_answer(ctx, ingested):
+        why = f"not needed: the hops gave a grounded answer (hops {ctx.inputs.hops})"
+        return [run_record(f"r{i}", "not_started", [why]) for i in range(1, n + 1)]
+    if ctx.inputs.hops == "only" and ctx.inputs.evidence.spans:
+        why = "not asked: the hops gave no grounded answer (hops only)"
         return [run_record(f"r{i}", "not_started", [why]) for i in range(1, n + 1)]
     if not ctx.inputs.config.adaptive or n == 1:
         return fan_out(ctx, ingest)
@@ -293,11 +297,12 @@ def _leave_out(
 def _ask_hop_by_hop_first(
     ctx: LoopContext, ingested: Ingested
 ) -> tuple[HopsRecord, RunRecord] | None:
-    """With the hops first (``ctx.inputs.hops``), the hop stage before any interrogation, as run
-    ``r<n+1>`` (the number it has when asked after the ``n`` runs), ingested and its values
-    marked checked; None otherwise. On a question that spells out its own hops the first
-    chain seldom passes the checks where the lookups do, so asking them first saves its call."""
-    if ctx.inputs.hops != "first" or not ctx.inputs.evidence.spans:
+    """With the hops first or only (``ctx.inputs.hops``), the hop stage before any
+    interrogation, as run ``r<n+1>`` (the number it has when asked after the ``n`` runs),
+    ingested and its values marked checked; None otherwise. On a question that spells out its
+    own hops the first chain seldom passes the checks where the lookups do, so asking them
+    first saves its call."""
+    if ctx.inputs.hops not in HOPS_BEFORE_INTERROGATION or not ctx.inputs.evidence.spans:
         return None
     run_id = f"r{ctx.inputs.config.n + 1}"
     record, run = hop_interrogation(ctx, run_id, "first")
@@ -330,7 +335,7 @@ def _ask_hop_by_hop(
     merged), and the values its hops found are marked checked (:attr:`GraphState.checked`): the
     hop check tied each to its sentence."""
     setting = ctx.inputs.hops
-    if setting in ("off", "first") or not ctx.inputs.evidence.spans:
+    if setting == "off" or setting in HOPS_BEFORE_INTERROGATION or not ctx.inputs.evidence.spans:
         return None, merged
     trigger = "always"
     if setting == "on_failure":

@@ -58,6 +58,7 @@ from orchestrator.records.report import (
 from orchestrator.records.task import (
     DIVERSITY,
     HOPS,
+    HOPS_BEFORE_INTERROGATION,
     MAX_DOCUMENTS,
     MAX_TASK_CHARS,
     RunConfig,
@@ -70,6 +71,7 @@ from orchestrator.records.task import (
 __all__ = [
     "DIVERSITY",
     "HOPS",
+    "HOPS_BEFORE_INTERROGATION",
     "MAX_DOCUMENTS",
     "MAX_TASK_CHARS",
     "AccountingPart",

@@ -24,7 +24,10 @@ from orchestrator.reply import (
 
 DIVERSITY: tuple[str, ...] = ("sample", "shuffle", "reword")
 """``RunConfig.diversity``: what makes the runs after the first differ."""
-HOPS: tuple[str, ...] = ("off", "on_failure", "first", "always", "auto")
+HOPS: tuple[str, ...] = ("off", "on_failure", "first", "only", "always", "auto", "auto_only")
+HOPS_BEFORE_INTERROGATION: tuple[str, ...] = ("first", "only")
+"""The hop settings in force (:func:`orchestrator.checks.hops_in_force`) that ask the hops before
+any interrogation."""
 """``RunConfig.hops``: never ask hop by hop, only when the interrogations give no grounded
 answer, first (the interrogations only when the hops give no grounded answer), always, or
 auto: first when the question spells out its own hops, else off
@@ -115,10 +118,12 @@ class RunConfig:
     in the set while the sampled runs still bring independent arguments.
     ``hops`` asks the question hop by hop (:mod:`orchestrator.checks.hops`): ``off``, ``on_failure``
     (when the interrogations give no grounded answer), ``first`` (before the interrogations,
-    which are then asked only when the hops give no grounded answer), ``always`` or ``auto``
-    (``first`` when the question's grammar unwinds into lookups,
-    :func:`orchestrator.checks.decompose.decompose`, else ``off``); the plan and each lookup
-    are one greedy call each, from the same budget.
+    which are then asked only when the hops give no grounded answer), ``only`` (before them, and
+    no interrogation after hops that give no grounded answer: the run refuses), ``always``,
+    ``auto`` (``first`` when the question's grammar unwinds into lookups,
+    :func:`orchestrator.checks.decompose.decompose`, else ``off``) or ``auto_only`` (``only``
+    when it unwinds, else ``off``); the plan and each lookup are one greedy call each, from
+    the same budget.
     ``diversity`` is what makes the runs after the first differ: ``sample`` (at
     ``temperature``), ``shuffle`` (greedy, each seeing the documents in its own order, span
     ids kept: small models lose accuracy when sampled) or ``reword`` (the working shapes only,

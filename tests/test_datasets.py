@@ -453,8 +453,8 @@ def test_multihop_seed_changes_the_items() -> None:
 
 
 def test_multihop_set_shape(multihop_items: list[dict[str, Any]]) -> None:
-    assert len(multihop_items) == 340
-    assert len({item["id"] for item in multihop_items}) == 340
+    assert len(multihop_items) == 400
+    assert len({item["id"] for item in multihop_items}) == 400
     families = {item["meta"]["family"] for item in multihop_items}
     assert families == set(build_multihop.FAMILIES)
     for item in multihop_items:
@@ -551,7 +551,7 @@ def test_rng_is_a_pure_function_of_its_seed() -> None:
 
 def test_unanswerable_items_lack_the_paragraph_that_stated_the_answer() -> None:
     items = datasets.load_items(datasets.BUILTIN["multihop_unanswerable"])
-    assert len(items) == 71
+    assert len(items) == 88
     for item in items:
         assert item["meta"]["answerable"] is False and item["answer"] == ""
         assert item["meta"]["removed_paragraph"] not in item["paragraph_ids"]

@@ -54,7 +54,7 @@ from evals.datasets.multihop_vocabulary import (
 )
 
 DEFAULT_SEED = 1613
-DEFAULT_COUNT = 340
+DEFAULT_COUNT = 400
 PARAGRAPHS_PER_ITEM = 10
 GENERATOR_VERSION = 1
 DEFAULT_OUT = Path(__file__).resolve().parent / "multihop.jsonl"

@@ -53,8 +53,8 @@ def models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
-def config_for(task: Task, *flags: str) -> RunConfig:
-    args = build_parser().parse_args(["--task", "unused.json", "--model", "solver", *flags])
+def config_for(task: Task, *flags: str, model: str = "solver") -> RunConfig:
+    args = build_parser().parse_args(["--task", "unused.json", "--model", model, *flags])
     return _settings(args, task, None)[1]
 
 
@@ -167,18 +167,12 @@ def documented_word_problems() -> dict[str, Any]:
     return dict(shown["word_problems"])
 
 
-def test_the_documented_object_runs_the_setting_the_word_problem_test_recorded(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A user who copies the object from the docs gets the measured setting, no other."""
-    path = tmp_path / "models.json"
-    entry = {**ENTRY, "word_problems": documented_word_problems()}
-    path.write_text(json.dumps({"models": [entry]}), encoding="utf-8")
-    monkeypatch.setattr(models_file_module, "DEFAULT_MODELS_PATH", path)
-    config = config_for(WORD_PROBLEM)
-    bank = ROOT / "evals" / "banks" / "math-local-1.5b-reasoned-reword-421" / "run.json"
-    recorded = json.loads(bank.read_text(encoding="utf-8"))["config"]["settings"]
-    kept = ("shape", "diversity", "n", "budget_calls", "adaptive", "greedy_first", "temp", "k")
+KEPT = ("shape", "diversity", "n", "budget_calls", "adaptive", "greedy_first", "temp", "k")
+
+
+def assert_runs_the_recorded_setting(config: RunConfig, bank: str) -> None:
+    run_json = ROOT / "evals" / "banks" / bank / "run.json"
+    recorded = json.loads(run_json.read_text(encoding="utf-8"))["config"]["settings"]
     ran = {
         "shape": config.interrogation_shape,
         "diversity": config.diversity,
@@ -189,5 +183,27 @@ def test_the_documented_object_runs_the_setting_the_word_problem_test_recorded(
         "temp": config.temperature,
         "k": config.k,
     }
-    assert ran == {key: recorded[key] for key in kept}
+    assert ran == {key: recorded[key] for key in KEPT}
     assert config.hops == recorded.get("hops", "off")  # the test asked no hops
+
+
+def test_the_documented_object_runs_the_setting_the_word_problem_test_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A user who copies the object from the docs gets the measured setting, no other."""
+    path = tmp_path / "models.json"
+    entry = {**ENTRY, "word_problems": documented_word_problems()}
+    path.write_text(json.dumps({"models": [entry]}), encoding="utf-8")
+    monkeypatch.setattr(models_file_module, "DEFAULT_MODELS_PATH", path)
+    assert_runs_the_recorded_setting(
+        config_for(WORD_PROBLEM), "math-local-1.5b-reasoned-reword-421"
+    )
+
+
+def test_the_built_in_1_5b_asks_a_word_problem_in_the_setting_its_test_chose() -> None:
+    """The pre-registered choice on math 521-640 (docs/results/reasoned-shape.md) put the
+    reasoned shape in the 1.5B's entry; its word problems run exactly what was recorded."""
+    config = config_for(WORD_PROBLEM, model="local-1.5b")
+    assert_runs_the_recorded_setting(config, "math-local-1.5b-reasoned-reword-521")
+    over_a_document = config_for(OVER_A_DOCUMENT, model="local-1.5b")
+    assert (over_a_document.interrogation_shape, over_a_document.hops) == ("chain", "auto")

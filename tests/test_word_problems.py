@@ -206,4 +206,4 @@ def test_the_built_in_1_5b_asks_a_word_problem_in_the_setting_its_test_chose() -
     config = config_for(WORD_PROBLEM, model="local-1.5b")
     assert_runs_the_recorded_setting(config, "math-local-1.5b-reasoned-reword-521")
     over_a_document = config_for(OVER_A_DOCUMENT, model="local-1.5b")
-    assert (over_a_document.interrogation_shape, over_a_document.hops) == ("chain", "auto")
+    assert (over_a_document.interrogation_shape, over_a_document.hops) == ("chain", "auto_only")

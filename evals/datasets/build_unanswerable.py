@@ -30,8 +30,7 @@ DEFAULT_RANGES = ((120, 30), (200, 25), (280, 16), (380, 17))
 """``(first, count)`` of the items the shipped file is built from, in order (:func:`build`):
 30 from multihop item 120 on (items 122-151), 25 from 200 on (200-229), 16 from 280 on
 (280-299) and 17 from 380 on (380-399). The last three were added on 2026-11-28 as items nobody
-here had seen; the
-counts are those the ranges gave when each was the end of the multihop set,
+here had seen; the counts are those the ranges gave when each was the end of the multihop set,
 so that the file stays byte-identical as the set grows, and a new range only adds items."""
 DEFAULT_OUT = Path(__file__).resolve().parent / "multihop_unanswerable.jsonl"
 

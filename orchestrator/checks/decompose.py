@@ -138,6 +138,10 @@ def _comparison(text: str) -> list[str] | None:
     return lookups
 
 
+_UNWOUND = {"auto": "first", "auto_only": "only"}
+"""What each automatic hop setting becomes for a question whose grammar unwinds into lookups."""
+
+
 def hops_in_force(setting: str, question: str) -> str:
     """The hop setting a run of ``question`` follows: ``setting`` itself, except that ``auto``
     is ``first`` (and ``auto_only`` is ``only``) when the question's grammar unwinds into
@@ -153,7 +157,6 @@ def hops_in_force(setting: str, question: str) -> str:
     >>> hops_in_force("on_failure", "What is the capital of Norway?")
     'on_failure'
     """
-    unwound = {"auto": "first", "auto_only": "only"}
-    if setting not in unwound:
+    if setting not in _UNWOUND:
         return setting
-    return unwound[setting] if decompose(question) is not None else "off"
+    return _UNWOUND[setting] if decompose(question) is not None else "off"

@@ -180,7 +180,7 @@ def run_loop(
     )
     ingested = Ingested()
     first_hops = _ask_hop_by_hop_first(ctx, ingested)
-    runs = _interrogate(ctx, ingested)
+    runs = _interrogate(ctx, ingested, hops_asked=first_hops is not None)
     if first_hops is not None:
         runs.append(first_hops[1])
     merged = merge_pass(ctx, ingested)
@@ -243,22 +243,24 @@ def _decision(
     return refusal, chosen
 
 
-def _interrogate(ctx: LoopContext, ingested: Ingested) -> list[RunRecord]:
+def _interrogate(ctx: LoopContext, ingested: Ingested, *, hops_asked: bool) -> list[RunRecord]:
     """The fan-out: all ``n`` runs at once, or with ``config.adaptive`` the first alone and
     the others only when it gives no grounded answer (the others are then recorded as not
-    started, not needed). None is started when the hops, asked first, gave a grounded
-    answer, nor with the hops only (``only``) when they gave none: the run then refuses."""
+    started, not needed). None is started when the hops, asked first (``hops_asked``), gave a
+    grounded answer, nor with the hops only (``only``) when they gave none: the run then
+    refuses."""
 
     def ingest(run: RunRecord) -> None:
         ingest_run(ctx, ingested, run)
 
     n = ctx.inputs.config.n
-    if ctx.inputs.hops in HOPS_BEFORE_INTERROGATION and _grounded_answer(ctx, ingested):
-        why = f"not needed: the hops gave a grounded answer (hops {ctx.inputs.hops})"
-        return [run_record(f"r{i}", "not_started", [why]) for i in range(1, n + 1)]
-    if ctx.inputs.hops == "only" and ctx.inputs.evidence.spans:
-        why = "not asked: the hops gave no grounded answer (hops only)"
-        return [run_record(f"r{i}", "not_started", [why]) for i in range(1, n + 1)]
+    if hops_asked:
+        if _grounded_answer(ctx, ingested):
+            why = f"not needed: the hops gave a grounded answer (hops {ctx.inputs.hops})"
+            return [run_record(f"r{i}", "not_started", [why]) for i in range(1, n + 1)]
+        if ctx.inputs.hops == "only":
+            why = "not asked: the hops gave no grounded answer (hops only)"
+            return [run_record(f"r{i}", "not_started", [why]) for i in range(1, n + 1)]
     if not ctx.inputs.config.adaptive or n == 1:
         return fan_out(ctx, ingest)
     runs = fan_out(ctx, ingest, range(1, 2))

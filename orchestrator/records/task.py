@@ -25,13 +25,14 @@ from orchestrator.reply import (
 DIVERSITY: tuple[str, ...] = ("sample", "shuffle", "reword")
 """``RunConfig.diversity``: what makes the runs after the first differ."""
 HOPS: tuple[str, ...] = ("off", "on_failure", "first", "only", "always", "auto", "auto_only")
+"""``RunConfig.hops``: never ask hop by hop, only when the interrogations give no grounded
+answer, first (the interrogations only when the hops give no grounded answer), only (first,
+and no interrogation after them), always, auto (first when the question spells out its own
+hops, else off) or auto_only (only when it does, else off)
+(:mod:`orchestrator.loop.stages.hops`)."""
 HOPS_BEFORE_INTERROGATION: tuple[str, ...] = ("first", "only")
 """The hop settings in force (:func:`orchestrator.checks.hops_in_force`) that ask the hops before
 any interrogation."""
-"""``RunConfig.hops``: never ask hop by hop, only when the interrogations give no grounded
-answer, first (the interrogations only when the hops give no grounded answer), always, or
-auto: first when the question spells out its own hops, else off
-(:mod:`orchestrator.loop.stages.hops`)."""
 
 RERANK: tuple[str, ...] = ("off", "llm", "cross-encoder")
 """``RunConfig.rerank``: no reranking, the LLM reranker (one call per pool), or the

@@ -275,9 +275,9 @@ def math_items() -> list[dict[str, Any]]:
     return datasets.load_items(datasets.BUILTIN["math"])
 
 
-def test_math_set_has_640_valid_items_with_unique_ids(math_items: list[dict[str, Any]]) -> None:
-    assert len(math_items) == 640
-    assert len({item["id"] for item in math_items}) == 640
+def test_math_set_has_880_valid_items_with_unique_ids(math_items: list[dict[str, Any]]) -> None:
+    assert len(math_items) == 880
+    assert len({item["id"] for item in math_items}) == 880
     for item in math_items:
         assert item["kind"] == "math" and item["dataset"] == "math"
         # answers are stored canonically: an integer or a decimal without trailing zeros

@@ -1,9 +1,9 @@
-"""Build ``math.jsonl``: 640 grade-school word problems from reasoning-gym's ``gsm_symbolic``.
+"""Build ``math.jsonl``: 880 grade-school word problems from reasoning-gym's ``gsm_symbolic``.
 
 Usage (needs the dev-only package ``reasoning-gym``; the output is committed, so running this is
 only needed to rebuild or audit the set)::
 
-    python -m evals.datasets.build_math [--seed 7001] [--count 640] [--out PATH]
+    python -m evals.datasets.build_math [--seed 7001] [--count 880] [--out PATH]
 
 ``gsm_symbolic`` instantiates GSM8K-derived templates with fresh numbers and computes the answer
 in code, so answers are exact. Some templates still produce flawed instances (a rounded
@@ -41,7 +41,7 @@ from evals.datasets.build_cli import one_file_args, write_built
 GENERATOR = "gsm_symbolic"
 LICENSE = "Apache-2.0"
 DEFAULT_SEED = 7001
-DEFAULT_COUNT = 640
+DEFAULT_COUNT = 880
 # Candidates drawn before giving up; flawed instances are a small minority, so 3x is ample.
 POOL_FACTOR = 3
 DEFAULT_OUT = Path(__file__).resolve().parent / "math.jsonl"

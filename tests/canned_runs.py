@@ -11,9 +11,12 @@ import json
 import re
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from orchestrator.llm import ChatMessage
+from orchestrator.llm.testing import ScriptedKwargs
 
 ROOT = Path(__file__).resolve().parents[1]
 RACK7_TASK: dict[str, Any] = json.loads((ROOT / "examples" / "rack7.json").read_text())
@@ -124,7 +127,7 @@ it."""
 WRONG_TEXT = ("not running linux", "cannot be used")
 
 
-def claim_of(messages: list[dict[str, Any]]) -> str:
+def claim_of(messages: Sequence[Mapping[str, Any]]) -> str:
     """The claim a verification prompt asks about (its ``Claim: "<json string>"`` line)."""
     match = re.search(r"^Claim: (.*)$", messages[-1]["content"], re.MULTILINE)
     assert match, "not a verification prompt"
@@ -159,9 +162,11 @@ class Script:
         self.verified: dict[str, int] = defaultdict(int)
 
     def __call__(
-        self, model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]
+        self, model: str, messages: list[ChatMessage], kwargs: ScriptedKwargs
     ) -> str | BaseException:
-        role, subject = kwargs["role"], kwargs["tags"]["subject"]
+        tags = kwargs["tags"]
+        assert tags is not None
+        role, subject = kwargs["role"], tags["subject"]
         if role == "interrogation":
             if self.barrier is not None:
                 self.barrier.wait()

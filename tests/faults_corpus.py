@@ -37,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -310,10 +311,11 @@ def race(trials: int) -> bool:
         index = str(served / "sub" / "idx.sqlite")
         print(f"\nindex-roots race: {trials} searches while another process swaps the folder")
         clean = True
-        for label, search in (
+        searches: tuple[tuple[str, Callable[[], dict[str, Any]]], ...] = (
             ("search_evidence", lambda: search_evidence(index, "words", 5, roots=[served])),
             ("earlier check", lambda: earlier_check(index, [served], "words")),
-        ):
+        )
+        for label, search in searches:
             stop = base / "stop"
             stop.unlink(missing_ok=True)
             swapper = subprocess.Popen(

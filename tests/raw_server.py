@@ -39,7 +39,12 @@ class RawServer:
         self.lines: queue.Queue[bytes] = queue.Queue()
         stdout = self.process.stdout
         assert stdout is not None
-        threading.Thread(target=lambda: [self.lines.put(x) for x in stdout], daemon=True).start()
+
+        def pump() -> None:
+            for line in stdout:
+                self.lines.put(line)
+
+        threading.Thread(target=pump, daemon=True).start()
         self.next_id = 0
 
     def send_line(self, line: bytes) -> None:

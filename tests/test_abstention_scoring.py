@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from evals.arms import ArmSettings, self_consistency
 from evals.datasets import load_dataset
 from evals.metrics import abstention_metrics, g2_reading, risk_coverage
-from evals.results import result_row
+from evals.results import ResultRow, result_row
 from evals.score import ABSTAINED, CORRECT, ERROR, NO_ANSWER, WRONG, outcome, row_outcome
 from evals.vote import ABSTAIN, MAJORITY, NO_VOTES, TIE, majority_vote
 from orchestrator.llm.testing import ScriptedClient
@@ -127,7 +125,9 @@ def test_abstaining_on_an_unanswerable_item_scores_as_a_correct_abstention() -> 
     assert metrics["correct_abstentions"] == 1 and metrics["wrong_on_unanswerable"] == 1
 
 
-def fake_row(outcome_: str, *, answerable: bool = True, confidence: float | None = None) -> dict:
+def fake_row(
+    outcome_: str, *, answerable: bool = True, confidence: float | None = None
+) -> ResultRow:
     return {
         "id": f"{outcome_}-{answerable}-{confidence}-{id(object())}",
         "outcome": outcome_,
@@ -184,8 +184,10 @@ def test_the_risk_coverage_curve_answers_the_most_confident_items_first() -> Non
 
 
 def test_g2_compares_arm_6_with_self_consistency_on_accuracy_and_net_score() -> None:
-    def arm(*outcomes: str) -> dict[str, dict[str, Any]]:
-        rows = [{**fake_row(o), "id": f"i{n}", "cost_usd": 0.0} for n, o in enumerate(outcomes)]
+    def arm(*outcomes: str) -> dict[str, ResultRow]:
+        rows: list[ResultRow] = [
+            {**fake_row(o), "id": f"i{n}", "cost_usd": 0.0} for n, o in enumerate(outcomes)
+        ]
         return {r["id"]: r for r in rows}
 
     arms = {6: arm(CORRECT, ABSTAINED, ABSTAINED), 7: arm(CORRECT, CORRECT, WRONG)}

@@ -24,7 +24,9 @@ def edge(src: str, dst: str, relation: str = "supports") -> dict[str, Any]:
     return {"src": src, "dst": dst, "relation": relation, "confidence": 0.9}
 
 
-def graph(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], answer: str | None) -> dict:
+def graph(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], answer: str | None) -> Any:
+    """A parsed reply's graph for anchor_run (a partial ReplyGraph: no conclusion_from or
+    leniencies unless a test adds them)."""
     return {"nodes": nodes, "edges": edges, "conclusion_node": nodes[-1]["id"], "answer": answer}
 
 
@@ -155,7 +157,10 @@ def test_the_shown_conclusion_states_the_answer_about_the_question_subject() -> 
 
 
 def test_a_guessed_conclusion_is_marked_so_it_cannot_ground_alone() -> None:
-    parsed = {**graph([node("n1", "conclusion", "yes")], [], "yes"), "conclusion_from": "built"}
+    parsed: Any = {
+        **graph([node("n1", "conclusion", "yes")], [], "yes"),
+        "conclusion_from": "built",
+    }
     parsed["leniencies"] = ["conclusion:built"]
     run = anchor_run("r1", parsed, EVIDENCE, QUESTION, {})
     assert run.guessed_conclusion and run.leniencies == ["conclusion:built"]

@@ -11,6 +11,7 @@ from canned_runs import GOOD, RACK7_TASK, SPAN, YES, Script, always, chain_run, 
 from orchestrator.api import RunConfig, run_task
 from orchestrator.checks.chain import ChainContext
 from orchestrator.llm.testing import ScriptedClient
+from orchestrator.records.report import ChosenRecord, RunReport
 
 CONCLUSION = "server x9 can be used for the nightly cron job"
 SURVEY_ROW = "Rack 7 survey, row 9: server x9; operating system: Linux; owner: platform team."
@@ -50,15 +51,13 @@ VIA_POLICY = chain_run(
 )
 
 
-def run(runs: dict[str, str], n: int) -> dict[str, Any]:
+def run(runs: dict[str, str], n: int) -> RunReport:
     client = ScriptedClient(Script(runs, votes=always("supported")), cost_per_call=0.001)
     config = RunConfig(n=n, k=2)
     return run_task(RACK7_TASK, client=client, model="scripted", config=config)
 
 
-def yes_with(
-    runs: dict[str, str], width: int, run_support: int
-) -> tuple[dict[str, Any], dict[str, Any]]:
+def yes_with(runs: dict[str, str], width: int, run_support: int) -> tuple[RunReport, ChosenRecord]:
     """(report, chosen answer) of ``runs``, one interrogation each, checked to answer yes at
     ``width`` with ``run_support``."""
     report = run(runs, n=len(runs))
@@ -137,7 +136,7 @@ HARDWICKE_TASK = {
 }
 
 
-def verify_claim(task: dict[str, Any]) -> dict[str, Any]:
+def verify_claim(task: dict[str, Any]) -> RunReport:
     """The report of one run that cites the passage and then restates the claim as true."""
     restating = chain_run(
         "s",

@@ -150,7 +150,7 @@ def test_a_latex_unit_after_a_number_stands_for_nothing_in_the_arithmetic() -> N
 
 
 def test_a_percentage_result_reads_as_percent_or_as_fraction_whichever_the_left_side_is() -> None:
-    assert [(b, v) for _, b, _, v in equations("(300 / 1500) * 100 = 20%")] == [("20", 20)]
+    assert [(b, v) for _, b, _, v in equations("(300 / 1500) * 100 = 20%")] == [("20", Decimal(20))]
     assert [(b, v) for _, b, _, v in equations("300 / 1500 = 20%")] == [("0.2", Decimal("0.2"))]
     assert false_equation("300 / 1500 = 25%") == "300 / 1500 = 0.25 (it is 0.2)"
     assert false_equation("109 / 457 = 23.85%") is None

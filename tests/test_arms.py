@@ -18,7 +18,6 @@ from evals.arms import (
     cot_reinjection,
     naive_revisit,
     orchestrator,
-    parse_answer,
     prompt_version,
     single_pass,
 )
@@ -33,8 +32,9 @@ from evals.metering import (
 )
 from evals.score import score
 from orchestrator.api import RunConfig
-from orchestrator.llm import APIStatusError
-from orchestrator.llm.testing import ScriptedClient
+from orchestrator.llm import APIStatusError, ChatMessage
+from orchestrator.llm.testing import ScriptedClient, ScriptedKwargs
+from orchestrator.reply import parse_answer
 
 SETTINGS = ArmSettings(max_tokens=64)
 MATH = load_dataset("math", limit=2)
@@ -44,7 +44,7 @@ MULTIHOP = load_dataset("multihop", limit=2)
 def by_role(answers: dict[str, str]) -> Any:
     """A script answering each call by its role (``eval:<step>``); unknown roles fail loudly."""
 
-    def script(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
+    def script(model: str, messages: list[ChatMessage], kwargs: ScriptedKwargs) -> str:
         return answers[kwargs["role"].removeprefix("eval:")]
 
     return script
@@ -189,7 +189,10 @@ def test_prompt_versions_name_every_template_an_arm_uses() -> None:
 
 def test_worst_case_prompt_tokens_count_every_utf8_byte_plus_a_per_message_overhead() -> None:
     # A byte-level tokenizer never emits more tokens than bytes; "é" is two bytes.
-    messages = [{"role": "system", "content": "é"}, {"role": "user", "content": "abc"}]
+    messages: list[ChatMessage] = [
+        {"role": "system", "content": "é"},
+        {"role": "user", "content": "abc"},
+    ]
     assert worst_case_prompt_tokens(messages) == (2 + 16) + (3 + 16)
 
 
@@ -287,7 +290,7 @@ def graph_reply(town: str) -> str:
 def orchestrated(graphs: dict[str, str]) -> ScriptedClient:
     """Interrogation run r<i> gets graphs[r<i>] (default: Quelheim); verifications agree."""
 
-    def script(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
+    def script(model: str, messages: list[ChatMessage], kwargs: ScriptedKwargs) -> str:
         subject = (kwargs["tags"] or {}).get("subject", "")
         if '"verdict"' in messages[0]["content"]:
             return '{"verdict": "supported", "reason": "stated in [D4]"}'

@@ -12,7 +12,7 @@ from test_evals_run import items_flags, raw, run_cli, serve
 from evals import replay
 from evals.bank import BANK_FILE, Bank, BankMissError, ReplayClient, request_key
 from evals.summary import main as summary_main
-from orchestrator.llm import CostLedger
+from orchestrator.llm import ChatMessage, CostLedger
 from orchestrator.llm.chat import ChatRequest
 from orchestrator.llm.testing import ScriptedClient
 from orchestrator.loop import driver as loop
@@ -176,12 +176,12 @@ def test_replay_refuses_a_folder_that_is_not_a_bank_and_a_non_empty_out(
     assert "is not empty" in capsys.readouterr().err
 
 
-def key_of(messages: list[dict[str, Any]], seed: int | None = 1) -> str:
+def key_of(messages: list[ChatMessage], seed: int | None = 1) -> str:
     return request_key(ChatRequest("m", messages, temperature=0.8, seed=seed, max_tokens=64))
 
 
 def test_identical_requests_get_the_recorded_replies_in_order_then_the_last_again() -> None:
-    messages = [{"role": "user", "content": "q"}]
+    messages: list[ChatMessage] = [{"role": "user", "content": "q"}]
     key = key_of(messages)
     bank = Bank([{"key": key, "text": "first"}, {"key": key, "text": "second"}])
     client = ReplayClient(bank)
@@ -194,7 +194,7 @@ def test_identical_requests_get_the_recorded_replies_in_order_then_the_last_agai
 
 
 def test_an_offline_miss_is_a_failed_call_in_the_ledger_and_the_seed_is_part_of_the_key() -> None:
-    messages = [{"role": "user", "content": "q"}]
+    messages: list[ChatMessage] = [{"role": "user", "content": "q"}]
     assert key_of(messages, seed=1) != key_of(messages, seed=2)
     ledger = CostLedger()
     client = ReplayClient(Bank([{"key": key_of(messages), "text": "x"}]), ledger=ledger)

@@ -20,6 +20,7 @@ from orchestrator.llm import (
     BackendUnusableError,
     CallTimeBudgetError,
     ChatClient,
+    ChatMessage,
     CostLedger,
     GuardedClient,
     LLMTimeoutError,
@@ -37,7 +38,7 @@ from orchestrator.llm.errors import (
 )
 from orchestrator.llm.testing import FakeOpenAIServer, FakeReply, completion_body
 
-MESSAGES = [{"role": "user", "content": "What is on rack 7?"}]
+MESSAGES: list[ChatMessage] = [{"role": "user", "content": "What is on rack 7?"}]
 FAKE_KEY = "sk-or-v1-TESTKEY-0123456789abcdef-DO-NOT-LEAK"
 
 

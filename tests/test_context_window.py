@@ -15,11 +15,11 @@ from corpus_fixtures import write_corpus
 import corpus
 from orchestrator.api import run_task
 from orchestrator.cli.run import main
-from orchestrator.llm import ChatClient
+from orchestrator.llm import ChatClient, ChatMessage
 from orchestrator.llm.backend import open_backend
 from orchestrator.llm.errors import APIStatusError, ContextOverflowError, status_error
 from orchestrator.llm.probe import probe_context_tokens
-from orchestrator.llm.testing import FakeOpenAIServer, FakeReply, ScriptedClient
+from orchestrator.llm.testing import FakeOpenAIServer, FakeReply, ScriptedClient, ScriptedKwargs
 from orchestrator.llm.tokens import prompt_tokens
 from orchestrator.loop.context_window import (
     MIN_REPLY_TOKENS,
@@ -62,7 +62,7 @@ def notes_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def answer_from(messages: list[dict[str, Any]]) -> str:
+def answer_from(messages: list[ChatMessage]) -> str:
     """A graph citing the answer sentence where the prompt shows it, else 'unanswerable'."""
     for line in messages[-1]["content"].splitlines():
         match = re.match(r"\[(D\d+\.\d+)\] (.*)$", line)
@@ -96,7 +96,7 @@ def settings(**overrides: Any) -> RunConfig:
 def test_corpus_evidence_is_packed_best_first_into_the_window_and_left_out_chunks_are_reported(
     notes_index: Path, tmp_path: Path
 ) -> None:
-    def reply(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
+    def reply(model: str, messages: list[ChatMessage], kwargs: ScriptedKwargs) -> str:
         if kwargs["role"] == "query_rewrite":
             return '{"queries": ["git switch command"]}'
         return answer_from(messages)
@@ -123,7 +123,9 @@ def test_corpus_evidence_is_packed_best_first_into_the_window_and_left_out_chunk
     assert round_1["context"]["context_tokens"] == window
     for call in client.calls:
         if call["kwargs"]["role"] == "interrogation":
-            assert prompt_tokens(call["messages"]) + call["kwargs"]["max_tokens"] <= window
+            max_tokens = call["kwargs"]["max_tokens"]
+            assert max_tokens is not None
+            assert prompt_tokens(call["messages"]) + max_tokens <= window
     markdown = render_markdown(report)
     assert f"context window of {window} tokens" in markdown and f"`{left_out[0]}`" in markdown
 
@@ -210,7 +212,9 @@ def test_inline_documents_that_fit_get_a_reply_cap_that_keeps_the_request_inside
     assert report["answer"] == "Git 2.23"
     assert report["config"]["max_tokens_interrogation"] < 2048  # capped to what fits
     for call in client.calls:
-        assert prompt_tokens(call["messages"]) + call["kwargs"]["max_tokens"] <= 2400
+        max_tokens = call["kwargs"]["max_tokens"]
+        assert max_tokens is not None
+        assert prompt_tokens(call["messages"]) + max_tokens <= 2400
 
 
 def test_a_window_too_small_for_the_instructions_is_refused_before_any_call(

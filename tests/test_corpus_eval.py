@@ -32,8 +32,8 @@ from evals.corpus_recall import (
 )
 from evals.corpus_summary import _paired_lines
 from orchestrator.api import RunConfig
-from orchestrator.llm import Backend
-from orchestrator.llm.testing import ScriptedClient
+from orchestrator.llm import Backend, ChatMessage
+from orchestrator.llm.testing import ScriptedClient, ScriptedKwargs
 from orchestrator.loop.corpus_search import interleave_new
 
 
@@ -111,9 +111,10 @@ def test_two_items_may_not_share_a_folder(tmp_path: Path) -> None:
 
 
 def test_citation_precision_counts_cited_spans_in_gold_paragraphs() -> None:
-    inline = {"givens": [{"span": "D1.1", "document": 1}, {"span": "D2.1", "document": 2}]}
+    # Partial reports: only the givens, what citation_precision reads.
+    inline: Any = {"givens": [{"span": "D1.1", "document": 1}, {"span": "D2.1", "document": 2}]}
     assert citation_precision(ORLA, inline) == (1, 2)
-    from_corpus = {
+    from_corpus: Any = {
         "givens": [
             {"span": "D1.1", "document": 1, "citation": {"path": "q_1/p01.txt"}},
             {"span": "D2.1", "document": 2, "citation": {"path": "q2/p01.txt"}},
@@ -123,9 +124,7 @@ def test_citation_precision_counts_cited_spans_in_gold_paragraphs() -> None:
     assert citation_precision(ORLA, from_corpus) == (1, 2)
 
 
-def answer_from_orla_sentence(
-    model: str, messages: list[dict[str, Any]], kw: dict[str, Any]
-) -> str:
+def answer_from_orla_sentence(model: str, messages: list[ChatMessage], kw: ScriptedKwargs) -> str:
     if kw["role"] == "query_rewrite":
         return '{"queries": ["Orla Venn lives"]}'
     if kw["role"] == "verification":

@@ -6,7 +6,6 @@ are introduced" in "Git v2.23 Release Notes"; "Added in: v18.3.0" under
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 from corpus_fixtures import corpus_script, write_corpus
@@ -16,7 +15,8 @@ from corpus import CorpusEvidence, Hit, hits_to_evidence, retrieve, temporary_in
 from corpus.evidence import build_evidence
 from corpus.reference import title_line
 from orchestrator.api import run_task
-from orchestrator.llm.testing import ScriptedClient
+from orchestrator.llm import ChatMessage
+from orchestrator.llm.testing import ScriptedClient, ScriptedKwargs
 from orchestrator.loop.context_window import document_tokens
 from orchestrator.loop.stages.context import RunInputs
 from orchestrator.records import RunConfig, Task
@@ -213,7 +213,7 @@ def test_a_corpus_run_shows_headings_only_when_asked(tmp_path: Path, on: bool) -
     script = corpus_script("rack 7 hall", answer=True)
     prompts: list[str] = []
 
-    def reply(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
+    def reply(model: str, messages: list[ChatMessage], kwargs: ScriptedKwargs) -> str:
         if kwargs["role"] == "interrogation":
             prompts.append(messages[-1]["content"])
         return script(model, messages, kwargs)

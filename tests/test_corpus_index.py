@@ -105,7 +105,7 @@ def test_changed_files_are_replaced_deleted_removed_and_new_ones_added(tmp_path:
     assert report.removed == ("power/ups.html",)
     assert report.accepted == ("new.md",)
     assert report.skipped == ("racks/rack7-v1.2.md",)
-    texts = dict(snapshot(index)[3:])  # type: ignore[arg-type]
+    texts: dict[str, str] = dict(snapshot(index)[3:])  # type: ignore[arg-type]
     assert texts["notes.txt#p1c1"] == "Cooling moved to hall Z."
     assert not any(key.startswith("power/") for key in texts)
     assert [h.chunk_id for h in corpus.search(index, "hall Z cooling", 1, dense=False)] == [

@@ -13,6 +13,7 @@ import corpus
 from corpus import documents
 from corpus.documents import INDEX_ROOTS_ENV, search_evidence
 from corpus.index import QueryGuard
+from corpus.retrieval import retrieve
 from graph_server.server import _arguments, dispatch
 from graph_server.store import GraphStore
 
@@ -83,7 +84,8 @@ def test_the_server_takes_roots_from_repeated_flags_and_the_environment(
     ]
     arguments = {"index": str(served / "idx.sqlite"), "query": "tape library", "k": 1}
     monkeypatch.delenv(INDEX_ROOTS_ENV, raising=False)
-    assert "--index-root DIR" in dispatch(GraphStore(), "search_evidence", arguments)["error"]
+    error = dispatch(GraphStore(), "search_evidence", arguments)["error"]
+    assert isinstance(error, str) and "--index-root DIR" in error
     monkeypatch.setenv(INDEX_ROOTS_ENV, f"/nonexistent:{served}")
     assert dispatch(GraphStore(), "search_evidence", arguments)["hits"]
 
@@ -92,7 +94,7 @@ def test_the_mcp_cancellation_check_reaches_the_index_queries(
     served: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen: list[QueryGuard] = []
-    real = documents.retrieve
+    real = retrieve  # what documents.retrieve is until the spy replaces it
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         seen.append(kwargs["guard"])

@@ -14,10 +14,12 @@ from corpus_fixtures import RACK_SENTENCE, corpus_script, span_of, write_corpus
 import corpus
 from orchestrator.api import RunConfig, run_task
 from orchestrator.cli.run import main
-from orchestrator.llm.testing import ScriptedClient
+from orchestrator.llm import ChatMessage
+from orchestrator.llm.testing import ScriptedClient, ScriptedKwargs
 from orchestrator.loop.corpus_calls import parse_queries
 from orchestrator.loop.corpus_mode import END_ANSWERED, END_MAX_ROUNDS, END_NO_NEW_EVIDENCE
 from orchestrator.records.reasons import RefusalReason
+from orchestrator.records.report import GivenRecord, GivenSource
 from orchestrator.records.task import TaskError, load_task, validate_task
 from orchestrator.report.markdown import render_markdown
 
@@ -29,6 +31,13 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     report = corpus.ingest(write_corpus(root / "docs"), path, dense=False)
     assert report.ok
     return path
+
+
+def citation_of(given: GivenRecord) -> GivenSource:
+    """``given``'s citation, which a corpus run's given has."""
+    citation = given["citation"]
+    assert citation is not None
+    return citation
 
 
 def config(**overrides: Any) -> RunConfig:
@@ -56,6 +65,7 @@ def test_a_corpus_answer_cites_file_page_chunk_and_the_quoted_sentence(
     [given] = report["givens"]
     assert given["text"] == RACK_SENTENCE
     citation = given["citation"]
+    assert citation is not None
     assert citation["path"] == "racks/rack7-v1.2.md"
     assert citation["page"] == 1
     assert citation["chunk_id"].startswith("racks/rack7-v1.2.md#p1c")
@@ -131,7 +141,7 @@ def test_a_question_no_chunk_matches_costs_only_the_rewrite(index: Path) -> None
 
 
 def test_a_failed_rewrite_falls_back_to_the_question_and_is_recorded(index: Path) -> None:
-    def reply(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> Any:
+    def reply(model: str, messages: list[ChatMessage], kwargs: ScriptedKwargs) -> Any:
         if kwargs["role"] == "query_rewrite":
             raise KeyError("client bug")
         return corpus_script("", answer=True)(model, messages, kwargs)
@@ -140,6 +150,7 @@ def test_a_failed_rewrite_falls_back_to_the_question_and_is_recorded(index: Path
     report = run_task(task, client=ScriptedClient(reply), model="m", config=config())
 
     assert report["answer"] == "hall B"
+    assert report["retrieval"]["rewrite"]["fallback"] is not None
     assert report["retrieval"]["rewrite"]["fallback"].startswith("the rewrite call failed")
     assert report["calls"][0]["ok"] is False and report["totals"]["failed_calls"] == 1
 
@@ -220,7 +231,7 @@ MULTIHOP_FILES = {
 }
 
 
-def chain_script(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
+def chain_script(model: str, messages: list[ChatMessage], kwargs: ScriptedKwargs) -> str:
     """Cites every chain sentence it is shown; answers only when the whole chain is there."""
     if kwargs["role"] == "query_rewrite":
         return '{"queries": ["Faldcrest Bridge built"]}'
@@ -260,7 +271,7 @@ def test_gap_rounds_follow_the_names_each_round_cites_until_the_chain_is_complet
     assert new == [["bridges/faldcrest.txt"], ["companies/rookcombe.txt"], ["people/tarvard.txt"]]
     # round 2 followed "Rookcombe Foundry", a name only the cited sentence held
     assert rounds[1]["queries"][0] == "Rookcombe Foundry"
-    cited = sorted(g["citation"]["path"] for g in report["givens"])
+    cited = sorted(citation_of(g)["path"] for g in report["givens"])
     assert cited == ["bridges/faldcrest.txt", "companies/rookcombe.txt", "people/tarvard.txt"]
     assert report["retrieval"]["end"] == END_ANSWERED and len(rounds) == 3
 

@@ -18,7 +18,8 @@ from corpus.retrieval import Hit
 from orchestrator.api import RunConfig, run_task
 from orchestrator.cli.main import main as logic_graph
 from orchestrator.cli.run import main as run_main
-from orchestrator.llm.testing import ScriptedClient
+from orchestrator.llm import ChatMessage
+from orchestrator.llm.testing import ScriptedClient, ScriptedKwargs
 from orchestrator.loop import corpus_mode
 from orchestrator.loop.corpus_calls import rerank_by_model
 from orchestrator.loop.corpus_search import first_round
@@ -185,7 +186,7 @@ def test_the_llm_reranker_keeps_the_top_k_of_a_pool_twice_as_deep_and_records_wh
 ) -> None:
     script = corpus_script("no idea", answer=True)
 
-    def reply(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
+    def reply(model: str, messages: list[ChatMessage], kwargs: ScriptedKwargs) -> str:
         if kwargs["role"] == "rerank":
             count = messages[-1]["content"].count("\n[")
             return json.dumps({"order": list(range(count, 0, -1))})  # the fused order reversed
@@ -370,7 +371,7 @@ def test_hyde_is_off_by_default_and_one_call_when_on(rack_index: str) -> None:
     off = run_task(task, client=ScriptedClient(script), model="m", config=settings)
     assert "hyde" not in off["retrieval"] and "hyde" not in [c["role"] for c in off["calls"]]
 
-    def reply(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
+    def reply(model: str, messages: list[ChatMessage], kwargs: ScriptedKwargs) -> str:
         return (
             "Rack 7 is in hall B." if kwargs["role"] == "hyde" else script(model, messages, kwargs)
         )
@@ -384,6 +385,7 @@ def test_hyde_is_off_by_default_and_one_call_when_on(rack_index: str) -> None:
     assert [c["role"] for c in on["calls"]].count("hyde") == 1
     hyde = on["retrieval"]["hyde"]
     assert hyde["passage"] == "Rack 7 is in hall B."
+    assert hyde["fallback"] is not None
     assert hyde["fallback"].startswith("the passage was not used: ")  # a keyword-only index
 
 

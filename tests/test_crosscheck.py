@@ -627,7 +627,7 @@ def test_merge_duplicates_is_idempotent_and_respects_guards(payload: dict[str, A
         sources = {m["source"] for m in members} - {None}
         assert len(sources) <= 1 and node.source == next(iter(sources), None), node
         if refuted & {node.id, *node.merged_ids}:
-            assert node.refuted, f"refuted claim merged into live node {node['id']}"
+            assert node.refuted, f"refuted claim merged into live node {node.id}"
     owner = {m: n.id for n in settled.nodes for m in [n.id, *n.merged_ids]}
     assert all(edge.src != edge.dst for edge in settled.edges)
     accepted_attacks = [

@@ -20,7 +20,13 @@ import pytest
 
 from corpus.evidence import build_evidence
 from evals import datasets
-from evals.datasets import build_math, build_multihop, build_prose, build_unanswerable
+from evals.datasets import (
+    build_math,
+    build_multihop,
+    build_prose,
+    build_unanswerable,
+    multihop_vocabulary,
+)
 
 DATA_DIR = Path(build_multihop.__file__).parent
 
@@ -456,7 +462,7 @@ def test_multihop_set_shape(multihop_items: list[dict[str, Any]]) -> None:
     assert len(multihop_items) == 400
     assert len({item["id"] for item in multihop_items}) == 400
     families = {item["meta"]["family"] for item in multihop_items}
-    assert families == set(build_multihop.FAMILIES)
+    assert families == set(multihop_vocabulary.FAMILIES)
     for item in multihop_items:
         assert item["kind"] == "qa"
         assert len(item["documents"]) == 10
@@ -535,7 +541,7 @@ def test_every_fact_sentence_has_a_reading(multihop_items: list[dict[str, Any]])
         for evidence in item["meta"]["evidence"]:
             assert evidence["sentence"] in sentences
     readable = {relation for relation, _ in _PATTERNS}
-    assert readable == set(build_multihop.RELATIONS)
+    assert readable == set(multihop_vocabulary.RELATIONS)
 
 
 def test_rng_is_a_pure_function_of_its_seed() -> None:

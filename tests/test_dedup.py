@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from graph_server.dedup import same_claim
 from graph_server.errors import InvalidInput
+from graph_server.records import AssertGraphAnswer
 from graph_server.similarity import claim_key, is_similar, normalize
 from graph_server.store import GraphStore
 
@@ -22,7 +23,7 @@ def node(
 
 def ingest(
     store: GraphStore, run_id: str, *nodes: dict[str, Any], edges: Any = ()
-) -> dict[str, Any]:
+) -> AssertGraphAnswer:
     return store.assert_graph("g", list(nodes), list(edges), run_id=run_id)
 
 
@@ -38,7 +39,7 @@ def holding(
 
 def two_runs(
     first: dict[str, Any], second: dict[str, Any], runs: tuple[str, str] = ("r1", "r2")
-) -> tuple[GraphStore, dict[str, Any]]:
+) -> tuple[GraphStore, AssertGraphAnswer]:
     """A store holding node ``first`` of one run, and the reply to ingesting ``second`` of
     another."""
     store = holding(first, run=runs[0])
@@ -219,7 +220,7 @@ def test_merge_duplicates_is_idempotent() -> None:
     store = unmerged(
         PUMP_FAILED, f"{PUMP_FAILED} today", "the pump at site four did not fail twice"
     )
-    loose = {"jaccard_threshold": 0.7, "ratio_threshold": 0.85}
+    loose: dict[str, Any] = {"jaccard_threshold": 0.7, "ratio_threshold": 0.85}
     first = store.merge_duplicates("g", **loose)
     snapshot = store.get_graph("g")
     assert first.merges

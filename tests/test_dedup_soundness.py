@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import given
@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from graph_server.dedup import _must_stay_apart
 from graph_server.errors import InvalidInput
+from graph_server.records import AssertGraphAnswer
 from graph_server.similarity import claim_key, differ_by_substitution, is_variant, tokenize
 from graph_server.store import GraphStore
 
@@ -40,7 +41,7 @@ SAME_THING = [
 ]
 
 
-def two_runs(a: str, b: str, **extra: Any) -> dict[str, Any]:
+def two_runs(a: str, b: str, **extra: Any) -> AssertGraphAnswer:
     store = GraphStore()
     store.assert_graph("g", [{"id": "a", "claim": a, "type": "given", **extra}], run_id="r1")
     return store.assert_graph("g", [{"id": "b", "claim": b, "type": "given"}], run_id="r2")
@@ -122,7 +123,7 @@ def test_dedup_false_ingests_without_merging_and_a_bad_flag_is_named() -> None:
     )
     assert result.auto_merged == [] and len(store.get_graph("g").nodes) == 2
     with pytest.raises(InvalidInput, match="dedup must be true or false"):
-        store.assert_graph("g", [], dedup="no")
+        store.assert_graph("g", [], dedup=cast(Any, "no"))  # the wrong type, deliberately
 
 
 def test_a_typo_variant_needs_a_long_word_its_first_letters_and_one_edit() -> None:
@@ -135,7 +136,7 @@ def test_a_typo_variant_needs_a_long_word_its_first_letters_and_one_edit() -> No
 
 
 @pytest.mark.parametrize(("flag", "merged"), [(True, 1), ("true", 1), (" False ", 0), (False, 0)])
-def test_dedup_takes_a_bool_or_its_json_spelling(flag: object, merged: int) -> None:
+def test_dedup_takes_a_bool_or_its_json_spelling(flag: Any, merged: int) -> None:
     store = GraphStore()
     store.assert_graph("g", [{"id": "a", "claim": "x9 runs Linux", "type": "given"}])
     result = store.assert_graph(
@@ -145,7 +146,7 @@ def test_dedup_takes_a_bool_or_its_json_spelling(flag: object, merged: int) -> N
 
 
 @pytest.mark.parametrize("flag", ["no", 1, 0, None, "yes", ""])
-def test_any_other_dedup_value_is_refused_naming_the_field(flag: object) -> None:
+def test_any_other_dedup_value_is_refused_naming_the_field(flag: Any) -> None:
     with pytest.raises(InvalidInput, match=r"^dedup must be true or false") as refused:
         GraphStore().assert_graph("g", [], dedup=flag)
     assert refused.value.field == "dedup"
@@ -245,5 +246,5 @@ def test_two_sources_never_meet_through_a_claim_that_has_none() -> None:
     ]
     result = store.assert_graph("g", nodes)
     assert result.auto_merged == [["b", "a"]]
-    sources = sorted(node.source for node in store.get_graph("g").nodes)
+    sources = sorted((node.source for node in store.get_graph("g").nodes), key=str)
     assert sources == ["D1.1", "D2.1"]

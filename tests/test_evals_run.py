@@ -6,7 +6,7 @@ import json
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -14,6 +14,7 @@ from corpus.evidence import build_evidence
 from evals import run as evals_run
 from evals.datasets import BUILTIN, load_dataset
 from evals.metrics import arm_metrics, g2_reading, width_strata
+from evals.results import ResultRow
 from evals.summary import main as summary_main
 from orchestrator.llm.testing import FakeOpenAIServer, FakeReply, completion_body
 
@@ -63,7 +64,8 @@ def reply_text(request: dict[str, Any]) -> str:
     if "argument graph" in system:
         return graph_for(item)
     if "compact arrow chain" in messages[-1]["content"]:
-        return "fact -> fact -> " + item["answer"]
+        answer: str = item["answer"]
+        return "fact -> fact -> " + answer
     return f"Some reasoning.\nANSWER: {item['answer']}"
 
 
@@ -330,8 +332,8 @@ def test_an_out_path_that_is_a_file_or_a_foreign_run_json_is_refused(
 # --- summary -------------------------------------------------------------------------------
 
 
-def row(correct: bool, cost: float | None, **fields: Any) -> dict[str, Any]:
-    base = {
+def row(correct: bool, cost: float | None, **fields: Any) -> ResultRow:
+    base: ResultRow = {
         "id": str(id(fields)),
         "kind": "qa",
         "answer": "x",
@@ -345,7 +347,7 @@ def row(correct: bool, cost: float | None, **fields: Any) -> dict[str, Any]:
         "refused": False,
         "error": None,
     }
-    return {**base, **fields}
+    return cast(ResultRow, {**base, **fields})  # fields: more ResultRow fields
 
 
 def test_cost_per_correct_is_honest_about_unknown_and_zero_costs() -> None:

@@ -99,6 +99,7 @@ def test_graphml_export_reads_back_into_networkx_with_every_claim_and_link() -> 
 def test_mermaid_export_is_a_flowchart_with_one_line_per_claim_and_link() -> None:
     store = fixture_store()
     content = store.export_graph(GRAPH, "mermaid").content
+    assert content is not None
     graph = store.get_graph(GRAPH)
 
     assert content.startswith("flowchart TD")

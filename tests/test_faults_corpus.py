@@ -17,7 +17,8 @@ from corpus_fixtures import HAS_PYPDF, ingest_killed_after, make_pdf, write_corp
 
 import corpus
 from corpus import documents, index_ingest, pdf, readers
-from corpus.chunking import DENSE_CHARS, DENSE_FLOOR, chunk_page, iter_chunks
+from corpus.chunking import chunk_page, iter_chunks
+from corpus.chunking_headings import DENSE_CHARS, DENSE_FLOOR
 from corpus.documents import search_evidence
 from corpus.index import CorpusIndexError, open_index
 from corpus.index_pin import pin_inside
@@ -86,8 +87,15 @@ def test_a_manual_with_short_sections_still_gets_a_chunk_per_section() -> None:
 def test_html_dense_with_headings_or_list_items_is_chunked_with_bounded_work() -> None:
     for item in ("<h1>a</h1>", "<li>a</li>"):
         text = html_to_text(item * 2_000)
-        small = calls_made(lambda text=text: chunk_page(text, "x.html", max_chars=100))
-        large = calls_made(lambda text=text: chunk_page(text, "x.html", max_chars=10_000))
+
+        def small_chunks(text: str = text) -> object:
+            return chunk_page(text, "x.html", max_chars=100)
+
+        def large_chunks(text: str = text) -> object:
+            return chunk_page(text, "x.html", max_chars=10_000)
+
+        small = calls_made(small_chunks)
+        large = calls_made(large_chunks)
         assert large < 1.2 * small, item
 
 
@@ -177,8 +185,9 @@ def test_a_pinned_index_refuses_a_connection_to_a_file_put_in_its_place(tmp_path
     served.mkdir()
     ingest(write_corpus(tmp_path / "a", {"a.md": "first"}), served / "i")
     ingest(write_corpus(tmp_path / "b", {"b.md": "second"}), tmp_path / "other")
-    with pin_inside(str(served / "i"), [served]) as pinned:
-        assert pinned is not None
+    pinned = pin_inside(str(served / "i"), [served])
+    assert pinned is not None
+    with pinned:
         with open_index(pinned) as conn:
             assert conn.execute("SELECT COUNT(*) FROM files").fetchone() == (1,)
         (tmp_path / "other").replace(served / "i")

@@ -307,6 +307,7 @@ def test_a_store_too_big_for_its_state_file_is_not_written_and_the_old_file_stay
         lambda: False,
         state,
     )
+    assert isinstance(answer["error"], str)
     assert "applied in memory but the state file" in answer["error"]
     assert "over the limit of" in answer["error"]
     assert state.path.read_bytes() == before
@@ -398,6 +399,7 @@ def test_graphml_with_control_characters_parses_and_keeps_edges_apart() -> None:
     )
     store.mark_refuted("g", "b", "bad\x02reason")
     content = store.export_graph("g", "graphml").content
+    assert content is not None
 
     root = ElementTree.fromstring(content)  # an independent, strict XML parser
     namespace = "{http://graphml.graphdrawing.org/xmlns}"

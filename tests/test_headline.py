@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from canned_runs import GOOD_EDGES, GOOD_NODES, RACK7_TASK, Script, model_graph, six_runs
@@ -13,11 +12,12 @@ from canned_runs import GOOD_EDGES, GOOD_NODES, RACK7_TASK, Script, model_graph,
 from orchestrator.api import RunConfig, run_task
 from orchestrator.cli.run import main
 from orchestrator.llm.testing import ScriptedClient
+from orchestrator.records.report import RunReport
 from orchestrator.report.build import plain_answer
 from orchestrator.report.markdown import render_markdown
 
 
-def report_for(config: RunConfig, script: Script | None = None) -> dict[str, Any]:
+def report_for(config: RunConfig, script: Script | None = None) -> RunReport:
     client = ScriptedClient(script or Script(six_runs()), cost_per_call=0.0)
     return run_task(RACK7_TASK, client=client, model="scripted", config=config)
 

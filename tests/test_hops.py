@@ -4,7 +4,9 @@ assembles from them, held to the same argument rules as any interrogation (issue
 from __future__ import annotations
 
 import doctest
+import importlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -12,10 +14,11 @@ from canned_runs import chain_reply
 from docstrings import doctests, failures
 
 from orchestrator.api import RunConfig, Task, model_defaults, model_hops, run_task
-from orchestrator.checks import decompose as question_plan
 from orchestrator.checks import hops
 from orchestrator.checks.hops import FOUND, NOT_IN_SENTENCE, OFF_HOP, Hop
-from orchestrator.llm.testing import ScriptedClient
+from orchestrator.llm import ChatMessage
+from orchestrator.llm.testing import ScriptedClient, ScriptedKwargs
+from orchestrator.records.report import RunReport
 from orchestrator.reply import graph_record
 from orchestrator.reply.parse import parse_lookup, parse_plan
 
@@ -50,16 +53,20 @@ ODD_QUESTION = (
 WEAK_CHAIN = chain_reply([("D4.2", "")], "Kelvholt")
 
 
-def scripted(plan: list[str], lookups: dict[str, tuple[str, str]], chain: str = WEAK_CHAIN):
+def scripted(
+    plan: list[str], lookups: dict[str, tuple[str, str]], chain: str = WEAK_CHAIN
+) -> ScriptedClient:
     """A model that writes ``chain``, then ``plan``, then answers each lookup from
     ``lookups`` (a lookup it was not given: no sentence)."""
     return ScriptedClient(script(plan, lookups, chain))
 
 
-def script(plan: list[str], lookups: dict[str, tuple[str, str]], chain: str = WEAK_CHAIN):
+def script(
+    plan: list[str], lookups: dict[str, tuple[str, str]], chain: str = WEAK_CHAIN
+) -> Callable[[str, list[ChatMessage], ScriptedKwargs], str]:
     """:func:`scripted`'s answers, as a function of the messages."""
 
-    def answer(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
+    def answer(model: str, messages: list[ChatMessage], kwargs: ScriptedKwargs) -> str:
         system, user = messages[0]["content"], messages[-1]["content"]
         if "single-fact lookups" in system:
             return json.dumps({"lookups": plan})
@@ -80,7 +87,7 @@ def run(
     budget: int = 7,
     question: str = QUESTION,
     documents: list[str] = DOCUMENTS,
-) -> dict[str, Any]:
+) -> RunReport:
     config = RunConfig(
         n=1,
         k=2,
@@ -115,6 +122,7 @@ def test_a_hop_chain_assembled_from_single_fact_lookups_answers_what_the_chain_c
     assert without["refused"] and without["hops"] is None
     report = run(scripted(PLAN, LOOKUPS))
     assert report["answer"] == "Kelvholt"
+    assert report["hops"] is not None
     assert report["hops"]["plan"] == PLAN
     assert [hop["status"] for hop in report["hops"]["hops"]] == [FOUND] * 3
     assert [hop["asked"] for hop in report["hops"]["hops"]] == list(LOOKUPS)
@@ -142,6 +150,7 @@ def test_a_question_whose_grammar_does_not_unwind_gets_the_models_plan() -> None
     ]
     lookups = {**LOOKUPS, "Who founded Arlfield Works?": ("D2.2", "Malin Corver")}
     report = run(scripted(plan, lookups), question=ODD_QUESTION)
+    assert report["hops"] is not None
     assert report["hops"]["plan_source"] == "model" and report["hops"]["plan"] == plan
     assert report["answer"] == "Kelvholt"
     assert report["hops"]["calls"] == 4  # the plan and three lookups
@@ -157,6 +166,7 @@ def test_a_lookup_answered_from_a_look_alike_breaks_the_chain() -> None:
     }
     report = run(scripted(PLAN, lookups))
     assert report["refused"]
+    assert report["hops"] is not None
     statuses = [hop["status"] for hop in report["hops"]["hops"]]
     assert statuses == [FOUND, OFF_HOP, hops.NOT_ASKED]
 
@@ -165,6 +175,7 @@ def test_an_answer_the_cited_sentence_does_not_hold_is_no_hop() -> None:
     lookups = {**LOOKUPS, "In which town was Malin Corver born?": ("D4.2", "Kelvford")}
     report = run(scripted(PLAN, lookups))
     assert report["refused"]
+    assert report["hops"] is not None
     assert report["hops"]["hops"][2]["status"] == NOT_IN_SENTENCE
 
 
@@ -172,7 +183,9 @@ def test_a_plan_about_something_the_question_never_names_is_rejected() -> None:
     plan = ["Who designed the Orrin Tower?", "Where was #1 born?"]
     report = run(scripted(plan, LOOKUPS), question=ODD_QUESTION)
     assert report["refused"]
+    assert report["hops"] is not None
     assert report["hops"]["hops"] == []
+    assert report["hops"]["plan_problem"] is not None
     assert "names nothing of the question" in report["hops"]["plan_problem"]
 
 
@@ -201,7 +214,7 @@ def test_a_first_chain_whose_verification_refutes_it_is_then_asked_hop_by_hop() 
     chain = whole_chain("Malin Corver was born in Kelvholt, so in Kelvford", "Kelvford")
     first = script(PLAN, LOOKUPS, chain=chain)
 
-    def answer(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
+    def answer(model: str, messages: list[ChatMessage], kwargs: ScriptedKwargs) -> str:
         claim = messages[-1]["content"].partition("Claim:")[2]
         if "Kelvford" in claim:
             return json.dumps({"verdict": "refuted", "reason": "[D4.2] Kelvholt, not Kelvford."})
@@ -223,6 +236,7 @@ def test_hops_asked_first_answer_without_the_chain_call_when_they_ground_an_answ
     client = scripted(PLAN, LOOKUPS)
     report = run(client, setting="first")
     assert report["answer"] == "Kelvholt"
+    assert report["hops"] is not None
     assert report["hops"]["trigger"] == "first" and report["hops"]["run_id"] == "r2"
     assert report["budget"]["used"] == 3  # the three lookups, and no chain
     assert not any('"steps"' in call["messages"][0]["content"] for call in client.calls)
@@ -235,6 +249,7 @@ def test_hops_asked_first_that_fail_leave_the_question_to_the_chain() -> None:
     client = scripted(PLAN, {}, chain=chain)  # no lookup finds its sentence
     report = run(client, setting="first")
     assert report["answer"] == "Kelvholt"
+    assert report["hops"] is not None
     assert report["hops"]["trigger"] == "first" and report["hops"]["answer"] is None
     assert [run["run_id"] for run in report["runs"]] == ["r1", "r2"]
     assert any('"steps"' in call["messages"][0]["content"] for call in client.calls)
@@ -245,6 +260,7 @@ def test_hops_only_that_fail_refuse_without_asking_the_chain() -> None:
     client = scripted(PLAN, {}, chain=chain)  # no lookup finds its sentence
     report = run(client, setting="only")
     assert report["refused"] and report["answer"] is None
+    assert report["hops"] is not None
     assert report["hops"]["trigger"] == "first" and report["hops"]["answer"] is None
     assert not any('"steps"' in call["messages"][0]["content"] for call in client.calls)
     r1 = next(run for run in report["runs"] if run["run_id"] == "r1")
@@ -264,6 +280,7 @@ def test_hops_only_that_ground_an_answer_give_what_hops_first_gives() -> None:
 def test_hops_auto_only_asks_the_hops_alone_only_where_the_question_spells_them_out() -> None:
     unwinds = scripted(PLAN, {}, chain=whole_chain("Malin Corver was born in Kelvholt", "Kelvholt"))
     report = run(unwinds, setting="auto_only")
+    assert report["hops"] is not None
     assert report["refused"] and report["hops"]["trigger"] == "first"
     assert report["budget"]["used"] == len(unwinds.calls) == 1  # the one failed lookup
     odd = run(scripted(PLAN, LOOKUPS), setting="auto_only", question=ODD_QUESTION)
@@ -276,6 +293,7 @@ def test_hops_auto_asks_first_a_question_that_spells_out_its_hops() -> None:
     client = scripted(PLAN, LOOKUPS)
     report = run(client, setting="auto", budget=3)
     assert report["config"]["hops"] == "auto"  # the setting as given; the hops say what ran
+    assert report["hops"] is not None
     assert report["hops"]["trigger"] == "first" and report["hops"]["plan_source"] == "question"
     assert report["answer"] == "Kelvholt"
     assert report["budget"]["used"] == 3  # the three lookups, and no chain
@@ -305,6 +323,7 @@ def test_hops_stop_where_the_call_budget_runs_out() -> None:
     report = run(scripted(PLAN, LOOKUPS), budget=3)
     assert report["refused"]
     assert report["budget"]["used"] <= 3
+    assert report["hops"] is not None
     statuses = [hop["status"] for hop in report["hops"]["hops"]]
     assert statuses == [FOUND, FOUND, hops.NOT_ASKED]  # the chain and two lookups: 3 calls
 
@@ -356,6 +375,7 @@ def test_a_comparisons_hops_rest_on_one_line_per_option_and_ground_the_winner() 
     one_sided = chain_reply([("D2.2", "")], "Kelby Works")
     report = run(scripted([], EARLIER_LOOKUPS, one_sided), question=EARLIER, documents=DATED)
     assert report["answer"] == "Harrow Mill"
+    assert report["hops"] is not None
     assert report["hops"]["answer"] == "Harrow Mill"
     edges = {(edge["src"], edge["dst"]) for edge in report["graph"]["edges"]}
     assert {("D1.2", "r2:i1"), ("D2.2", "r2:i2")} <= edges
@@ -446,7 +466,7 @@ def test_the_values_the_hops_found_are_not_put_to_a_verification_vote() -> None:
     one_sided = chain_reply([("D2.2", "")], "Kelby Works")
     replies = script([], EARLIER_LOOKUPS, one_sided)
 
-    def answer(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
+    def answer(model: str, messages: list[ChatMessage], kwargs: ScriptedKwargs) -> str:
         if "Claim:" in messages[-1]["content"]:
             return json.dumps({"verdict": "refuted", "reason": "[D1.2] scripted"})
         return replies(model, messages, kwargs)
@@ -463,6 +483,7 @@ def test_a_comparison_read_from_a_look_alike_is_still_refused() -> None:
     one_sided = chain_reply([("D2.2", "")], "Kelby Works")
     report = run(scripted([], lookups, one_sided), question=EARLIER, documents=MILLS)
     assert report["refused"]
+    assert report["hops"] is not None
     assert report["hops"]["hops"][0]["status"] == OFF_HOP
 
 
@@ -489,7 +510,8 @@ def test_a_first_hop_from_a_look_alike_sentence_is_off_hop() -> None:
     lookup = "Which company built the Faldhaven Bridge?"
     wrong = "It (Faldwald Bridge) was built by Vantton Works."
     right = "It (Faldhaven Bridge) was built by Vantley Works."
-    assert hops.hop_problem(wrong, "Vantton Works", lookup, [])[0] == OFF_HOP  # type: ignore[index]
+    problem = hops.hop_problem(wrong, "Vantton Works", lookup, [])
+    assert problem is not None and problem[0] == OFF_HOP
     assert hops.hop_problem(right, "Vantley Works", lookup, []) is None
 
 
@@ -520,7 +542,7 @@ def test_plan_and_lookup_replies_are_read_leniently_and_bounded() -> None:
 def test_report_md_shows_each_hop_with_its_sentence() -> None:
     from orchestrator.report.markdown import render_markdown
 
-    text = render_markdown(run(scripted(PLAN, LOOKUPS)))  # type: ignore[arg-type]
+    text = render_markdown(run(scripted(PLAN, LOOKUPS)))
     assert "## Hop by hop" in text
     assert (
         "| 2 | Who or what is the founder of Arlfield Works? | `D2.2` | Malin Corver | found |"
@@ -531,7 +553,7 @@ def test_report_md_shows_each_hop_with_its_sentence() -> None:
 def test_shuffled_runs_are_greedy_and_see_the_documents_in_another_order() -> None:
     from orchestrator.api import RunConfig as Config
 
-    def first_lines(messages: list[dict[str, Any]]) -> list[str]:
+    def first_lines(messages: list[ChatMessage]) -> list[str]:
         evidence = messages[-1]["content"].split("Question:")[0]
         return [line.split("]")[0] for line in evidence.splitlines() if line.endswith(".")][:1]
 
@@ -557,7 +579,7 @@ def test_arm_7_with_shuffle_diversity_sees_the_same_orders_at_temperature_zero()
 
     seen: list[tuple[float, str]] = []
 
-    def answer(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
+    def answer(model: str, messages: list[ChatMessage], kwargs: ScriptedKwargs) -> str:
         seen.append((kwargs["temperature"], messages[-1]["content"]))
         return "Answer: Kelvholt"
 
@@ -580,7 +602,7 @@ TWO_ROADS = [
 def two_roads(second: str) -> ScriptedClient:
     """A model whose chain cites D1.2 when it can see it, and else ``second``."""
 
-    def answer(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
+    def answer(model: str, messages: list[ChatMessage], kwargs: ScriptedKwargs) -> str:
         user = messages[-1]["content"]
         if "[D1.2]" in user:
             return chain_reply([("D1.2", "")], "Kelvholt")
@@ -591,7 +613,7 @@ def two_roads(second: str) -> ScriptedClient:
     return ScriptedClient(answer)
 
 
-def leave_out_run(client: ScriptedClient, documents: list[str] = TWO_ROADS) -> dict[str, Any]:
+def leave_out_run(client: ScriptedClient, documents: list[str] = TWO_ROADS) -> RunReport:
     config = RunConfig(
         n=1, k=2, budget_calls=2, temperature=0.0, interrogation_shape="chain", leave_out=True
     )
@@ -604,6 +626,7 @@ def test_leave_the_argument_out_finds_a_second_road_of_width_two() -> None:
     report = leave_out_run(client)
     assert report["answer"] == "Kelvholt"
     assert report["chosen"]["width"] == 2
+    assert report["leave_out"] is not None
     assert report["leave_out"]["hidden"] == ["D1.2"]
     assert report["leave_out"]["answer"] == "Kelvholt"
     second = client.calls[1]["messages"][-1]["content"]
@@ -614,6 +637,7 @@ def test_leave_the_argument_out_without_a_second_road_keeps_width_one() -> None:
     report = leave_out_run(two_roads("none"))
     assert report["answer"] == "Kelvholt"  # a run that finds nothing vetoes nothing
     assert report["chosen"]["width"] == 1
+    assert report["leave_out"] is not None
     assert report["leave_out"]["asked"] and report["leave_out"]["answer"] == "unanswerable"
 
 
@@ -625,12 +649,13 @@ def test_an_answer_whose_left_out_run_verifies_another_is_refused_as_fragile() -
         "Title: Kelvford\nKelvford is a town. Malin Corver was born in Kelvford.",
     ]
 
-    def answer(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
+    def answer(model: str, messages: list[ChatMessage], kwargs: ScriptedKwargs) -> str:
         if "[D1.2]" in messages[-1]["content"]:
             return chain_reply([("D1.2", "")], "Kelvholt")
         return chain_reply([("D2.2", "")], "Kelvford")
 
     report = leave_out_run(ScriptedClient(answer), documents)
+    assert report["leave_out"] is not None
     assert report["leave_out"]["answer"] == "Kelvford"
     grounded = {c["answer"] for c in report["candidates"] if c["grounded"]}
     assert grounded == {"Kelvholt", "Kelvford"}
@@ -644,6 +669,7 @@ def test_a_hop_citing_the_wrong_sentence_for_its_value_stands_on_the_one_that_ca
     lookups = {**LOOKUPS, "Who or what is the founder of Arlfield Works?": ("D2.3", "Malin Corver")}
     report = run(scripted(PLAN, lookups))
     assert report["answer"] == "Kelvholt"
+    assert report["hops"] is not None
     second = report["hops"]["hops"][1]
     assert second["sentence"] == "D2.2" and "cited as D2.3" in second["detail"]
 
@@ -656,6 +682,7 @@ def test_a_hop_repaired_onto_the_sentence_that_carries_it_is_read_as_that_senten
     company the sentence names."""
     built = "Which company built the Faldhaven Bridge?"
     report = run(scripted(PLAN, {**LOOKUPS, built: ("D1.3", "Arlfield")}))
+    assert report["hops"] is not None
     first = report["hops"]["hops"][0]
     assert first["sentence"] == "D1.2" and first["answer"] == "Arlfield Works"
     assert report["answer"] == "Kelvholt"
@@ -664,7 +691,7 @@ def test_a_hop_repaired_onto_the_sentence_that_carries_it_is_read_as_that_senten
 def test_a_hop_read_from_a_look_alike_paragraph_is_asked_once_more_without_it() -> None:
     founder = "Who or what is the founder of Arlfield Works?"
 
-    def answer(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
+    def answer(model: str, messages: list[ChatMessage], kwargs: ScriptedKwargs) -> str:
         system, user = messages[0]["content"], messages[-1]["content"]
         if "one short question" in system:
             asked = user.split("Question: ", 1)[1].split("\n", 1)[0]
@@ -676,6 +703,7 @@ def test_a_hop_read_from_a_look_alike_paragraph_is_asked_once_more_without_it() 
 
     report = run(ScriptedClient(answer))
     assert report["answer"] == "Kelvholt"
+    assert report["hops"] is not None
     second = report["hops"]["hops"][1]
     assert (
         second["status"] == FOUND and "second try, without the document of D3.2" in second["detail"]
@@ -699,6 +727,7 @@ def test_a_lookup_that_names_only_a_lower_case_object_stands_on_the_sentence_nam
         question=question,
         documents=documents,
     )
+    assert report["hops"] is not None
     assert [hop["status"] for hop in report["hops"]["hops"]] == [FOUND, FOUND]
     assert report["answer"] == "Braskness"
     look_alike = hops.hop_problem(
@@ -714,6 +743,7 @@ def test_a_value_written_as_the_whole_sentence_is_read_as_the_name_the_sentence_
     }
     report = run(scripted(PLAN, lookups))
     assert report["answer"] == "Kelvholt"
+    assert report["hops"] is not None
     last = report["hops"]["hops"][2]
     assert last["answer"] == "Kelvholt" and "the reply wrote 'She was born" in last["detail"]
 
@@ -724,6 +754,7 @@ def test_a_look_alike_copy_of_the_sentences_name_is_read_as_the_sentence_writes_
     lookups = {**LOOKUPS, "Which company built the Faldhaven Bridge?": ("D1.2", "Arlford Works")}
     report = run(scripted(PLAN, lookups))
     assert report["answer"] == "Kelvholt"
+    assert report["hops"] is not None
     assert report["hops"]["hops"][0]["answer"] == "Arlfield Works"
 
 
@@ -731,6 +762,7 @@ def test_a_value_unlike_any_name_of_its_sentence_stays_refused() -> None:
     lookups = {**LOOKUPS, "Which company built the Faldhaven Bridge?": ("D1.2", "Tullcombe Yard")}
     report = run(scripted(PLAN, lookups))
     assert report["refused"]
+    assert report["hops"] is not None
     assert report["hops"]["hops"][0]["status"] in (NOT_IN_SENTENCE, OFF_HOP)
 
 
@@ -768,7 +800,11 @@ def test_a_value_that_is_part_of_what_the_lookup_asks_about_is_no_hop() -> None:
 
 
 @pytest.mark.parametrize(
-    "test", doctests([hops, graph_record, question_plan]), ids=lambda test: test.name
+    "test",
+    # By import path: orchestrator.checks re-exports the function ``decompose`` under the
+    # module's own name, and the function alone would leave out hops_in_force's example.
+    doctests([hops, graph_record, importlib.import_module("orchestrator.checks.decompose")]),
+    ids=lambda test: test.name,
 )
 def test_the_hop_rules_examples_give_what_they_show(test: doctest.DocTest) -> None:
     if report := failures(test):

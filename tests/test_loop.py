@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from hypothesis import strategies as st
 from orchestrator.api import RunConfig, run_task
 from orchestrator.llm.errors import APIStatusError, BackendRejectedError, BackendUnusableError
 from orchestrator.llm.testing import ScriptedClient
+from orchestrator.records.report import RunReport
 from orchestrator.records.task import TaskError
 
 # r2: same argument reworded; r3: no JSON; r4: only json_repair can read it; r5: misreads D2.
@@ -45,7 +47,7 @@ def run(
     *,
     cost: float | None = 0.001,
     out_dir: Path | None = None,
-) -> tuple[dict[str, Any], ScriptedClient]:
+) -> tuple[RunReport, ScriptedClient]:
     client = ScriptedClient(script, cost_per_call=cost)
     report = run_task(
         RACK7_TASK, client=client, model="scripted", config=config or RunConfig(), out_dir=out_dir
@@ -53,11 +55,11 @@ def run(
     return report, client
 
 
-def outcomes(report: dict[str, Any]) -> dict[str, str]:
+def outcomes(report: RunReport) -> dict[str, str]:
     return {r["run_id"]: r["outcome"] for r in report["runs"]}
 
 
-def roles(client: ScriptedClient, role: str) -> list[dict[str, Any]]:
+def roles(client: ScriptedClient, role: str) -> list[Mapping[str, Any]]:
     return [c for c in client.calls if c["kwargs"]["role"] == role]
 
 
@@ -86,7 +88,9 @@ def test_contradicting_run_triggers_reinterrogation_and_the_majority_refutes_it(
     verified = {c["kwargs"]["tags"]["subject"] for c in roles(client, "verification")}
     assert {YES, NO} <= verified  # both sides of the contradiction were checked
     killed = {k["id"]: k["reason"] for k in report["killed"]}
-    assert NO in killed and "2 of 3" in killed[NO]
+    assert NO in killed
+    reason = killed[NO]
+    assert reason is not None and "2 of 3" in reason
     assert YES not in killed  # the true side survives
     votes = next(v for v in report["verifications"] if v["node_id"] == NO)
     assert votes["tally"] == {"supported": 1, "refuted": 2, "not_determinable": 0, "no_vote": 0}
@@ -210,6 +214,7 @@ def test_failed_interrogation_is_recorded_with_its_cost_not_raised() -> None:
     assert outcomes(report)["r2"] == "call_failed"
     call = next(c for c in report["calls"] if c["subject"] == "r2")
     assert call["ok"] is False and call["cost_usd"] == 0.0
+    assert call["error"] is not None
     assert call["cost_source"] == "error_response" and "bad key" in call["error"]
     assert report["totals"]["failed_calls"] == 1 and report["totals"]["cost_usd"] is not None
 
@@ -395,7 +400,9 @@ def test_call_seeds_derive_from_the_base_seed() -> None:
 
 def test_structured_output_sends_the_bounded_schemas() -> None:
     _, client = run(Script(MIXED), RunConfig(structured_output=True, max_nodes=12))
-    formats = {c["kwargs"]["role"]: c["kwargs"]["response_format"] for c in client.calls}
+    formats: dict[str, Any] = {
+        c["kwargs"]["role"]: c["kwargs"]["response_format"] for c in client.calls
+    }
     graph_schema = formats["interrogation"]["json_schema"]["schema"]
     assert graph_schema["properties"]["nodes"]["maxItems"] == 12
     assert formats["verification"]["json_schema"]["name"] == "verdict"
@@ -438,6 +445,7 @@ def test_a_client_error_that_is_not_an_llm_error_costs_its_run_and_the_loop_goes
     assert outcomes(report)["r2"] == "call_failed"
     call = next(c for c in report["calls"] if c["subject"] == "r2")
     assert call["ok"] is False and call["cost_usd"] is None  # unknown: the client said nothing
+    assert call["error"] is not None
     assert call["error"].startswith("UnexpectedClientError: the client raised KeyError")
     assert sum(1 for r in report["runs"] if r["ingested"]) == 5
     assert report["answer"] == "yes"
@@ -450,6 +458,7 @@ def test_a_verification_call_that_raises_a_non_llm_error_is_simply_no_vote() -> 
     report, _ = run(Script(six_runs(r6=WIDE), votes=votes))
     entry = next(v for v in report["verifications"] if v["node_id"] == "r6:s0")
     assert entry["tally"]["no_vote"] == 1 and entry["tally"]["refuted"] == 2
+    assert entry["votes"][0]["error"] is not None
     assert "RuntimeError: socket library bug" in entry["votes"][0]["error"]
 
 
@@ -468,9 +477,12 @@ def test_a_backend_that_fails_after_calls_succeeded_still_gets_a_report_that_say
         return BackendRejectedError(402, "HTTP 402: no credits", kind="payment_required", fix="x")
 
     report, client = run(Script(six_runs(r6=WIDE), votes=no_credits))
+    assert report["limits"]["backend_error"] is not None
     assert "HTTP 402: no credits" in report["limits"]["backend_error"]
     verifications = [c for c in report["calls"] if c["role"] == "verification"]
-    assert verifications and all("HTTP 402: no credits" in c["error"] for c in verifications)
+    assert verifications and all(
+        c["error"] is not None and "HTTP 402: no credits" in c["error"] for c in verifications
+    )
     # Once the backend has said 402, later calls are answered by the guard, not sent.
     assert len(roles(client, "verification")) <= len(verifications)
     assert outcomes(report) == {f"r{i}": "strict" for i in range(1, 7)}

@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 from corpus.evidence import build_evidence
 from graph_server.similarity import normalize
 from orchestrator.api import RunConfig, run_task
-from orchestrator.llm.testing import ScriptedClient
+from orchestrator.llm import ChatMessage
+from orchestrator.llm.testing import ScriptedClient, ScriptedKwargs
+from orchestrator.records.report import RunReport
 
 FOUNDER_TASK: dict[str, Any] = {
     "question": "Where was the founder of Embstone Ironworks born?",
@@ -55,7 +57,7 @@ def founder_run(town: str, span: str) -> str:
     )
 
 
-def run(task: dict[str, Any], runs: dict[str, str], config: RunConfig) -> dict[str, Any]:
+def run(task: dict[str, Any], runs: dict[str, str], config: RunConfig) -> RunReport:
     client = ScriptedClient(Script(runs, votes=always("not_determinable")))
     return run_task(task, client=client, model="scripted", config=config)
 
@@ -180,7 +182,7 @@ def test_with_a_single_usable_run_its_own_attacks_still_count() -> None:
 
 
 def test_think_first_reasons_in_plain_text_then_writes_the_graph_in_one_conversation() -> None:
-    def script(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
+    def script(model: str, messages: list[ChatMessage], kwargs: ScriptedKwargs) -> str:
         if kwargs["role"] == "think":
             assert kwargs["response_format"] is None
             return "D2.1 says x9 runs Linux and D3.1 says cron needs Linux, so yes."

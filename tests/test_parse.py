@@ -418,7 +418,9 @@ def test_because_and_against_lists_become_supports_assumes_and_attacks_edges() -
 
 
 def test_inline_reasons_count_towards_the_edge_limit() -> None:
-    nodes = [{"id": f"n{i}", "type": "given", "claim": f"Fact {i}."} for i in range(1, 5)]
+    nodes: list[dict[str, Any]] = [
+        {"id": f"n{i}", "type": "given", "claim": f"Fact {i}."} for i in range(1, 5)
+    ]
     nodes.append({"id": "n5", "type": "conclusion", "claim": "So.", "because": ["n1", "n2", "n3"]})
     reply = {"nodes": nodes, "conclusion_node": "n5", "answer": "x"}
     result = parse_graph(json.dumps(reply), max_edges=2)

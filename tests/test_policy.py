@@ -56,7 +56,7 @@ def _candidate(node_id: str, width: int, flags: tuple[str, ...] = ()) -> Candida
 
 
 def _assessment(*candidates: Candidate) -> Assessment:
-    labels = {"in": [], "out": [], "undecided": [], "surviving": []}
+    labels: dict[str, list[str]] = {"in": [], "out": [], "undecided": [], "surviving": []}
     isolated = ({"id": "r1:i1", "on_path": True, "candidate": candidates[0].node_id},)
     return Assessment(candidates, labels, (), isolated)
 

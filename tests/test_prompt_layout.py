@@ -3,6 +3,7 @@ of a task over the same evidence the same opening turn, so a server's prompt cac
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +13,9 @@ from canned_runs import CONTRADICTING, RACK7_TASK, Script, six_runs
 from corpus.evidence import build_evidence
 from orchestrator.api import RunConfig, run_task
 from orchestrator.cli.run import _settings, build_parser
-from orchestrator.llm import ChatClient
+from orchestrator.llm import ChatClient, ChatMessage
 from orchestrator.llm.testing import FakeOpenAIServer, ScriptedClient, completion_body
+from orchestrator.records.report import RunReport
 from orchestrator.records.task import TaskError, load_task
 from orchestrator.reply import prompts
 
@@ -21,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EVIDENCE = build_evidence(["Rack 7 holds server x9. It runs Linux.", "x9 takes cron jobs."])
 
 
-def _run(layout: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _run(layout: str) -> tuple[RunReport, Sequence[Mapping[str, Any]]]:
     client = ScriptedClient(Script(six_runs(r2=CONTRADICTING, r4=CONTRADICTING)))
     config = RunConfig(n=6, budget_calls=20, prompt_layout=layout)
     report = run_task(RACK7_TASK, client=client, model="scripted", config=config)
@@ -48,7 +50,7 @@ def test_the_classic_layout_opens_each_role_with_its_own_instructions() -> None:
 
 
 def test_both_layouts_send_the_same_words_only_placed_differently() -> None:
-    builders = [
+    builders: list[Callable[[str], list[ChatMessage]]] = [
         lambda layout: prompts.chain_messages(EVIDENCE, "Does x9 run Linux?", layout=layout),
         lambda layout: prompts.interrogation_messages(
             EVIDENCE, "Does x9 run Linux?", layout=layout

@@ -9,6 +9,7 @@ import pytest
 from scenario_reports import EXPECTED
 
 from corpus.evidence import build_evidence
+from orchestrator.llm import ChatMessage
 from orchestrator.reply.prompts import (
     PROMPT_VERSIONS,
     commit_messages,
@@ -28,7 +29,7 @@ QUESTION = "Was the db-2 primary patched?"
 PLACEHOLDER = re.compile(r"\$\w|\$\{|\{k\}|\{max_nodes\}")
 
 
-def all_text(messages: list[dict[str, str]]) -> str:
+def all_text(messages: list[ChatMessage]) -> str:
     return "\n".join(m["content"] for m in messages)
 
 

@@ -39,7 +39,7 @@ def verdicts(
         (span.checked_text if read else span.text for span in evidence.spans),
         {span.id: span.reading for span in evidence.spans if span.reading and read},
     )
-    nodes: dict[str, dict[str, Any]] = {
+    nodes: dict[str, Any] = {  # partial NodeData: what the reading looks at
         span_id: {"claim": evidence.by_id[span_id].text, "type": "given", "source": span_id}
         for span_id in chain
     }

@@ -62,14 +62,14 @@ def test_what_a_question_asks_about_its_names_is_its_other_words() -> None:
 
 def test_a_comparison_is_two_options_after_a_comparative() -> None:
     assert question.compared_options("Which town was settled earlier, Marrgard or Zarnmere?") == (
-        {"marrgard"},
-        {"zarnmere"},
+        frozenset({"marrgard"}),
+        frozenset({"zarnmere"}),
     )
     paskham = question.compared_options(
         "Which company was founded earlier: the one that built the Paskham Bridge or the one "
         "that built the Bromgate Bridge?"
     )
-    assert paskham == ({"paskham"}, {"bromgate"})
+    assert paskham == (frozenset({"paskham"}), frozenset({"bromgate"}))
     # A choice that compares nothing, or options listed without "or", is no comparison.
     assert question.compared_options("Was the bridge built by Amy or by Dan?") == ()
     assert question.compared_options("Which one finished third: Dan, Mel, Ana?") == ()

@@ -4,6 +4,7 @@ loop, its reply read as a working (orchestrator.reply.reasoned, checks.derivatio
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -107,7 +108,7 @@ def test_a_reworded_second_run_is_greedy_and_asked_in_the_worked_shapes_words() 
 
 
 def test_a_grounded_first_run_needs_no_reworded_second() -> None:
-    task = {"question": STATEMENT, "documents": [STATEMENT]}
+    task: dict[str, object] = {"question": STATEMENT, "documents": [STATEMENT]}
     report, client = run_reasoned(task, REASONING, REWORDED)
     assert report["answer"] == "186" and len(client.calls) == 1
 
@@ -117,7 +118,7 @@ def test_a_grounded_first_run_needs_no_reworded_second() -> None:
     [{"interrogation_shape": "chain"}, {"n": 3, "budget_calls": 3}],
     ids=["not a working shape", "more runs than wordings"],
 )
-def test_rewording_is_refused_outside_the_two_working_shapes(changes: dict[str, object]) -> None:
+def test_rewording_is_refused_outside_the_two_working_shapes(changes: dict[str, Any]) -> None:
     with pytest.raises(TaskError, match="diversity='reword' needs"):
         replace(REWORDED, **changes)
 

@@ -23,6 +23,7 @@ from canned_runs import (
 from graph_server import mermaid
 from orchestrator.api import RunConfig, run_task
 from orchestrator.llm.testing import ScriptedClient
+from orchestrator.records.report import RunReport
 from orchestrator.report.build import totals, write_report
 from orchestrator.report.markdown import render_markdown
 
@@ -32,9 +33,7 @@ NODE_LINE = re.compile(r'^    (n\d+)(\[\("|\["|>"|\{\{")([^"]*)("\)\]|"\]|"\}\})
 EDGE_LINE = re.compile(r"^    (n\d+) (-->|-\.->|--x) (n\d+)$")
 
 
-def report_for(
-    script: Script, *, cost: float | None = 0.001, tmp: Path | None = None
-) -> dict[str, Any]:
+def report_for(script: Script, *, cost: float | None = 0.001, tmp: Path | None = None) -> RunReport:
     client = ScriptedClient(script, cost_per_call=cost)
     return run_task(RACK7_TASK, client=client, model="scripted", config=RunConfig(), out_dir=tmp)
 
@@ -137,7 +136,8 @@ def test_unknown_cost_stays_unknown_instead_of_zero() -> None:
 
 
 def test_totals_separate_logical_calls_from_http_attempts() -> None:
-    calls = [
+    # Partial call records: only the fields totals reads.
+    calls: Any = [
         {
             "role": "interrogation",
             "ok": True,
@@ -170,6 +170,7 @@ def test_markdown_shows_answer_evidence_and_a_valid_mermaid_graph(tmp_path: Path
     report = report_for(Script(MIXED), tmp=tmp_path)
     markdown = (tmp_path / "report.md").read_text()
     assert markdown == render_markdown(report)
+    assert report["answer"] is not None
     assert "## Answer" in markdown and report["answer"] in markdown
     assert "## Independent lines of evidence for the answer" in markdown
     assert "refuted by 2 of 3" in markdown
@@ -199,7 +200,8 @@ def test_labels_escape_quotes_brackets_and_markup() -> None:
 
 
 def test_hostile_claim_text_still_gives_a_valid_diagram() -> None:
-    graph = {
+    # Partial graph data (no graph_id): only what flowchart reads.
+    graph: Any = {
         "nodes": [
             _node("a", 'x"]\n--> evil[("', "given"),
             _node("b", "```mermaid\nclassDef", "conclusion"),
@@ -218,8 +220,9 @@ def test_big_graphs_are_cut_to_the_most_informative_nodes() -> None:
     nodes.append(_node("z", "the answer", "conclusion"))
     nodes.append({**_node("bad", "a refuted claim", "inference"), "refuted": True})
     edges = [_edge(f"g{i:03}", "z", "supports") for i in range(200)]
+    graph: Any = {"nodes": nodes, "edges": edges}  # partial graph data, as above
     chart = mermaid.flowchart(
-        {"nodes": nodes, "edges": edges},
+        graph,
         chosen="z",
         candidates=["z"],
         surviving=[n["id"] for n in nodes],
@@ -303,10 +306,12 @@ def test_markdown_shows_arrows_as_written_and_never_passes_raw_html_through() ->
 def test_markdown_lists_the_limits_and_says_when_the_time_budget_ran_out() -> None:
     report = report_for(Script(six_runs()))
     report["limits"].update(
-        budget_seconds=60.0,
-        deadline_reached=True,
-        calls_not_made_for_time=4,
-        http={"timeout_s_per_attempt": 120.0, "max_retries": 3, "default_max_tokens": 4096},
+        {
+            "budget_seconds": 60.0,
+            "deadline_reached": True,
+            "calls_not_made_for_time": 4,
+            "http": {"timeout_s_per_attempt": 120.0, "max_retries": 3, "default_max_tokens": 4096},
+        }
     )
     markdown = render_markdown(report)
     assert (

@@ -145,7 +145,7 @@ def test_the_policy_lets_only_the_page_s_own_script_and_style_run(rack7_json: Pa
 
 
 def test_two_arguments_are_ringed_and_drawn_in_two_colours() -> None:
-    graph = {
+    graph: Any = {  # partial GraphData (no graph_id): what the page draws
         "nodes": [
             {"id": i, "claim": i, "type": t, "run_ids": ["r1"], "confidence": 0.9, "source": None}
             for i, t in [("a", "given"), ("b", "given"), ("c", "inference"), ("z", "conclusion")]

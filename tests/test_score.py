@@ -11,10 +11,10 @@ from evals.score import (
     exact_match,
     extract_number,
     math_correct,
-    normalize_answer,
     score,
     token_f1,
 )
+from orchestrator.reply import normalize_answer
 
 
 @pytest.mark.parametrize(

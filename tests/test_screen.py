@@ -20,8 +20,16 @@ from evals.grounding import (
     choose_default,
     item_sha,
     load_items,
+    screen_messages,
     summarise,
 )
+from evals.grounding_models import (
+    ModelSpec,
+    load_models_config,
+    resolve_models,
+    worst_case_call_cost,
+)
+from orchestrator.llm import prompt_tokens
 from orchestrator.llm.testing import FakeOpenAIServer, FakeReply, completion_body
 
 ITEMS = load_items(screen.DEFAULT_ITEMS)
@@ -269,14 +277,14 @@ def test_a_worst_case_above_the_cap_is_refused_before_any_call(
 
 
 def test_the_estimate_is_priced_from_estimated_prompt_tokens_and_max_tokens() -> None:
-    spec = screen.ModelSpec("m", None, False, 1e-6, 3e-6, listed=True)
+    spec = ModelSpec("m", None, False, 1e-6, 3e-6, listed=True)
     item = ITEMS[0]
-    chars = sum(len(m["content"]) for m in screen.screen_messages(item))
-    prompt = screen.prompt_tokens(screen.screen_messages(item))
+    chars = sum(len(m["content"]) for m in screen_messages(item))
+    prompt = prompt_tokens(screen_messages(item))
     assert prompt >= chars / 3 + 16
-    assert screen.worst_case_call_cost(spec, item, 100) == pytest.approx(prompt * 1e-6 + 3e-4)
-    unpriced = screen.ModelSpec("m", "http://x", False, None, None, listed=False)
-    assert screen.worst_case_call_cost(unpriced, item, 100) is None
+    assert worst_case_call_cost(spec, item, 100) == pytest.approx(prompt * 1e-6 + 3e-4)
+    unpriced = ModelSpec("m", "http://x", False, None, None, listed=False)
+    assert worst_case_call_cost(unpriced, item, 100) is None
 
 
 def test_a_run_stops_when_reported_costs_use_up_the_budget(
@@ -359,12 +367,12 @@ def test_invalid_numeric_arguments_are_rejected_by_the_parser(argv: list[str]) -
 
 
 def test_the_shipped_models_file_is_valid_and_its_default_is_listed() -> None:
-    config = screen.load_models_config(screen.DEFAULT_MODELS_FILE)
+    config = load_models_config(screen.DEFAULT_MODELS_FILE)
     ids = config.ids()
     assert len(ids) == len(set(ids))
     assert config.default_model in ids
     assert {"local", "local-1.5b", "local-tiny"} <= set(ids)
-    for spec in screen.resolve_models(ids, config, None, screen.DEFAULT_MODELS_FILE):
+    for spec in resolve_models(ids, config, None, screen.DEFAULT_MODELS_FILE):
         assert spec.price_per_token is not None, spec.id
         assert spec.is_local or spec.base_url, spec.id
 

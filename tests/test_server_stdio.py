@@ -98,6 +98,9 @@ async def test_tools_are_listed_with_described_schemas_and_honest_annotations(
         {"anyOf": [{"required": ["src"]}, {"required": ["from"]}]},
         {"anyOf": [{"required": ["dst"]}, {"required": ["to"]}]},
     ]
+    assert tools["assert_graph"].description is not None
+    assert tools["surviving_claims"].description is not None
+    assert tools["disputed_nodes"].description is not None
     assert "50,000 nodes + edges per call" in tools["assert_graph"].description
     assert "200,000,000 bytes of claim text" in tools["assert_graph"].description
     assert "undecided claims count as surviving" in tools["surviving_claims"].description

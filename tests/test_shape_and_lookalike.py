@@ -23,6 +23,7 @@ from orchestrator.cli import ask
 from orchestrator.cli.run import _settings, build_parser
 from orchestrator.llm import models_file as models_file_module
 from orchestrator.llm.testing import ScriptedClient
+from orchestrator.records.report import RunReport
 from orchestrator.records.task import Task, TaskError, load_task
 from orchestrator.reply.schemas import chain_response_format
 from orchestrator.report.markdown import render_markdown
@@ -46,12 +47,12 @@ def graph_reply(given: str, source: str, inference: str, answer: str) -> str:
     return json.dumps({"nodes": nodes, "conclusion_node": "n3", "answer": answer})
 
 
-def run(task: dict[str, Any], runs: dict[str, str], config: RunConfig) -> dict[str, Any]:
+def run(task: dict[str, Any], runs: dict[str, str], config: RunConfig) -> RunReport:
     client = ScriptedClient(Script(runs, votes=always("not_determinable")))
     return run_task(task, client=client, model="scripted", config=config)
 
 
-def lookalike(given: str, source: str, inference: str, answer: str) -> dict[str, Any]:
+def lookalike(given: str, source: str, inference: str, answer: str) -> RunReport:
     """The look-alike example's report when both of its two runs reply with this graph."""
     reply = graph_reply(given, source, inference, answer)
     return run(LOOKALIKE, {"r1": reply, "r2": reply}, RunConfig(n=2, k=1, budget_calls=2))
@@ -96,6 +97,7 @@ def test_a_chain_shaped_run_is_built_into_a_graph_that_grounds_its_answer() -> N
     assert report["answer"] == "yes" and report["chosen"]["width"] == 1
     assert {g["span"] for g in report["givens"]} == {"D2.1", "D3.1", "D3.2"}
     assert not report["rejected_citations"]
+    assert report["conclusion"] is not None
     assert "x9" in report["conclusion"]  # the shown sentence is about the question's subject
     assert report["prompt_versions"]["interrogation_chain"] == "interrogation_chain/v1"
 
@@ -160,7 +162,7 @@ def test_a_question_asked_hop_by_hop_first_gets_the_models_hop_budget_unless_one
     monkeypatch.setattr(models_file_module, "DEFAULT_MODELS_PATH", models)
     hop_question = Task(
         question="In which town was the founder of the company that built the Kest Bridge born?",
-        documents=["The Kest Bridge was built by Orm Works."],
+        documents=("The Kest Bridge was built by Orm Works.",),
     )
     rack7 = str(ROOT / "examples" / "rack7.json")
     parser = build_parser()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -27,7 +27,7 @@ def test_partial_ingest_keeps_valid_items_and_explains_each_rejection() -> None:
             {"id": "t", "claim": "x", "type": "guess"},
             {"id": "c", "claim": "y", "type": "given", "confidence": 1.5},
             {"claim": "no id", "type": "given"},
-            "not an object",
+            cast(Any, "not an object"),  # deliberately not a mapping
         ],
         [
             {"src": "ok", "dst": "missing", "relation": "supports"},

@@ -8,16 +8,17 @@ from typing import Any
 import pytest
 import requests
 
-from orchestrator.llm import LLMError, LLMTimeoutError
+from orchestrator.llm import ChatMessage, LLMError, LLMTimeoutError
 from orchestrator.llm.testing import (
     FakeOpenAIServer,
     FakeReply,
     ScriptedClient,
+    ScriptedKwargs,
     ScriptExhaustedError,
     completion_body,
 )
 
-MESSAGES = [{"role": "user", "content": "hello"}]
+MESSAGES: list[ChatMessage] = [{"role": "user", "content": "hello"}]
 
 
 def post(server: FakeOpenAIServer, body: Any) -> requests.Response:
@@ -136,7 +137,7 @@ def test_scripted_client_answers_a_list_in_order_and_ledgers_each_call() -> None
 
 
 def test_scripted_client_passes_model_messages_and_options_to_a_callable_script() -> None:
-    def script(model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> str:
+    def script(model: str, messages: list[ChatMessage], kwargs: ScriptedKwargs) -> str:
         if kwargs["role"] == "fail":
             raise LLMError("scripted failure")
         return f"{model}:{messages[-1]['content']}:{kwargs['temperature']}"

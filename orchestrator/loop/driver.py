@@ -254,13 +254,8 @@ def _interrogate(ctx: LoopContext, ingested: Ingested, *, hops_asked: bool) -> l
         ingest_run(ctx, ingested, run)
 
     n = ctx.inputs.config.n
-    if hops_asked:
-        if _grounded_answer(ctx, ingested):
-            why = f"not needed: the hops gave a grounded answer (hops {ctx.inputs.hops})"
-            return [run_record(f"r{i}", "not_started", [why]) for i in range(1, n + 1)]
-        if ctx.inputs.hops == "only":
-            why = "not asked: the hops gave no grounded answer (hops only)"
-            return [run_record(f"r{i}", "not_started", [why]) for i in range(1, n + 1)]
+    if hops_asked and (why := _settled_by_hops(ctx, ingested)):
+        return [run_record(f"r{i}", "not_started", [why]) for i in range(1, n + 1)]
     if not ctx.inputs.config.adaptive or n == 1:
         return fan_out(ctx, ingest)
     runs = fan_out(ctx, ingest, range(1, 2))
@@ -269,6 +264,16 @@ def _interrogate(ctx: LoopContext, ingested: Ingested, *, hops_asked: bool) -> l
         why = "not needed: r1 gave a grounded answer (adaptive)"
         return runs + [run_record(f"r{i}", "not_started", [why]) for i in range(2, n + 1)]
     return runs + fan_out(ctx, ingest, range(2, n + 1))
+
+
+def _settled_by_hops(ctx: LoopContext, ingested: Ingested) -> str | None:
+    """Why no interrogation is started after the hops: they gave a grounded answer, or they
+    gave none with the hops only (``only``); None when the interrogations are still asked."""
+    if _grounded_answer(ctx, ingested):
+        return f"not needed: the hops gave a grounded answer (hops {ctx.inputs.hops})"
+    if ctx.inputs.hops == "only":
+        return "not asked: the hops gave no grounded answer (hops only)"
+    return None
 
 
 def _grounded_answer(ctx: LoopContext, ingested: Ingested) -> bool:
